@@ -1,0 +1,27 @@
+/* The one error type of sandlock-oci (docs/architecture.md, "Errors").
+ *
+ * Contract: a function that fails returns < 0 and sets *err exactly once;
+ * on success it returns >= 0 and leaves *err untouched.  Only main() prints.
+ */
+#ifndef SANDLOCK_COMMON_ERR_H
+#define SANDLOCK_COMMON_ERR_H
+
+struct rt_err
+{
+  int errno_;   /* 0 when the failure is not a system error */
+  char *msg;    /* owned; already includes ": strerror" when errno_ != 0 */
+};
+
+/* Sets *err (must be NULL) from a format; appends strerror(errno_) when
+ * errno_ != 0.  Always returns -1. */
+int rt_err_set (struct rt_err **err, int errno_, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+/* Prefixes context to an already-set *err ("ctx: old").  Returns -1. */
+int rt_err_wrap (struct rt_err **err, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+/* Frees *err and sets it to NULL; accepts NULL. */
+void rt_err_free (struct rt_err **err);
+
+#endif

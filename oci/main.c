@@ -1,0 +1,183 @@
+/* sandlock-oci entry point: global flags (runc-compatible), dispatch to the
+ * registered sub-commands, and the only place that prints errors and picks
+ * the exit code (docs/architecture.md "Errors and exit codes"). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "common/util.h"
+
+static void
+usage_all (FILE *f)
+{
+  fprintf (f,
+           "usage: sandlock-oci [global options] COMMAND [options] [args]\n\n"
+           "An OCI container runtime confined by Landlock and seccomp.\n\n"
+           "Global options:\n"
+           "  --root DIR           state directory (default /run/sandlock-oci,\n"
+           "                       or $XDG_RUNTIME_DIR/sandlock-oci when not root)\n"
+           "  --log FILE           append errors (and --debug lines) to FILE\n"
+           "  --log-format FMT     text or json\n"
+           "  --debug              log what the runtime does and how long it takes\n"
+           "  --systemd-cgroup     cgroupsPath is slice:prefix:name\n"
+           "  --rootless VALUE     auto, true or false\n"
+           "  -v, --version        print the version\n"
+           "  -h, --help           this text; `help COMMAND` for one command\n\n"
+           "Commands:\n");
+  for (const struct oci_command *c = oci_command_list (); c; c = c->next)
+    fprintf (f, "  %-12s %s\n", c->name, c->summary);
+}
+
+static char *
+default_root (void)
+{
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  if (geteuid () != 0 && xdg && *xdg)
+    return xasprintf ("%s/sandlock-oci", xdg);
+  return xstrdup ("/run/sandlock-oci");
+}
+
+static int
+parse_rootless (const char *v)
+{
+  if (strcmp (v, "true") == 0)
+    return 1;
+  if (strcmp (v, "false") == 0)
+    return 0;
+  if (strcmp (v, "auto") == 0)
+    return -1;
+  return -2;
+}
+
+static int
+cmd_help (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+{
+  const struct oci_command *c;
+  if (argc < 2)
+    {
+      usage_all (stdout);
+      return 0;
+    }
+  c = oci_command_find (argv[1]);
+  if (c == NULL)
+    return rt_err_set (err, 0, "help: unknown command `%s`", argv[1]);
+  printf ("%s", c->usage);
+  return 0;
+}
+OCI_COMMAND (help_command, "help", "show help for a command",
+             "usage: sandlock-oci help [COMMAND]\n", cmd_help)
+
+enum
+{
+  OPT_ROOT = 256,
+  OPT_LOG,
+  OPT_LOG_FORMAT,
+  OPT_DEBUG,
+  OPT_SYSTEMD_CGROUP,
+  OPT_ROOTLESS,
+  OPT_CRIU,
+};
+
+int
+main (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "root", required_argument, 0, OPT_ROOT },
+    { "log", required_argument, 0, OPT_LOG },
+    { "log-format", required_argument, 0, OPT_LOG_FORMAT },
+    { "debug", no_argument, 0, OPT_DEBUG },
+    { "systemd-cgroup", no_argument, 0, OPT_SYSTEMD_CGROUP },
+    { "rootless", required_argument, 0, OPT_ROOTLESS },
+    { "criu", required_argument, 0, OPT_CRIU },
+    { "version", no_argument, 0, 'v' },
+    { "help", no_argument, 0, 'h' },
+    { 0, 0, 0, 0 },
+  };
+  struct oci_globals g = { .rootless = -1 };
+  struct rt_err *err = NULL;
+  const struct oci_command *c;
+  int o, ret;
+
+  /* "+" stops at the first non-option: the sub-command's flags are its own. */
+  while ((o = getopt_long (argc, argv, "+vh", opts, NULL)) != -1)
+    {
+      switch (o)
+        {
+        case OPT_ROOT:
+          free (g.root);
+          g.root = xstrdup (optarg);
+          break;
+        case OPT_LOG:
+          g.log = optarg;
+          break;
+        case OPT_LOG_FORMAT:
+          if (strcmp (optarg, "json") == 0)
+            g.log_format = OCI_LOG_JSON;
+          else if (strcmp (optarg, "text") == 0)
+            g.log_format = OCI_LOG_TEXT;
+          else
+            {
+              oci_log_error (&g, "--log-format: expected text or json");
+              return 1;
+            }
+          break;
+        case OPT_DEBUG:
+          g.debug = true;
+          break;
+        case OPT_SYSTEMD_CGROUP:
+          g.systemd_cgroup = true;
+          break;
+        case OPT_ROOTLESS:
+          g.rootless = parse_rootless (optarg);
+          if (g.rootless == -2)
+            {
+              oci_log_error (&g, "--rootless: expected auto, true or false");
+              return 1;
+            }
+          break;
+        case OPT_CRIU:
+          break;                /* runc compatibility; criu-lite needs no binary */
+        case 'v':
+          printf ("sandlock-oci version %s\nspec: 1.2.0\n", SANDLOCK_VERSION);
+          return 0;
+        case 'h':
+          usage_all (stdout);
+          return 0;
+        default:
+          usage_all (stderr);
+          return 1;
+        }
+    }
+  if (optind >= argc)
+    {
+      usage_all (stderr);
+      return 1;
+    }
+  if (g.root == NULL)
+    g.root = default_root ();
+  c = oci_command_find (argv[optind]);
+  if (c == NULL)
+    {
+      char *m = xasprintf ("unknown command `%s` (see `sandlock-oci --help`)",
+                           argv[optind]);
+      oci_log_error (&g, m);
+      free (m);
+      return 1;
+    }
+  argc -= optind;
+  argv += optind;
+  optind = 0;                   /* full getopt reset for the sub-command */
+  ret = c->run (&g, argc, argv, &err);
+  if (ret < 0)
+    {
+      oci_log_error (&g, err && err->msg ? err->msg : "unknown error");
+      rt_err_free (&err);
+      ret = 1;
+    }
+  free (g.root);
+  return ret;
+}

@@ -1,0 +1,30 @@
+/* config.json and process.json parsing (yajl stays inside oci/*.c).
+ *
+ * Every error names the JSON path ("process.args[0]: expected string"),
+ * the input is capped in size, every number is range-checked, unknown keys
+ * are ignored.  Only shape and types are checked here; what the strings
+ * mean (capability names, mount options, ...) is validated by runtime/. */
+#ifndef SANDLOCK_OCI_SPEC_H
+#define SANDLOCK_OCI_SPEC_H
+
+#include <stddef.h>
+
+#include "../common/err.h"
+#include "../runtime/config.h"
+
+#define OCI_SPEC_MAX_BYTES (16u << 20)
+
+/* Parses a whole config.json held in |buf|.  On success *out is a new
+ * config owned by the caller.  ociVersion must be 1.0.x, 1.1.x or 1.2.x. */
+int oci_spec_parse (const char *buf, size_t len, struct rt_config **out,
+                    struct rt_err **err) __attribute__ ((nonnull (1, 3)));
+
+/* Reads and parses |path| (errors are prefixed with the path). */
+int oci_spec_load (const char *path, struct rt_config **out,
+                   struct rt_err **err) __attribute__ ((nonnull (1, 2)));
+
+/* Parses a runtime-spec "process" object on its own (exec --process). */
+int oci_process_parse (const char *buf, size_t len, struct rt_process **out,
+                       struct rt_err **err) __attribute__ ((nonnull (1, 3)));
+
+#endif

@@ -1,0 +1,72 @@
+/* cgroups for one container: v2, v1 and hybrid hosts (v1 controllers plus a
+ * v2 tree at /sys/fs/cgroup/unified).  No JSON, no CLI. */
+#ifndef SANDLOCK_RUNTIME_CGROUP_H
+#define SANDLOCK_RUNTIME_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+#include "config.h"
+
+struct rt_cgroup;               /* opaque */
+
+struct rt_cgroup_opts
+{
+  const char *cgroups_path;     /* linux.cgroupsPath; NULL: default from id */
+  const char *id;               /* container id */
+  bool systemd;                 /* --systemd-cgroup: "slice:prefix:name" */
+  const struct rt_resources *resources;  /* may be NULL */
+};
+
+/* Creates the container's cgroup (every hierarchy that applies), applies
+ * |resources| and moves |pid| in.  Errors name the controller or file.  A
+ * controller that the resources need but the host lacks is an error naming
+ * it.  On failure nothing is left behind. */
+int rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
+                      struct rt_cgroup **out, struct rt_err **err);
+
+/* Re-opens the cgroup recorded by rt_cgroup_path() in state.json. */
+int rt_cgroup_open (const char *path, struct rt_cgroup **out,
+                    struct rt_err **err);
+
+/* The path to record in state.json (borrowed; the hierarchy-relative path). */
+const char *rt_cgroup_path (const struct rt_cgroup *cg);
+
+/* Sends |sig| to every process in the cgroup (kill --all). */
+int rt_cgroup_kill (struct rt_cgroup *cg, int sig, struct rt_err **err);
+
+/* Lists the pids in the cgroup; *pids is malloc'd. */
+int rt_cgroup_pids (struct rt_cgroup *cg, pid_t **pids, size_t *n,
+                    struct rt_err **err);
+
+/* Freezes or thaws, returning once the kernel reports the new state. */
+int rt_cgroup_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err);
+/* 1 when frozen, 0 when not, < 0 on error. */
+int rt_cgroup_is_frozen (struct rt_cgroup *cg, struct rt_err **err);
+
+/* Applies new resource values (update). */
+int rt_cgroup_update (struct rt_cgroup *cg, const struct rt_resources *r,
+                      struct rt_err **err);
+
+struct rt_cgroup_stats
+{
+  uint64_t memory_usage, memory_limit, memory_max_usage, memory_swap_usage;
+  uint64_t oom_kill_count;
+  uint64_t pids_current, pids_limit;
+  uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
+  uint64_t cpu_throttled_periods, cpu_throttled_ns;
+};
+int rt_cgroup_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
+                     struct rt_err **err);
+
+/* Removes the cgroup directories (every process must be gone). ENOENT ok. */
+int rt_cgroup_destroy (struct rt_cgroup *cg, struct rt_err **err);
+
+void rt_cgroup_free (struct rt_cgroup *cg);
+
+/* "v2", "v1" or "hybrid" — what the host has (for `check`). */
+const char *rt_cgroup_layout (void);
+
+#endif

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Installs the Debian packages the build (and, without "build", the tests)
+# need, when run as root and something is missing.  Never edits /etc.
+set -e
+build="libseccomp-dev libyajl-dev libarchive-dev libcurl4-openssl-dev libssl-dev libcap-dev libzstd-dev pkg-config gcc make busybox-static"
+tests="bats bats-assert bats-support jq runc crun hyperfine libclang-rt-14-dev skopeo umoci docker-registry podman conmon containerd uidmap util-linux iproute2 openssl"
+want=$build
+[ "$1" = build ] || want="$build $tests"
+missing=""
+for p in $want; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+  echo "deps: missing Debian packages:$missing (run as root to install them)" >&2
+  exit 0
+fi
+echo "deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
