@@ -158,7 +158,7 @@ int_value (struct pctx *c, yajl_val v, int64_t min, uint64_t max,
       *out = (uint64_t) 0 - mag;
       return 1;
     }
-  if (mag > max)
+  if (mag > max || (min > 0 && mag < (uint64_t) min))
     goto range;
   *out = mag;
   return 1;
