@@ -890,7 +890,8 @@ parse_config (struct pctx *c, yajl_val o, void *dst)
 /* Rejects what yajl would mishandle silently or dangerously: nesting deeper
  * than SPEC_MAX_DEPTH (yajl_tree_free recursion) and "\u0000" inside a
  * string (yajl's tree hands back a C string, so "/a\u0000/b" would quietly
- * become "/a").  Brackets inside strings do not count. */
+ * become "/a").  Brackets inside strings and comments do not count; for any
+ * input yajl accepts, the count is exact. */
 static int
 prescan (const char *buf, size_t len, const char *name, struct rt_err **err)
 {
@@ -917,6 +918,18 @@ prescan (const char *buf, size_t len, const char *name, struct rt_err **err)
         }
       else if (ch == '"')
         in_str = true;
+      else if (ch == '/' && i + 1 < len && buf[i + 1] == '*')
+        {
+          /* yajl_tree_parse allows comments; a quote inside one must not
+           * hide the brackets after it from the depth count. */
+          const char *e = memmem (buf + i + 2, len - i - 2, "*/", 2);
+          i = e ? (size_t) (e - buf) + 1 : len;
+        }
+      else if (ch == '/' && i + 1 < len && buf[i + 1] == '/')
+        {
+          const char *e = memchr (buf + i, '\n', len - i);
+          i = e ? (size_t) (e - buf) : len;
+        }
       else if (ch == '[' || ch == '{')
         {
           if (++depth > SPEC_MAX_DEPTH)

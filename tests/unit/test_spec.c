@@ -513,6 +513,20 @@ test_bad (void)
                     false);
     free (deep);
   }
+  /* A quote inside a comment must not hide the brackets after it. */
+  for (int form = 0; form < 2; form++)
+  {
+    size_t n = 100000;
+    char *deep = xmalloc (2 * n + 32);
+    size_t k = (size_t) sprintf (deep, form ? "// \"\n" : "/*\"*/");
+    memset (deep + k, '[', n);
+    memset (deep + k + n, ']', n);
+    deep[k + 2 * n] = '\0';
+    expect_err_len (deep, k + 2 * n,
+                    "config.json: invalid JSON: nested deeper than 128 levels",
+                    false);
+    free (deep);
+  }
   /* Brackets inside strings do not count towards depth. */
   {
     struct rt_config *c = NULL;
