@@ -16,6 +16,16 @@
 
 #define BIT(c) (1ULL << (c))
 
+struct rt_caps_plan
+{
+  /* One bit per capability number; an absent set is empty (runtime-spec). */
+  uint64_t bounding, effective, permitted, inheritable, ambient;
+  int last_cap;                 /* /proc/sys/kernel/cap_last_cap */
+  /* SECBIT_NOROOT(+LOCKED): set for uid 0 when execve would otherwise hand
+   * root capabilities beyond the configured permitted set. */
+  bool noroot;
+};
+
 static int
 read_last_cap (void)
 {
@@ -74,9 +84,11 @@ first_cap_name (uint64_t m, char *buf, size_t len)
 }
 
 int
-rt_caps_prepare (const struct rt_capabilities *caps, uint32_t uid,
-                 struct rt_caps_plan *out, struct rt_err **err)
+rt_caps_prepare (const struct rt_process *pr, struct rt_caps_plan **out,
+                 struct rt_err **err)
 {
+  const struct rt_capabilities *caps = pr ? pr->capabilities : NULL;
+  uint32_t uid = pr ? pr->user.uid : 0;
   struct rt_caps_plan p = { .last_cap = read_last_cap () };
   char name[64];
 
@@ -108,8 +120,28 @@ rt_caps_prepare (const struct rt_capabilities *caps, uint32_t uid,
    * treated as fully capable).  When that is more than configured, only
    * SECBIT_NOROOT keeps "no capabilities" true across the exec. */
   p.noroot = uid == 0 && ((p.bounding | p.inheritable) & ~p.permitted) != 0;
-  *out = p;
+  *out = xmalloc (sizeof p);
+  **out = p;
   return 0;
+}
+
+void
+rt_caps_free (struct rt_caps_plan *cp)
+{
+  free (cp);
+}
+
+void
+rt_caps_plan_masks (const struct rt_caps_plan *cp, uint64_t *bounding,
+                    uint64_t *effective, uint64_t *permitted,
+                    uint64_t *inheritable, uint64_t *ambient, bool *noroot)
+{
+  *bounding = cp->bounding;
+  *effective = cp->effective;
+  *permitted = cp->permitted;
+  *inheritable = cp->inheritable;
+  *ambient = cp->ambient;
+  *noroot = cp->noroot;
 }
 
 static int

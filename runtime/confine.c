@@ -35,7 +35,11 @@ rt_confine_prepare (const struct rt_config *c, struct rt_confine **out,
 int
 rt_confine_child_landlock (const struct rt_confine *cf, struct rt_err **err)
 {
-  return rt_ll_child_apply (&cf->ll, err);
+  if (rt_ll_child_apply (&cf->ll, err) < 0)
+    return -1;
+  /* The capability drop comes next: a filter that cannot wait for execve
+   * goes in now (rt_confine_child_seccomp_early). */
+  return rt_confine_child_seccomp_early (cf, err);
 }
 
 int

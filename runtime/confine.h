@@ -26,7 +26,8 @@ int rt_confine_prepare (const struct rt_config *c, struct rt_confine **out,
 
 /* In the container process, after pivot_root and every mount, while the
  * process still holds its capabilities (Landlock needs CAP_SYS_ADMIN or
- * no_new_privs): opens each rule's path and restricts itself. */
+ * no_new_privs): opens each rule's path and restricts itself.  Then calls
+ * rt_confine_child_seccomp_early() (below). */
 int rt_confine_child_landlock (const struct rt_confine *cf,
                                struct rt_err **err);
 
