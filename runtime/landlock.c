@@ -618,7 +618,8 @@ rt_ll_policy_clear (struct rt_ll_policy *p)
 /* ---- child side: raw syscalls only ------------------------------------ */
 
 /* Hides a denied path that a granted tree still covers: an empty read-only
- * tmpfs over a directory, /dev/null (read-only) over anything else. */
+ * mode-000 tmpfs over a directory, /dev/null (read-only) over anything
+ * else.  No MS_NODEV on the latter: /dev/null itself is a device. */
 static int
 mask_path (const char *path, struct rt_err **err)
 {
@@ -636,7 +637,7 @@ mask_path (const char *path, struct rt_err **err)
     }
   if (mount ("/dev/null", path, NULL, MS_BIND, NULL) < 0
       || mount (NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID
-                | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                | MS_NOEXEC, NULL) < 0)
     return rt_err_set (err, errno, "fs_denied: mask `%s` with /dev/null",
                        path);
   return 0;

@@ -17,6 +17,7 @@
  *   sysc clone3 <flags>             raw clone3
  *   sysc unshare <flags>
  *   sysc tiocsti                    ioctl(0, TIOCSTI, "x")
+ *   sysc ioctl <path> <request>     open O_RDWR|O_NOCTTY, ioctl(fd, req, buf)
  *   sysc personality <persona>
  *   sysc listen-notify <path>       seccomp agent: accept a listener fd,
  *                                   print the state, answer one
@@ -277,6 +278,14 @@ main (int argc, char **argv)
     {
       char ch = 'x';
       return report (ioctl (0, TIOCSTI, &ch));
+    }
+  if (strcmp (c, "ioctl") == 0 && n == 2)
+    {
+      char buf[256];
+      int fd = open (a[0], O_RDWR | O_NOCTTY);
+      if (fd < 0)
+        return report (-1);
+      return report (ioctl (fd, (unsigned long) num (a[1]), buf));
     }
   if (strcmp (c, "listen-notify") == 0 && n == 1)
     return listen_notify (a[0]);
