@@ -19,6 +19,8 @@
  *   sysc tiocsti                    ioctl(0, TIOCSTI, "x")
  *   sysc ioctl <path> <request>     open O_RDWR|O_NOCTTY, ioctl(fd, req, buf)
  *   sysc personality <persona>
+ *   sysc loop <n>                   n x (getpid + open/close /dev/null);
+ *                                   prints nanoseconds per iteration
  *   sysc listen-notify <path>       seccomp agent: accept a listener fd,
  *                                   print the state, answer one
  *                                   notification with EPERM... (see below)
@@ -41,6 +43,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define X(n) { #n, SYS_##n },
@@ -286,6 +289,24 @@ main (int argc, char **argv)
       if (fd < 0)
         return report (-1);
       return report (ioctl (fd, (unsigned long) num (a[1]), buf));
+    }
+  if (strcmp (c, "loop") == 0 && n == 1)
+    {
+      long iters = num (a[0]);
+      struct timespec t0, t1;
+      clock_gettime (CLOCK_MONOTONIC, &t0);
+      for (long i = 0; i < iters; i++)
+        {
+          syscall (SYS_getpid);
+          int fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+          if (fd >= 0)
+            close (fd);
+        }
+      clock_gettime (CLOCK_MONOTONIC, &t1);
+      double ns = (double) (t1.tv_sec - t0.tv_sec) * 1e9
+                  + (double) (t1.tv_nsec - t0.tv_nsec);
+      printf ("%.1f\n", iters > 0 ? ns / (double) iters : 0.0);
+      return 0;
     }
   if (strcmp (c, "listen-notify") == 0 && n == 1)
     return listen_notify (a[0]);
