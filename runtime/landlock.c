@@ -740,8 +740,11 @@ rt_ll_describe_host (void)
     {
       char *line;
       if (abi >= prots[k].abi)
-        line = xasprintf ("%slandlock.%s: available (ABI %d)\n", out,
-                          prots[k].name, prots[k].abi);
+        line = xasprintf ("%slandlock.%s: available (ABI %d)%s\n", out,
+                          prots[k].name, prots[k].abi,
+                          k == RT_LL_P_FS ? "; forbids mount inside the "
+                          "container: containers that mount need "
+                          ANN "disable=fs" : "");
       else
         line = xasprintf ("%slandlock.%s: unavailable (needs ABI %d; strict "
                           "by default, %sdegrade=%s runs without it)\n", out,

@@ -284,15 +284,14 @@ parse_flags (const struct rt_seccomp *s, unsigned *flags, struct rt_err **err)
   return 0;
 }
 
+/* Validates syscalls[i].args into |cmp| (args_len entries) and tells
+ * whether every comparison is on the same argument.  Done for every rule,
+ * even one that is then skipped, so a bad profile never passes silently. */
 static int
-add_one_rule (scmp_filter_ctx ctx, size_t i, const char *name, uint32_t act,
-              const struct rt_seccomp_syscall *sc, struct rt_err **err)
+parse_args (const struct rt_seccomp_syscall *sc, size_t i,
+            struct scmp_arg_cmp *cmp, bool *same_index, struct rt_err **err)
 {
-  int nr = seccomp_syscall_resolve_name (name);
-  if (nr == __NR_SCMP_ERROR)
-    return 0;   /* not a syscall on this arch: skipped, as runc and crun */
-  struct scmp_arg_cmp cmp[6];
-  bool same_index = sc->args_len > 1;
+  *same_index = sc->args_len > 1;
   for (size_t a = 0; a < sc->args_len; a++)
     {
       enum scmp_compare op;
@@ -307,19 +306,30 @@ add_one_rule (scmp_filter_ctx ctx, size_t i, const char *name, uint32_t act,
                                        .datum_a = sc->args[a].value,
                                        .datum_b = sc->args[a].value_two };
       if (sc->args[a].index != sc->args[0].index)
-        same_index = false;
+        *same_index = false;
     }
-  if (sc->args_len > 6 && !same_index)
+  if (sc->args_len > 6 && !*same_index)
     return rt_err_set (err, 0, "linux.seccomp.syscalls[%zu].args: more than "
-                       "6 comparisons", i);
+                       "6 comparisons on different arguments", i);
+  return 0;
+}
+
+static int
+add_one_rule (scmp_filter_ctx ctx, size_t i, const char *name, uint32_t act,
+              const struct scmp_arg_cmp *cmp, size_t ncmp, bool same_index,
+              struct rt_err **err)
+{
+  int nr = seccomp_syscall_resolve_name (name);
+  if (nr == __NR_SCMP_ERROR)
+    return 0;   /* not a syscall on this arch: skipped, as runc and crun */
   int r = 0;
   /* Several comparisons of one argument mean "any of" (runc, crun);
    * libseccomp allows one comparison per argument per rule. */
   if (same_index)
-    for (size_t a = 0; a < sc->args_len && r >= 0; a++)
+    for (size_t a = 0; a < ncmp && r >= 0; a++)
       r = seccomp_rule_add_array (ctx, act, nr, 1, &cmp[a]);
   else
-    r = seccomp_rule_add_array (ctx, act, nr, (unsigned) sc->args_len, cmp);
+    r = seccomp_rule_add_array (ctx, act, nr, (unsigned) ncmp, cmp);
   if (r < 0)
     return rt_err_set (err, -r, "linux.seccomp.syscalls[%zu]: rule for %s",
                        i, name);
@@ -354,12 +364,18 @@ build_profile (const struct rt_seccomp *s, scmp_filter_ctx *pctx,
         return rt_err_set (err, 0, "linux.seccomp.syscalls[%zu].action: "
                            "unknown action \"%s\"", i,
                            sc->action ? sc->action : "");
+      _cleanup_free_ struct scmp_arg_cmp *cmp
+          = xcalloc (sc->args_len + 1, sizeof *cmp);
+      bool same_index;
+      if (parse_args (sc, i, cmp, &same_index, err) < 0)
+        return -1;
       if (act == SCMP_ACT_NOTIFY)
         out->notify = true;
       if (act == def)
         continue;   /* libseccomp refuses it; it changes nothing */
       for (size_t n = 0; n < sc->names_len; n++)
-        if (add_one_rule (ctx, i, sc->names[n], act, sc, err) < 0)
+        if (add_one_rule (ctx, i, sc->names[n], act, cmp, sc->args_len,
+                          same_index, err) < 0)
           return -1;
     }
   if (out->notify && (s->listener_path == NULL || !*s->listener_path))

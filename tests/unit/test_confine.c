@@ -415,6 +415,23 @@ test_seccomp (void)
                  "linux.seccomp.syscalls[0].args[0].op: unknown operator",
                  "unknown operator");
   sc_expect_err ("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{"
+                 "\"names\":[\"nonexistent_call\"],\"action\":"
+                 "\"SCMP_ACT_ALLOW\",\"args\":[{\"index\":0,\"value\":1,"
+                 "\"op\":\"SCMP_CMP_SOMETIMES\"}]}]}",
+                 "linux.seccomp.syscalls[0].args[0].op: unknown operator",
+                 "a bad operator is refused even on a skipped rule");
+  sc_expect_err ("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{"
+                 "\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":["
+                 "{\"index\":0,\"value\":1,\"op\":\"SCMP_CMP_EQ\"},"
+                 "{\"index\":1,\"value\":1,\"op\":\"SCMP_CMP_EQ\"},"
+                 "{\"index\":2,\"value\":1,\"op\":\"SCMP_CMP_EQ\"},"
+                 "{\"index\":3,\"value\":1,\"op\":\"SCMP_CMP_EQ\"},"
+                 "{\"index\":4,\"value\":1,\"op\":\"SCMP_CMP_EQ\"},"
+                 "{\"index\":5,\"value\":1,\"op\":\"SCMP_CMP_EQ\"},"
+                 "{\"index\":0,\"value\":2,\"op\":\"SCMP_CMP_EQ\"}]}]}",
+                 "linux.seccomp.syscalls[0].args: more than 6 comparisons",
+                 "seven comparisons on different arguments");
+  sc_expect_err ("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{"
                  "\"names\":[\"read\"],\"action\":\"SCMP_ACT_NOTIFY\"}]}",
                  "linux.seccomp.listenerPath: required",
                  "NOTIFY without listenerPath");
