@@ -591,6 +591,22 @@ rt_ll_policy_build (const struct rt_config *c, int abi,
   if (derive_config_rules (c, &p, err) < 0
       || derive_annotation_rules (c, &p, err) < 0)
     goto fail;
+  /* Masks are mounts: without a mount namespace they would land on the
+   * host. */
+  if (p.masks_len)
+    {
+      bool mntns = false;
+      for (size_t i = 0; i < c->namespaces_len; i++)
+        mntns = mntns || (c->namespaces[i].type
+                          && strcmp (c->namespaces[i].type, "mount") == 0);
+      if (!mntns)
+        {
+          rt_err_set (err, 0, "annotation %sfs_denied: masking \"%s\" needs "
+                      "a mount namespace (linux.namespaces has none)", ANN,
+                      p.masks[0]);
+          goto fail;
+        }
+    }
   /* The kernel refuses a rule with a right the ruleset does not handle. */
   for (size_t i = p.rules_len; i-- > 0;)
     if ((p.rules[i].access &= p.handled_fs) == 0)

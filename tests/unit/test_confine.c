@@ -277,6 +277,15 @@ test_annotation_rules (void)
   free (e);
   rt_config_free (c);
 
+  c = ann ("\"run.oci.sandlock.fs_denied\":\"/etc/secret\"");
+  c->namespaces_len = 0;
+  e = build (c, 7, &p);
+  ok (contains (e, "masking \"/etc/secret\" needs a mount namespace"),
+      "fs_denied without a mount namespace refused: %s", e);
+  c->namespaces_len = 1;
+  free (e);
+  rt_config_free (c);
+
   c = ann ("\"run.oci.sandlock.disable\":\"fs\"");
   e = build (c, 7, &p);
   ok (e == NULL && p.handled_fs == 0 && p.rules_len == 0,
