@@ -5,7 +5,9 @@
 # Use:   load ../lib/common
 #        setup() { common_setup; }   teardown() { common_teardown; }
 
-: "${SANDLOCK_OCI:?SANDLOCK_OCI must name the binary under test}"
+_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SANDLOCK_OCI=${SANDLOCK_OCI:-$_top/sandlock-oci}
+SANDLOCK_HELPERS=${SANDLOCK_HELPERS:-$_top/build/helpers}
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 
 require_root() {
@@ -42,7 +44,7 @@ make_bundle() {
   (cd "$b" && "$SANDLOCK_OCI" spec) || return 1
   local args='["true"]'
   [ $# -gt 0 ] && args=$(printf '%s\n' "$@" | jq -R . | jq -s -c .)
-  cfg_in "$b" ".process.terminal=false | .process.args=$args"
+  cfg_in "$b" ".process.terminal=false | .root.readonly=false | .process.args=$args"
 }
 
 # Applies a jq program to the config.json of bundle $1.
