@@ -55,6 +55,7 @@ teardown() { common_teardown; }
 
 @test "create: the container process is parked before execve" {
   id=$(cid)
+  cfg '.root.readonly=false'
   cmd sh -c 'echo started > /tmp/marker'
   rt create -b "$BUNDLE" "$id"
   pid=$(rt state "$id" | jq -r .pid)
@@ -104,6 +105,7 @@ teardown() { common_teardown; }
 
 @test "kill: names, SIG-prefixed names and numbers; bad signal refused" {
   id=$(cid)
+  cfg '.root.readonly=false'
   cmd sh -c 'trap "echo got-usr1 > /tmp/sig" USR1; while :; do sleep 0.1; done'
   rt run -d -b "$BUNDLE" "$id"
   rt kill "$id" SIGUSR1

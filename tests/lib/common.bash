@@ -44,7 +44,7 @@ make_bundle() {
   (cd "$b" && "$SANDLOCK_OCI" spec) || return 1
   local args='["true"]'
   [ $# -gt 0 ] && args=$(printf '%s\n' "$@" | jq -R . | jq -s -c .)
-  cfg_in "$b" ".process.terminal=false | .root.readonly=false | .process.args=$args"
+  cfg_in "$b" ".process.terminal=false | .process.args=$args"
 }
 
 # Applies a jq program to the config.json of bundle $1.
