@@ -603,9 +603,10 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   if (rt_hooks_run (&c->hooks[RT_HOOK_CREATE_CONTAINER], "createContainer",
                     p->state_json, err) < 0)
     return -1;
-  if (rt_child_pivot (p, err) < 0 || rt_child_finish_rootfs (p, err) < 0)
-    return -1;
-  if (child_sysctl_hostname (p, err) < 0)
+  /* sysctls go in before readonlyPaths makes /proc/sys read-only (runc's
+   * order). */
+  if (rt_child_pivot (p, err) < 0 || child_sysctl_hostname (p, err) < 0
+      || rt_child_finish_rootfs (p, err) < 0)
     return -1;
   if (!p->o->no_new_keyring
       && syscall (SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */,
