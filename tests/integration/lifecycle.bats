@@ -205,10 +205,13 @@ teardown() { common_teardown; }
 
 @test "concurrent create/delete of 20 containers leaves nothing behind" {
   cmd sleep 30
+  pids=()
   for i in $(seq 1 20); do
     ( rt create -b "$BUNDLE" "par$i" && rt start "par$i" && rt delete -f "par$i" ) &
+    pids+=($!)
   done
-  wait
+  # explicit pids: a bare `wait` would also wait for bats' timeout watchdog
+  for p in "${pids[@]}"; do wait "$p"; done
   [ -z "$(ls "$ROOT")" ]
   ! pgrep -f "^sleep 30$" >/dev/null || [ -z "$(ps -eo pid,args | awk '$2=="sleep" && $3=="30"' | head -1)" ]
   ! grep -q "$BUNDLE" /proc/self/mountinfo
