@@ -23,7 +23,7 @@ cg_write (const char *dir, const char *file, const char *val,
           struct rt_err **err)
 {
   _cleanup_free_ char *p = xasprintf ("%s/%s", dir, file);
-  _cleanup_fd_ int fd = open (p, O_WRONLY | O_CLOEXEC);
+  _cleanup_fd_ int fd = open (p, O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0)
     return rt_err_set (err, errno, "cgroup: open `%s`", p);
   /* cgroupfs takes one value per write(2): never split it. */
