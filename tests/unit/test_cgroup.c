@@ -664,7 +664,7 @@ gone_everywhere (const struct cg_host *h, const char *path)
 }
 
 static void
-force_cleanup (const struct cg_host *h, const char *path)
+force_cleanup_one (const struct cg_host *h, const char *path)
 {
   for (size_t i = 0; i < h->v1_len; i++)
     {
@@ -677,6 +677,72 @@ force_cleanup (const struct cg_host *h, const char *path)
       char *d = xasprintf ("%s%s", h->v2_mount, path);
       rmdir (d);
       free (d);
+    }
+}
+
+static void
+force_cleanup (const struct cg_host *h, const char *path)
+{
+  char *parent = xstrdup (path);
+  force_cleanup_one (h, path);
+  *strrchr (parent, '/') = '\0';
+  if (*parent)
+    force_cleanup_one (h, parent);
+  free (parent);
+}
+
+/* SIGKILL of a paused container, and the v1 path (freeze, signal, thaw)
+ * that hosts without cgroup.kill take. */
+static void
+host_kill_paths (const char *path)
+{
+  struct rt_cgroup_opts o = { .cgroups_path = path, .id = "t" };
+  struct rt_cgroup *cg = NULL;
+  struct rt_err *e = NULL;
+  int fds[2], status = 0;
+  pid_t child;
+
+  for (int pass = 0; pass < 2; pass++)
+    {
+      if (pipe (fds) < 0)
+        return;
+      child = blocker (fds, -1);
+      ok (rt_cgroup_create (&o, child, &cg, &e) == 0, "host: create %s",
+          e ? e->msg : "");
+      rt_err_free (&e);
+      if (cg == NULL)
+        {
+          kill (child, SIGKILL);
+          waitpid (child, NULL, 0);
+          return;
+        }
+      bool v2 = cg->v2_on;
+      if (pass == 0)
+        ok (rt_cgroup_freeze (cg, true, &e) == 0, "host: paused");
+      else
+        cg->v2_on = false;      /* as if there were no cgroup.kill */
+      rt_err_free (&e);
+      ok (rt_cgroup_kill (cg, SIGKILL, &e) == 0, "host: SIGKILL %s",
+          pass == 0 ? "a paused container" : "without cgroup.kill");
+      rt_err_free (&e);
+      cg->v2_on = v2;
+      if (pass == 0)
+        {
+          bool thawed = rt_cgroup_is_frozen (cg, &e) == 0;
+          ok (thawed, "host: thawed after kill");
+          if (!thawed)          /* else the dying child would hang us */
+            rt_cgroup_freeze (cg, false, &e);
+        }
+      rt_err_free (&e);
+      waitpid (child, &status, 0);
+      ok (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL,
+          "host: it died of SIGKILL");
+      ok (rt_cgroup_destroy (cg, &e) == 0, "host: destroy");
+      rt_err_free (&e);
+      rt_cgroup_free (cg);
+      cg = NULL;
+      close (fds[0]);
+      close (fds[1]);
     }
 }
 
@@ -728,7 +794,7 @@ test_host (void)
       return;
     }
   snprintf (path, sizeof path, "sandlock-test-%d", (int) getpid ());
-  snprintf (path2, sizeof path2, "/sandlock-test-%d", (int) getpid ());
+  snprintf (path2, sizeof path2, "/sandlock-test-%d/ctr", (int) getpid ());
   r.memory.limit = 64 << 20;
   r.memory.limit_present = 1;
   r.pids.limit = 50;
@@ -856,6 +922,7 @@ test_host (void)
     }
   close (fds[0]);
   close (fds[1]);
+  host_kill_paths (path2);
   force_cleanup (h, path2);
 }
 
