@@ -632,6 +632,10 @@ check_files (struct rt_cgroup *cg, pid_t child)
       free (d);
     }
   ok (all, "host: child in cgroup.procs of every v1 hierarchy");
+  char *dv = cg_v1_dir (cg, "devices");
+  CHECK_STR (get (dv, "devices.list"), "c 1:3 rw",
+             "host: devices deny-all then allow /dev/null");
+  free (dv);
   if (cg->host.layout == CG_HYBRID)
     {
       char *u = cg_v2_dir (cg);
@@ -802,6 +806,13 @@ test_host (void)
   r.cpu.quota = 50000;
   r.cpu.period = 100000;
   r.cpu.quota_present = r.cpu.period_present = 1;
+  struct rt_device_rule dev[2] = {
+    { .allow = false, .major = -1, .minor = -1 },
+    { .allow = true, .type = (char *) "c", .major = 1, .minor = 3,
+      .access = (char *) "rw" },
+  };
+  r.devices = dev;
+  r.devices_len = 2;
   struct rt_cgroup_opts o = { .cgroups_path = path2, .id = "t",
                               .resources = &r };
   if (pipe (fds) < 0)
