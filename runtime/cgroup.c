@@ -5,10 +5,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup-internal.h"
@@ -432,6 +435,85 @@ rt_cgroup_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
   if (cg->host.layout == CG_V2)
     return cg_v2_stats (cg, st, err);
   return cg_v1_stats (cg, st, err);
+}
+
+static long
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Blocks until every pid of |pids| has exited (pidfds become readable when
+ * the process exits; it has left its cgroups by then, zombie or not). */
+static int
+wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
+{
+  struct pollfd *pfd = xcalloc (n, sizeof *pfd);
+  size_t m = 0;
+  int ret = 0;
+
+  for (size_t i = 0; i < n; i++)
+    {
+      int fd = (int) syscall (SYS_pidfd_open, pids[i], 0);
+      if (fd >= 0)
+        pfd[m++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+      else if (errno != ESRCH)
+        {
+          ret = rt_err_set (err, errno, "cgroup: pidfd_open %d",
+                            (int) pids[i]);
+          break;
+        }
+    }
+  for (size_t left = m; ret == 0 && left > 0;)
+    {
+      long wait = deadline - now_ms ();
+      int r = wait > 0 ? poll (pfd, m, (int) wait) : 0;
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        ret = rt_err_set (err, errno, "cgroup: poll pidfds");
+      else if (r == 0)
+        ret = rt_err_set (err, ETIMEDOUT, "cgroup: %zu processes still "
+                          "running", left);
+      for (size_t i = 0; ret == 0 && i < m; i++)
+        if (pfd[i].fd >= 0 && pfd[i].revents)
+          {
+            close (pfd[i].fd);
+            pfd[i].fd = -1;     /* poll ignores negative fds */
+            left--;
+          }
+    }
+  for (size_t i = 0; i < m; i++)
+    if (pfd[i].fd >= 0)
+      close (pfd[i].fd);
+  free (pfd);
+  return ret;
+}
+
+int
+rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
+                      struct rt_err **err)
+{
+  long deadline = now_ms () + timeout_ms;
+  for (;;)
+    {
+      pid_t *pids = NULL;
+      size_t n = 0;
+      int r;
+      if (rt_cgroup_pids (cg, &pids, &n, err) < 0)
+        return -1;
+      if (n == 0)
+        {
+          free (pids);
+          return 0;
+        }
+      r = wait_exits (pids, n, deadline, err);
+      free (pids);
+      if (r < 0)
+        return rt_err_wrap (err, "cgroup `%s`", cg->path);
+    }
 }
 
 /* rmdir leaf first; a cgroup directory holds only kernel files, which

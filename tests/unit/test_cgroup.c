@@ -847,13 +847,20 @@ test_host (void)
   ok (rt_cgroup_destroy (cg2, &e) < 0 && err_has (e, "processes remain"),
       "host: destroy with a live process says so");
   rt_err_free (&e);
+  ok (rt_cgroup_wait_empty (cg2, 50, &e) < 0 && e->errno_ == ETIMEDOUT,
+      "host: wait_empty times out while a process lives");
+  rt_err_free (&e);
   rt_cgroup_free (cg2);
 
   ok (rt_cgroup_kill (cg, SIGKILL, &e) == 0, "host: kill SIGKILL");
+  ok (rt_cgroup_wait_empty (cg, 10000, &e) == 0, "host: wait_empty %s",
+      e ? e->msg : "");
+  rt_err_free (&e);
+  /* not reaped yet: a zombie has left its cgroups */
+  ok (rt_cgroup_destroy (cg, &e) == 0, "host: destroy %s", e ? e->msg : "");
   waitpid (child, &status, 0);
   ok (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL,
       "host: child died of SIGKILL");
-  ok (rt_cgroup_destroy (cg, &e) == 0, "host: destroy %s", e ? e->msg : "");
   rt_err_free (&e);
   ok (gone_everywhere (h, path2), "host: directories gone");
   rt_cgroup_free (cg);
