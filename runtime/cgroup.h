@@ -61,6 +61,13 @@ struct rt_cgroup_stats
 int rt_cgroup_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
                      struct rt_err **err);
 
+/* Waits until no process is left in the cgroup (each one's exit seen via
+ * a pidfd, no polling), at most |timeout_ms|; ETIMEDOUT otherwise.  Use it
+ * between rt_cgroup_kill and rt_cgroup_destroy: a killed process leaves the
+ * cgroup a moment after the signal. */
+int rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
+                          struct rt_err **err);
+
 /* Removes the cgroup directories (every process must be gone). ENOENT ok. */
 int rt_cgroup_destroy (struct rt_cgroup *cg, struct rt_err **err);
 
