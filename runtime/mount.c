@@ -323,11 +323,12 @@ do_bind (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
 
 /* cgroup/cgroup2 mounts.  Inside a cgroup namespace the kernel shows the
  * container's own cgroup as the root; without one, bind the container's
- * cgroup directory so the host tree is never exposed. */
+ * cgroup directory so the host tree is never exposed.  |dfd| is |dest|
+ * (inside |rootfd|) opened before the mount. */
 static int
-mount_one_hierarchy (struct rt_plan *p, int dfd, const char *host_root,
-                     const char *fstype, const char *opts, unsigned long fl,
-                     struct rt_err **err)
+mount_one_hierarchy (struct rt_plan *p, int rootfd, const char *dest, int dfd,
+                     const char *host_root, const char *fstype,
+                     const char *opts, unsigned long fl, struct rt_err **err)
 {
   char buf[64];
   if (p->new_cgroup
@@ -336,6 +337,7 @@ mount_one_hierarchy (struct rt_plan *p, int dfd, const char *host_root,
   {
     _cleanup_free_ char *src
         = xasprintf ("%s%s", host_root, p->cgroup_path ? p->cgroup_path : "");
+    _cleanup_fd_ int mfd = -1;
     if (access (src, F_OK) < 0)
       {
         free (src);
@@ -343,7 +345,13 @@ mount_one_hierarchy (struct rt_plan *p, int dfd, const char *host_root,
       }
     if (mount (src, fdpath (dfd, buf), NULL, MS_BIND | MS_REC, NULL) < 0)
       return rt_err_set (err, errno, "bind cgroup `%s`", src);
-    if (mount (NULL, fdpath (dfd, buf), NULL, MS_BIND | MS_REMOUNT | fl, NULL)
+    /* |dfd| still names the directory under the new bind mount, and a
+     * remount there fails with EINVAL (podman with the host cgroupns on
+     * v1/hybrid hits this): reopen the path to get the mount's root. */
+    mfd = rt_open_in_root (rootfd, dest, true, false, err);
+    if (mfd < 0)
+      return -1;
+    if (mount (NULL, fdpath (mfd, buf), NULL, MS_BIND | MS_REMOUNT | fl, NULL)
         < 0)
       return rt_err_set (err, errno, "remount cgroup `%s`", src);
   }
@@ -366,8 +374,8 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
   if (fd < 0)
     return -1;
   if (strcmp (layout, "v2") == 0)
-    return mount_one_hierarchy (p, fd, "/sys/fs/cgroup", "cgroup2", NULL, fl,
-                                err);
+    return mount_one_hierarchy (p, rootfd, mp->m->destination, fd,
+                                "/sys/fs/cgroup", "cgroup2", NULL, fl, err);
   /* v1 or hybrid: a tmpfs holding one directory per hierarchy, as runc. */
   if (mount ("tmpfs", fdpath (fd, buf), "tmpfs",
              MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755") < 0)
@@ -407,7 +415,9 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
             if (strcmp (o, "rw") && strcmp (o, "ro"))
               data_append (&opts, o);
         }
-      if (mount_one_hierarchy (p, dfd, mnt, fstype, opts, fl, err) < 0)
+      if (mount_one_hierarchy (p, rootfd, dest, dfd, mnt, fstype, opts, fl,
+                               err)
+          < 0)
         break;
     }
   fclose (mi);
