@@ -42,81 +42,6 @@
 #include "confine.h"
 #include "internal.h"
 
-enum sync_kind
-{
-  SYNC_GO = 1,
-  SYNC_HOOKS,
-  SYNC_HOOKS_DONE,
-  SYNC_READY,
-  SYNC_ERROR,
-};
-
-struct sync_msg
-{
-  int kind;
-  int errno_;
-  int pid;                      /* GO: the container's pid on the host */
-  char msg[1024];
-};
-
-#define SYNC_MAX_PAYLOAD (1u << 20)
-
-static int
-sync_send (int fd, int kind, int errno_, const char *msg)
-{
-  struct sync_msg m = { .kind = kind, .errno_ = errno_ };
-  if (msg)
-    snprintf (m.msg, sizeof m.msg, "%s", msg);
-  return send (fd, &m, sizeof m, MSG_NOSIGNAL) == (ssize_t) sizeof m ? 0 : -1;
-}
-
-static int
-sync_recv (int fd, struct sync_msg *m)
-{
-  ssize_t r;
-  do
-    r = recv (fd, m, sizeof *m, 0);
-  while (r < 0 && errno == EINTR);
-  if (r == 0)
-    return 0;
-  if (r != (ssize_t) sizeof *m)
-    return -1;
-  m->msg[sizeof m->msg - 1] = '\0';
-  return 1;
-}
-
-static int
-sync_send_go (int fd, pid_t pid)
-{
-  struct sync_msg m = { .kind = SYNC_GO, .pid = pid };
-  return send (fd, &m, sizeof m, MSG_NOSIGNAL) == (ssize_t) sizeof m ? 0 : -1;
-}
-
-/* A variable-length string as one SOCK_SEQPACKET message ("" for NULL). */
-static int
-sync_send_str (int fd, const char *s)
-{
-  return send (fd, s ? s : "", s ? strlen (s) + 1 : 1, MSG_NOSIGNAL) < 0 ? -1
-                                                                         : 0;
-}
-
-static char *
-sync_recv_str (int fd)
-{
-  char *buf = xmalloc (SYNC_MAX_PAYLOAD);
-  ssize_t r;
-  do
-    r = recv (fd, buf, SYNC_MAX_PAYLOAD - 1, 0);
-  while (r < 0 && errno == EINTR);
-  if (r <= 0)
-    {
-      free (buf);
-      return NULL;
-    }
-  buf[r] = '\0';
-  return buf;
-}
-
 /* ---- validation: config -> plan ------------------------------------- */
 
 static const struct
@@ -274,7 +199,7 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
 static void __attribute__ ((noreturn))
 child_fail (int sock, struct rt_err **err)
 {
-  sync_send (sock, SYNC_ERROR, (*err)->errno_, (*err)->msg);
+  rt_sync_send (sock, SYNC_ERROR, (*err)->errno_, (*err)->msg);
   _exit (1);
 }
 
@@ -373,9 +298,9 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
     return -1;
   if (c->hooks[RT_HOOK_PRESTART].len || c->hooks[RT_HOOK_CREATE_RUNTIME].len)
     {
-      if (sync_send (sock, SYNC_HOOKS, 0, NULL) < 0)
+      if (rt_sync_send (sock, SYNC_HOOKS, 0, NULL) < 0)
         return rt_err_set (err, errno, "sync with runtime");
-      if (sync_recv (sock, &m) <= 0 || m.kind != SYNC_HOOKS_DONE)
+      if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_HOOKS_DONE)
         _exit (1);              /* the parent reports its own hook error */
     }
   if (rt_hooks_run (&c->hooks[RT_HOOK_CREATE_CONTAINER], "createContainer",
@@ -468,11 +393,11 @@ child_main (struct rt_plan *p, int sock)
   sigprocmask (SIG_SETMASK, &none, NULL);
   /* If the runtime dies during setup, so does the half-made container. */
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
+  if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
     _exit (1);
   rt_confine_child_set_host_pid (p->confine, m.pid);
-  p->cgroup_path = sync_recv_str (sock);
-  p->state_json = sync_recv_str (sock);
+  p->cgroup_path = rt_sync_recv_str (sock);
+  p->state_json = rt_sync_recv_str (sock);
   if (p->cgroup_path == NULL || p->state_json == NULL)
     _exit (1);
   if (*p->cgroup_path == '\0')
@@ -490,7 +415,7 @@ child_main (struct rt_plan *p, int sock)
   /* Only the preserved fds survive execve. */
   syscall (SYS_close_range, 3 + p->o->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
   prctl (PR_SET_PDEATHSIG, 0);
-  if (sync_send (sock, SYNC_READY, 0, NULL) < 0)
+  if (rt_sync_send (sock, SYNC_READY, 0, NULL) < 0)
     _exit (1);
   close (sock);
 
@@ -583,13 +508,13 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
   }
   state = o->state_json ? o->state_json (o->state_json_ud, pid, "creating")
                         : xstrdup ("{}");
-  if (sync_send_go (sock, pid) < 0
-      || sync_send_str (sock, *cg ? rt_cgroup_path (*cg) : NULL) < 0
-      || sync_send_str (sock, state) < 0)
+  if (rt_sync_send_go (sock, pid) < 0
+      || rt_sync_send_str (sock, *cg ? rt_cgroup_path (*cg) : NULL) < 0
+      || rt_sync_send_str (sock, state) < 0)
     return rt_err_set (err, errno, "send setup to container process");
   for (;;)
     {
-      r = sync_recv (sock, &m);
+      r = rt_sync_recv (sock, &m);
       if (r <= 0)
         return rt_err_set (err, 0, "container process exited during setup");
       switch (m.kind)
@@ -600,7 +525,7 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
               || rt_hooks_run (&c->hooks[RT_HOOK_CREATE_RUNTIME],
                                "createRuntime", state, err) < 0)
             return -1;
-          if (sync_send (sock, SYNC_HOOKS_DONE, 0, NULL) < 0)
+          if (rt_sync_send (sock, SYNC_HOOKS_DONE, 0, NULL) < 0)
             return rt_err_set (err, errno, "sync with container process");
           break;
         case SYNC_READY:
