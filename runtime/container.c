@@ -485,6 +485,15 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
 
   if (p->new_user)
     {
+      /* Without CAP_SETGID over the parent namespace the kernel takes a
+       * gid_map only once setgroups is denied (user_namespaces(7)). */
+      if (geteuid () != 0)
+        {
+          char path[64];
+          snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
+          if (rt_write_file_at (AT_FDCWD, path, "deny", 4, err) < 0)
+            return rt_err_wrap (err, "rootless user namespace");
+        }
       if (write_idmap (pid, "uid_map", c->uid_mappings, c->uid_mappings_len,
                        err) < 0
           || write_idmap (pid, "gid_map", c->gid_mappings, c->gid_mappings_len,
@@ -504,7 +513,19 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
                                  .id = o->id, .systemd = o->systemd_cgroup,
                                  .resources = c->resources };
     if (rt_cgroup_create (&co, pid, cg, err) < 0)
-      return -1;
+      {
+        /* Rootless without a delegated cgroup: like runc, go on without
+         * one unless the config asks for limits that need it. */
+        bool denied = (*err)->errno_ == EACCES || (*err)->errno_ == EPERM
+                      || (*err)->errno_ == EROFS;
+        if (!denied || geteuid () == 0)
+          return -1;
+        if (c->resources)
+          return rt_err_wrap (err, "linux.resources need a cgroup this user "
+                              "may write (rootless without delegation)");
+        rt_err_free (err);
+        *cg = NULL;
+      }
   }
   state = o->state_json ? o->state_json (o->state_json_ud, pid, "creating")
                         : xstrdup ("{}");
