@@ -119,6 +119,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
     struct rt_create_opts o = {
       .config = cfg, .id = st->id, .bundle = st->bundle, .rootfs = st->rootfs,
       .exec_fifo = fifo, .console_socket = a->console_socket,
+      .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
       .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
       .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
       .detach = a->detach, .state_json = hook_state, .state_json_ud = st,

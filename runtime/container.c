@@ -170,7 +170,7 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
     return rt_err_set (err, 0, "process.args: required and not empty");
   if (c->process->cwd == NULL || c->process->cwd[0] != '/')
     return rt_err_set (err, 0, "process.cwd: must be an absolute path");
-  if (c->process->terminal && o->console_socket == NULL && o->detach)
+  if (c->process->terminal && o->console_socket == NULL && !o->console_fd_set)
     return rt_err_set (err, 0, "process.terminal is true: --console-socket "
                        "is required");
   if (plan_namespaces (p, err) < 0
@@ -574,7 +574,16 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
 
   if (plan_new (o, &p, err) < 0)
     goto out;
-  if (o->console_socket && o->config->process->terminal)
+  if (o->config->process->terminal && o->console_fd_set)
+    {
+      p.console_fd = fcntl (o->console_fd, F_DUPFD_CLOEXEC, floor_);
+      if (p.console_fd < 0)
+        {
+          rt_err_set (err, errno, "console socket");
+          goto out;
+        }
+    }
+  else if (o->console_socket && o->config->process->terminal)
     {
       p.console_fd = rt_connect_console (o->console_socket, err);
       if (p.console_fd < 0)
