@@ -198,7 +198,7 @@ wait_log() {
   [ "$(pm exec "$id" cat /tmp/d)" = detached ]
   run pm exec "$id" cat /proc/self/status
   [[ "$output" == *$'Seccomp:\t2'* ]]
-  run pm exec "$id" /no/such
+  run -127 pm exec "$id" /no/such
   [ "$status" -eq 127 ]
   pm rm -f -t 0 "$id"
 }

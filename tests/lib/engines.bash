@@ -194,3 +194,107 @@ EOW
 need_runtime_cmd() {
   "$SANDLOCK_OCI" help "$1" >/dev/null 2>&1 || skip "$1 not implemented yet"
 }
+
+# An OCI image layout tarball ($1) of the busybox rootfs (one uncompressed
+# layer), named $ENGINE_IMAGE, for `ctr image import`.
+engine_oci_archive() {
+  local out=$1 d L C M ls cs ms
+  d=$(mktemp -d "$ENG_DIR/oci.XXXXXX")
+  mkdir -p "$d/blobs/sha256"
+  engine_rootfs_tar "$d/layer.tar"
+  L=$(sha256sum "$d/layer.tar" | cut -d' ' -f1); ls=$(stat -c %s "$d/layer.tar")
+  mv "$d/layer.tar" "$d/blobs/sha256/$L"
+  jq -nc --arg l "sha256:$L" '{architecture:"amd64", os:"linux",
+      config:{Env:["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"], Cmd:["sh"]},
+      rootfs:{type:"layers", diff_ids:[$l]}}' > "$d/c"
+  C=$(sha256sum "$d/c" | cut -d' ' -f1); cs=$(stat -c %s "$d/c")
+  mv "$d/c" "$d/blobs/sha256/$C"
+  jq -nc --arg c "sha256:$C" --argjson cs "$cs" --arg l "sha256:$L" --argjson ls "$ls" '{
+      schemaVersion:2, mediaType:"application/vnd.oci.image.manifest.v1+json",
+      config:{mediaType:"application/vnd.oci.image.config.v1+json", digest:$c, size:$cs},
+      layers:[{mediaType:"application/vnd.oci.image.layer.v1.tar", digest:$l, size:$ls}]}' > "$d/m"
+  M=$(sha256sum "$d/m" | cut -d' ' -f1); ms=$(stat -c %s "$d/m")
+  mv "$d/m" "$d/blobs/sha256/$M"
+  jq -nc --arg m "sha256:$M" --argjson ms "$ms" --arg n "$ENGINE_IMAGE" '{schemaVersion:2,
+      manifests:[{mediaType:"application/vnd.oci.image.manifest.v1+json", digest:$m, size:$ms,
+        platform:{architecture:"amd64", os:"linux"},
+        annotations:{"io.containerd.image.name":$n, "org.opencontainers.image.ref.name":"latest"}}]}' \
+    > "$d/index.json"
+  echo '{"imageLayoutVersion":"1.0.0"}' > "$d/oci-layout"
+  tar -C "$d" -cf "$out" oci-layout index.json blobs && rm -rf "$d"
+}
+
+# Waits (bounded, $2 tenths of a second) for command "$1" to succeed.
+_wait_for() {
+  local i
+  for i in $(seq "${2:-300}"); do
+    eval "$1" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# ---------------------------------------------------------------- containerd
+
+# ctr against the private containerd, namespace $CTR_NS.
+cr() { ctr --address "$ENG_DIR/containerd.sock" --namespace "$CTR_NS" "$@"; }
+# ctr run/exec options every test passes: the runtime under test and FIFOs
+# in the temp dir (ctr's default is /run/containerd/fifo of the host).
+CR_RUN_OPTS=()
+
+containerd_setup() {
+  [ -n "${ENG_DIR:-}" ] || engine_dir
+  mkdir -p "$ENG_DIR"/{cwd,fifo,ctrd-root,ctrd-state,opt,runc}
+  engine_mntns
+  export CTR_NS=sltest-$$
+  cat > "$ENG_DIR/containerd.toml" <<EOF
+version = 2
+root = "$ENG_DIR/ctrd-root"
+state = "$ENG_DIR/ctrd-state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$ENG_DIR/containerd.sock"
+[ttrpc]
+  address = "$ENG_DIR/containerd.sock.ttrpc"
+[debug]
+  address = "$ENG_DIR/debug.sock"
+[metrics]
+  address = ""
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$ENG_DIR/opt"
+EOF
+  CR_RUN_OPTS=(--runc-binary "$SANDLOCK_OCI" --runc-root "$ENG_DIR/runc"
+               --fifo-dir "$ENG_DIR/fifo")
+  in_ns containerd --config "$ENG_DIR/containerd.toml" \
+    </dev/null >"$ENG_DIR/containerd.log" 2>&1 3>&- &
+  echo $! > "$ENG_DIR/containerd.pid"
+  if ! _wait_for 'ctr --address "$ENG_DIR/containerd.sock" version' 300; then
+    echo "containerd did not start:"; tail -20 "$ENG_DIR/containerd.log"
+    return 1
+  fi
+  engine_oci_archive "$ENG_DIR/image.tar"
+  cr image import "$ENG_DIR/image.tar" >/dev/null
+}
+
+containerd_teardown() {
+  [ -n "${ENG_DIR:-}" ] && [ -d "$ENG_DIR" ] || return 0
+  local t
+  for t in $(cr task ls -q 2>/dev/null); do cr task kill -s 9 "$t" >/dev/null 2>&1; done
+  for t in $(cr task ls -q 2>/dev/null); do cr task rm -f "$t" >/dev/null 2>&1; done
+  for t in $(cr container ls -q 2>/dev/null); do cr container rm "$t" >/dev/null 2>&1; done
+  kill "$(cat "$ENG_DIR/containerd.pid" 2>/dev/null)" 2>/dev/null
+  engine_mntns_stop
+  _rm_cgroups "$CTR_NS" || true
+  _umount_under "$ENG_DIR"
+  rm -rf "$ENG_DIR"
+}
+
+containerd_setup_file() {
+  require_root
+  command -v containerd >/dev/null && command -v ctr >/dev/null \
+    || skip "containerd not installed"
+  command -v containerd-shim-runc-v2 >/dev/null \
+    || skip "containerd-shim-runc-v2 not installed"
+  containerd_setup
+}
+containerd_teardown_file() { containerd_teardown; }
