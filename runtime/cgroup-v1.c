@@ -288,9 +288,12 @@ v1_cpuset_pids_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
               : cg_write (pids, "pids.max", "max", err) < 0)
         return -1;
     }
-  /* Best effort: blkio.weight exists only with CFQ/BFQ on the device. */
+  /* Best effort: blkio.weight exists only with CFQ/BFQ on the device.
+   * Weight 0 means "not set" (Docker writes blockIO.weight 0 for every
+   * container; the kernel refuses 0 with ERANGE), as in runc and in the
+   * v2 path. */
   blkio = cg_v1_dir (cg, "blkio");
-  if (r->blkio.weight_present && blkio)
+  if (r->blkio.weight_present && r->blkio.weight && blkio)
     {
       const char *f = cg_exists (blkio, "blkio.weight") ? "blkio.weight"
                       : cg_exists (blkio, "blkio.bfq.weight")
