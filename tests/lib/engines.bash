@@ -298,3 +298,56 @@ containerd_setup_file() {
   containerd_setup
 }
 containerd_teardown_file() { containerd_teardown; }
+
+# ---------------------------------------------------------------- docker
+
+# docker CLI against the private dockerd (its client config in the temp dir).
+dk() { DOCKER_CONFIG=$ENG_DIR/cli docker -H "unix://$ENG_DIR/docker.sock" "$@"; }
+
+# Starts dockerd; returns 1 with the reason in $ENG_DIR/dockerd.why when it
+# cannot start.  No iptables, no bridge, no ip forwarding: containers use
+# --network none or host.  key.json lands next to --config-file.
+docker_setup() {
+  [ -n "${ENG_DIR:-}" ] || engine_dir
+  mkdir -p "$ENG_DIR"/{cwd,cli,droot,dexec}
+  engine_mntns
+  export DK_CGP=sl-docker-$$
+  echo '{}' > "$ENG_DIR/daemon.json"
+  in_ns dockerd --config-file "$ENG_DIR/daemon.json" \
+    --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
+    --bridge=none --userland-proxy=false \
+    -H "unix://$ENG_DIR/docker.sock" --data-root "$ENG_DIR/droot" \
+    --exec-root "$ENG_DIR/dexec" --pidfile "$ENG_DIR/dockerd.pid" \
+    --cgroup-parent "/$DK_CGP" \
+    --add-runtime "sandlock=$SANDLOCK_OCI" \
+    </dev/null >"$ENG_DIR/dockerd.log" 2>&1 3>&- &
+  echo $! > "$ENG_DIR/dockerd.ppid"
+  if ! _wait_for 'dk version' 600; then
+    tail -5 "$ENG_DIR/dockerd.log" > "$ENG_DIR/dockerd.why"
+    return 1
+  fi
+  engine_rootfs_tar "$ENG_DIR/rootfs.tar"
+  dk import "$ENG_DIR/rootfs.tar" "$ENGINE_IMAGE" >/dev/null
+}
+
+docker_teardown() {
+  [ -n "${ENG_DIR:-}" ] && [ -d "$ENG_DIR" ] || return 0
+  local c
+  for c in $(dk ps -aq 2>/dev/null); do dk rm -f "$c" >/dev/null 2>&1; done
+  kill "$(cat "$ENG_DIR/dockerd.ppid" 2>/dev/null)" 2>/dev/null
+  engine_mntns_stop
+  _rm_cgroups "${DK_CGP:-none}" || true
+  _umount_under "$ENG_DIR"
+  rm -rf "$ENG_DIR"
+}
+
+docker_setup_file() {
+  require_root
+  command -v dockerd >/dev/null && command -v docker >/dev/null \
+    || skip "docker.io not installed"
+  if ! docker_setup; then
+    DOCKER_SKIP="dockerd cannot start here: $(tr '\n' ' ' < "$ENG_DIR/dockerd.why")"
+    export DOCKER_SKIP
+  fi
+}
+docker_teardown_file() { docker_teardown; }
