@@ -44,6 +44,7 @@ engine_mntns() {
   local pid i
   unshare -m --propagation private sleep infinity </dev/null >/dev/null 2>&1 3>&- &
   pid=$!
+  disown "$pid" 2>/dev/null || true   # no "Killed" job notice at teardown
   echo "$pid" > "$ENG_DIR/ns.pid"
   for i in $(seq 200); do
     [ "$(readlink /proc/$pid/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ] && break
@@ -64,7 +65,7 @@ engine_mntns_stop() {
   local pid
   pid=$(cat "$ENG_DIR/ns.pid" 2>/dev/null) || return 0
   _kill_mntns "$(readlink "/proc/$pid/ns/mnt" 2>/dev/null)"
-  kill -9 "$pid" 2>/dev/null
+  kill -9 "$pid" 2>/dev/null || true
   return 0
 }
 
@@ -73,7 +74,9 @@ _kill_mntns() {
   local ns=$1 p
   [ -n "$ns" ] || return 0
   for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] && kill -9 "${p#/proc/}" 2>/dev/null
+    if [ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ]; then
+      kill -9 "${p#/proc/}" 2>/dev/null || true
+    fi
   done
   return 0
 }
@@ -92,7 +95,7 @@ _rm_cgroups() {
   local rel=$1 h d rc=0
   for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/unified/; do
     [ -d "$h$rel" ] || continue
-    while read -r d; do rmdir "$d" 2>/dev/null || rc=1; done < <(find "$h$rel" -depth -type d)
+    while read -r d; do rmdir "$d" 2>/dev/null || rc=1; done < <(find "$h$rel" -depth -type d 2>/dev/null)
   done
   return $rc
 }
@@ -114,12 +117,17 @@ pm() {
   CONTAINERS_CONF=$ENG_DIR/containers.conf \
     CONTAINERS_STORAGE_CONF=$ENG_DIR/storage.conf \
     CONTAINERS_REGISTRIES_CONF=$ENG_DIR/registries.conf \
-    in_ns podman --root "$ENG_DIR/root" --runroot "$ENG_DIR/runroot" \
-      --tmpdir "$ENG_DIR/tmp" --volumepath "$ENG_DIR/volumes" \
-      --network-config-dir "$ENG_DIR/networks" \
-      --cgroup-manager=cgroupfs --events-backend=file \
-      --storage-driver "${ENGINE_STORAGE_DRIVER:-overlay}" \
-      --runtime "${PODMAN_RUNTIME:-$SANDLOCK_OCI}" "$@"
+    in_ns podman $(pm_flags) "$@"
+}
+
+# podman's global flags for the private setup (paths have no blanks).
+pm_flags() {
+  echo "--root $ENG_DIR/root --runroot $ENG_DIR/runroot" \
+    "--tmpdir $ENG_DIR/tmp --volumepath $ENG_DIR/volumes" \
+    "--network-config-dir $ENG_DIR/networks" \
+    "--cgroup-manager=cgroupfs --events-backend=file" \
+    "--storage-driver ${ENGINE_STORAGE_DRIVER:-overlay}" \
+    "--runtime ${PODMAN_RUNTIME:-$SANDLOCK_OCI}"
 }
 
 podman_available() {
@@ -279,10 +287,10 @@ EOF
 containerd_teardown() {
   [ -n "${ENG_DIR:-}" ] && [ -d "$ENG_DIR" ] || return 0
   local t
-  for t in $(cr task ls -q 2>/dev/null); do cr task kill -s 9 "$t" >/dev/null 2>&1; done
-  for t in $(cr task ls -q 2>/dev/null); do cr task rm -f "$t" >/dev/null 2>&1; done
-  for t in $(cr container ls -q 2>/dev/null); do cr container rm "$t" >/dev/null 2>&1; done
-  kill "$(cat "$ENG_DIR/containerd.pid" 2>/dev/null)" 2>/dev/null
+  for t in $(cr task ls -q 2>/dev/null); do cr task kill -s 9 "$t" >/dev/null 2>&1 || true; done
+  for t in $(cr task ls -q 2>/dev/null); do cr task rm -f "$t" >/dev/null 2>&1 || true; done
+  for t in $(cr container ls -q 2>/dev/null); do cr container rm "$t" >/dev/null 2>&1 || true; done
+  kill "$(cat "$ENG_DIR/containerd.pid" 2>/dev/null)" 2>/dev/null || true
   engine_mntns_stop
   _rm_cgroups "$CTR_NS" || true
   _umount_under "$ENG_DIR"
@@ -333,8 +341,8 @@ docker_setup() {
 docker_teardown() {
   [ -n "${ENG_DIR:-}" ] && [ -d "$ENG_DIR" ] || return 0
   local c
-  for c in $(dk ps -aq 2>/dev/null); do dk rm -f "$c" >/dev/null 2>&1; done
-  kill "$(cat "$ENG_DIR/dockerd.ppid" 2>/dev/null)" 2>/dev/null
+  for c in $(dk ps -aq 2>/dev/null); do dk rm -f "$c" >/dev/null 2>&1 || true; done
+  kill "$(cat "$ENG_DIR/dockerd.ppid" 2>/dev/null)" 2>/dev/null || true
   engine_mntns_stop
   _rm_cgroups "${DK_CGP:-none}" || true
   _umount_under "$ENG_DIR"
