@@ -343,36 +343,21 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   return 0;
 }
 
-static int
-cmp_int (const void *a, const void *b)
-{
-  return *(const int *) a - *(const int *) b;
-}
-
 /* The container must not hold what the runtime had open: above all the
  * flock()ed state directory, which would stay locked while it is parked.
  * Keeps stdio, the preserved fds and the fds the setup still needs. */
 static void
 close_inherited_fds (struct rt_plan *p, int sock)
 {
-  int keep[16 + ARRAY_SIZE (p->ns_fds)], n = 0, from;
+  int keep[4 + ARRAY_SIZE (p->ns_fds)];
+  size_t n = 0;
   keep[n++] = sock;
   keep[n++] = p->fifo_fd;
   keep[n++] = p->console_fd;
   keep[n++] = rt_confine_listener_fd (p->confine);
   for (size_t i = 0; i < p->ns_len; i++)
     keep[n++] = p->ns_fds[i];
-  qsort (keep, (size_t) n, sizeof keep[0], cmp_int);
-  from = 3 + p->o->preserve_fds;
-  for (int i = 0; i < n; i++)
-    {
-      if (keep[i] < from)
-        continue;
-      if (keep[i] > from)
-        syscall (SYS_close_range, from, keep[i] - 1, 0);
-      from = keep[i] + 1;
-    }
-  syscall (SYS_close_range, from, ~0U, 0);
+  rt_close_fds_except (3 + p->o->preserve_fds, keep, n);
 }
 
 static void __attribute__ ((noreturn))

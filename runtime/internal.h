@@ -114,5 +114,9 @@ int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
                           struct rt_err **err);
 int rt_connect_console (const char *path, struct rt_err **err);
 int rt_send_fd (int sock, int fd, const char *name);
+/* Closes every fd >= |from| except those in |keep| (sorted in place; -1
+ * entries ignored).  The container must not inherit the runtime's fds, above
+ * all the flock()ed state directory. */
+void rt_close_fds_except (int from, int *keep, size_t n);
 
 #endif
