@@ -148,6 +148,7 @@ rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
 {
   const struct cg_host *h;
   _cleanup_free_ char *self = NULL, *path = NULL;
+  struct rt_err *e = NULL;
 
   if (cg_host_get (&h, err) < 0)
     return -1;
@@ -158,7 +159,40 @@ rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
     return -1;
   if (cg_resolve_path (o, h->layout, self ? self : "", &path, err) < 0)
     return -1;
-  return cg_create_on (h, path, o->resources, pid, out, err);
+  if (h->layout == CG_NONE && !cg_resources_needed (o->resources))
+    {
+      *out = NULL;
+      return 0;
+    }
+  if (cg_create_on (h, path, o->resources, pid, out, &e) == 0)
+    return 0;
+  /* runc's rootless rule: a cgroup that only tracks is worth no failure
+   * when the caller may not create one (rootless, or root in a user
+   * namespace, or a read-only /sys/fs/cgroup in a container). */
+  if ((e->errno_ == EACCES || e->errno_ == EPERM || e->errno_ == EROFS)
+      && !cg_resources_needed (o->resources))
+    {
+      rt_err_free (&e);
+      *out = NULL;
+      return 0;
+    }
+  *err = rt_steal_ptr (&e);
+  return -1;
+}
+
+bool
+cg_resources_needed (const struct rt_resources *r)
+{
+  if (r == NULL)
+    return false;
+  return r->memory.limit_present || r->memory.reservation_present
+         || r->memory.swap_present || r->memory.swappiness_present
+         || r->memory.disable_oom_killer_present || r->cpu.shares_present
+         || r->cpu.quota_present || r->cpu.period_present
+         || r->cpu.realtime_runtime_present || r->cpu.realtime_period_present
+         || r->cpu.burst_present || r->cpu.idle_present || r->cpu.cpus
+         || r->cpu.mems || r->pids.limit_present || r->blkio.weight_present
+         || r->unified_len;
 }
 
 int

@@ -122,6 +122,13 @@ test_logic (void)
   ok (resolve (NULL, "a/b", false, CG_V2, "") == NULL, "id with slash");
   ok (resolve ("a/../b", "c1", false, CG_V2, "0::/\n") == NULL,
       "relative with ..");
+  struct rt_resources r = { 0 };
+  ok (!cg_resources_needed (NULL) && !cg_resources_needed (&r),
+      "no resources: nothing needed");
+  r.devices_len = 1;
+  ok (!cg_resources_needed (&r), "devices rules alone need no cgroup");
+  r.pids.limit_present = 1;
+  ok (cg_resources_needed (&r), "a pids limit needs a cgroup");
 }
 
 static void
@@ -777,6 +784,40 @@ host_freeze_checks (struct rt_cgroup *cg, pid_t child)
     }
 }
 
+/* rootless: as nobody, a tracking-only cgroup is skipped, a limit fails */
+static void
+host_rootless (const char *path)
+{
+  pid_t pid = fork ();
+  int status = 0;
+  if (pid == 0)
+    {
+      struct rt_resources r = { 0 };
+      struct rt_cgroup_opts o = { .cgroups_path = path, .id = "t" };
+      struct rt_cgroup *cg = (struct rt_cgroup *) &o;
+      struct rt_err *e = NULL;
+      int bits = 0;
+      if (setresgid (65534, 65534, 65534) < 0
+          || setresuid (65534, 65534, 65534) < 0)
+        _exit (99);
+      if (rt_cgroup_create (&o, 0, &cg, &e) == 0 && cg == NULL)
+        bits |= 1;
+      rt_err_free (&e);
+      r.pids.limit = 5;
+      r.pids.limit_present = 1;
+      o.resources = &r;
+      if (rt_cgroup_create (&o, 0, &cg, &e) < 0 && e->errno_ == EACCES)
+        bits |= 2;
+      rt_err_free (&e);
+      _exit (bits);
+    }
+  waitpid (pid, &status, 0);
+  ok (WIFEXITED (status) && (WEXITSTATUS (status) & 1),
+      "host: rootless without limits: no cgroup, no error");
+  ok (WIFEXITED (status) && (WEXITSTATUS (status) & 2),
+      "host: rootless with a limit: EACCES");
+}
+
 static void
 test_host (void)
 {
@@ -941,6 +982,7 @@ test_host (void)
   close (fds[0]);
   close (fds[1]);
   host_kill_paths (path2);
+  host_rootless (path2);
   force_cleanup (h, path2);
 }
 
