@@ -69,7 +69,7 @@ undo_create (struct rt_cgroup *cg, pid_t pid)
 }
 
 static int
-move_pid (struct rt_cgroup *cg, pid_t pid, struct rt_err **err)
+move_pid (struct rt_cgroup *cg, pid_t pid, bool skip_v2, struct rt_err **err)
 {
   for (size_t i = 0; i < cg->host.v1_len; i++)
     if (cg->v1_on[i])
@@ -79,13 +79,35 @@ move_pid (struct rt_cgroup *cg, pid_t pid, struct rt_err **err)
         if (cg_writef (d, "cgroup.procs", err, "%d", (int) pid) < 0)
           return -1;
       }
-  if (cg->v2_on)
+  if (cg->v2_on && !skip_v2)
     {
       _cleanup_free_ char *d = cg_v2_dir (cg);
       if (cg_writef (d, "cgroup.procs", err, "%d", (int) pid) < 0)
         return -1;
     }
   return 0;
+}
+
+int
+rt_cgroup_attach (struct rt_cgroup *cg, pid_t pid, bool skip_v2,
+                  struct rt_err **err)
+{
+  return move_pid (cg, pid, skip_v2, err);
+}
+
+int
+rt_cgroup_clone_fd (struct rt_cgroup *cg, struct rt_err **err)
+{
+  _cleanup_free_ char *d = NULL;
+  int fd;
+  if (!cg->v2_on)
+    return rt_err_set (err, ENOENT, "cgroup `%s`: no cgroup v2 directory "
+                       "for CLONE_INTO_CGROUP", cg->path);
+  d = cg_v2_dir (cg);
+  fd = open (d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return rt_err_set (err, errno, "cgroup: open `%s`", d);
+  return fd;
 }
 
 static int
@@ -128,7 +150,7 @@ cg_create_on (const struct cg_host *h, const char *path,
     ret = h->layout == CG_V2 ? cg_v2_apply (cg, r, err)
                              : cg_v1_apply (cg, r, false, err);
   if (ret == 0 && pid > 0)
-    ret = move_pid (cg, pid, err);
+    ret = move_pid (cg, pid, false, err);
   if (ret < 0)
     {
       undo_create (cg, pid);
