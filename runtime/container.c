@@ -416,7 +416,7 @@ child_main (struct rt_plan *p, int sock)
                     p->state_json, &err) < 0
       || rt_confine_child_seccomp (p->confine, &err) < 0)
     {
-      fprintf (stderr, "sandlock-oci: %s\n", err->msg);
+      fprintf (stderr, "sandlock-oci: %s\n", err ? err->msg : "start failed");
       _exit (127);
     }
   execve (p->exec_path, argv, envp);

@@ -244,7 +244,7 @@ run_exec (struct exec_plan *p, pid_t *out, struct rt_err **err)
     {
       struct rt_cgroup *cg = NULL;
       if (rt_cgroup_open (p->o->cgroup_path, &cg, err) < 0
-          || rt_cgroup_add_pid (cg, b, err) < 0)
+          || rt_cgroup_attach (cg, b, false, err) < 0)
         {
           rt_cgroup_free (cg);
           goto fail;
