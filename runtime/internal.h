@@ -45,6 +45,7 @@ struct rt_plan
   int ns_types[8];
   size_t ns_len;
   unsigned long root_propagation;
+  bool born_in_cgroup;          /* clone3(CLONE_INTO_CGROUP) placed it */
   bool dev_is_tmpfs;            /* a tmpfs on /dev: make the default nodes */
   bool has_devpts;
   void *confine;                /* struct rt_confine * */
