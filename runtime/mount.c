@@ -564,32 +564,33 @@ do_mount (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
         return 0;
       return rt_err_set (err, e, "mount %s on `%s`", m->type, m->destination);
     }
-  if (mp->tmpcopyup)
-    {
-      /* |fd| still names the covered directory; the fresh open is the
-       * tmpfs root.  Copy before any ro flag takes effect below. */
-      _cleanup_fd_ int under = open (fdpath (fd, buf), O_RDONLY | O_DIRECTORY
-                                                       | O_CLOEXEC);
-      _cleanup_fd_ int top = rt_open_in_root (rootfd, m->destination, false,
-                                              false, err);
-      if (top < 0)
-        return -1;
-      if (under < 0)
-        return rt_err_set (err, errno, "tmpcopyup: open `%s`",
-                           m->destination);
+  {
+    /* |fd| still names the covered directory, not the new mount: the
+     * propagation change and mount_setattr below must go through a fresh
+     * open of the destination (through |fd| they fail with EINVAL, or would
+     * change the mount underneath). */
+    _cleanup_fd_ int top = rt_open_in_root (rootfd, m->destination, false,
+                                            false, err);
+    if (top < 0)
+      return -1;
+    if (mp->tmpcopyup)
       {
+        /* Copy before any ro flag takes effect below. */
+        _cleanup_fd_ int under = open (fdpath (fd, buf), O_RDONLY
+                                                         | O_DIRECTORY
+                                                         | O_CLOEXEC);
         _cleanup_fd_ int topdir = open (fdpath (top, buf), O_RDONLY
                                                            | O_DIRECTORY
                                                            | O_CLOEXEC);
-        if (topdir < 0)
+        if (under < 0 || topdir < 0)
           return rt_err_set (err, errno, "tmpcopyup: open `%s`",
                              m->destination);
         if (copy_tree (under, topdir, m->destination, err) < 0)
           return -1;
       }
-      close (fd);
-      fd = rt_steal_fd (&top);
-    }
+    close (fd);
+    fd = rt_steal_fd (&top);
+  }
   if (mp->propagation
       && mount (NULL, fdpath (fd, buf), NULL, mp->propagation, NULL) < 0)
     return rt_err_set (err, errno, "set propagation of `%s`", m->destination);
