@@ -263,6 +263,29 @@ wait_log() {
   [ "$output" = 8 ]
 }
 
+@test "podman run: --device, --privileged, --uidmap, --cap-drop, --init, --sysctl" {
+  run prun --device /dev/fuse "$IMG" ls -l /dev/fuse
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"10, 229"* ]]
+  # privileged: every host device, /sys rw, and still confined
+  run prun --privileged "$IMG" sh -c 'grep " /sys " /proc/mounts; grep Seccomp: /proc/self/status; ls /dev | wc -l'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"sysfs /sys sysfs rw,"* ]]
+  [[ "$output" == *$'Seccomp:	2'* ]]
+  run prun --uidmap 0:100000:65536 --gidmap 0:100000:65536 "$IMG" cat /proc/self/uid_map
+  [ "$status" -eq 0 ]
+  [ "$(echo $output)" = "0 100000 65536" ]
+  run prun --cap-drop ALL "$IMG" grep CapEff: /proc/self/status
+  [[ "$output" == *0000000000000000 ]]
+  run prun --init "$IMG" sh -c 'cat /proc/1/cmdline | tr "\0" " "'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *init* ]]
+  run prun --sysctl net.ipv4.ip_forward=1 "$IMG" cat /proc/sys/net/ipv4/ip_forward
+  [ "$output" = 1 ]
+}
+
 @test "podman run --hostname" {
   run prun --hostname sl-host "$IMG" hostname
   [ "$status" -eq 0 ]
