@@ -715,3 +715,17 @@ rt_plan_free (struct rt_plan *p)
   free (p->state_json);
   free (p->exec_path);
 }
+
+/* For `features`: every mount option plan_one() accepts (flags, recursive
+ * attributes, propagation, bind/rbind); NULL past the end. */
+const char *
+rt_feature_mount_option (size_t i)
+{
+  if (i < ARRAY_SIZE (mount_opts))
+    return mount_opts[i].name;
+  i -= ARRAY_SIZE (mount_opts);
+  if (i < ARRAY_SIZE (propagations))
+    return propagations[i].name;
+  i -= ARRAY_SIZE (propagations);
+  return i == 0 ? "bind" : i == 1 ? "rbind" : NULL;
+}
