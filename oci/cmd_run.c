@@ -11,30 +11,6 @@
 #include "common/util.h"
 #include "lifecycle.h"
 
-static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1,
-                                 SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP };
-
-static int
-wait_forwarding (pid_t pid, const sigset_t *set)
-{
-  for (;;)
-    {
-      siginfo_t si;
-      int status, sig = sigwaitinfo (set, &si);
-      if (sig < 0)
-        continue;
-      if (sig == SIGCHLD)
-        {
-          pid_t r = waitpid (pid, &status, WNOHANG);
-          if (r == pid)
-            return WIFSIGNALED (status) ? 128 + WTERMSIG (status)
-                                        : WEXITSTATUS (status);
-          continue;
-        }
-      kill (pid, sig);
-    }
-}
-
 static int
 cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
 {
@@ -47,12 +23,8 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     return -1;
   /* Block before the child exists so no signal is lost; the container
    * process restores the mask before execve. */
-  sigemptyset (&set);
-  sigaddset (&set, SIGCHLD);
-  for (size_t i = 0; i < ARRAY_SIZE (forwarded); i++)
-    sigaddset (&set, forwarded[i]);
   if (!a.detach)
-    sigprocmask (SIG_BLOCK, &set, &old);
+    oci_block_signals (&set, &old);
   if (oci_create (g, &a, &st, err) < 0)
     return -1;
   if (oci_start (g, &st, err) < 0)
@@ -70,7 +42,7 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     }
   /* Let state/kill/delete in while we wait. */
   flock (st.dirfd, LOCK_UN);
-  code = wait_forwarding (st.pid, &set);
+  code = oci_wait_forwarding (st.pid, &set);
   sigprocmask (SIG_SETMASK, &old, NULL);
   flock (st.dirfd, LOCK_EX);
   if (faccessat (st.dirfd, "state.json", F_OK, 0) == 0)

@@ -32,8 +32,8 @@ owner_name (void)
   return xstrdup (pw ? pw->pw_name : "");
 }
 
-static int
-write_pid_file (const char *path, pid_t pid, struct rt_err **err)
+int
+oci_write_pid_file (const char *path, pid_t pid, struct rt_err **err)
 {
   _cleanup_free_ char *dir = xstrdup (path);
   _cleanup_fd_ int dfd = -1;
@@ -135,7 +135,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   st->status = xstrdup ("created");
   if (oci_state_save (st, err) < 0)
     goto out;
-  if (a->pid_file && write_pid_file (a->pid_file, out.pid, err) < 0)
+  if (a->pid_file && oci_write_pid_file (a->pid_file, out.pid, err) < 0)
     goto out;
   ret = 0;
 out:

@@ -88,6 +88,14 @@ move_pid (struct rt_cgroup *cg, pid_t pid, struct rt_err **err)
   return 0;
 }
 
+int
+rt_cgroup_add_pid (struct rt_cgroup *cg, pid_t pid, struct rt_err **err)
+{
+  if (move_pid (cg, pid, err) < 0)
+    return rt_err_wrap (err, "join cgroup `%s`", cg->path);
+  return 0;
+}
+
 static int
 check_resources (const struct cg_host *h, const struct rt_resources *r,
                  struct rt_err **err)

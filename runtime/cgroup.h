@@ -34,6 +34,9 @@ int rt_cgroup_open (const char *path, struct rt_cgroup **out,
 /* The path to record in state.json (borrowed; the hierarchy-relative path). */
 const char *rt_cgroup_path (const struct rt_cgroup *cg);
 
+/* Moves |pid| into the (existing) cgroup, every hierarchy (exec). */
+int rt_cgroup_add_pid (struct rt_cgroup *cg, pid_t pid, struct rt_err **err);
+
 /* Sends |sig| to every process in the cgroup (kill --all). */
 int rt_cgroup_kill (struct rt_cgroup *cg, int sig, struct rt_err **err);
 

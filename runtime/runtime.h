@@ -54,6 +54,27 @@ int rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
  * one byte.  Fails with ENXIO when no container process waits on it. */
 int rt_container_start (const char *exec_fifo, struct rt_err **err);
 
+struct rt_exec_opts
+{
+  const struct rt_config *config;       /* the container's, borrowed */
+  const struct rt_process *process;     /* what to run, borrowed */
+  const char *id, *bundle;
+  pid_t init_pid;
+  uint64_t init_start_time;
+  const char *cgroup_path;      /* NULL: the container has no cgroup */
+  const char *console_socket;   /* with process->terminal */
+  int preserve_fds;
+};
+
+/* Starts a process inside a running container: the init's namespaces
+ * (setns on its pidfd), its cgroup, a Landlock domain with the container's
+ * rules, its seccomp filter, and the process's own user, capabilities,
+ * rlimits, cwd and env.  Returns once execve succeeded (or with the error
+ * from inside, e.g. `exec: "x": executable file not found in $PATH`).  The
+ * new process is a child of the caller, which may waitpid() for it. */
+int rt_exec (const struct rt_exec_opts *o, pid_t *pid, struct rt_err **err)
+    __attribute__ ((nonnull (1, 2)));
+
 /* /proc/PID/stat field 22, 0 when the process does not exist. */
 uint64_t rt_proc_start_time (pid_t pid);
 
