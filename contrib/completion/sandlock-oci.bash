@@ -25,7 +25,8 @@ _sandlock_oci_cmd_opts() {
       --no-pivot --no-new-keyring --no-subreaper --detach -d" ;;
     exec) echo "--process -p --console-socket --cwd --env -e --tty -t
       --user -u --additional-gids -g --cap -c --no-new-privs --detach -d
-      --pid-file --preserve-fds" ;;
+      --pid-file --preserve-fds --process-label --apparmor --cgroup
+      --ignore-paused" ;;
     delete) echo "--force -f" ;;
     kill) echo "--all -a" ;;
     list) echo "--format -f --quiet -q" ;;
@@ -95,7 +96,7 @@ _sandlock_oci() {
     --kernel-memory-tcp|--pids-limit|--cpu-quota|--cpu-period|--cpu-share|\
     --cpu-shares|--cpu-rt-period|--cpu-rt-runtime|--cpuset-cpus|\
     --cpuset-mems|--blkio-weight|--env|-e|--user|-u|--additional-gids|-g|\
-    --cap|-c|--preserve-fds)
+    --cap|-c|--preserve-fds|--process-label|--apparmor|--cgroup)
       return ;;
   esac
 
@@ -118,9 +119,7 @@ _sandlock_oci() {
       elif [ "$npos" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$(compgen -A signal | sed 's/^SIG//')" -- "$cur"))
       fi ;;
-    exec|ps|create|run)
-      [ "$npos" -eq 0 ] && [ "$cmd" != create ] && [ "$cmd" != run ] &&
-        COMPREPLY=($(compgen -W "$(_sandlock_oci_ids "$bin" "$root")" -- "$cur")) ;;
+    create|run) ;;              # a new id
     *)
       [ "$npos" -eq 0 ] &&
         COMPREPLY=($(compgen -W "$(_sandlock_oci_ids "$bin" "$root")" -- "$cur")) ;;
