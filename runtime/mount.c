@@ -617,9 +617,17 @@ rt_child_rootfs (struct rt_plan *p, struct rt_err **err)
   if (rootfd < 0)
     return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
   for (size_t i = 0; i < p->mounts_len; i++)
-    if (do_mount (p, &p->mounts[i], rootfd, err) < 0)
-      return rt_err_wrap (err, "mounts[%zu]", i);
-  return setup_devices (p, rootfd, err);
+    {
+      /* The cgroup attach runs in the runtime meanwhile; a cgroup mount
+       * must see the container's own cgroup as its root. */
+      if (p->mounts[i].is_cgroup && rt_child_cgroup_ready (p, err) < 0)
+        return -1;
+      if (do_mount (p, &p->mounts[i], rootfd, err) < 0)
+        return rt_err_wrap (err, "mounts[%zu]", i);
+    }
+  if (setup_devices (p, rootfd, err) < 0)
+    return -1;
+  return rt_child_cgroup_ready (p, err);
 }
 
 int
