@@ -313,3 +313,28 @@ EOS
   [ ! -d "$f" ]
   rmdir /sys/fs/cgroup/*/sandlock-test 2>/dev/null || true
 }
+
+@test "the podman and containerd sample configs run with only host paths rewritten" {
+  for f in podman containerd; do
+    s="$SANDLOCK_TESTS_DIR/fixtures/samples/$f-config.json"
+    d=$BATS_TEST_TMPDIR/$f
+    mkdir -p "$d/ud"
+    # host files the engine would have made for the bind mounts
+    for m in hostname resolv.conf hosts .containerenv; do echo "$m" > "$d/ud/$m"; done
+    mkdir -p "$d/ud/shm"
+    # a network namespace where podman's netns file would be
+    touch "$d/netns"
+    unshare --net="$d/netns" true
+    jq --arg r "$BUNDLE/rootfs" --arg ud "$d/ud" --arg ns "$d/netns" '
+      .root.path = $r
+      | .mounts |= map(if .type == "bind" then .source = ($ud + "/" + (.source | split("/") | last)) else . end)
+      | .linux.namespaces |= map(if .path then .path = $ns else . end)
+      | .process.args = ["sh", "-c", "echo hello-accept; grep -E \"^(Seccomp|NoNewPrivs):\" /proc/self/status"]' "$s" > "$d/config.json"
+    run rt run -b "$d" "$(cid $f)"
+    umount "$d/netns" 2>/dev/null || true
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = hello-accept ]
+    [[ "$output" == *"Seccomp:	2"* ]]
+  done
+  rmdir /sys/fs/cgroup/*/libpod_parent 2>/dev/null || true
+}
