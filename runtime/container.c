@@ -44,6 +44,7 @@
 #include "common/util.h"
 #include "confine.h"
 #include "internal.h"
+#include "landlock.h"
 
 /* ---- validation: config -> plan ------------------------------------- */
 
@@ -157,6 +158,24 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
   if (c->domainname && *c->domainname && !p->new_uts)
     return rt_err_set (err, 0, "domainname: needs a new \"uts\" namespace");
   return 0;
+}
+
+/* A container given CAP_SYS_ADMIN usually means to mount (systemd, nested
+ * containers), which Landlock forbids inside its domain: the program only
+ * sees EPERM, so the runtime says why and what to do. */
+static char *
+mount_warning (const struct rt_plan *p)
+{
+  const struct rt_capabilities *caps = p->c->process->capabilities;
+  const struct rt_ll_policy *ll = rt_confine_landlock_policy (p->confine);
+  bool admin = false;
+  for (size_t i = 0; caps && i < caps->effective_len; i++)
+    admin |= strcmp (caps->effective[i], "CAP_SYS_ADMIN") == 0;
+  if (!admin || ll == NULL || ll->state[RT_LL_P_FS] != RT_LL_ACTIVE)
+    return NULL;
+  return xstrdup ("the container has CAP_SYS_ADMIN, but Landlock forbids "
+                  "mount, umount and pivot_root inside it: if it needs to "
+                  "mount, add the annotation run.oci.sandlock.disable=fs");
 }
 
 static int
@@ -679,6 +698,7 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   out->pid = pid;
   out->start_time = rt_proc_start_time (pid);
   out->cgroup_path = cg ? xstrdup (rt_cgroup_path (cg)) : NULL;
+  out->warning = mount_warning (&p);
   pid = -1;
   ret = 0;
 out:

@@ -338,3 +338,18 @@ EOS
   done
   rmdir /sys/fs/cgroup/*/libpod_parent 2>/dev/null || true
 }
+
+@test "CAP_SYS_ADMIN with Landlock on: create warns that mounting needs disable=fs" {
+  cfg '.process.capabilities.effective += ["CAP_SYS_ADMIN"] | .process.capabilities.permitted += ["CAP_SYS_ADMIN"] | .process.capabilities.bounding += ["CAP_SYS_ADMIN"]'
+  cfg '.mounts += [{"destination":"/mnt","type":"tmpfs","source":"tmpfs","options":[]}]'
+  cmd sh -c 'mount -t tmpfs none /mnt 2>&1; echo rc=$?'
+  run rt --log "$BATS_TEST_TMPDIR/log" --log-format json run -b "$BUNDLE" "$(cid)"
+  [[ "$output" == *"run.oci.sandlock.disable=fs"* ]]
+  [[ "$output" == *"rc=1"* || "$output" == *"rc=255"* ]]
+  jq -e 'select(.level == "warning") | .msg | test("disable=fs")' "$BATS_TEST_TMPDIR/log"
+  # with fs disabled the mount works and there is no warning
+  cfg '.annotations={"run.oci.sandlock.disable":"fs"}'
+  run rt run -b "$BUNDLE" "$(cid b)"
+  [[ "$output" != *"disable=fs"* ]]
+  [[ "$output" == *"rc=0"* ]]
+}
