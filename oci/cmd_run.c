@@ -5,11 +5,31 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "lifecycle.h"
+
+/* The pty master the container sent, if it has a terminal (it was sent
+ * during create, so it is already queued: no blocking). */
+static int
+recv_fd (int sock)
+{
+  char buf[256], cbuf[CMSG_SPACE (sizeof (int))];
+  struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                       .msg_controllen = sizeof cbuf };
+  struct cmsghdr *cm;
+  int fd = -1;
+  if (recvmsg (sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) <= 0)
+    return -1;
+  cm = CMSG_FIRSTHDR (&mh);
+  if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+    memcpy (&fd, CMSG_DATA (cm), sizeof fd);
+  return fd;
+}
 
 static int
 cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
@@ -17,7 +37,8 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   struct oci_create_args a = { 0 };
   struct oci_state st;
   sigset_t set, old;
-  int code;
+  int code, console[2] = { -1, -1 };
+  _cleanup_fd_ int master = -1;
 
   if (oci_parse_create_flags ("run", argc, argv, &a, true, err) < 0)
     return -1;
@@ -25,15 +46,29 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
    * process restores the mask before execve. */
   if (!a.detach)
     oci_block_signals (&set, &old);
+  /* A terminal container run in the foreground without --console-socket:
+   * we are the console (runc does the same). */
+  if (!a.detach && a.console_socket == NULL
+      && socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, console) == 0)
+    {
+      a.console_fd = console[1];
+      a.console_fd_set = true;
+    }
   if (oci_create (g, &a, &st, err) < 0)
-    return -1;
+    goto fail;
+  if (a.console_fd_set)
+    {
+      close (console[1]);
+      console[1] = -1;
+      master = recv_fd (console[0]);
+    }
   if (oci_start (g, &st, err) < 0)
     {
       struct rt_err *e2 = NULL;
       oci_container_destroy (g, &st, &e2);
       rt_err_free (&e2);
       oci_state_free (&st);
-      return -1;
+      goto fail;
     }
   if (a.detach)
     {
@@ -42,7 +77,8 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     }
   /* Let state/kill/delete in while we wait. */
   flock (st.dirfd, LOCK_UN);
-  code = oci_wait_forwarding (st.pid, &set);
+  code = master >= 0 ? oci_relay_wait (st.pid, master, &set)
+                     : oci_wait_forwarding (st.pid, &set);
   sigprocmask (SIG_SETMASK, &old, NULL);
   flock (st.dirfd, LOCK_EX);
   if (faccessat (st.dirfd, "state.json", F_OK, 0) == 0)
@@ -55,7 +91,16 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
         }
     }
   oci_state_free (&st);
+  if (console[0] >= 0)
+    close (console[0]);
   return code;
+fail:
+  if (!a.detach)
+    sigprocmask (SIG_SETMASK, &old, NULL);
+  for (int i = 0; i < 2; i++)
+    if (console[i] >= 0)
+      close (console[i]);
+  return -1;
 }
 OCI_COMMAND (run_command, "run", "create and start a container, wait for it",
              "usage: sandlock-oci run [-d|--detach] [-b|--bundle DIR]\n"

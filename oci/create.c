@@ -119,6 +119,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
     struct rt_create_opts o = {
       .config = cfg, .id = st->id, .bundle = st->bundle, .rootfs = st->rootfs,
       .exec_fifo = fifo, .console_socket = a->console_socket,
+      .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
       .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
       .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
       .detach = a->detach, .state_json = hook_state, .state_json_ud = st,
@@ -128,6 +129,11 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
     if (rt_container_create (&o, &out, err) < 0)
       goto out;
   }
+  if (out.warning)
+    {
+      oci_log_warning (g, out.warning);
+      free (out.warning);
+    }
   st->pid = out.pid;
   st->start_time = out.start_time;
   st->cgroup_path = out.cgroup_path;

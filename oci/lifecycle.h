@@ -15,6 +15,8 @@ struct oci_create_args
   const char *bundle;           /* NULL: current directory */
   const char *pid_file;
   const char *console_socket;
+  int console_fd;               /* run: our own socketpair end, if set */
+  bool console_fd_set;
   int preserve_fds;
   bool no_pivot;
   bool no_new_keyring;
@@ -46,5 +48,9 @@ void oci_block_signals (sigset_t *set, sigset_t *old);
 /* Waits for our child |pid|, forwarding the signals in |set|; returns its
  * exit code or 128+signal. */
 int oci_wait_forwarding (pid_t pid, const sigset_t *set);
+
+/* The same, while relaying between our stdio and the container's pty
+ * |master| (stdin raw when it is a tty; SIGWINCH resizes the pty). */
+int oci_relay_wait (pid_t pid, int master, const sigset_t *set);
 
 #endif

@@ -2,9 +2,12 @@
  *
  * Parent (the `create` process)            Child (the container init)
  * validate config -> plan                   .
- * clone(namespaces)  ---------------------> waits for GO
- * uid/gid maps, oom_score_adj, cgroup       .
- * GO + cgroup path + state JSON ---------->  setns, mounts, devices
+ * cgroup created; clone3 into it  --------> waits for GO
+ * uid/gid maps, oom_score_adj               .
+ * GO + cgroup path + state JSON ---------->  setns, mounts, devices...
+ * attach to the v1 hierarchies              (in parallel)
+ * CGROUP_DONE ---------------------------->  (awaited before the first cgroup
+ *                                            mount): unshare cgroup ns
  *                     <--------- HOOKS       (only if prestart/createRuntime)
  * prestart, createRuntime hooks              .
  * HOOKS_DONE ----------------------------->  createContainer hooks, pivot_root,
@@ -41,6 +44,7 @@
 #include "common/util.h"
 #include "confine.h"
 #include "internal.h"
+#include "landlock.h"
 
 /* ---- validation: config -> plan ------------------------------------- */
 
@@ -156,6 +160,24 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
   return 0;
 }
 
+/* A container given CAP_SYS_ADMIN usually means to mount (systemd, nested
+ * containers), which Landlock forbids inside its domain: the program only
+ * sees EPERM, so the runtime says why and what to do. */
+static char *
+mount_warning (const struct rt_plan *p)
+{
+  const struct rt_capabilities *caps = p->c->process->capabilities;
+  const struct rt_ll_policy *ll = rt_confine_landlock_policy (p->confine);
+  bool admin = false;
+  for (size_t i = 0; caps && i < caps->effective_len; i++)
+    admin |= strcmp (caps->effective[i], "CAP_SYS_ADMIN") == 0;
+  if (!admin || ll == NULL || ll->state[RT_LL_P_FS] != RT_LL_ACTIVE)
+    return NULL;
+  return xstrdup ("the container has CAP_SYS_ADMIN, but Landlock forbids "
+                  "mount, umount and pivot_root inside it: if it needs to "
+                  "mount, add the annotation run.oci.sandlock.disable=fs");
+}
+
 static int
 plan_new (const struct rt_create_opts *o, struct rt_plan *p,
           struct rt_err **err)
@@ -170,7 +192,7 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
     return rt_err_set (err, 0, "process.args: required and not empty");
   if (c->process->cwd == NULL || c->process->cwd[0] != '/')
     return rt_err_set (err, 0, "process.cwd: must be an absolute path");
-  if (c->process->terminal && o->console_socket == NULL && o->detach)
+  if (c->process->terminal && o->console_socket == NULL && !o->console_fd_set)
     return rt_err_set (err, 0, "process.terminal is true: --console-socket "
                        "is required");
   if (plan_namespaces (p, err) < 0
@@ -251,10 +273,22 @@ child_namespaces (struct rt_plan *p, struct rt_err **err)
       if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
         return rt_err_set (err, errno, "setresuid(0) in user namespace");
     }
-  if (p->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
-    return rt_err_set (err, errno, "unshare cgroup namespace");
   if (p->new_time && child_time_ns (p, err) < 0)
     return -1;
+  return 0;
+}
+
+int
+rt_child_cgroup_ready (struct rt_plan *p, struct rt_err **err)
+{
+  struct sync_msg m;
+  if (p->in_cgroup)
+    return 0;
+  if (rt_sync_recv (p->sync_fd, &m) <= 0 || m.kind != SYNC_CGROUP_DONE)
+    _exit (1);                  /* the runtime reports its own error */
+  p->in_cgroup = true;
+  if (p->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
+    return rt_err_set (err, errno, "unshare cgroup namespace");
   return 0;
 }
 
@@ -343,36 +377,21 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   return 0;
 }
 
-static int
-cmp_int (const void *a, const void *b)
-{
-  return *(const int *) a - *(const int *) b;
-}
-
 /* The container must not hold what the runtime had open: above all the
  * flock()ed state directory, which would stay locked while it is parked.
  * Keeps stdio, the preserved fds and the fds the setup still needs. */
 static void
 close_inherited_fds (struct rt_plan *p, int sock)
 {
-  int keep[16 + ARRAY_SIZE (p->ns_fds)], n = 0, from;
+  int keep[4 + ARRAY_SIZE (p->ns_fds)];
+  size_t n = 0;
   keep[n++] = sock;
   keep[n++] = p->fifo_fd;
   keep[n++] = p->console_fd;
   keep[n++] = rt_confine_listener_fd (p->confine);
   for (size_t i = 0; i < p->ns_len; i++)
     keep[n++] = p->ns_fds[i];
-  qsort (keep, (size_t) n, sizeof keep[0], cmp_int);
-  from = 3 + p->o->preserve_fds;
-  for (int i = 0; i < n; i++)
-    {
-      if (keep[i] < from)
-        continue;
-      if (keep[i] > from)
-        syscall (SYS_close_range, from, keep[i] - 1, 0);
-      from = keep[i] + 1;
-    }
-  syscall (SYS_close_range, from, ~0U, 0);
+  rt_close_fds_except (3 + p->o->preserve_fds, keep, n);
 }
 
 static void __attribute__ ((noreturn))
@@ -396,6 +415,7 @@ child_main (struct rt_plan *p, int sock)
   if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
     _exit (1);
   rt_confine_child_set_host_pid (p->confine, m.pid);
+  p->sync_fd = sock;
   p->cgroup_path = rt_sync_recv_str (sock);
   p->state_json = rt_sync_recv_str (sock);
   if (p->cgroup_path == NULL || p->state_json == NULL)
@@ -431,7 +451,7 @@ child_main (struct rt_plan *p, int sock)
                     p->state_json, &err) < 0
       || rt_confine_child_seccomp (p->confine, &err) < 0)
     {
-      fprintf (stderr, "sandlock-oci: %s\n", err->msg);
+      fprintf (stderr, "sandlock-oci: %s\n", err ? err->msg : "start failed");
       _exit (127);
     }
   execve (p->exec_path, argv, envp);
@@ -473,6 +493,62 @@ fd_above (int fd, int floor_)
   return n;
 }
 
+/* The cgroup exists before the child, so the child can be born in it. */
+static int
+make_cgroup (struct rt_plan *p, struct rt_cgroup **cg, struct rt_err **err)
+{
+  const struct rt_config *c = p->c;
+  struct rt_cgroup_opts co = { .cgroups_path = c->cgroups_path,
+                               .id = p->o->id, .systemd = p->o->systemd_cgroup,
+                               .resources = c->resources };
+  if (rt_cgroup_create (&co, 0, cg, err) == 0)
+    return 0;
+  /* Rootless without a delegated cgroup: like runc, go on without one
+   * unless the config asks for limits that need it. */
+  bool denied = (*err)->errno_ == EACCES || (*err)->errno_ == EPERM
+                || (*err)->errno_ == EROFS;
+  if (!denied || geteuid () == 0)
+    return -1;
+  if (c->resources)
+    return rt_err_wrap (err, "linux.resources need a cgroup this user may "
+                        "write (rootless without delegation)");
+  rt_err_free (err);
+  *cg = NULL;
+  return 0;
+}
+
+/* clone() with fork semantics: the namespaces exist from the first
+ * instruction of the child, and it is pid 1 of a new pid namespace.  With a
+ * cgroup v2 directory, clone3(CLONE_INTO_CGROUP) makes it born there: a
+ * migration's first occurrence costs an RCU grace period (~10 ms here). */
+static pid_t
+clone_child (struct rt_plan *p, struct rt_cgroup *cg)
+{
+  struct rt_err *e = NULL;
+  int cgfd = cg ? rt_cgroup_clone_fd (cg, &e) : -1;
+  pid_t pid;
+  rt_err_free (&e);
+  p->born_in_cgroup = false;
+  if (cgfd >= 0)
+    {
+      struct clone_args ca = { .flags = (uint64_t) p->clone_flags
+                                        | CLONE_INTO_CGROUP,
+                               .exit_signal = SIGCHLD,
+                               .cgroup = (uint64_t) cgfd };
+      pid = (pid_t) syscall (SYS_clone3, &ca, sizeof ca);
+      close (cgfd);
+      if (pid >= 0)
+        {
+          p->born_in_cgroup = pid > 0;
+          return pid;
+        }
+      if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
+        return -1;
+    }
+  return (pid_t) syscall (SYS_clone, (unsigned long) p->clone_flags | SIGCHLD,
+                          0, 0, 0, 0);
+}
+
 static int
 parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
               struct rt_err **err)
@@ -485,6 +561,15 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
 
   if (p->new_user)
     {
+      /* Without CAP_SETGID over the parent namespace the kernel takes a
+       * gid_map only once setgroups is denied (user_namespaces(7)). */
+      if (geteuid () != 0)
+        {
+          char path[64];
+          snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
+          if (rt_write_file_at (AT_FDCWD, path, "deny", 4, err) < 0)
+            return rt_err_wrap (err, "rootless user namespace");
+        }
       if (write_idmap (pid, "uid_map", c->uid_mappings, c->uid_mappings_len,
                        err) < 0
           || write_idmap (pid, "gid_map", c->gid_mappings, c->gid_mappings_len,
@@ -499,19 +584,29 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
       if (rt_write_file_at (AT_FDCWD, path, val, strlen (val), err) < 0)
         return rt_err_wrap (err, "process.oomScoreAdj");
     }
-  {
-    struct rt_cgroup_opts co = { .cgroups_path = c->cgroups_path,
-                                 .id = o->id, .systemd = o->systemd_cgroup,
-                                 .resources = c->resources };
-    if (rt_cgroup_create (&co, pid, cg, err) < 0)
-      return -1;
-  }
   state = o->state_json ? o->state_json (o->state_json_ud, pid, "creating")
                         : xstrdup ("{}");
   if (rt_sync_send_go (sock, pid) < 0
       || rt_sync_send_str (sock, *cg ? rt_cgroup_path (*cg) : NULL) < 0
       || rt_sync_send_str (sock, state) < 0)
     return rt_err_set (err, errno, "send setup to container process");
+  /* The first migration into a v1 hierarchy waits for an RCU grace period:
+   * the child does its first mounts meanwhile, and waits for CGROUP_DONE
+   * only where it needs to be in its cgroup. */
+  if (*cg && rt_cgroup_attach (*cg, pid, p->born_in_cgroup, err) < 0)
+    {
+      /* A child that failed first has its own, better, error waiting. */
+      if (recv (sock, &m, sizeof m, MSG_DONTWAIT) == (ssize_t) sizeof m
+          && m.kind == SYNC_ERROR)
+        {
+          rt_err_free (err);
+          m.msg[sizeof m.msg - 1] = '\0';
+          return rt_err_set (err, 0, "%s", m.msg);
+        }
+      return -1;
+    }
+  if (rt_sync_send (sock, SYNC_CGROUP_DONE, 0, NULL) < 0)
+    return rt_err_set (err, errno, "sync with container process");
   for (;;)
     {
       r = rt_sync_recv (sock, &m);
@@ -553,7 +648,16 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
 
   if (plan_new (o, &p, err) < 0)
     goto out;
-  if (o->console_socket && o->config->process->terminal)
+  if (o->config->process->terminal && o->console_fd_set)
+    {
+      p.console_fd = fcntl (o->console_fd, F_DUPFD_CLOEXEC, floor_);
+      if (p.console_fd < 0)
+        {
+          rt_err_set (err, errno, "console socket");
+          goto out;
+        }
+    }
+  else if (o->console_socket && o->config->process->terminal)
     {
       p.console_fd = rt_connect_console (o->console_socket, err);
       if (p.console_fd < 0)
@@ -574,10 +678,9 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
     }
   sv[0] = fd_above (sv[0], floor_);
   sv[1] = fd_above (sv[1], floor_);
-  /* clone() with fork semantics: the namespaces exist from the first
-   * instruction of the child, and it is pid 1 of a new pid namespace. */
-  pid = (pid_t) syscall (SYS_clone, (unsigned long) p.clone_flags | SIGCHLD,
-                         0, 0, 0, 0);
+  if (make_cgroup (&p, &cg, err) < 0)
+    goto out;
+  pid = clone_child (&p, cg);
   if (pid < 0)
     {
       rt_err_set (err, errno, "clone (namespaces %#x)", p.clone_flags);
@@ -595,6 +698,7 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   out->pid = pid;
   out->start_time = rt_proc_start_time (pid);
   out->cgroup_path = cg ? xstrdup (rt_cgroup_path (cg)) : NULL;
+  out->warning = mount_warning (&p);
   pid = -1;
   ret = 0;
 out:

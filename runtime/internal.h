@@ -45,6 +45,9 @@ struct rt_plan
   int ns_types[8];
   size_t ns_len;
   unsigned long root_propagation;
+  bool born_in_cgroup;          /* clone3(CLONE_INTO_CGROUP) placed it */
+  bool in_cgroup;               /* child: CGROUP_DONE received */
+  int sync_fd;                  /* child: its end of the sync socket */
   bool dev_is_tmpfs;            /* a tmpfs on /dev: make the default nodes */
   bool has_devpts;
   void *confine;                /* struct rt_confine * */
@@ -59,6 +62,11 @@ struct rt_plan
 
 int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
 void rt_plan_free (struct rt_plan *p);
+
+/* Child: waits (once) until the runtime has put it in its cgroup, then
+ * unshares the cgroup namespace when one is asked for (runtime/container.c).
+ * Called before the first cgroup mount and after the last mount. */
+int rt_child_cgroup_ready (struct rt_plan *p, struct rt_err **err);
 
 /* Child side (runtime/mount.c). */
 int rt_child_rootfs (struct rt_plan *p, struct rt_err **err);
@@ -80,6 +88,7 @@ enum sync_kind
   SYNC_READY,
   SYNC_ERROR,
   SYNC_PID,
+  SYNC_CGROUP_DONE,
 };
 
 struct sync_msg
@@ -114,5 +123,9 @@ int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
                           struct rt_err **err);
 int rt_connect_console (const char *path, struct rt_err **err);
 int rt_send_fd (int sock, int fd, const char *name);
+/* Closes every fd >= |from| except those in |keep| (sorted in place; -1
+ * entries ignored).  The container must not inherit the runtime's fds, above
+ * all the flock()ed state directory. */
+void rt_close_fds_except (int from, int *keep, size_t n);
 
 #endif

@@ -24,6 +24,8 @@ struct rt_create_opts
   const char *rootfs;           /* absolute host path of root.path */
   const char *exec_fifo;        /* absolute path of the start fifo */
   const char *console_socket;   /* NULL unless process.terminal */
+  int console_fd;               /* or an already connected socket (borrowed) */
+  bool console_fd_set;          /* console_fd is meaningful */
   int preserve_fds;             /* fds 3 .. 3+n-1 stay open */
   bool no_pivot;
   bool no_new_keyring;
@@ -39,6 +41,7 @@ struct rt_created
   pid_t pid;                    /* host pid of the container init */
   uint64_t start_time;          /* /proc/PID/stat starttime, for reuse checks */
   char *cgroup_path;            /* NULL when no cgroup was made; owned */
+  char *warning;                /* advice for the user, or NULL; owned */
 };
 
 /* Creates the container process: namespaces, cgroup, mounts, devices,
