@@ -125,10 +125,13 @@ wait_status() {
   need_runtime_cmd pause
   crun_ -d "$IMG" c-pause sh -c 'while :; do sleep 1 & wait $!; done'
   wait_status c-pause RUNNING
+  pid=$(cr task ls | awk '$1 == "c-pause" { print $2 }')
   cr task pause c-pause
   wait_status c-pause PAUSED
+  [ "$(freezer_state "$pid")" = FROZEN ]
   cr task resume c-pause
   wait_status c-pause RUNNING
+  [ "$(freezer_state "$pid")" = THAWED ]
   run crexec --exec-id e1 c-pause echo alive
   [ "$output" = alive ]
   cr task kill -s KILL c-pause

@@ -110,3 +110,20 @@ wait_log() {
   [ -z "$output" ]
   [ -z "$(leftover_cgroups "$DK_CGP")" ]
 }
+
+@test "docker pause/unpause and top" {
+  need_runtime_cmd pause
+  id=$(drun -d "$IMG" sh -c 'sleep 1000 & wait')
+  pid=$(dk inspect -f '{{.State.Pid}}' "$id")
+  run dk top "$id"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"sleep 1000"* ]]
+  dk pause "$id"
+  [ "$(dk inspect -f '{{.State.Status}}' "$id")" = paused ]
+  [ "$(freezer_state "$pid")" = FROZEN ]
+  dk unpause "$id"
+  [ "$(dk inspect -f '{{.State.Status}}' "$id")" = running ]
+  [ "$(freezer_state "$pid")" = THAWED ]
+  dk rm -f "$id"
+}

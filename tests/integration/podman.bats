@@ -231,9 +231,10 @@ wait_log() {
   pm pause "$id"
   [ "$(pm inspect -f '{{.State.Status}}' "$id")" = paused ]
   pid=$(pm inspect -f '{{.State.Pid}}' "$id")
-  grep -q '^State:.*(stopped)\|^State:.*D' "/proc/$pid/status" || grep '^State' "/proc/$pid/status"
+  [ "$(freezer_state "$pid")" = FROZEN ]
   pm unpause "$id"
   [ "$(pm inspect -f '{{.State.Status}}' "$id")" = running ]
+  [ "$(freezer_state "$pid")" = THAWED ]
   pm rm -f -t 0 "$id"
 }
 

@@ -359,3 +359,18 @@ docker_setup_file() {
   fi
 }
 docker_teardown_file() { docker_teardown; }
+
+# Prints FROZEN or THAWED for the cgroup of host pid $1 (v1 freezer, else
+# v2 cgroup.freeze; on hybrid hosts the v1 freezer is the one that counts).
+freezer_state() {
+  local cg
+  cg=$(awk -F: '$2 == "freezer" { print $3 }' "/proc/$1/cgroup")
+  if [ -n "$cg" ] && [ -f "/sys/fs/cgroup/freezer$cg/freezer.state" ]; then
+    cat "/sys/fs/cgroup/freezer$cg/freezer.state"
+    return
+  fi
+  cg=$(awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup")
+  local d=/sys/fs/cgroup
+  [ -d /sys/fs/cgroup/unified ] && d=/sys/fs/cgroup/unified
+  if [ "$(cat "$d$cg/cgroup.freeze")" = 1 ]; then echo FROZEN; else echo THAWED; fi
+}
