@@ -127,3 +127,17 @@ wait_log() {
   [ "$(freezer_state "$pid")" = THAWED ]
   dk rm -f "$id"
 }
+
+@test "docker update --memory reaches the container's cgroup" {
+  id=$(drun -d "$IMG" sleep 1000)
+  pid=$(dk inspect -f '{{.State.Pid}}' "$id")
+  dk update --memory 64m --memory-swap 64m "$id"
+  cg=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' "/proc/$pid/cgroup")
+  if [ -n "$cg" ]; then
+    [ "$(cat "/sys/fs/cgroup/memory$cg/memory.limit_in_bytes")" = 67108864 ]
+  else
+    cg=$(awk -F: '$1 == "0" { print $3 }' "/proc/$pid/cgroup")
+    [ "$(cat "/sys/fs/cgroup$cg/memory.max")" = 67108864 ]
+  fi
+  dk rm -f "$id"
+}

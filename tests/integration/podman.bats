@@ -287,6 +287,45 @@ wait_log() {
   [ "$output" = 1 ]
 }
 
+@test "podman update, stats; checkpoint is refused as unsupported" {
+  id=$(pm run -d --cgroup-parent "/$CGP" "$IMG" sleep 1000)
+  pid=$(pm inspect -f '{{.State.Pid}}' "$id")
+  pm update --memory 64m --memory-swap 64m --cpu-quota 50000 --cpu-period 100000 "$id"
+  cg=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' "/proc/$pid/cgroup")
+  if [ -n "$cg" ]; then
+    [ "$(cat "/sys/fs/cgroup/memory$cg/memory.limit_in_bytes")" = 67108864 ]
+    cg=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { print $3 }' "/proc/$pid/cgroup")
+    [ "$(cat "/sys/fs/cgroup/cpu$cg/cpu.cfs_quota_us")" = 50000 ]
+  else
+    cg=$(awk -F: '$1 == "0" { print $3 }' "/proc/$pid/cgroup")
+    [ "$(cat "/sys/fs/cgroup$cg/memory.max")" = 67108864 ]
+  fi
+  run pm stats --no-stream --format '{{.PIDs}}' "$id"
+  [ "$status" -eq 0 ]
+  [ "$output" = 1 ]
+  # the capability probe (`checkpoint --help`) must fail until checkpoint
+  # exists: podman then refuses cleanly
+  run pm container checkpoint "$id"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"does not support checkpoint"* ]]
+  [ "$(pm inspect -f '{{.State.Status}}' "$id")" = running ]
+  pm rm -f -t 0 "$id"
+}
+
+@test "podman stop of a --pid host container signals every process (kill --all)" {
+  id=$(pm run -d --pid host --cgroup-parent "/$CGP" "$IMG" sh -c 'sleep 1000 & sleep 1000 & wait')
+  pid=$(pm inspect -f '{{.State.Pid}}' "$id")
+  cg=$(awk -F: '$2 ~ /(^|,)pids(,|$)/ { print $3 }' "/proc/$pid/cgroup")
+  SECONDS=0
+  pm stop -t 5 "$id"
+  [ "$SECONDS" -lt 4 ]
+  [ "$(pm inspect -f '{{.State.ExitCode}}' "$id")" = 143 ]
+  if [ -n "$cg" ] && [ -d "/sys/fs/cgroup/pids$cg" ]; then
+    [ -z "$(cat "/sys/fs/cgroup/pids$cg/cgroup.procs")" ]
+  fi
+  pm rm "$id"
+}
+
 @test "podman run --hostname" {
   run prun --hostname sl-host "$IMG" hostname
   [ "$status" -eq 0 ]
