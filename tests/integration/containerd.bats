@@ -66,6 +66,15 @@ wait_status() {
   [[ "$output" == *"Permission denied"* ]]
 }
 
+@test "ctr run: runtime warnings stay out of the container's output" {
+  # CAP_SYS_ADMIN under Landlock makes the runtime warn at create; the shim
+  # gives the runtime the container's stdio, so the warning must go to the
+  # shim's log.json only
+  run crun_ --rm --privileged "$IMG" c-warn echo only-this
+  [ "$status" -eq 0 ]
+  [ "$output" = only-this ]
+}
+
 @test "ctr: detached task, exec (status, env, cwd, confined), kill, delete" {
   crun_ -d --env FOO=bar "$IMG" c-det sh -c 'trap "echo got-term > /tmp/term; exit 9" TERM; while :; do sleep 1 & wait $!; done'
   wait_status c-det RUNNING
