@@ -374,7 +374,16 @@ wait_log() {
   done
   run pm ps -aq
   [ -z "$output" ]
-  # no conmon and no container process of ours
+  # no conmon and no container process of ours: nothing but the holder is
+  # left in the engines' mount namespace
+  local ns p left=""
+  ns=$(readlink "/proc/$(cat "$ENG_DIR/ns.pid")/ns/mnt")
+  for p in /proc/[0-9]*; do
+    [ "${p#/proc/}" = "$(cat "$ENG_DIR/ns.pid")" ] && continue
+    [ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] && left+=" ${p#/proc/}:$(cat "$p/comm" 2>/dev/null)"
+  done
+  echo "left:$left"
+  [ -z "$left" ]
   run pgrep -f "$ENG_DIR"
   [ -z "$output" ]
   # no container cgroup below our parent (podman keeps one shared
