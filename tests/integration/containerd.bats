@@ -148,3 +148,26 @@ wait_status() {
   cr task rm c-pause
   cr container rm c-pause
 }
+
+@test "ctr run -t and task exec -t through a real pty (console socket)" {
+  command -v script >/dev/null || skip "script(1) missing"
+  local A="ctr --address $ENG_DIR/containerd.sock --namespace $CTR_NS"
+  run script -qec "$A run --rm -t ${CR_RUN_OPTS[*]} $IMG c-tty sh" /dev/null \
+    < <(printf 'tty\necho typed-$((6*7))\nexit 3\n')
+  echo "$output"
+  [ "$status" -eq 3 ]
+  [[ "$output" == *"/dev/pts/0"* ]]
+  [[ "$output" == *typed-42* ]]
+  crun_ -d "$IMG" c-tty2 sleep 1000
+  wait_status c-tty2 RUNNING
+  run script -qec "$A task exec -t --fifo-dir $ENG_DIR/fifo --exec-id x1 c-tty2 sh" /dev/null \
+    < <(printf 'tty\necho typed-$((6*7))\nexit 4\n')
+  echo "$output"
+  [ "$status" -eq 4 ]
+  [[ "$output" == *"/dev/pts/"* ]]
+  [[ "$output" == *typed-42* ]]
+  cr task kill -s KILL c-tty2
+  wait_status c-tty2 STOPPED
+  cr task rm c-tty2
+  cr container rm c-tty2
+}
