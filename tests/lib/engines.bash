@@ -46,17 +46,34 @@ engine_mntns() {
   pid=$!
   disown "$pid" 2>/dev/null || true   # no "Killed" job notice at teardown
   echo "$pid" > "$ENG_DIR/ns.pid"
-  for i in $(seq 200); do
+  for i in $(seq 1000); do
     [ "$(readlink /proc/$pid/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ] && break
     sleep 0.01
   done
-  nsenter -t "$pid" -m mount -t tmpfs -o mode=755 tmpfs /run
+  # never mount over the host's /run: refuse unless the namespace is new
+  if [ "$(readlink /proc/$pid/ns/mnt)" = "$(readlink /proc/self/ns/mnt)" ]; then
+    echo "engine_mntns: no private mount namespace after 10 s" >&2
+    return 1
+  fi
+  nsenter -t "$pid" -m mount -t tmpfs -o mode=755 tmpfs /run || return 1
 }
 
 # Runs "$@" in the engines' mount namespace, from $ENG_DIR/cwd (conmon
 # writes an `oom` file into its current directory).
 in_ns() {
-  nsenter -t "$(cat "$ENG_DIR/ns.pid")" -m --wd="$ENG_DIR/cwd" "$@"
+  local pid
+  pid=$(cat "$ENG_DIR/ns.pid") || return 1
+  # the holder gone (or its pid reused): never run an engine in the host's
+  # mount namespace.  engine_mntns made sure the holder's is not the host's.
+  if [ ! -e "/proc/$pid/ns/mnt" ] || [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != sleep ]; then
+    echo "in_ns: the engines' mount namespace is gone" >&2
+    return 1
+  fi
+  if [ "$(readlink "/proc/$pid/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ]; then
+    (cd "$ENG_DIR/cwd" && "$@")     # already inside (e.g. the bridge test)
+  else
+    nsenter -t "$pid" -m --wd="$ENG_DIR/cwd" "$@"
+  fi
 }
 
 # Kills every process of the engines' mount namespace (the daemons, shims,
@@ -138,7 +155,7 @@ podman_available() {
 podman_setup() {
   [ -n "${ENG_DIR:-}" ] || engine_dir
   mkdir -p "$ENG_DIR"/{cwd,root,runroot,tmp,volumes,networks}
-  engine_mntns
+  engine_mntns || return 1
   # nofile: this root lacks CAP_SYS_RESOURCE and the hard limit is 20000
   # (podman's default 1048576 fails with every runtime).  File locks instead
   # of the shared /dev/shm/libpod_lock.
@@ -253,7 +270,7 @@ CR_RUN_OPTS=()
 containerd_setup() {
   [ -n "${ENG_DIR:-}" ] || engine_dir
   mkdir -p "$ENG_DIR"/{cwd,fifo,ctrd-root,ctrd-state,opt,runc}
-  engine_mntns
+  engine_mntns || return 1
   export CTR_NS=sltest-$$
   cat > "$ENG_DIR/containerd.toml" <<EOF
 version = 2
@@ -318,7 +335,7 @@ dk() { DOCKER_CONFIG=$ENG_DIR/cli docker -H "unix://$ENG_DIR/docker.sock" "$@"; 
 docker_setup() {
   [ -n "${ENG_DIR:-}" ] || engine_dir
   mkdir -p "$ENG_DIR"/{cwd,cli,droot,dexec}
-  engine_mntns
+  engine_mntns || { echo "no private mount namespace" > "$ENG_DIR/dockerd.why"; return 1; }
   export DK_CGP=sl-docker-$$
   echo '{}' > "$ENG_DIR/daemon.json"
   in_ns dockerd --config-file "$ENG_DIR/daemon.json" \
