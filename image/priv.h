@@ -151,6 +151,46 @@ int img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err);
 int img_fetch_small (struct img_source *s, const struct img_desc *d,
                      char **body, size_t *len, struct rt_err **err);
 
+/* ---- blob.c: a bounded chunk queue from a download thread to the
+ * unpacking thread, and digest+size verification in the producer ---- */
+struct img_chunk;
+struct img_stream
+{
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  struct img_chunk *head, *tail, *cur;
+  size_t queued, cap;
+  bool eof, failed, cancelled;
+};
+void img_stream_init (struct img_stream *s, size_t cap);
+void img_stream_destroy (struct img_stream *s);
+/* Producer: copies |len| bytes in; blocks while full.  -1 when cancelled. */
+int img_stream_push (struct img_stream *s, const void *buf, size_t len);
+/* Producer: no more data (failed: the download did not verify). */
+void img_stream_close (struct img_stream *s, bool failed);
+/* Consumer: next chunk (valid until the next call); 0 at end, -1 when the
+ * producer failed. */
+ssize_t img_stream_read (void *s, const void **buf);
+/* Consumer: gives up; the producer's next push fails. */
+void img_stream_cancel (struct img_stream *s);
+
+/* Verifies a blob while it streams: hash, byte count against d->size. */
+struct img_verify
+{
+  const struct img_desc *d;
+  struct img_hash h;
+  uint64_t got;
+  const char *what;
+  struct rt_err *err;           /* first failure */
+  img_sink_fn next;
+  void *next_data;
+};
+void img_verify_init (struct img_verify *v, const struct img_desc *d,
+                      const char *what, img_sink_fn next, void *next_data);
+int img_verify_sink (void *data, const void *buf, size_t len);
+/* Checks size and digest at the end; frees the hash. */
+int img_verify_finish (struct img_verify *v, struct rt_err **err);
+
 /* ---- unpack.c ---- */
 struct img_unpack_stats
 {
