@@ -1,4 +1,4 @@
-/* config.json and process.json parsing (yajl stays inside oci/*.c).
+/* config.json and process.json parsing (yajl stays inside the oci/ sources).
  *
  * Every error names the JSON path ("process.args[0]: expected string"),
  * the input is capped in size, every number is range-checked, unknown keys

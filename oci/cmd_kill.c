@@ -1,0 +1,75 @@
+/* kill [-a] ID [SIGNAL] */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "runtime/cgroup.h"
+#include "runtime/runtime.h"
+#include "state.h"
+
+static int
+signal_init (struct oci_state *st, int sig, struct rt_err **err)
+{
+  /* pidfd, then re-check the start time: the signal cannot reach a process
+   * that merely inherited the pid. */
+  _cleanup_fd_ int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  if (pfd < 0 || !rt_proc_alive (st->pid, st->start_time))
+    return rt_err_set (err, 0, "container \"%s\" is not running", st->id);
+  if (syscall (SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0)
+    return rt_err_set (err, errno, "kill container \"%s\"", st->id);
+  return 0;
+}
+
+static int
+cmd_kill (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+{
+  static const struct option opts[] = { { "all", no_argument, 0, 'a' },
+                                        { 0, 0, 0, 0 } };
+  struct oci_state st = { .dirfd = -1 };
+  bool all = false;
+  int c, sig = SIGTERM, ret = -1;
+
+  while ((c = getopt_long (argc, argv, "+a", opts, NULL)) != -1)
+    {
+      if (c != 'a')
+        return rt_err_set (err, 0, "kill: usage: sandlock-oci kill [-a] ID "
+                           "[SIGNAL]");
+      all = true;
+    }
+  if (optind >= argc || argc - optind > 2)
+    return rt_err_set (err, 0, "kill: usage: sandlock-oci kill [-a] ID "
+                       "[SIGNAL]");
+  if (argc - optind == 2 && (sig = rt_signal_parse (argv[optind + 1])) < 0)
+    return rt_err_set (err, 0, "kill: invalid signal \"%s\"",
+                       argv[optind + 1]);
+  if (oci_state_load (g, argv[optind], &st, err) < 0)
+    goto out;
+  if (strcmp (st.status, "stopped") == 0)
+    {
+      rt_err_set (err, 0, "container \"%s\" is not running", st.id);
+      goto out;
+    }
+  if (all && st.cgroup_path)
+    {
+      struct rt_cgroup *cg = NULL;
+      if (rt_cgroup_open (st.cgroup_path, &cg, err) < 0)
+        goto out;
+      /* Stopped (frozen) tasks get SIGKILL anyway; other signals wait. */
+      ret = rt_cgroup_kill (cg, sig, err);
+      rt_cgroup_free (cg);
+      goto out;
+    }
+  ret = signal_init (&st, sig, err);
+out:
+  oci_state_free (&st);
+  return ret < 0 ? -1 : 0;
+}
+OCI_COMMAND (kill_command, "kill", "send a signal to a container",
+             "usage: sandlock-oci kill [-a|--all] ID [SIGNAL]\n\n"
+             "SIGNAL is a name (KILL, SIGKILL, RTMIN+1) or a number; default\n"
+             "TERM.  --all signals every process in the container's cgroup.\n",
+             cmd_kill)

@@ -1,0 +1,82 @@
+/* list [-f table|json] [-q] */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+#include "common/util.h"
+#include "state.h"
+
+static int
+cmd_list (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+{
+  static const struct option opts[] = { { "format", required_argument, 0, 'f' },
+                                        { "quiet", no_argument, 0, 'q' },
+                                        { 0, 0, 0, 0 } };
+  bool json = false, quiet = false, first = true;
+  DIR *d;
+  struct dirent *de;
+  int c;
+
+  while ((c = getopt_long (argc, argv, "+f:q", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'f':
+        if (strcmp (optarg, "json") == 0)
+          json = true;
+        else if (strcmp (optarg, "table") != 0)
+          return rt_err_set (err, 0, "list: --format: expected table or json");
+        break;
+      case 'q':
+        quiet = true;
+        break;
+      default:
+        return rt_err_set (err, 0, "list: usage: sandlock-oci list [-f "
+                           "table|json] [-q]");
+      }
+  d = opendir (g->root);
+  if (d == NULL && errno != ENOENT)
+    return rt_err_set (err, errno, "list: --root `%s`", g->root);
+  if (json)
+    printf ("[");
+  else if (!quiet)
+    printf ("%-24s %-8s %-10s %-40s %-32s %s\n", "ID", "PID", "STATUS",
+            "BUNDLE", "CREATED", "OWNER");
+  while (d && (de = readdir (d)) != NULL)
+    {
+      struct oci_state st = { .dirfd = -1 };
+      struct rt_err *e = NULL;
+      if (de->d_name[0] == '.' || !oci_id_valid (de->d_name))
+        continue;
+      if (oci_state_load (g, de->d_name, &st, &e) < 0)
+        {
+          rt_err_free (&e);
+          oci_state_free (&st);
+          continue;
+        }
+      if (json)
+        {
+          _cleanup_free_ char *j = oci_state_json (&st, false);
+          printf ("%s%s", first ? "" : ",", j);
+        }
+      else if (quiet)
+        printf ("%s\n", st.id);
+      else
+        printf ("%-24s %-8d %-10s %-40s %-32s %s\n", st.id,
+                strcmp (st.status, "stopped") ? (int) st.pid : 0, st.status,
+                st.bundle, st.created ? st.created : "",
+                st.owner ? st.owner : "");
+      first = false;
+      oci_state_free (&st);
+    }
+  if (json)
+    printf ("]\n");
+  if (d)
+    closedir (d);
+  return 0;
+}
+OCI_COMMAND (list_command, "list", "list containers",
+             "usage: sandlock-oci list [-f|--format table|json] [-q|--quiet]\n",
+             cmd_list)

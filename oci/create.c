@@ -1,0 +1,288 @@
+/* create and start, shared by the create, start and run commands. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "lifecycle.h"
+#include "runtime/runtime.h"
+#include "spec.h"
+
+static char *
+hook_state (void *ud, pid_t pid, const char *status)
+{
+  struct oci_state *st = ud;
+  struct oci_state tmp = *st;
+  tmp.pid = pid;
+  tmp.status = (char *) status;
+  return oci_state_json (&tmp, false);
+}
+
+static char *
+owner_name (void)
+{
+  struct passwd *pw = getpwuid (geteuid ());
+  return xstrdup (pw ? pw->pw_name : "");
+}
+
+static int
+write_pid_file (const char *path, pid_t pid, struct rt_err **err)
+{
+  _cleanup_free_ char *dir = xstrdup (path);
+  _cleanup_fd_ int dfd = -1;
+  char buf[32];
+  char *slash = strrchr (dir, '/');
+  const char *base = slash ? path + (slash - dir) + 1 : path;
+
+  if (slash)
+    *slash = '\0';
+  dfd = open (slash ? (*dir ? dir : "/") : ".",
+              O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return rt_err_set (err, errno, "--pid-file `%s`", path);
+  snprintf (buf, sizeof buf, "%d", (int) pid);
+  if (rt_atomic_write_at (dfd, base, buf, strlen (buf), 0644, err) < 0)
+    return rt_err_wrap (err, "--pid-file");
+  return 0;
+}
+
+static int
+resolve_bundle (const char *bundle, char **out, struct rt_err **err)
+{
+  char *r = realpath (bundle ? bundle : ".", NULL);
+  if (r == NULL)
+    return rt_err_set (err, errno, "bundle `%s`", bundle ? bundle : ".");
+  *out = r;
+  return 0;
+}
+
+static int
+do_create (struct oci_globals *g, const struct oci_create_args *a,
+           struct oci_state *st, struct rt_err **err)
+{
+  _cleanup_free_ char *cfg_buf = NULL, *cfg_path = NULL, *fifo = NULL;
+  struct rt_config *cfg = NULL;
+  struct rt_created out = { 0 };
+  size_t cfg_len;
+  int ret = -1;
+
+  cfg_path = xasprintf ("%s/config.json", st->bundle);
+  if (rt_read_file_at (AT_FDCWD, cfg_path, OCI_SPEC_MAX_BYTES, &cfg_buf,
+                       &cfg_len, err) < 0)
+    return -1;
+  if (oci_spec_parse (cfg_buf, cfg_len, &cfg, err) < 0)
+    return rt_err_wrap (err, "%s", cfg_path);
+  if (cfg->root_path == NULL || *cfg->root_path == '\0')
+    {
+      rt_err_set (err, 0, "root.path: required");
+      goto out;
+    }
+  st->rootfs = cfg->root_path[0] == '/'
+                   ? realpath (cfg->root_path, NULL)
+                   : realpath (xasprintf ("%s/%s", st->bundle, cfg->root_path),
+                               NULL);
+  if (st->rootfs == NULL)
+    {
+      rt_err_set (err, errno, "root.path `%s`", cfg->root_path);
+      goto out;
+    }
+  st->oci_version = xstrdup (cfg->oci_version);
+  st->created = oci_now_rfc3339 ();
+  st->owner = owner_name ();
+  st->status = xstrdup ("creating");
+  st->systemd_cgroup = g->systemd_cgroup;
+  st->annotations = xcalloc (cfg->annotations_len, sizeof *st->annotations);
+  for (size_t i = 0; i < cfg->annotations_len; i++)
+    {
+      st->annotations[i].key = xstrdup (cfg->annotations[i].key);
+      st->annotations[i].value = xstrdup (cfg->annotations[i].value);
+    }
+  st->annotations_len = cfg->annotations_len;
+  if (rt_atomic_write_at (st->dirfd, "config.json", cfg_buf, cfg_len, 0600,
+                          err) < 0
+      || oci_state_save (st, err) < 0)
+    goto out;
+  if (mkfifoat (st->dirfd, "exec.fifo", 0600) < 0)
+    {
+      rt_err_set (err, errno, "create exec fifo");
+      goto out;
+    }
+  fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
+  {
+    struct rt_create_opts o = {
+      .config = cfg, .id = st->id, .bundle = st->bundle, .rootfs = st->rootfs,
+      .exec_fifo = fifo, .console_socket = a->console_socket,
+      .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
+      .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
+      .detach = a->detach, .state_json = hook_state, .state_json_ud = st,
+    };
+    oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
+               st->rootfs);
+    if (rt_container_create (&o, &out, err) < 0)
+      goto out;
+  }
+  st->pid = out.pid;
+  st->start_time = out.start_time;
+  st->cgroup_path = out.cgroup_path;
+  free (st->status);
+  st->status = xstrdup ("created");
+  if (oci_state_save (st, err) < 0)
+    goto out;
+  if (a->pid_file && write_pid_file (a->pid_file, out.pid, err) < 0)
+    goto out;
+  ret = 0;
+out:
+  rt_config_free (cfg);
+  return ret;
+}
+
+int
+oci_create (struct oci_globals *g, const struct oci_create_args *a,
+            struct oci_state *st, struct rt_err **err)
+{
+  memset (st, 0, sizeof *st);
+  st->dirfd = -1;
+  if (a->preserve_fds < 0)
+    return rt_err_set (err, 0, "--preserve-fds: must not be negative");
+  if (oci_state_create (g, a->id, st, err) < 0)
+    {
+      /* An existing id is someone else's container: leave it alone. */
+      oci_state_free (st);
+      return -1;
+    }
+  if (resolve_bundle (a->bundle, &st->bundle, err) < 0
+      || do_create (g, a, st, err) < 0)
+    {
+      struct rt_err *e2 = NULL;
+      /* Nothing half-created stays: kill what may run, drop the state. */
+      if (st->pid > 0)
+        oci_container_destroy (g, st, &e2);
+      else
+        oci_state_remove (g, st, &e2);
+      rt_err_free (&e2);
+      oci_state_free (st);
+      return -1;
+    }
+  return 0;
+}
+
+int
+oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
+{
+  _cleanup_free_ char *fifo = NULL;
+  struct rt_config *cfg = NULL;
+
+  if (strcmp (st->status, "created") != 0)
+    return rt_err_set (err, 0, "cannot start container \"%s\": it is %s",
+                       st->id, st->status);
+  if (oci_state_config (st, &cfg, err) < 0)
+    return -1;
+  fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
+  if (rt_container_start (fifo, err) < 0)
+    {
+      rt_config_free (cfg);
+      return rt_err_wrap (err, "start \"%s\"", st->id);
+    }
+  unlinkat (st->dirfd, "exec.fifo", 0);
+  free (st->status);
+  st->status = xstrdup ("running");
+  if (oci_state_save (st, err) < 0)
+    {
+      rt_config_free (cfg);
+      return -1;
+    }
+  if (cfg->hooks[RT_HOOK_POSTSTART].len)
+    {
+      _cleanup_free_ char *j = oci_state_json (st, false);
+      struct rt_err *e2 = NULL;
+      if (rt_hooks_run (&cfg->hooks[RT_HOOK_POSTSTART], "poststart", j, &e2)
+          < 0)
+        {
+          oci_log_error (g, e2->msg);
+          rt_err_free (&e2);
+        }
+    }
+  rt_config_free (cfg);
+  return 0;
+}
+
+int
+oci_parse_create_flags (const char *cmd, int argc, char **argv,
+                        struct oci_create_args *a, bool allow_detach,
+                        struct rt_err **err)
+{
+  enum
+  {
+    O_PID = 256,
+    O_CONSOLE,
+    O_PRESERVE,
+    O_NOPIVOT,
+    O_NOKEYRING,
+    O_NOSUBREAPER,
+  };
+  static const struct option opts[] = {
+    { "bundle", required_argument, 0, 'b' },
+    { "pid-file", required_argument, 0, O_PID },
+    { "console-socket", required_argument, 0, O_CONSOLE },
+    { "preserve-fds", required_argument, 0, O_PRESERVE },
+    { "no-pivot", no_argument, 0, O_NOPIVOT },
+    { "no-new-keyring", no_argument, 0, O_NOKEYRING },
+    { "no-subreaper", no_argument, 0, O_NOSUBREAPER },
+    { "detach", no_argument, 0, 'd' },
+    { 0, 0, 0, 0 },
+  };
+  int c;
+  char *end;
+
+  while ((c = getopt_long (argc, argv, allow_detach ? "+b:d" : "+b:", opts,
+                           NULL)) != -1)
+    switch (c)
+      {
+      case 'b':
+        a->bundle = optarg;
+        break;
+      case O_PID:
+        a->pid_file = optarg;
+        break;
+      case O_CONSOLE:
+        a->console_socket = optarg;
+        break;
+      case O_PRESERVE:
+        errno = 0;
+        a->preserve_fds = (int) strtol (optarg, &end, 10);
+        if (errno || *end || a->preserve_fds < 0 || a->preserve_fds > 65536)
+          return rt_err_set (err, 0, "%s: --preserve-fds: expected a number, "
+                             "got \"%s\"", cmd, optarg);
+        break;
+      case O_NOPIVOT:
+        a->no_pivot = true;
+        break;
+      case O_NOKEYRING:
+        a->no_new_keyring = true;
+        break;
+      case O_NOSUBREAPER:
+        break;                  /* runc compatibility: we never reap */
+      case 'd':
+        if (!allow_detach)
+          return rt_err_set (err, 0, "%s: unknown flag -d", cmd);
+        a->detach = true;
+        break;
+      default:
+        return rt_err_set (err, 0, "%s: unknown flag (see `sandlock-oci help "
+                           "%s`)", cmd, cmd);
+      }
+  if (optind >= argc)
+    return rt_err_set (err, 0, "%s: container id required", cmd);
+  if (optind + 1 < argc)
+    return rt_err_set (err, 0, "%s: unexpected argument \"%s\"", cmd,
+                       argv[optind + 1]);
+  a->id = argv[optind];
+  return optind;
+}

@@ -1,0 +1,417 @@
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "common/util.h"
+#include "runtime/cgroup.h"
+#include "runtime/runtime.h"
+#include "spec.h"
+#include "state.h"
+
+bool
+oci_id_valid (const char *id)
+{
+  size_t n = 0;
+  if (id == NULL || strcmp (id, ".") == 0 || strcmp (id, "..") == 0)
+    return false;
+  for (const char *s = id; *s; s++, n++)
+    if (!isalnum ((unsigned char) *s) && !strchr ("_+-.", *s))
+      return false;
+  return n > 0 && n <= 1024;
+}
+
+char *
+oci_now_rfc3339 (void)
+{
+  struct timespec ts;
+  struct tm tm;
+  char buf[64];
+  clock_gettime (CLOCK_REALTIME, &ts);
+  gmtime_r (&ts.tv_sec, &tm);
+  strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
+}
+
+static int
+lock_dir (int dfd, const char *id, struct rt_err **err)
+{
+  while (flock (dfd, LOCK_EX) < 0)
+    if (errno != EINTR)
+      return rt_err_set (err, errno, "lock container `%s`", id);
+  return 0;
+}
+
+static int
+open_root (const struct oci_globals *g, bool create, struct rt_err **err)
+{
+  int fd;
+  if (create && rt_mkdir_p (g->root, 0700, err) < 0)
+    return rt_err_wrap (err, "--root");
+  fd = open (g->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && !(errno == ENOENT && !create))
+    return rt_err_set (err, errno, "--root `%s`", g->root);
+  return fd;
+}
+
+int
+oci_state_create (const struct oci_globals *g, const char *id,
+                  struct oci_state *st, struct rt_err **err)
+{
+  _cleanup_fd_ int rootfd = -1;
+  if (!oci_id_valid (id))
+    return rt_err_set (err, 0, "invalid container id \"%s\": use letters, "
+                       "digits, '_', '+', '-' and '.' (1 to 1024)", id);
+  rootfd = open_root (g, true, err);
+  if (rootfd < 0)
+    return -1;
+  if (mkdirat (rootfd, id, 0711) < 0)
+    {
+      if (errno == EEXIST)
+        return rt_err_set (err, 0, "container \"%s\" already exists", id);
+      return rt_err_set (err, errno, "create state directory for `%s`", id);
+    }
+  st->dirfd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (st->dirfd < 0)
+    return rt_err_set (err, errno, "open state directory for `%s`", id);
+  st->id = xstrdup (id);
+  return lock_dir (st->dirfd, id, err);
+}
+
+static char *
+tree_str (yajl_val root, const char *key)
+{
+  const char *path[] = { key, NULL };
+  yajl_val v = yajl_tree_get (root, path, yajl_t_string);
+  return v ? xstrdup (YAJL_GET_STRING (v)) : NULL;
+}
+
+static long long
+tree_int (yajl_val root, const char *key)
+{
+  const char *path[] = { key, NULL };
+  yajl_val v = yajl_tree_get (root, path, yajl_t_number);
+  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : 0;
+}
+
+static int
+parse_state (struct oci_state *st, const char *buf, struct rt_err **err)
+{
+  char ebuf[256];
+  yajl_val root = yajl_tree_parse (buf, ebuf, sizeof ebuf), ann;
+  const char *apath[] = { "annotations", NULL };
+  const char *spath[] = { "systemd", NULL };
+
+  if (root == NULL || !YAJL_IS_OBJECT (root))
+    {
+      yajl_tree_free (root);
+      return rt_err_set (err, 0, "state.json of `%s` is corrupt", st->id);
+    }
+  st->oci_version = tree_str (root, "ociVersion");
+  st->status = tree_str (root, "status");
+  st->pid = (pid_t) tree_int (root, "pid");
+  st->start_time = (uint64_t) tree_int (root, "start_time");
+  st->bundle = tree_str (root, "bundle");
+  st->rootfs = tree_str (root, "rootfs");
+  st->created = tree_str (root, "created");
+  st->owner = tree_str (root, "owner");
+  st->cgroup_path = tree_str (root, "cgroup_path");
+  st->systemd_cgroup = YAJL_IS_TRUE (yajl_tree_get (root, spath, yajl_t_true));
+  ann = yajl_tree_get (root, apath, yajl_t_object);
+  if (ann)
+    {
+      size_t n = YAJL_GET_OBJECT (ann)->len;
+      st->annotations = xcalloc (n, sizeof *st->annotations);
+      for (size_t i = 0; i < n; i++)
+        {
+          yajl_val v = YAJL_GET_OBJECT (ann)->values[i];
+          if (!YAJL_IS_STRING (v))
+            continue;
+          st->annotations[st->annotations_len].key
+              = xstrdup (YAJL_GET_OBJECT (ann)->keys[i]);
+          st->annotations[st->annotations_len++].value
+              = xstrdup (YAJL_GET_STRING (v));
+        }
+    }
+  yajl_tree_free (root);
+  if (st->status == NULL || st->bundle == NULL)
+    return rt_err_set (err, 0, "state.json of `%s` is incomplete", st->id);
+  return 0;
+}
+
+int
+oci_state_load (const struct oci_globals *g, const char *id,
+                struct oci_state *st, struct rt_err **err)
+{
+  _cleanup_fd_ int rootfd = -1;
+  _cleanup_free_ char *buf = NULL;
+
+  st->dirfd = -1;
+  if (!oci_id_valid (id))
+    return rt_err_set (err, 0, "container \"%s\" does not exist", id);
+  rootfd = open_root (g, false, err);
+  if (rootfd < 0)
+    return *err ? -1 : rt_err_set (err, ENOENT, "container \"%s\" does not "
+                                   "exist", id) ;
+  st->dirfd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (st->dirfd < 0)
+    {
+      if (errno == ENOENT)
+        return rt_err_set (err, 0, "container \"%s\" does not exist", id);
+      return rt_err_set (err, errno, "open state of `%s`", id);
+    }
+  st->id = xstrdup (id);
+  if (lock_dir (st->dirfd, id, err) < 0)
+    return -1;
+  /* A concurrent delete may have removed it while we waited for the lock. */
+  if (rt_read_file_at (st->dirfd, "state.json", 1 << 20, &buf, NULL, err) < 0)
+    {
+      if ((*err)->errno_ == ENOENT)
+        {
+          rt_err_free (err);
+          return rt_err_set (err, 0, "container \"%s\" does not exist", id);
+        }
+      return -1;
+    }
+  if (parse_state (st, buf, err) < 0)
+    return -1;
+  oci_state_refresh (st);
+  return 0;
+}
+
+static void
+set_status (struct oci_state *st, const char *s)
+{
+  free (st->status);
+  st->status = xstrdup (s);
+}
+
+void
+oci_state_refresh (struct oci_state *st)
+{
+  if (strcmp (st->status, "creating") == 0 && st->pid == 0)
+    return;
+  if (!rt_proc_alive (st->pid, st->start_time))
+    {
+      set_status (st, "stopped");
+      return;
+    }
+  if (faccessat (st->dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    {
+      set_status (st, "created");
+      return;
+    }
+  set_status (st, "running");
+  if (st->cgroup_path)
+    {
+      struct rt_cgroup *cg = NULL;
+      struct rt_err *e = NULL;
+      if (rt_cgroup_open (st->cgroup_path, &cg, &e) == 0
+          && rt_cgroup_is_frozen (cg, &e) == 1)
+        set_status (st, "paused");
+      rt_cgroup_free (cg);
+      rt_err_free (&e);
+    }
+}
+
+#define S(g, s) yajl_gen_string ((g), (const unsigned char *) (s), strlen (s))
+
+static void
+kv (yajl_gen g, const char *k, const char *v)
+{
+  S (g, k);
+  S (g, v ? v : "");
+}
+
+static char *
+gen_state (const struct oci_state *st, bool pretty, bool internal)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  const unsigned char *buf;
+  size_t len;
+  char *out;
+
+  yajl_gen_config (g, yajl_gen_beautify, pretty ? 1 : 0);
+  yajl_gen_config (g, yajl_gen_indent_string, "  ");
+  yajl_gen_map_open (g);
+  kv (g, "ociVersion", st->oci_version ? st->oci_version : "1.2.0");
+  kv (g, "id", st->id);
+  kv (g, "status", st->status);
+  S (g, "pid");
+  yajl_gen_integer (g, strcmp (st->status, "stopped") == 0 && !internal
+                           ? 0 : st->pid);
+  kv (g, "bundle", st->bundle);
+  kv (g, "rootfs", st->rootfs);
+  kv (g, "created", st->created);
+  kv (g, "owner", st->owner);
+  if (st->annotations_len)
+    {
+      S (g, "annotations");
+      yajl_gen_map_open (g);
+      for (size_t i = 0; i < st->annotations_len; i++)
+        kv (g, st->annotations[i].key, st->annotations[i].value);
+      yajl_gen_map_close (g);
+    }
+  if (internal)
+    {
+      S (g, "start_time");
+      yajl_gen_integer (g, (long long) st->start_time);
+      if (st->cgroup_path)
+        kv (g, "cgroup_path", st->cgroup_path);
+      S (g, "systemd");
+      yajl_gen_bool (g, st->systemd_cgroup);
+    }
+  yajl_gen_map_close (g);
+  yajl_gen_get_buf (g, &buf, &len);
+  out = xmalloc (len + 1);
+  memcpy (out, buf, len);
+  out[len] = '\0';
+  yajl_gen_free (g);
+  return out;
+}
+
+char *
+oci_state_json (const struct oci_state *st, bool pretty)
+{
+  return gen_state (st, pretty, false);
+}
+
+int
+oci_state_save (const struct oci_state *st, struct rt_err **err)
+{
+  _cleanup_free_ char *j = gen_state (st, false, true);
+  return rt_atomic_write_at (st->dirfd, "state.json", j, strlen (j), 0600, err);
+}
+
+int
+oci_state_config (const struct oci_state *st, struct rt_config **out,
+                  struct rt_err **err)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  if (rt_read_file_at (st->dirfd, "config.json", OCI_SPEC_MAX_BYTES, &buf,
+                       &len, err) < 0)
+    return -1;
+  return oci_spec_parse (buf, len, out, err);
+}
+
+int
+oci_state_remove (const struct oci_globals *g, struct oci_state *st,
+                  struct rt_err **err)
+{
+  _cleanup_fd_ int rootfd = open_root (g, false, err);
+  if (rootfd < 0)
+    return *err ? -1 : 0;
+  return rt_rm_rf_at (rootfd, st->id, err);
+}
+
+void
+oci_state_free (struct oci_state *st)
+{
+  free (st->oci_version);
+  free (st->id);
+  free (st->status);
+  free (st->bundle);
+  free (st->rootfs);
+  free (st->created);
+  free (st->owner);
+  free (st->cgroup_path);
+  for (size_t i = 0; i < st->annotations_len; i++)
+    {
+      free (st->annotations[i].key);
+      free (st->annotations[i].value);
+    }
+  free (st->annotations);
+  if (st->dirfd >= 0)
+    close (st->dirfd);
+  memset (st, 0, sizeof *st);
+  st->dirfd = -1;
+}
+
+/* Waits for a process that is not our child to go away: a pidfd becomes
+ * readable when it exits — no polling loop. */
+static void
+wait_gone (pid_t pid, uint64_t start_time)
+{
+  int fd = (int) syscall (SYS_pidfd_open, pid, 0);
+  struct pollfd p;
+  if (fd < 0)
+    return;
+  /* The pid may have been reused between our check and pidfd_open. */
+  if (!rt_proc_alive (pid, start_time))
+    {
+      close (fd);
+      return;
+    }
+  p.fd = fd;
+  p.events = POLLIN;
+  while (poll (&p, 1, -1) < 0 && errno == EINTR)
+    ;
+  close (fd);
+}
+
+int
+oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
+                       struct rt_err **err)
+{
+  struct rt_cgroup *cg = NULL;
+  struct rt_config *cfg = NULL;
+  struct rt_err *e2 = NULL;
+
+  if (st->cgroup_path && rt_cgroup_open (st->cgroup_path, &cg, &e2) < 0)
+    rt_err_free (&e2);
+  if (rt_proc_alive (st->pid, st->start_time))
+    {
+      int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+      if (pfd >= 0 && rt_proc_alive (st->pid, st->start_time))
+        syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+      if (pfd >= 0)
+        close (pfd);
+    }
+  /* Without a pid namespace, other processes outlive init: the cgroup
+   * names them all.  A frozen cgroup must be thawed for SIGKILL to land. */
+  if (cg)
+    {
+      if (rt_cgroup_is_frozen (cg, &e2) == 1)
+        rt_cgroup_freeze (cg, false, &e2);
+      rt_err_free (&e2);
+      rt_cgroup_kill (cg, SIGKILL, &e2);
+      rt_err_free (&e2);
+    }
+  wait_gone (st->pid, st->start_time);
+  if (cg)
+    {
+      if (rt_cgroup_destroy (cg, err) < 0)
+        {
+          rt_cgroup_free (cg);
+          return -1;
+        }
+      rt_cgroup_free (cg);
+    }
+  if (oci_state_config (st, &cfg, &e2) == 0)
+    {
+      _cleanup_free_ char *j = NULL;
+      set_status (st, "stopped");
+      j = oci_state_json (st, false);
+      /* poststop failures are warnings (runtime-spec): log, go on. */
+      if (rt_hooks_run (&cfg->hooks[RT_HOOK_POSTSTOP], "poststop", j, &e2) < 0)
+        {
+          oci_log_error (g, e2->msg);
+          rt_err_free (&e2);
+        }
+      rt_config_free (cfg);
+    }
+  rt_err_free (&e2);
+  return oci_state_remove (g, st, err);
+}

@@ -1,0 +1,73 @@
+/* Per-container state: <root>/<id>/ holds state.json, config.json (the
+ * config as created, for later hooks), exec.fifo until `start`.  Every
+ * operation holds flock() on the container directory; every write of
+ * state.json is atomic (temp + rename). */
+#ifndef SANDLOCK_OCI_STATE_H
+#define SANDLOCK_OCI_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "command.h"
+#include "runtime/config.h"
+
+struct oci_state
+{
+  char *oci_version;
+  char *id;
+  char *status;                 /* creating|created|running|paused|stopped */
+  pid_t pid;
+  uint64_t start_time;          /* /proc/PID/stat starttime */
+  char *bundle;
+  char *rootfs;
+  char *created;                /* RFC 3339 */
+  char *owner;
+  char *cgroup_path;            /* NULL: no cgroup */
+  bool systemd_cgroup;
+  struct rt_kv *annotations;
+  size_t annotations_len;
+  int dirfd;                    /* locked container directory, or -1 */
+};
+
+/* Container ids: letters, digits, '_', '+', '-', '.'; 1..1024 chars; not
+ * "." or "..".  (runc's rule.) */
+bool oci_id_valid (const char *id);
+
+/* Creates <root>/<id> (refusing an existing id) and locks it. */
+int oci_state_create (const struct oci_globals *g, const char *id,
+                      struct oci_state *st, struct rt_err **err);
+
+/* Opens and locks <root>/<id>, loads state.json and reconciles the status
+ * with the process.  "container ID does not exist" when it is not there. */
+int oci_state_load (const struct oci_globals *g, const char *id,
+                    struct oci_state *st, struct rt_err **err);
+
+/* Writes state.json atomically. */
+int oci_state_save (const struct oci_state *st, struct rt_err **err);
+
+/* Re-derives status from the process (start time check, fifo, freezer). */
+void oci_state_refresh (struct oci_state *st);
+
+/* The runtime-spec state JSON (pretty when |pretty|), malloc'd. */
+char *oci_state_json (const struct oci_state *st, bool pretty);
+
+/* Loads the config saved at create time. */
+int oci_state_config (const struct oci_state *st, struct rt_config **out,
+                      struct rt_err **err);
+
+/* Removes <root>/<id> entirely. */
+int oci_state_remove (const struct oci_globals *g, struct oci_state *st,
+                      struct rt_err **err);
+
+void oci_state_free (struct oci_state *st);
+
+/* Kills, waits for and cleans up a container: cgroup, poststop hooks, state
+ * directory.  Used by delete and by run when the container exits. */
+int oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
+                           struct rt_err **err);
+
+/* RFC 3339 timestamp with nanoseconds, malloc'd. */
+char *oci_now_rfc3339 (void);
+
+#endif

@@ -1,0 +1,32 @@
+/* Capabilities and the user switch (style guide §6.7).  Interface fixed by
+ * the lead because runtime/container.c calls it; the implementation lives in
+ * runtime/caps.c.
+ *
+ * Prepared in the parent: capability names validated with libcap
+ * (cap_from_name); an unknown name fails naming the JSON path, e.g.
+ * `process.capabilities.bounding[3]: unknown capability "CAP_FOO"`.
+ * Applied in the child, in one fixed order: drop the bounding set ->
+ * PR_SET_KEEPCAPS -> setgroups/setresgid -> setresuid -> capset (v3) ->
+ * ambient -> securebits where needed -> PR_SET_NO_NEW_PRIVS. */
+#ifndef SANDLOCK_RUNTIME_CAPS_H
+#define SANDLOCK_RUNTIME_CAPS_H
+
+#include <stdbool.h>
+
+#include "common/err.h"
+#include "config.h"
+
+struct rt_caps_plan;            /* opaque */
+
+/* |pr| is borrowed; process.capabilities NULL means every set is empty. */
+int rt_caps_prepare (const struct rt_process *pr, struct rt_caps_plan **out,
+                     struct rt_err **err);
+
+/* Child side, raw syscalls only: groups, gid, uid, capabilities, NNP. */
+int rt_caps_child_apply (const struct rt_caps_plan *cp, const struct rt_user *u,
+                         bool no_new_privs, struct rt_err **err);
+
+/* Accepts NULL. */
+void rt_caps_free (struct rt_caps_plan *cp);
+
+#endif

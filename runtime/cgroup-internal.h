@@ -1,0 +1,118 @@
+/* Internals shared by runtime/cgroup.c (layout, paths, lifecycle),
+ * runtime/cgroup-v1.c and runtime/cgroup-v2.c.  Every operation takes a
+ * struct cg_host that names the mount points, so unit tests can point the
+ * same code at a fake tree in a temp dir.  Not a public API. */
+#ifndef SANDLOCK_RUNTIME_CGROUP_INTERNAL_H
+#define SANDLOCK_RUNTIME_CGROUP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+
+enum cg_layout
+{
+  CG_NONE,
+  CG_V1,
+  CG_V2,
+  CG_HYBRID
+};
+
+/* One v1 hierarchy: where it is mounted and what it carries. */
+struct cg_v1h
+{
+  char *dir;                    /* "/sys/fs/cgroup/cpu,cpuacct" */
+  char *ctrls;                  /* ",cpu,cpuacct," or ",name=systemd," */
+};
+
+struct cg_host
+{
+  enum cg_layout layout;
+  char *v2_mount;               /* cgroup2 mount point, NULL when none */
+  struct cg_v1h *v1;
+  size_t v1_len;
+};
+
+struct rt_cgroup
+{
+  struct cg_host host;
+  char *path;                   /* "/a/b": relative to every hierarchy root */
+  /* Per hierarchy: the cgroup directory exists (and is ours to use). */
+  bool *v1_on;
+  bool v2_on;
+  /* Directories create made, in creation order (undo on failure). */
+  char **made;
+  size_t made_len;
+};
+
+/* Layout detection from mountinfo text (first mount of each hierarchy). */
+int cg_host_parse (const char *mountinfo, struct cg_host *h,
+                   struct rt_err **err);
+/* The host's layout, parsed once from /proc/self/mountinfo (cached). */
+int cg_host_get (const struct cg_host **h, struct rt_err **err);
+void cg_host_copy (struct cg_host *dst, const struct cg_host *src);
+void cg_host_clear (struct cg_host *h);
+const char *cg_layout_name (enum cg_layout l);
+
+/* Path rules (docs/cgroups.md). */
+int cg_validate_path (const char *p, struct rt_err **err);
+int cg_systemd_path (const char *spec, char **out, struct rt_err **err);
+/* |self_cgroup| is the text of /proc/self/cgroup. */
+int cg_resolve_path (const struct rt_cgroup_opts *o, enum cg_layout layout,
+                     const char *self_cgroup, char **out, struct rt_err **err);
+uint64_t cg_shares_to_weight (uint64_t shares);
+uint64_t cg_blkio_to_io_weight (uint64_t weight);
+
+/* create/open on an explicit host (the public ones use cg_host_get). */
+int cg_create_on (const struct cg_host *h, const char *path,
+                  const struct rt_resources *r, pid_t pid,
+                  struct rt_cgroup **out, struct rt_err **err);
+int cg_open_on (const struct cg_host *h, const char *path,
+                struct rt_cgroup **out, struct rt_err **err);
+
+/* File helpers: |dir|/|file|. */
+int cg_write (const char *dir, const char *file, const char *val,
+              struct rt_err **err);
+int cg_writef (const char *dir, const char *file, struct rt_err **err,
+               const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+/* Reads a file; returns -ENOENT (without setting *err) when it is absent. */
+int cg_read (const char *dir, const char *file, char **out,
+             struct rt_err **err);
+bool cg_exists (const char *dir, const char *file);
+/* Value of "key N" in a flat-keyed file (cpu.stat, memory.events). */
+bool cg_keyed (const char *text, const char *key, uint64_t *out);
+/* A number or "max" (UINT64_MAX). */
+uint64_t cg_num (const char *text);
+/* Records |dir| as created by us (undo list). */
+void cg_made (struct rt_cgroup *cg, const char *dir);
+
+/* v1 (runtime/cgroup-v1.c) */
+int cg_v1_index (const struct cg_host *h, const char *ctrl);
+char *cg_v1_dir (const struct rt_cgroup *cg, const char *ctrl);
+int cg_v1_check (const struct cg_host *h, const struct rt_resources *r,
+                 struct rt_err **err);
+int cg_v1_mkdirs (struct rt_cgroup *cg, struct rt_err **err);
+int cg_v1_apply (struct rt_cgroup *cg, const struct rt_resources *r,
+                 bool update, struct rt_err **err);
+int cg_v1_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err);
+int cg_v1_is_frozen (struct rt_cgroup *cg, struct rt_err **err);
+int cg_v1_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
+                 struct rt_err **err);
+
+/* v2 (runtime/cgroup-v2.c); also the hybrid "unified" tree. */
+char *cg_v2_dir (const struct rt_cgroup *cg);
+int cg_v2_check (const struct cg_host *h, const struct rt_resources *r,
+                 struct rt_err **err);
+int cg_v2_mkdirs (struct rt_cgroup *cg, const struct rt_resources *r,
+                  struct rt_err **err);
+int cg_v2_apply (struct rt_cgroup *cg, const struct rt_resources *r,
+                 struct rt_err **err);
+int cg_v2_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err);
+int cg_v2_is_frozen (struct rt_cgroup *cg, struct rt_err **err);
+int cg_v2_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
+                 struct rt_err **err);
+/* 1 when cgroup.kill did the job, 0 when unavailable, < 0 on error. */
+int cg_v2_kill (struct rt_cgroup *cg, struct rt_err **err);
+
+#endif

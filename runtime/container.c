@@ -1,0 +1,907 @@
+/* Creating the container process (docs/architecture.md "Process model").
+ *
+ * Parent (the `create` process)            Child (the container init)
+ * validate config -> plan                   .
+ * clone(namespaces)  ---------------------> waits for GO
+ * uid/gid maps, oom_score_adj, cgroup       .
+ * GO + cgroup path + state JSON ---------->  setns, mounts, devices
+ *                     <--------- HOOKS       (only if prestart/createRuntime)
+ * prestart, createRuntime hooks              .
+ * HOOKS_DONE ----------------------------->  createContainer hooks, pivot_root,
+ *                                            masked/ro paths, sysctl, hostname,
+ *                                            rlimits, tty, Landlock, user, caps
+ *                     <--------- READY       parks: read(exec fifo)
+ * writes pid file, exits                     `start` writes the fifo ->
+ *                                            startContainer hooks, seccomp, execve
+ *
+ * Any child failure is sent as {kind, errno, text} and the child exits; the
+ * parent kills and reaps it and removes the cgroup, so a failed create
+ * leaves nothing behind.  Nothing here sleeps or polls. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "cgroup.h"
+#include "common/util.h"
+#include "confine.h"
+#include "internal.h"
+
+enum sync_kind
+{
+  SYNC_GO = 1,
+  SYNC_HOOKS,
+  SYNC_HOOKS_DONE,
+  SYNC_READY,
+  SYNC_ERROR,
+};
+
+struct sync_msg
+{
+  int kind;
+  int errno_;
+  char msg[1024];
+};
+
+#define SYNC_MAX_PAYLOAD (1u << 20)
+
+static int
+sync_send (int fd, int kind, int errno_, const char *msg)
+{
+  struct sync_msg m = { .kind = kind, .errno_ = errno_ };
+  if (msg)
+    snprintf (m.msg, sizeof m.msg, "%s", msg);
+  return send (fd, &m, sizeof m, MSG_NOSIGNAL) == (ssize_t) sizeof m ? 0 : -1;
+}
+
+static int
+sync_recv (int fd, struct sync_msg *m)
+{
+  ssize_t r;
+  do
+    r = recv (fd, m, sizeof *m, 0);
+  while (r < 0 && errno == EINTR);
+  if (r == 0)
+    return 0;
+  if (r != (ssize_t) sizeof *m)
+    return -1;
+  m->msg[sizeof m->msg - 1] = '\0';
+  return 1;
+}
+
+/* A variable-length string as one SOCK_SEQPACKET message ("" for NULL). */
+static int
+sync_send_str (int fd, const char *s)
+{
+  return send (fd, s ? s : "", s ? strlen (s) + 1 : 1, MSG_NOSIGNAL) < 0 ? -1
+                                                                         : 0;
+}
+
+static char *
+sync_recv_str (int fd)
+{
+  char *buf = xmalloc (SYNC_MAX_PAYLOAD);
+  ssize_t r;
+  do
+    r = recv (fd, buf, SYNC_MAX_PAYLOAD - 1, 0);
+  while (r < 0 && errno == EINTR);
+  if (r <= 0)
+    {
+      free (buf);
+      return NULL;
+    }
+  buf[r] = '\0';
+  return buf;
+}
+
+/* ---- validation: config -> plan ------------------------------------- */
+
+static const struct
+{
+  const char *name;
+  int flag;
+} ns_types[] = {
+  { "pid", CLONE_NEWPID },      { "network", CLONE_NEWNET },
+  { "net", CLONE_NEWNET },      { "mount", CLONE_NEWNS },
+  { "ipc", CLONE_NEWIPC },      { "uts", CLONE_NEWUTS },
+  { "user", CLONE_NEWUSER },    { "cgroup", CLONE_NEWCGROUP },
+  { "time", CLONE_NEWTIME },
+};
+
+static int
+plan_namespaces (struct rt_plan *p, struct rt_err **err)
+{
+  const struct rt_config *c = p->c;
+  int seen = 0, user_fd = -1;
+
+  for (size_t i = 0; i < ARRAY_SIZE (p->ns_fds); i++)
+    p->ns_fds[i] = -1;
+  for (size_t i = 0; i < c->namespaces_len; i++)
+    {
+      const struct rt_namespace *n = &c->namespaces[i];
+      int flag = 0;
+      for (size_t j = 0; j < ARRAY_SIZE (ns_types); j++)
+        if (n->type && strcmp (n->type, ns_types[j].name) == 0)
+          flag = ns_types[j].flag;
+      if (flag == 0)
+        return rt_err_set (err, 0, "linux.namespaces[%zu].type: unknown "
+                           "namespace \"%s\"", i, n->type ? n->type : "");
+      if (seen & flag)
+        return rt_err_set (err, 0, "linux.namespaces[%zu]: duplicate \"%s\" "
+                           "namespace", i, n->type);
+      seen |= flag;
+      if (n->path && *n->path)
+        {
+          int fd = open (n->path, O_RDONLY | O_CLOEXEC);
+          if (fd < 0)
+            return rt_err_set (err, errno, "linux.namespaces[%zu].path `%s`",
+                               i, n->path);
+          if (flag == CLONE_NEWPID || flag == CLONE_NEWTIME)
+            {
+              /* Affects only children of this process: the container. */
+              int r = setns (fd, flag);
+              close (fd);
+              if (r < 0)
+                return rt_err_set (err, errno, "linux.namespaces[%zu]: join "
+                                   "`%s`", i, n->path);
+              continue;
+            }
+          if (flag == CLONE_NEWUSER)
+            {
+              user_fd = fd;
+              continue;
+            }
+          p->ns_fds[p->ns_len] = fd;
+          p->ns_types[p->ns_len++] = flag;
+          continue;
+        }
+      switch (flag)
+        {
+        case CLONE_NEWUSER:
+          p->new_user = true;
+          break;
+        case CLONE_NEWNS:
+          p->new_mount = true;
+          break;
+        case CLONE_NEWPID:
+          p->new_pid = true;
+          break;
+        case CLONE_NEWNET:
+          p->new_net = true;
+          break;
+        case CLONE_NEWUTS:
+          p->new_uts = true;
+          break;
+        case CLONE_NEWIPC:
+          p->new_ipc = true;
+          break;
+        case CLONE_NEWCGROUP:
+          p->new_cgroup = true;
+          continue;             /* unshared after joining the cgroup */
+        case CLONE_NEWTIME:
+          p->new_time = true;
+          continue;             /* unshared by the child, offsets first */
+        default:
+          break;
+        }
+      p->clone_flags |= flag;
+    }
+  /* The user namespace is joined first: the others are owned by it. */
+  if (user_fd >= 0)
+    {
+      memmove (&p->ns_fds[1], &p->ns_fds[0], p->ns_len * sizeof (int));
+      memmove (&p->ns_types[1], &p->ns_types[0], p->ns_len * sizeof (int));
+      p->ns_fds[0] = user_fd;
+      p->ns_types[0] = CLONE_NEWUSER;
+      p->ns_len++;
+    }
+  if (!(seen & CLONE_NEWNS))
+    return rt_err_set (err, 0, "linux.namespaces: a \"mount\" namespace is "
+                       "required (mounts would otherwise change the host)");
+  if (p->new_user && (c->uid_mappings_len == 0 || c->gid_mappings_len == 0))
+    return rt_err_set (err, 0, "linux.uidMappings/gidMappings: required with "
+                       "a new user namespace");
+  if (c->hostname && *c->hostname && !p->new_uts)
+    return rt_err_set (err, 0, "hostname: needs a new \"uts\" namespace");
+  if (c->domainname && *c->domainname && !p->new_uts)
+    return rt_err_set (err, 0, "domainname: needs a new \"uts\" namespace");
+  return 0;
+}
+
+static const struct
+{
+  const char *name;
+  int res;
+} rlimit_names[] = {
+  { "RLIMIT_AS", RLIMIT_AS },           { "RLIMIT_CORE", RLIMIT_CORE },
+  { "RLIMIT_CPU", RLIMIT_CPU },         { "RLIMIT_DATA", RLIMIT_DATA },
+  { "RLIMIT_FSIZE", RLIMIT_FSIZE },     { "RLIMIT_LOCKS", RLIMIT_LOCKS },
+  { "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
+  { "RLIMIT_NICE", RLIMIT_NICE },       { "RLIMIT_NOFILE", RLIMIT_NOFILE },
+  { "RLIMIT_NPROC", RLIMIT_NPROC },     { "RLIMIT_RSS", RLIMIT_RSS },
+  { "RLIMIT_RTPRIO", RLIMIT_RTPRIO },   { "RLIMIT_RTTIME", RLIMIT_RTTIME },
+  { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
+  { "RLIMIT_STACK", RLIMIT_STACK },
+};
+
+static int
+plan_rlimits (struct rt_plan *p, struct rt_err **err)
+{
+  const struct rt_process *pr = p->c->process;
+  p->rlimits = xcalloc (pr->rlimits_len, sizeof *p->rlimits);
+  for (size_t i = 0; i < pr->rlimits_len; i++)
+    {
+      const struct rt_rlimit *r = &pr->rlimits[i];
+      int res = -1;
+      for (size_t j = 0; j < ARRAY_SIZE (rlimit_names); j++)
+        if (strcmp (r->type, rlimit_names[j].name) == 0)
+          res = rlimit_names[j].res;
+      if (res < 0)
+        return rt_err_set (err, 0, "process.rlimits[%zu].type: unknown "
+                           "\"%s\"", i, r->type);
+      if (r->soft > r->hard)
+        return rt_err_set (err, 0, "process.rlimits[%zu]: soft %llu is above "
+                           "hard %llu for %s", i,
+                           (unsigned long long) r->soft,
+                           (unsigned long long) r->hard, r->type);
+      p->rlimits[i] = (struct rt_rlimit_plan){ res, r->soft, r->hard, r->type };
+    }
+  p->rlimits_len = pr->rlimits_len;
+  return 0;
+}
+
+static int
+plan_new (const struct rt_create_opts *o, struct rt_plan *p,
+          struct rt_err **err)
+{
+  const struct rt_config *c = o->config;
+  memset (p, 0, sizeof *p);
+  p->c = c;
+  p->o = o;
+  p->console_fd = -1;
+  p->fifo_fd = -1;
+  if (c->process == NULL || c->process->args_len == 0)
+    return rt_err_set (err, 0, "process.args: required and not empty");
+  if (c->process->cwd == NULL || c->process->cwd[0] != '/')
+    return rt_err_set (err, 0, "process.cwd: must be an absolute path");
+  if (c->process->terminal && o->console_socket == NULL && o->detach)
+    return rt_err_set (err, 0, "process.terminal is true: --console-socket "
+                       "is required");
+  if (plan_namespaces (p, err) < 0 || plan_rlimits (p, err) < 0
+      || rt_plan_mounts (p, err) < 0)
+    return -1;
+  {
+    struct rt_caps_plan *cp = NULL;
+    if (rt_caps_prepare (c->process, &cp, err) < 0)
+      return -1;
+    p->caps = cp;
+  }
+  {
+    struct rt_confine *cf = NULL;
+    if (rt_confine_prepare (c, &cf, err) < 0)
+      return -1;
+    p->confine = cf;
+  }
+  return 0;
+}
+
+/* ---- child ------------------------------------------------------------ */
+
+static void __attribute__ ((noreturn))
+child_fail (int sock, struct rt_err **err)
+{
+  sync_send (sock, SYNC_ERROR, (*err)->errno_, (*err)->msg);
+  _exit (1);
+}
+
+static int
+write_proc (const char *path, const char *val, struct rt_err **err)
+{
+  return rt_write_file_at (AT_FDCWD, path, val, strlen (val), err);
+}
+
+static int
+child_time_ns (struct rt_plan *p, struct rt_err **err)
+{
+  const struct rt_config *c = p->c;
+  char buf[128];
+  int fd;
+  if (unshare (CLONE_NEWTIME) < 0)
+    return rt_err_set (err, errno, "unshare time namespace");
+  snprintf (buf, sizeof buf, "monotonic %lld %u\nboottime %lld %u\n",
+            (long long) c->time_offsets[0].offset_secs,
+            c->time_offsets[0].offset_nanosecs,
+            (long long) c->time_offsets[1].offset_secs,
+            c->time_offsets[1].offset_nanosecs);
+  if (write_proc ("/proc/self/timens_offsets", buf, err) < 0)
+    return rt_err_wrap (err, "linux.timeOffsets");
+  fd = open ("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || setns (fd, CLONE_NEWTIME) < 0)
+    {
+      int e = errno;
+      if (fd >= 0)
+        close (fd);
+      return rt_err_set (err, e, "enter time namespace");
+    }
+  close (fd);
+  return 0;
+}
+
+static int
+child_namespaces (struct rt_plan *p, struct rt_err **err)
+{
+  for (size_t i = 0; i < p->ns_len; i++)
+    if (setns (p->ns_fds[i], p->ns_types[i]) < 0)
+      return rt_err_set (err, errno, "join namespace (type %#x)",
+                         p->ns_types[i]);
+  if (p->new_user || (p->ns_len && p->ns_types[0] == CLONE_NEWUSER))
+    {
+      /* Become root of the new user namespace when root is mapped. */
+      if (setresgid (0, 0, 0) < 0 && errno != EINVAL)
+        return rt_err_set (err, errno, "setresgid(0) in user namespace");
+      if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
+        return rt_err_set (err, errno, "setresuid(0) in user namespace");
+    }
+  if (p->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
+    return rt_err_set (err, errno, "unshare cgroup namespace");
+  if (p->new_time && child_time_ns (p, err) < 0)
+    return -1;
+  return 0;
+}
+
+static int
+child_sysctl_hostname (struct rt_plan *p, struct rt_err **err)
+{
+  const struct rt_config *c = p->c;
+  for (size_t i = 0; i < c->sysctl_len; i++)
+    {
+      _cleanup_free_ char *path = xasprintf ("/proc/sys/%s", c->sysctl[i].key);
+      for (char *s = path + 10; *s; s++)
+        if (*s == '.')
+          *s = '/';
+      if (strstr (c->sysctl[i].key, "..") || strchr (c->sysctl[i].key, '/'))
+        return rt_err_set (err, 0, "linux.sysctl: invalid key \"%s\"",
+                           c->sysctl[i].key);
+      if (write_proc (path, c->sysctl[i].value, err) < 0)
+        return rt_err_wrap (err, "linux.sysctl \"%s\"", c->sysctl[i].key);
+    }
+  if (c->hostname && *c->hostname
+      && sethostname (c->hostname, strlen (c->hostname)) < 0)
+    return rt_err_set (err, errno, "hostname: set \"%s\"", c->hostname);
+  if (c->domainname && *c->domainname
+      && setdomainname (c->domainname, strlen (c->domainname)) < 0)
+    return rt_err_set (err, errno, "domainname: set \"%s\"", c->domainname);
+  return 0;
+}
+
+static int
+child_rlimits (struct rt_plan *p, struct rt_err **err)
+{
+  for (size_t i = 0; i < p->rlimits_len; i++)
+    {
+      const struct rt_rlimit_plan *r = &p->rlimits[i];
+      struct rlimit rl = { .rlim_cur = r->soft, .rlim_max = r->hard };
+      if (setrlimit (r->resource, &rl) < 0)
+        return rt_err_set (err, errno, "process.rlimits: set %s to %llu:%llu",
+                           r->name, (unsigned long long) r->soft,
+                           (unsigned long long) r->hard);
+    }
+  return 0;
+}
+
+static int
+send_fd (int sock, int fd, const char *name)
+{
+  char cbuf[CMSG_SPACE (sizeof (int))] = { 0 };
+  struct iovec iov = { .iov_base = (void *) name, .iov_len = strlen (name) };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                       .msg_controllen = sizeof cbuf };
+  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (cm), &fd, sizeof (int));
+  return sendmsg (sock, &mh, MSG_NOSIGNAL) < 0 ? -1 : 0;
+}
+
+/* A pty in the container's devpts: the master goes to the console socket,
+ * the slave becomes stdio and the controlling terminal. */
+static int
+child_terminal (struct rt_plan *p, struct rt_err **err)
+{
+  const struct rt_process *pr = p->c->process;
+  _cleanup_fd_ int master = -1, slave = -1;
+  int unlock = 0;
+
+  master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0)
+    return rt_err_set (err, errno, "process.terminal: open /dev/ptmx");
+  if (ioctl (master, TIOCSPTLCK, &unlock) < 0)
+    return rt_err_set (err, errno, "process.terminal: unlock pty");
+  slave = ioctl (master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+  if (slave < 0)
+    return rt_err_set (err, errno, "process.terminal: open pty peer");
+  if (pr->console_size_present)
+    {
+      struct winsize ws = { .ws_row = (unsigned short) pr->console_height,
+                            .ws_col = (unsigned short) pr->console_width };
+      if (ioctl (slave, TIOCSWINSZ, &ws) < 0)
+        return rt_err_set (err, errno, "process.consoleSize");
+    }
+  if (fchown (slave, pr->user.uid, pr->user.gid) < 0 && errno != EINVAL)
+    return rt_err_set (err, errno, "process.terminal: chown pty");
+  if (p->console_fd >= 0)
+    {
+      if (send_fd (p->console_fd, master, "/dev/ptmx") < 0)
+        return rt_err_set (err, errno, "--console-socket: send pty master");
+      close (p->console_fd);
+      p->console_fd = -1;
+    }
+  if (dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0)
+    return rt_err_set (err, errno, "process.terminal: stdio");
+  if (ioctl (0, TIOCSCTTY, 0) < 0)
+    return rt_err_set (err, errno, "process.terminal: controlling terminal");
+  return 0;
+}
+
+static const char *
+env_get (char *const *env, size_t n, const char *key)
+{
+  size_t kl = strlen (key);
+  for (size_t i = 0; i < n; i++)
+    if (strncmp (env[i], key, kl) == 0 && env[i][kl] == '=')
+      return env[i] + kl + 1;
+  return NULL;
+}
+
+/* Looks up args[0] the way execvp would, but inside the container and
+ * before `start`, so a missing binary fails `create` with the message
+ * podman maps to exit 127 (and a non-executable one to 126). */
+static int
+child_resolve_exec (struct rt_plan *p, struct rt_err **err)
+{
+  const struct rt_process *pr = p->c->process;
+  const char *a0 = pr->args[0];
+  const char *path;
+  struct stat st;
+
+  if (strchr (a0, '/'))
+    {
+      if (stat (a0, &st) < 0)
+        return rt_err_set (err, 0, "exec: \"%s\": %s", a0, strerror (errno));
+      if (!S_ISREG (st.st_mode) || access (a0, X_OK) < 0)
+        return rt_err_set (err, 0, "exec: \"%s\": permission denied", a0);
+      p->exec_path = xstrdup (a0);
+      return 0;
+    }
+  path = env_get (pr->env, pr->env_len, "PATH");
+  if (path == NULL)
+    path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  {
+    _cleanup_free_ char *dup = xstrdup (path);
+    char *save = NULL;
+    bool denied = false;
+    for (char *d = strtok_r (dup, ":", &save); d; d = strtok_r (NULL, ":", &save))
+      {
+        _cleanup_free_ char *cand = xasprintf ("%s/%s", *d ? d : ".", a0);
+        if (stat (cand, &st) < 0 || S_ISDIR (st.st_mode))
+          continue;
+        if (access (cand, X_OK) < 0)
+          {
+            denied = true;
+            continue;
+          }
+        p->exec_path = rt_steal_ptr (&cand);
+        return 0;
+      }
+    if (denied)
+      return rt_err_set (err, 0, "exec: \"%s\": permission denied", a0);
+  }
+  return rt_err_set (err, 0, "exec: \"%s\": executable file not found in "
+                     "$PATH", a0);
+}
+
+static int
+child_sched (struct rt_plan *p, struct rt_err **err)
+{
+  const struct rt_process *pr = p->c->process;
+  if (pr->io_priority)
+    {
+      int cls = 0;
+      if (strcmp (pr->io_priority->class_, "IOPRIO_CLASS_RT") == 0)
+        cls = 1;
+      else if (strcmp (pr->io_priority->class_, "IOPRIO_CLASS_BE") == 0)
+        cls = 2;
+      else if (strcmp (pr->io_priority->class_, "IOPRIO_CLASS_IDLE") == 0)
+        cls = 3;
+      else
+        return rt_err_set (err, 0, "process.ioPriority.class: unknown \"%s\"",
+                           pr->io_priority->class_);
+      if (syscall (SYS_ioprio_set, 1, 0,
+                   (cls << 13) | (pr->io_priority->priority & 0xff)) < 0)
+        return rt_err_set (err, errno, "process.ioPriority: set");
+    }
+  if (pr->scheduler)
+    {
+      static const struct { const char *n; int v; } pol[] = {
+        { "SCHED_OTHER", SCHED_OTHER }, { "SCHED_FIFO", SCHED_FIFO },
+        { "SCHED_RR", SCHED_RR },       { "SCHED_BATCH", SCHED_BATCH },
+        { "SCHED_IDLE", SCHED_IDLE },   { "SCHED_DEADLINE", 6 },
+      };
+      struct
+      {
+        uint32_t size, policy;
+        uint64_t flags;
+        int32_t nice;
+        uint32_t priority;
+        uint64_t runtime, deadline, period;
+      } a = { .size = 48, .policy = 99 };
+      for (size_t i = 0; i < ARRAY_SIZE (pol); i++)
+        if (strcmp (pr->scheduler->policy, pol[i].n) == 0)
+          a.policy = (uint32_t) pol[i].v;
+      if (a.policy == 99)
+        return rt_err_set (err, 0, "process.scheduler.policy: unknown \"%s\"",
+                           pr->scheduler->policy);
+      a.nice = pr->scheduler->nice;
+      a.priority = (uint32_t) pr->scheduler->priority;
+      a.runtime = pr->scheduler->runtime;
+      a.deadline = pr->scheduler->deadline;
+      a.period = pr->scheduler->period;
+      if (syscall (SYS_sched_setattr, 0, &a, 0) < 0)
+        return rt_err_set (err, errno, "process.scheduler: set %s",
+                           pr->scheduler->policy);
+    }
+  return 0;
+}
+
+static int
+child_setup (struct rt_plan *p, int sock, struct rt_err **err)
+{
+  const struct rt_config *c = p->c;
+  const struct rt_process *pr = c->process;
+  struct sync_msg m;
+
+  if (child_namespaces (p, err) < 0)
+    return -1;
+  if (setsid () < 0)
+    return rt_err_set (err, errno, "setsid");
+  if (rt_child_rootfs (p, err) < 0)
+    return -1;
+  if (c->hooks[RT_HOOK_PRESTART].len || c->hooks[RT_HOOK_CREATE_RUNTIME].len)
+    {
+      if (sync_send (sock, SYNC_HOOKS, 0, NULL) < 0)
+        return rt_err_set (err, errno, "sync with runtime");
+      if (sync_recv (sock, &m) <= 0 || m.kind != SYNC_HOOKS_DONE)
+        _exit (1);              /* the parent reports its own hook error */
+    }
+  if (rt_hooks_run (&c->hooks[RT_HOOK_CREATE_CONTAINER], "createContainer",
+                    p->state_json, err) < 0)
+    return -1;
+  if (rt_child_pivot (p, err) < 0 || rt_child_finish_rootfs (p, err) < 0)
+    return -1;
+  if (child_sysctl_hostname (p, err) < 0)
+    return -1;
+  if (!p->o->no_new_keyring
+      && syscall (SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */,
+                  p->o->id) < 0
+      && errno != ENOSYS && errno != EPERM && errno != EACCES)
+    return rt_err_set (err, errno, "join a new session keyring");
+  if (child_rlimits (p, err) < 0 || child_sched (p, err) < 0)
+    return -1;
+  if (pr->terminal && child_terminal (p, err) < 0)
+    return -1;
+  if (chdir (pr->cwd) < 0)
+    return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
+  if (child_resolve_exec (p, err) < 0)
+    return -1;
+  /* Landlock while the process still holds its capabilities (it needs
+   * CAP_SYS_ADMIN or no_new_privs), then the user and capability switch. */
+  if (rt_confine_child_landlock (p->confine, err) < 0)
+    return -1;
+  if (rt_caps_child_apply (p->caps, &pr->user, pr->no_new_privileges, err) < 0)
+    return -1;
+  if (pr->user.umask_present)
+    umask (pr->user.umask & 0777);
+  else
+    umask (022);
+  return 0;
+}
+
+static void __attribute__ ((noreturn))
+child_main (struct rt_plan *p, int sock)
+{
+  struct rt_err *err = NULL;
+  struct sync_msg m;
+  const struct rt_process *pr = p->c->process;
+  char byte;
+  ssize_t r;
+  _cleanup_free_ char **argv = NULL, **envp = NULL;
+
+  sigset_t none;
+
+  /* `run` blocks signals to forward them; the container starts clean. */
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  /* If the runtime dies during setup, so does the half-made container. */
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+  if (sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
+    _exit (1);
+  p->cgroup_path = sync_recv_str (sock);
+  p->state_json = sync_recv_str (sock);
+  if (p->cgroup_path == NULL || p->state_json == NULL)
+    _exit (1);
+  if (*p->cgroup_path == '\0')
+    {
+      free (p->cgroup_path);
+      p->cgroup_path = NULL;
+    }
+  if (child_setup (p, sock, &err) < 0)
+    child_fail (sock, &err);
+
+  argv = xcalloc (pr->args_len + 1, sizeof *argv);
+  memcpy (argv, pr->args, pr->args_len * sizeof *argv);
+  envp = xcalloc (pr->env_len + 1, sizeof *envp);
+  memcpy (envp, pr->env, pr->env_len * sizeof *envp);
+  /* Only the preserved fds survive execve. */
+  syscall (SYS_close_range, 3 + p->o->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
+  prctl (PR_SET_PDEATHSIG, 0);
+  if (sync_send (sock, SYNC_READY, 0, NULL) < 0)
+    _exit (1);
+  close (sock);
+
+  /* Parked: `start` writes one byte.  EOF means the fifo went away. */
+  do
+    r = read (p->fifo_fd, &byte, 1);
+  while (r < 0 && errno == EINTR);
+  if (r != 1)
+    _exit (1);
+  close (p->fifo_fd);
+
+  if (rt_hooks_run (&p->c->hooks[RT_HOOK_START_CONTAINER], "startContainer",
+                    p->state_json, &err) < 0
+      || rt_confine_child_seccomp (p->confine, &err) < 0)
+    {
+      fprintf (stderr, "sandlock-oci: %s\n", err->msg);
+      _exit (127);
+    }
+  execve (p->exec_path, argv, envp);
+  fprintf (stderr, "sandlock-oci: exec: \"%s\": %s\n", pr->args[0],
+           strerror (errno));
+  _exit (127);
+}
+
+/* ---- parent ----------------------------------------------------------- */
+
+static int
+write_idmap (pid_t pid, const char *file, const struct rt_idmap *m, size_t n,
+             struct rt_err **err)
+{
+  _cleanup_free_ char *path = xasprintf ("/proc/%d/%s", (int) pid, file);
+  _cleanup_free_ char *buf = xstrdup ("");
+  for (size_t i = 0; i < n; i++)
+    {
+      char *nb = xasprintf ("%s%u %u %u\n", buf, m[i].container_id,
+                            m[i].host_id, m[i].size);
+      free (buf);
+      buf = nb;
+    }
+  if (rt_write_file_at (AT_FDCWD, path, buf, strlen (buf), err) < 0)
+    return rt_err_wrap (err, "linux.%s", strcmp (file, "uid_map") == 0
+                        ? "uidMappings" : "gidMappings");
+  return 0;
+}
+
+static int
+connect_console (const char *path, struct rt_err **err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  int fd;
+  if (strlen (path) >= sizeof sa.sun_path)
+    return rt_err_set (err, 0, "--console-socket: path too long");
+  strcpy (sa.sun_path, path);
+  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return rt_err_set (err, errno, "--console-socket: socket");
+  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return rt_err_set (err, e, "--console-socket: connect `%s`", path);
+    }
+  return fd;
+}
+
+/* Moves |fd| above the preserved range so it cannot clobber a passed fd. */
+static int
+fd_above (int fd, int floor_)
+{
+  int n;
+  if (fd >= floor_)
+    return fd;
+  n = fcntl (fd, F_DUPFD_CLOEXEC, floor_);
+  close (fd);
+  return n;
+}
+
+static int
+parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
+              struct rt_err **err)
+{
+  const struct rt_create_opts *o = p->o;
+  const struct rt_config *c = p->c;
+  _cleanup_free_ char *state = NULL;
+  struct sync_msg m;
+  int r;
+
+  if (p->new_user)
+    {
+      if (write_idmap (pid, "uid_map", c->uid_mappings, c->uid_mappings_len,
+                       err) < 0
+          || write_idmap (pid, "gid_map", c->gid_mappings, c->gid_mappings_len,
+                          err) < 0)
+        return -1;
+    }
+  if (c->process->oom_score_adj_present)
+    {
+      char path[64], val[16];
+      snprintf (path, sizeof path, "/proc/%d/oom_score_adj", (int) pid);
+      snprintf (val, sizeof val, "%d", c->process->oom_score_adj);
+      if (rt_write_file_at (AT_FDCWD, path, val, strlen (val), err) < 0)
+        return rt_err_wrap (err, "process.oomScoreAdj");
+    }
+  {
+    struct rt_cgroup_opts co = { .cgroups_path = c->cgroups_path,
+                                 .id = o->id, .systemd = o->systemd_cgroup,
+                                 .resources = c->resources };
+    if (rt_cgroup_create (&co, pid, cg, err) < 0)
+      return -1;
+  }
+  state = o->state_json ? o->state_json (o->state_json_ud, pid, "creating")
+                        : xstrdup ("{}");
+  if (sync_send (sock, SYNC_GO, 0, NULL) < 0
+      || sync_send_str (sock, *cg ? rt_cgroup_path (*cg) : NULL) < 0
+      || sync_send_str (sock, state) < 0)
+    return rt_err_set (err, errno, "send setup to container process");
+  for (;;)
+    {
+      r = sync_recv (sock, &m);
+      if (r <= 0)
+        return rt_err_set (err, 0, "container process exited during setup");
+      switch (m.kind)
+        {
+        case SYNC_HOOKS:
+          if (rt_hooks_run (&c->hooks[RT_HOOK_PRESTART], "prestart", state,
+                            err) < 0
+              || rt_hooks_run (&c->hooks[RT_HOOK_CREATE_RUNTIME],
+                               "createRuntime", state, err) < 0)
+            return -1;
+          if (sync_send (sock, SYNC_HOOKS_DONE, 0, NULL) < 0)
+            return rt_err_set (err, errno, "sync with container process");
+          break;
+        case SYNC_READY:
+          return 0;
+        case SYNC_ERROR:
+          errno = 0;
+          return rt_err_set (err, 0, "%s", m.msg);
+        default:
+          return rt_err_set (err, 0, "container process: bad sync message %d",
+                             m.kind);
+        }
+    }
+}
+
+int
+rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
+                     struct rt_err **err)
+{
+  struct rt_plan p;
+  struct rt_cgroup *cg = NULL;
+  int sv[2] = { -1, -1 };
+  int floor_ = 3 + (o->preserve_fds > 0 ? o->preserve_fds : 0);
+  int ret = -1;
+  pid_t pid = -1;
+
+  if (plan_new (o, &p, err) < 0)
+    goto out;
+  if (o->console_socket && o->config->process->terminal)
+    {
+      p.console_fd = connect_console (o->console_socket, err);
+      if (p.console_fd < 0)
+        goto out;
+      p.console_fd = fd_above (p.console_fd, floor_);
+    }
+  p.fifo_fd = open (o->exec_fifo, O_RDWR | O_CLOEXEC);
+  if (p.fifo_fd < 0)
+    {
+      rt_err_set (err, errno, "open exec fifo `%s`", o->exec_fifo);
+      goto out;
+    }
+  p.fifo_fd = fd_above (p.fifo_fd, floor_);
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    {
+      rt_err_set (err, errno, "socketpair");
+      goto out;
+    }
+  sv[0] = fd_above (sv[0], floor_);
+  sv[1] = fd_above (sv[1], floor_);
+  /* clone() with fork semantics: the namespaces exist from the first
+   * instruction of the child, and it is pid 1 of a new pid namespace. */
+  pid = (pid_t) syscall (SYS_clone, (unsigned long) p.clone_flags | SIGCHLD,
+                         0, 0, 0, 0);
+  if (pid < 0)
+    {
+      rt_err_set (err, errno, "clone (namespaces %#x)", p.clone_flags);
+      goto out;
+    }
+  if (pid == 0)
+    {
+      close (sv[0]);
+      child_main (&p, sv[1]);
+    }
+  close (sv[1]);
+  sv[1] = -1;
+  if (parent_setup (&p, pid, sv[0], &cg, err) < 0)
+    goto out;
+  out->pid = pid;
+  out->start_time = rt_proc_start_time (pid);
+  out->cgroup_path = cg ? xstrdup (rt_cgroup_path (cg)) : NULL;
+  pid = -1;
+  ret = 0;
+out:
+  if (pid > 0)
+    {
+      kill (pid, SIGKILL);
+      waitpid (pid, NULL, 0);
+    }
+  if (cg)
+    {
+      if (ret < 0)
+        {
+          struct rt_err *e2 = NULL;
+          rt_cgroup_destroy (cg, &e2);
+          rt_err_free (&e2);
+        }
+      rt_cgroup_free (cg);
+    }
+  if (sv[0] >= 0)
+    close (sv[0]);
+  if (p.fifo_fd >= 0)
+    close (p.fifo_fd);
+  if (p.console_fd >= 0)
+    close (p.console_fd);
+  rt_confine_free (p.confine);
+  rt_caps_free (p.caps);
+  rt_plan_free (&p);
+  return ret;
+}
+
+int
+rt_container_start (const char *exec_fifo, struct rt_err **err)
+{
+  _cleanup_fd_ int fd = open (exec_fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    {
+      if (errno == ENXIO)
+        return rt_err_set (err, ENXIO, "container process is not waiting to "
+                           "start");
+      return rt_err_set (err, errno, "open exec fifo");
+    }
+  if (write (fd, "0", 1) != 1)
+    return rt_err_set (err, errno, "write exec fifo");
+  return 0;
+}

@@ -1,0 +1,73 @@
+/* Shared between the runtime folder only: the validated plan that the container
+ * process executes, and the child-side steps. */
+#ifndef SANDLOCK_RUNTIME_INTERNAL_H
+#define SANDLOCK_RUNTIME_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+#include "config.h"
+#include "runtime.h"
+
+/* One mount, its options decoded (parent side, so errors name the path). */
+struct rt_mount_plan
+{
+  const struct rt_mount *m;
+  unsigned long flags;          /* MS_* to set */
+  unsigned long propagation;    /* MS_SHARED|MS_SLAVE|... (| MS_REC) or 0 */
+  uint64_t attr_set, attr_clr;  /* MOUNT_ATTR_* for recursive r* options */
+  char *data;                   /* fs-specific options, comma-joined */
+  bool bind, rec, is_cgroup;
+};
+
+struct rt_rlimit_plan
+{
+  int resource;
+  uint64_t soft, hard;
+  const char *name;
+};
+
+/* Everything the container process needs, decided before clone(). */
+struct rt_plan
+{
+  const struct rt_config *c;
+  const struct rt_create_opts *o;
+  struct rt_mount_plan *mounts;
+  size_t mounts_len;
+  struct rt_rlimit_plan *rlimits;
+  size_t rlimits_len;
+  int clone_flags;              /* namespaces created by clone() */
+  bool new_user, new_mount, new_pid, new_net, new_uts, new_ipc, new_cgroup,
+      new_time;
+  int ns_fds[8];                /* setns targets opened in the parent */
+  int ns_types[8];
+  size_t ns_len;
+  unsigned long root_propagation;
+  bool dev_is_tmpfs;            /* a tmpfs on /dev: make the default nodes */
+  bool has_devpts;
+  void *confine;                /* struct rt_confine * */
+  void *caps;                   /* struct rt_caps_plan * */
+  /* Set in the child after GO: */
+  char *cgroup_path;
+  char *state_json;
+  int console_fd;               /* connected console socket or -1 */
+  int fifo_fd;
+  char *exec_path;              /* resolved process.args[0] */
+};
+
+int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
+void rt_plan_free (struct rt_plan *p);
+
+/* Child side (runtime/mount.c). */
+int rt_child_rootfs (struct rt_plan *p, struct rt_err **err);
+int rt_child_pivot (struct rt_plan *p, struct rt_err **err);
+int rt_child_finish_rootfs (struct rt_plan *p, struct rt_err **err);
+
+/* openat2(RESOLVE_IN_ROOT) of |path| under |rootfd|, creating missing
+ * directories (and the last component as a file when |file|). */
+int rt_open_in_root (int rootfd, const char *path, bool create, bool file,
+                     struct rt_err **err);
+
+#endif

@@ -1,0 +1,722 @@
+/* The container's filesystem view: mount options, every mount resolved
+ * inside the rootfs (openat2 RESOLVE_IN_ROOT, so a symlink in the image can
+ * never point a mount outside it), default devices, pivot_root, masked and
+ * read-only paths. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "common/util.h"
+#include "internal.h"
+
+static const struct
+{
+  const char *name;
+  bool clear;
+  unsigned long flag;
+  uint64_t attr;                /* recursive variant (mount_setattr) */
+} mount_opts[] = {
+  { "defaults", false, 0, 0 },
+  { "ro", false, MS_RDONLY, 0 },
+  { "rw", true, MS_RDONLY, 0 },
+  { "suid", true, MS_NOSUID, 0 },
+  { "nosuid", false, MS_NOSUID, 0 },
+  { "dev", true, MS_NODEV, 0 },
+  { "nodev", false, MS_NODEV, 0 },
+  { "exec", true, MS_NOEXEC, 0 },
+  { "noexec", false, MS_NOEXEC, 0 },
+  { "sync", false, MS_SYNCHRONOUS, 0 },
+  { "async", true, MS_SYNCHRONOUS, 0 },
+  { "dirsync", false, MS_DIRSYNC, 0 },
+  { "remount", false, MS_REMOUNT, 0 },
+  { "mand", false, MS_MANDLOCK, 0 },
+  { "nomand", true, MS_MANDLOCK, 0 },
+  { "atime", true, MS_NOATIME, 0 },
+  { "noatime", false, MS_NOATIME, 0 },
+  { "diratime", true, MS_NODIRATIME, 0 },
+  { "nodiratime", false, MS_NODIRATIME, 0 },
+  { "relatime", false, MS_RELATIME, 0 },
+  { "norelatime", true, MS_RELATIME, 0 },
+  { "strictatime", false, MS_STRICTATIME, 0 },
+  { "nostrictatime", true, MS_STRICTATIME, 0 },
+  { "silent", false, MS_SILENT, 0 },
+  { "loud", true, MS_SILENT, 0 },
+  { "nosymfollow", false, MS_NOSYMFOLLOW, 0 },
+  { "rro", false, 0, MOUNT_ATTR_RDONLY },
+  { "rnosuid", false, 0, MOUNT_ATTR_NOSUID },
+  { "rnodev", false, 0, MOUNT_ATTR_NODEV },
+  { "rnoexec", false, 0, MOUNT_ATTR_NOEXEC },
+  { "rnoatime", false, 0, MOUNT_ATTR_NOATIME },
+  { "rnodiratime", false, 0, MOUNT_ATTR_NODIRATIME },
+  { "rrelatime", false, 0, MOUNT_ATTR_RELATIME },
+  { "rstrictatime", false, 0, MOUNT_ATTR_STRICTATIME },
+  { "rnosymfollow", false, 0, MOUNT_ATTR_NOSYMFOLLOW },
+};
+
+static const struct
+{
+  const char *name;
+  unsigned long flag;
+} propagations[] = {
+  { "private", MS_PRIVATE },    { "rprivate", MS_PRIVATE | MS_REC },
+  { "shared", MS_SHARED },      { "rshared", MS_SHARED | MS_REC },
+  { "slave", MS_SLAVE },        { "rslave", MS_SLAVE | MS_REC },
+  { "unbindable", MS_UNBINDABLE },
+  { "runbindable", MS_UNBINDABLE | MS_REC },
+};
+
+static unsigned long
+propagation_of (const char *s)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (propagations); i++)
+    if (strcmp (s, propagations[i].name) == 0)
+      return propagations[i].flag;
+  return 0;
+}
+
+static void
+data_append (char **data, const char *opt)
+{
+  char *n = *data ? xasprintf ("%s,%s", *data, opt) : xstrdup (opt);
+  free (*data);
+  *data = n;
+}
+
+static int
+plan_one (const struct rt_mount *m, size_t i, struct rt_mount_plan *mp,
+          struct rt_err **err)
+{
+  mp->m = m;
+  if (m->destination == NULL || m->destination[0] != '/')
+    return rt_err_set (err, 0, "mounts[%zu].destination: must be an absolute "
+                       "path, got \"%s\"", i, m->destination ? m->destination : "");
+  for (size_t k = 0; k < m->options_len; k++)
+    {
+      const char *o = m->options[k];
+      unsigned long prop;
+      bool known = false;
+
+      if (strcmp (o, "bind") == 0 || strcmp (o, "rbind") == 0)
+        {
+          mp->bind = true;
+          mp->rec |= o[0] == 'r';
+          continue;
+        }
+      if ((prop = propagation_of (o)) != 0)
+        {
+          mp->propagation = prop;
+          continue;
+        }
+      for (size_t j = 0; j < ARRAY_SIZE (mount_opts); j++)
+        if (strcmp (o, mount_opts[j].name) == 0)
+          {
+            known = true;
+            if (mount_opts[j].attr)
+              mp->attr_set |= mount_opts[j].attr;
+            else if (mount_opts[j].clear)
+              mp->flags &= ~mount_opts[j].flag;
+            else
+              mp->flags |= mount_opts[j].flag;
+          }
+      /* tmpcopyup and idmap are crun/runc extensions this runtime does not
+       * implement: refuse rather than silently ignore them. */
+      if (!known && (strcmp (o, "tmpcopyup") == 0 || strcmp (o, "idmap") == 0
+                     || strcmp (o, "ridmap") == 0))
+        return rt_err_set (err, 0, "mounts[%zu].options[%zu]: \"%s\" is not "
+                           "supported", i, k, o);
+      if (!known)
+        data_append (&mp->data, o);
+    }
+  if (m->type && strcmp (m->type, "bind") == 0)
+    mp->bind = true;
+  if (!mp->bind && (m->type == NULL || m->type[0] == '\0'))
+    return rt_err_set (err, 0, "mounts[%zu].type: required for a non-bind "
+                       "mount of \"%s\"", i, m->destination);
+  if (mp->bind && (m->source == NULL || m->source[0] == '\0'))
+    return rt_err_set (err, 0, "mounts[%zu].source: required for a bind "
+                       "mount", i);
+  mp->is_cgroup = !mp->bind && m->type
+                  && (strcmp (m->type, "cgroup") == 0
+                      || strcmp (m->type, "cgroup2") == 0);
+  return 0;
+}
+
+int
+rt_plan_mounts (struct rt_plan *p, struct rt_err **err)
+{
+  const struct rt_config *c = p->c;
+  p->mounts = xcalloc (c->mounts_len, sizeof *p->mounts);
+  p->mounts_len = c->mounts_len;
+  for (size_t i = 0; i < c->mounts_len; i++)
+    {
+      const struct rt_mount *m = &c->mounts[i];
+      if (plan_one (m, i, &p->mounts[i], err) < 0)
+        return -1;
+      if (strcmp (m->destination, "/dev") == 0 && m->type
+          && strcmp (m->type, "tmpfs") == 0)
+        p->dev_is_tmpfs = true;
+      if (strcmp (m->destination, "/dev/pts") == 0)
+        p->has_devpts = true;
+    }
+  p->root_propagation = MS_SLAVE | MS_REC;
+  if (c->rootfs_propagation && *c->rootfs_propagation)
+    {
+      p->root_propagation = propagation_of (c->rootfs_propagation);
+      if (p->root_propagation == 0)
+        return rt_err_set (err, 0, "linux.rootfsPropagation: unknown value "
+                           "\"%s\"", c->rootfs_propagation);
+    }
+  return 0;
+}
+
+/* ---- child side ------------------------------------------------------ */
+
+static int
+openat2_ (int dfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+  struct open_how how = { .flags = flags, .resolve = resolve };
+  return (int) syscall (SYS_openat2, dfd, path, &how, sizeof how);
+}
+
+#define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
+
+int
+rt_open_in_root (int rootfd, const char *path, bool create, bool file,
+                 struct rt_err **err)
+{
+  _cleanup_free_ char *dup = NULL;
+  _cleanup_fd_ int cur = -1;
+  char *save = NULL, *comp, *next;
+  int fd = openat2_ (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
+
+  if (fd >= 0 || errno != ENOENT || !create)
+    {
+      if (fd < 0)
+        return rt_err_set (err, errno, "resolve `%s` in rootfs", path);
+      return fd;
+    }
+  /* Walk component by component: each step is resolved inside the root, so
+   * a symlink planted anywhere in the path still cannot leave it. */
+  dup = xstrdup (path);
+  cur = openat2_ (rootfd, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, IN_ROOT);
+  if (cur < 0)
+    return rt_err_set (err, errno, "open rootfs");
+  for (comp = strtok_r (dup, "/", &save); comp; comp = next)
+    {
+      int nfd;
+      next = strtok_r (NULL, "/", &save);
+      nfd = openat2_ (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
+      if (nfd < 0 && errno == ENOENT)
+        {
+          if (next == NULL && file)
+            {
+              int w = openat (cur, comp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC
+                              | O_NOFOLLOW, 0644);
+              if (w < 0 && errno != EEXIST)
+                return rt_err_set (err, errno, "create `%s` in rootfs", path);
+              if (w >= 0)
+                close (w);
+            }
+          else if (mkdirat (cur, comp, 0755) < 0 && errno != EEXIST)
+            return rt_err_set (err, errno, "mkdir `%s` in rootfs (at `%s`)",
+                               path, comp);
+          nfd = openat2_ (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
+        }
+      if (nfd < 0)
+        return rt_err_set (err, errno, "resolve `%s` in rootfs (at `%s`)",
+                           path, comp);
+      close (cur);
+      cur = nfd;
+    }
+  return rt_steal_fd (&cur);
+}
+
+static const char *
+fdpath (int fd, char buf[64])
+{
+  snprintf (buf, 64, "/proc/self/fd/%d", fd);
+  return buf;
+}
+
+/* Flags a bind remount must keep: in a user namespace the kernel refuses to
+ * drop nosuid/nodev/noexec/ro that the source mount has locked. */
+static unsigned long
+locked_flags (const char *path)
+{
+  struct statvfs s;
+  unsigned long f = 0;
+  if (statvfs (path, &s) < 0)
+    return 0;
+  if (s.f_flag & ST_NOSUID)
+    f |= MS_NOSUID;
+  if (s.f_flag & ST_NODEV)
+    f |= MS_NODEV;
+  if (s.f_flag & ST_NOEXEC)
+    f |= MS_NOEXEC;
+  return f;
+}
+
+static int
+mount_attrs (int fd, uint64_t set, const char *dest, struct rt_err **err)
+{
+  struct mount_attr a = { .attr_set = set };
+  if (set == 0)
+    return 0;
+  if (syscall (SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
+               sizeof a) < 0)
+    return rt_err_set (err, errno, "recursive mount attributes on `%s`", dest);
+  return 0;
+}
+
+static int
+do_bind (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
+         struct rt_err **err)
+{
+  const struct rt_mount *m = mp->m;
+  struct stat st;
+  char buf[64];
+  _cleanup_fd_ int fd = -1;
+  const char *src = m->source;
+  _cleanup_free_ char *abs_src = NULL;
+
+  if (src[0] != '/')
+    src = abs_src = xasprintf ("%s/%s", p->o->bundle, m->source);
+  if (stat (src, &st) < 0)
+    return rt_err_set (err, errno, "mount `%s` on `%s`: source", src,
+                       m->destination);
+  fd = rt_open_in_root (rootfd, m->destination, true, !S_ISDIR (st.st_mode),
+                        err);
+  if (fd < 0)
+    return -1;
+  if (mount (src, fdpath (fd, buf), NULL, MS_BIND | (mp->rec ? MS_REC : 0),
+             NULL) < 0)
+    return rt_err_set (err, errno, "bind mount `%s` on `%s`", src,
+                       m->destination);
+  close (fd);
+  fd = rt_open_in_root (rootfd, m->destination, false, false, err);
+  if (fd < 0)
+    return -1;
+  if (mp->flags & ~(unsigned long) MS_REMOUNT)
+    {
+      unsigned long f = MS_BIND | MS_REMOUNT | mp->flags
+                        | locked_flags (fdpath (fd, buf));
+      if (mount (NULL, fdpath (fd, buf), NULL, f, NULL) < 0)
+        return rt_err_set (err, errno, "remount `%s` with its options",
+                           m->destination);
+    }
+  if (mp->propagation
+      && mount (NULL, fdpath (fd, buf), NULL, mp->propagation, NULL) < 0)
+    return rt_err_set (err, errno, "set propagation of `%s`", m->destination);
+  return mount_attrs (fd, mp->attr_set, m->destination, err);
+}
+
+/* cgroup/cgroup2 mounts.  Inside a cgroup namespace the kernel shows the
+ * container's own cgroup as the root; without one, bind the container's
+ * cgroup directory so the host tree is never exposed. */
+static int
+mount_one_hierarchy (struct rt_plan *p, int dfd, const char *host_root,
+                     const char *fstype, const char *opts, unsigned long fl,
+                     struct rt_err **err)
+{
+  char buf[64];
+  if (p->new_cgroup
+      && mount ("cgroup", fdpath (dfd, buf), fstype, fl, opts) == 0)
+    return 0;
+  {
+    _cleanup_free_ char *src
+        = xasprintf ("%s%s", host_root, p->cgroup_path ? p->cgroup_path : "");
+    if (access (src, F_OK) < 0)
+      {
+        free (src);
+        src = xstrdup (host_root);
+      }
+    if (mount (src, fdpath (dfd, buf), NULL, MS_BIND | MS_REC, NULL) < 0)
+      return rt_err_set (err, errno, "bind cgroup `%s`", src);
+    if (mount (NULL, fdpath (dfd, buf), NULL, MS_BIND | MS_REMOUNT | fl, NULL)
+        < 0)
+      return rt_err_set (err, errno, "remount cgroup `%s`", src);
+  }
+  return 0;
+}
+
+static int
+do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
+           struct rt_err **err)
+{
+  const char *layout = rt_cgroup_layout ();
+  unsigned long fl = mp->flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+                                  | MS_RELATIME);
+  char buf[64];
+  _cleanup_fd_ int fd = rt_open_in_root (rootfd, mp->m->destination, true,
+                                         false, err);
+  FILE *mi;
+  char line[4096];
+
+  if (fd < 0)
+    return -1;
+  if (strcmp (layout, "v2") == 0)
+    return mount_one_hierarchy (p, fd, "/sys/fs/cgroup", "cgroup2", NULL, fl,
+                                err);
+  /* v1 or hybrid: a tmpfs holding one directory per hierarchy, as runc. */
+  if (mount ("tmpfs", fdpath (fd, buf), "tmpfs",
+             MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755") < 0)
+    return rt_err_set (err, errno, "mount tmpfs on `%s`", mp->m->destination);
+  close (fd);
+  mi = fopen ("/proc/self/mountinfo", "re");
+  if (mi == NULL)
+    return rt_err_set (err, errno, "open /proc/self/mountinfo");
+  while (fgets (line, sizeof line, mi))
+    {
+      char mnt[1024], fstype[64], super[1024];
+      const char *sep = strstr (line, " - ");
+      const char *name;
+      _cleanup_free_ char *dest = NULL, *opts = NULL;
+      _cleanup_fd_ int dfd = -1;
+
+      if (sep == NULL
+          || sscanf (line, "%*s %*s %*s %*s %1023s", mnt) != 1
+          || sscanf (sep + 3, "%63s %*s %1023s", fstype, super) != 2
+          || !rt_startswith (mnt, "/sys/fs/cgroup/"))
+        continue;
+      if (strcmp (fstype, "cgroup") != 0 && strcmp (fstype, "cgroup2") != 0)
+        continue;
+      name = mnt + strlen ("/sys/fs/cgroup/");
+      if (strchr (name, '/'))
+        continue;
+      dest = xasprintf ("%s/%s", mp->m->destination, name);
+      dfd = rt_open_in_root (rootfd, dest, true, false, err);
+      if (dfd < 0)
+        break;
+      if (strcmp (fstype, "cgroup") == 0)
+        {
+          /* keep only the controller names from the super options */
+          char *save = NULL;
+          for (char *o = strtok_r (super, ",", &save); o;
+               o = strtok_r (NULL, ",", &save))
+            if (strcmp (o, "rw") && strcmp (o, "ro"))
+              data_append (&opts, o);
+        }
+      if (mount_one_hierarchy (p, dfd, mnt, fstype, opts, fl, err) < 0)
+        break;
+    }
+  fclose (mi);
+  if (*err)
+    return -1;
+  fd = rt_open_in_root (rootfd, mp->m->destination, false, false, err);
+  if (fd < 0)
+    return -1;
+  if ((fl & MS_RDONLY)
+      && mount (NULL, fdpath (fd, buf), NULL,
+                MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+                    | MS_NOEXEC, NULL) < 0)
+    return rt_err_set (err, errno, "remount `%s` read-only",
+                       mp->m->destination);
+  return 0;
+}
+
+static int
+do_mount (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
+          struct rt_err **err)
+{
+  const struct rt_mount *m = mp->m;
+  char buf[64];
+  _cleanup_fd_ int fd = -1;
+  unsigned long fl = mp->flags;
+
+  if (mp->bind)
+    return do_bind (p, mp, rootfd, err);
+  if (mp->is_cgroup)
+    return do_cgroup (p, mp, rootfd, err);
+  fd = rt_open_in_root (rootfd, m->destination, true, false, err);
+  if (fd < 0)
+    return -1;
+  if (mount (m->source ? m->source : m->type, fdpath (fd, buf), m->type, fl,
+             mp->data) < 0)
+    {
+      int e = errno;
+      /* sysfs cannot be mounted from a user namespace that does not own the
+       * network namespace: fall back to a read-only recursive bind, as runc. */
+      if (strcmp (m->type, "sysfs") == 0 && (e == EPERM || e == EBUSY))
+        {
+          if (mount ("/sys", fdpath (fd, buf), NULL, MS_BIND | MS_REC, NULL)
+                  == 0
+              && mount (NULL, fdpath (fd, buf), NULL,
+                        MS_BIND | MS_REMOUNT | MS_RDONLY | locked_flags ("/sys"),
+                        NULL) == 0)
+            return 0;
+        }
+      /* mqueue needs an IPC namespace the user namespace owns; a bind of
+       * the host's is what other runtimes do too. */
+      if (strcmp (m->type, "mqueue") == 0 && (e == EPERM || e == EBUSY)
+          && mount ("/dev/mqueue", fdpath (fd, buf), NULL, MS_BIND, NULL) == 0)
+        return 0;
+      return rt_err_set (err, e, "mount %s on `%s`", m->type, m->destination);
+    }
+  if (mp->propagation
+      && mount (NULL, fdpath (fd, buf), NULL, mp->propagation, NULL) < 0)
+    return rt_err_set (err, errno, "set propagation of `%s`", m->destination);
+  return mount_attrs (fd, mp->attr_set, m->destination, err);
+}
+
+static const struct
+{
+  const char *name;
+  unsigned maj, min;
+} default_devices[] = {
+  { "null", 1, 3 },    { "zero", 1, 5 }, { "full", 1, 7 },
+  { "random", 1, 8 },  { "urandom", 1, 9 }, { "tty", 5, 0 },
+};
+
+/* mknod where the kernel lets us (no user namespace), else a bind mount of
+ * the host node over an empty file. */
+static int
+make_node (struct rt_plan *p, int rootfd, const char *path, mode_t type,
+           dev_t dev, mode_t mode, uid_t uid, gid_t gid, struct rt_err **err)
+{
+  _cleanup_fd_ int dirfd = -1;
+  _cleanup_free_ char *dir = xstrdup (path);
+  char *slash = strrchr (dir, '/');
+  const char *base = slash ? slash + 1 : dir;
+  char buf[64];
+
+  if (slash)
+    *slash = '\0';
+  dirfd = rt_open_in_root (rootfd, slash && *dir ? dir : "/", true, false, err);
+  if (dirfd < 0)
+    return -1;
+  {
+    _cleanup_fd_ int d = openat (dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0)
+      return rt_err_set (err, errno, "open `%s`", dir);
+    unlinkat (d, base, 0);
+    if (!p->new_user && mknodat (d, base, type | (mode & 07777), dev) == 0)
+      {
+        if (fchownat (d, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+          return rt_err_set (err, errno, "chown device `%s`", path);
+        if (fchmodat (d, base, mode & 07777, 0) < 0)
+          return rt_err_set (err, errno, "chmod device `%s`", path);
+        return 0;
+      }
+    if (type != S_IFCHR && type != S_IFBLK)
+      return rt_err_set (err, errno, "mknod `%s`", path);
+    {
+      _cleanup_free_ char *host = xasprintf ("/dev/char/%u:%u", major (dev),
+                                             minor (dev));
+      _cleanup_fd_ int f = openat (d, base, O_CREAT | O_WRONLY | O_CLOEXEC
+                                   | O_NOFOLLOW, 0600);
+      if (type == S_IFBLK)
+        {
+          free (host);
+          host = xasprintf ("/dev/block/%u:%u", major (dev), minor (dev));
+        }
+      if (f < 0)
+        return rt_err_set (err, errno, "create `%s`", path);
+      if (mount (host, fdpath (f, buf), NULL, MS_BIND, NULL) < 0)
+        return rt_err_set (err, errno, "bind device `%s` on `%s`", host, path);
+    }
+  }
+  return 0;
+}
+
+static int
+setup_devices (struct rt_plan *p, int rootfd, struct rt_err **err)
+{
+  static const char *const links[][2] = {
+    { "/proc/self/fd", "/dev/fd" },     { "/proc/self/fd/0", "/dev/stdin" },
+    { "/proc/self/fd/1", "/dev/stdout" }, { "/proc/self/fd/2", "/dev/stderr" },
+    { "/proc/kcore", "/dev/core" },
+  };
+  const struct rt_config *c = p->c;
+
+  if (p->dev_is_tmpfs)
+    {
+      _cleanup_fd_ int devfd = rt_open_in_root (rootfd, "/dev", true, false, err);
+      _cleanup_fd_ int d = -1;
+      char buf[64];
+      if (devfd < 0)
+        return -1;
+      d = open (fdpath (devfd, buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (d < 0)
+        return rt_err_set (err, errno, "open /dev in rootfs");
+      for (size_t i = 0; i < ARRAY_SIZE (default_devices); i++)
+        {
+          _cleanup_free_ char *path
+              = xasprintf ("/dev/%s", default_devices[i].name);
+          if (make_node (p, rootfd, path, S_IFCHR,
+                         makedev (default_devices[i].maj, default_devices[i].min),
+                         0666, 0, 0, err) < 0)
+            return -1;
+        }
+      for (size_t i = 0; i < ARRAY_SIZE (links); i++)
+        if (symlinkat (links[i][0], d, links[i][1] + 5) < 0 && errno != EEXIST)
+          return rt_err_set (err, errno, "symlink `%s`", links[i][1]);
+      if (p->has_devpts)
+        {
+          unlinkat (d, "ptmx", 0);
+          if (symlinkat ("pts/ptmx", d, "ptmx") < 0)
+            return rt_err_set (err, errno, "symlink /dev/ptmx");
+        }
+      if (mkdirat (d, "shm", 01777) < 0 && errno != EEXIST)
+        return rt_err_set (err, errno, "mkdir /dev/shm");
+    }
+  for (size_t i = 0; i < c->devices_len; i++)
+    {
+      const struct rt_device *dv = &c->devices[i];
+      mode_t type = S_IFCHR;
+      if (dv->type == NULL || dv->path == NULL || dv->path[0] != '/')
+        return rt_err_set (err, 0, "linux.devices[%zu]: path and type are "
+                           "required", i);
+      switch (dv->type[0])
+        {
+        case 'c':
+        case 'u':
+          type = S_IFCHR;
+          break;
+        case 'b':
+          type = S_IFBLK;
+          break;
+        case 'p':
+          type = S_IFIFO;
+          break;
+        default:
+          return rt_err_set (err, 0, "linux.devices[%zu].type: unknown \"%s\"",
+                             i, dv->type);
+        }
+      if (make_node (p, rootfd, dv->path, type,
+                     makedev ((unsigned) dv->major, (unsigned) dv->minor),
+                     dv->file_mode_present ? dv->file_mode : 0666,
+                     dv->uid_present ? dv->uid : 0,
+                     dv->gid_present ? dv->gid : 0, err) < 0)
+        return rt_err_wrap (err, "linux.devices[%zu]", i);
+    }
+  return 0;
+}
+
+int
+rt_child_rootfs (struct rt_plan *p, struct rt_err **err)
+{
+  const char *rootfs = p->o->rootfs;
+  _cleanup_fd_ int rootfd = -1;
+
+  if (mount (NULL, "/", NULL, p->root_propagation == (MS_SHARED | MS_REC)
+             ? MS_SLAVE | MS_REC : p->root_propagation, NULL) < 0)
+    return rt_err_set (err, errno, "set propagation of /");
+  /* pivot_root needs the new root to be a mount point. */
+  if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return rt_err_set (err, errno, "bind rootfs `%s`", rootfs);
+  rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
+  for (size_t i = 0; i < p->mounts_len; i++)
+    if (do_mount (p, &p->mounts[i], rootfd, err) < 0)
+      return rt_err_wrap (err, "mounts[%zu]", i);
+  return setup_devices (p, rootfd, err);
+}
+
+int
+rt_child_pivot (struct rt_plan *p, struct rt_err **err)
+{
+  const char *rootfs = p->o->rootfs;
+  _cleanup_fd_ int newroot = open (rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  if (newroot < 0)
+    return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
+  if (fchdir (newroot) < 0)
+    return rt_err_set (err, errno, "chdir to rootfs");
+  if (p->o->no_pivot)
+    {
+      if (mount (rootfs, "/", NULL, MS_MOVE, NULL) < 0)
+        return rt_err_set (err, errno, "move rootfs to /");
+      if (chroot (".") < 0)
+        return rt_err_set (err, errno, "chroot");
+    }
+  else
+    {
+      /* pivot_root(".", "."): the old root ends up on top of the new one
+       * and is detached at once — no temporary directory needed. */
+      if (syscall (SYS_pivot_root, ".", ".") < 0)
+        return rt_err_set (err, errno, "pivot_root");
+      if (mount (NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+        return rt_err_set (err, errno, "make old root a slave");
+      if (umount2 (".", MNT_DETACH) < 0)
+        return rt_err_set (err, errno, "detach old root");
+    }
+  if (chdir ("/") < 0)
+    return rt_err_set (err, errno, "chdir /");
+  if (p->c->rootfs_propagation && *p->c->rootfs_propagation
+      && mount (NULL, "/", NULL, p->root_propagation, NULL) < 0)
+    return rt_err_set (err, errno, "linux.rootfsPropagation: apply \"%s\"",
+                       p->c->rootfs_propagation);
+  return 0;
+}
+
+static int
+mask_path (const char *path, struct rt_err **err)
+{
+  struct stat st;
+  if (lstat (path, &st) < 0)
+    return errno == ENOENT ? 0 : rt_err_set (err, errno, "maskedPaths `%s`", path);
+  if (S_ISDIR (st.st_mode))
+    {
+      if (mount ("tmpfs", path, "tmpfs", MS_RDONLY, "size=0k,mode=000") < 0)
+        return rt_err_set (err, errno, "mask `%s`", path);
+    }
+  else if (mount ("/dev/null", path, NULL, MS_BIND, NULL) < 0)
+    return rt_err_set (err, errno, "mask `%s`", path);
+  return 0;
+}
+
+static int
+readonly_path (const char *path, struct rt_err **err)
+{
+  if (mount (path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return errno == ENOENT ? 0 : rt_err_set (err, errno, "readonlyPaths `%s`",
+                                              path);
+  if (mount (NULL, path, NULL,
+             MS_BIND | MS_REMOUNT | MS_RDONLY | locked_flags (path), NULL) < 0)
+    return rt_err_set (err, errno, "remount `%s` read-only", path);
+  return 0;
+}
+
+int
+rt_child_finish_rootfs (struct rt_plan *p, struct rt_err **err)
+{
+  const struct rt_config *c = p->c;
+  for (size_t i = 0; i < c->masked_paths_len; i++)
+    if (mask_path (c->masked_paths[i], err) < 0)
+      return -1;
+  for (size_t i = 0; i < c->readonly_paths_len; i++)
+    if (readonly_path (c->readonly_paths[i], err) < 0)
+      return -1;
+  if (c->root_readonly
+      && mount (NULL, "/", NULL,
+                MS_BIND | MS_REMOUNT | MS_RDONLY | locked_flags ("/"), NULL) < 0)
+    return rt_err_set (err, errno, "remount / read-only (root.readonly)");
+  return 0;
+}
+
+void
+rt_plan_free (struct rt_plan *p)
+{
+  for (size_t i = 0; i < p->mounts_len; i++)
+    free (p->mounts[i].data);
+  free (p->mounts);
+  free (p->rlimits);
+  for (size_t i = 0; i < p->ns_len; i++)
+    if (p->ns_fds[i] >= 0)
+      close (p->ns_fds[i]);
+  free (p->cgroup_path);
+  free (p->state_json);
+  free (p->exec_path);
+}

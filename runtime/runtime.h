@@ -1,0 +1,73 @@
+/* runtime/: building the container process.  The one public header of the
+ * folder; oci/ calls only what is declared here (and config.h, cgroup.h,
+ * confine.h for the types it passes through). */
+#ifndef SANDLOCK_RUNTIME_H
+#define SANDLOCK_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+#include "config.h"
+
+/* Called by the runtime when a hook point is reached; builds the state JSON
+ * the hooks read on stdin (status and pid filled by the caller's code).
+ * Returns a malloc'd string. */
+typedef char *(*rt_state_json_fn) (void *ud, pid_t pid, const char *status);
+
+struct rt_create_opts
+{
+  const struct rt_config *config;       /* borrowed */
+  const char *id;
+  const char *bundle;           /* absolute */
+  const char *rootfs;           /* absolute host path of root.path */
+  const char *exec_fifo;        /* absolute path of the start fifo */
+  const char *console_socket;   /* NULL unless process.terminal */
+  int preserve_fds;             /* fds 3 .. 3+n-1 stay open */
+  bool no_pivot;
+  bool no_new_keyring;
+  bool systemd_cgroup;
+  bool detach;                  /* false: `run` in the foreground */
+  rt_state_json_fn state_json;
+  void *state_json_ud;
+  struct rt_err **hook_err;     /* unused by callers; reserved */
+};
+
+struct rt_created
+{
+  pid_t pid;                    /* host pid of the container init */
+  uint64_t start_time;          /* /proc/PID/stat starttime, for reuse checks */
+  char *cgroup_path;            /* NULL when no cgroup was made; owned */
+};
+
+/* Creates the container process: namespaces, cgroup, mounts, devices,
+ * pivot_root, rlimits, Landlock, user and capabilities — everything but
+ * seccomp, which is loaded after `start`, just before execve.  Returns once
+ * the process is parked on the exec fifo.  Runs prestart and createRuntime
+ * hooks in this process, createContainer hooks in the container.  On
+ * failure no process and no cgroup is left. */
+int rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
+                         struct rt_err **err) __attribute__ ((nonnull (1, 2)));
+
+/* Releases a parked container: opens the fifo without blocking and writes
+ * one byte.  Fails with ENXIO when no container process waits on it. */
+int rt_container_start (const char *exec_fifo, struct rt_err **err);
+
+/* /proc/PID/stat field 22, 0 when the process does not exist. */
+uint64_t rt_proc_start_time (pid_t pid);
+
+/* True when |pid| exists, is not a zombie, and started at |start_time|. */
+bool rt_proc_alive (pid_t pid, uint64_t start_time);
+
+/* Runs each hook of |l| in order with |state_json| on stdin; honours each
+ * hook's timeout (pidfd + poll: no sleeps).  The first failure stops the
+ * list and is returned naming the hook kind, index and path. */
+int rt_hooks_run (const struct rt_hook_list *l, const char *kind,
+                  const char *state_json, struct rt_err **err);
+
+/* Parses a signal name ("KILL", "SIGKILL", "sigterm", "RTMIN+3") or number.
+ * Returns the signal, or -1. */
+int rt_signal_parse (const char *s);
+
+#endif
