@@ -80,11 +80,20 @@ img_cache_get_blob (struct img_cache *c, const char *digest, char **buf,
 }
 
 int
+img_write_in (int dirfd, const char *sub, const char *name, const void *buf,
+              size_t len, struct rt_err **err)
+{
+  _cleanup_fd_ int fd = openat (dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return rt_err_set (err, errno, "open `%s`", sub);
+  return rt_atomic_write_at (fd, name, buf, len, 0644, err);
+}
+
+int
 img_cache_put_blob (struct img_cache *c, const char *digest, const void *buf,
                     size_t len, struct rt_err **err)
 {
-  _cleanup_free_ char *p = xasprintf ("blobs/sha256/%s", digest + 7);
-  return rt_atomic_write_at (c->dirfd, p, buf, len, 0644, err);
+  return img_write_in (c->dirfd, "blobs/sha256", digest + 7, buf, len, err);
 }
 
 int
@@ -151,8 +160,8 @@ img_cache_write_record (struct img_cache *c, const struct img_image *im,
   yajl_gen_map_close (g);
   yajl_gen_get_buf (g, &buf, &len);
   img_sha256_str (im->ref, strlen (im->ref), key);
-  name = xasprintf ("refs/%.32s.json", key + 7);
-  ret = rt_atomic_write_at (c->dirfd, name, buf, len, 0644, err);
+  name = xasprintf ("%.32s.json", key + 7);
+  ret = img_write_in (c->dirfd, "refs", name, buf, len, err);
   yajl_gen_free (g);
   return ret;
 }

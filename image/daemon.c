@@ -236,9 +236,8 @@ img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err)
   yajl_gen_get_buf (g, &out, &outlen);
   img_sha256_str (out, outlen, mdigest);
   {
-    _cleanup_free_ char *p = xasprintf ("blobs/sha256/%s", mdigest + 7);
     _cleanup_free_ char *idx = NULL;
-    ret = rt_atomic_write_at (dirfd, p, out, outlen, 0644, err);
+    ret = img_write_in (dirfd, "blobs/sha256", mdigest + 7, out, outlen, err);
     idx = xasprintf ("{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"%s\","
                      "\"digest\":\"%s\",\"size\":%zu}]}", MT_OCI_MANIFEST, mdigest, outlen);
     if (ret == 0)

@@ -132,10 +132,6 @@ int img_registry_open (const struct img_opts *o, const struct img_ref *r,
                        struct rt_err **err);
 int img_layout_open (const char *dir, const char *what,
                      struct img_source **out, struct rt_err **err);
-/* Finds the manifest descriptor for |tag| (NULL: the only one) in a
- * layout's index.json. */
-int img_layout_resolve (struct img_source *s, const char *tag,
-                        struct img_desc *out, struct rt_err **err);
 /* Extracts the regular files and directories of a tar (an oci-archive or a
  * docker save stream) into |dirfd| safely. */
 int img_extract_plain (int fd, int dirfd, const char *what,
@@ -215,6 +211,9 @@ struct img_cache
 int img_cache_open (const struct img_opts *o, struct img_cache *c,
                     struct rt_err **err);
 void img_cache_close (struct img_cache *c);
+/* rt_atomic_write_at into the subdirectory |sub| of |dirfd|. */
+int img_write_in (int dirfd, const char *sub, const char *name, const void *buf,
+                  size_t len, struct rt_err **err);
 /* Blobs (manifests, configs) by digest. */
 int img_cache_get_blob (struct img_cache *c, const char *digest, char **buf,
                         size_t *len, struct rt_err **err);
