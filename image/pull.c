@@ -248,8 +248,8 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
   struct img_manifest *m = NULL;
   const char *ref = r->digest ? r->digest : r->tag;
 
-  if (r->transport != IMG_DOCKER && !r->digest)
-    ref = r->tag;
+  if (r->transport == IMG_DOCKER_DAEMON)
+    ref = NULL;                 /* the export holds just that image */
   if (src->get_manifest (src, ref, &body, &len, &mt, err) < 0)
     return -1;
   img_sha256_str (body, len, mdigest);
