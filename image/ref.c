@@ -77,9 +77,11 @@ host_valid (const char *h)
     return false;
   if (*h == '[')                /* [v6]:port */
     return strchr (h, ']') != NULL;
-  for (; *h; h++)
-    if (!isalnum ((unsigned char) *h) && *h != '.' && *h != '-' && *h != ':')
+  for (; *h && *h != ':'; h++)
+    if (!isalnum ((unsigned char) *h) && *h != '.' && *h != '-')
       return false;
+  if (*h == ':')
+    return h[1] && strspn (h + 1, "0123456789") == strlen (h + 1);
   return true;
 }
 
