@@ -6,17 +6,26 @@
  * (cap_from_name); an unknown name fails naming the JSON path, e.g.
  * `process.capabilities.bounding[3]: unknown capability "CAP_FOO"`.
  * Applied in the child, in one fixed order: drop the bounding set ->
- * PR_SET_KEEPCAPS -> setgroups/setresgid -> setresuid -> capset (v3) ->
- * ambient -> securebits where needed -> PR_SET_NO_NEW_PRIVS. */
+ * PR_SET_KEEPCAPS (+ SECBIT_NOROOT where needed: setting securebits needs
+ * CAP_SETPCAP, which capset may drop, so it comes first) ->
+ * setgroups/setresgid -> setresuid -> capset (v3) -> ambient ->
+ * PR_SET_NO_NEW_PRIVS.  docs/security.md, "Capabilities". */
 #ifndef SANDLOCK_RUNTIME_CAPS_H
 #define SANDLOCK_RUNTIME_CAPS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/err.h"
 #include "config.h"
 
-struct rt_caps_plan;            /* opaque */
+struct rt_caps_plan;            /* opaque (runtime/caps.c) */
+
+/* For tests: the prepared sets as capability bit masks. */
+void rt_caps_plan_masks (const struct rt_caps_plan *cp, uint64_t *bounding,
+                         uint64_t *effective, uint64_t *permitted,
+                         uint64_t *inheritable, uint64_t *ambient,
+                         bool *noroot);
 
 /* |pr| is borrowed; process.capabilities NULL means every set is empty. */
 int rt_caps_prepare (const struct rt_process *pr, struct rt_caps_plan **out,

@@ -14,6 +14,8 @@
 #include "config.h"
 
 struct rt_confine;              /* opaque, prepared in the parent */
+struct rt_ll_policy;
+struct rt_sc_prog;
 
 /* Validates linux.seccomp, the run.oci.sandlock.* annotations and the
  * mounts' Landlock view; builds the Landlock rule list (paths as the
@@ -24,7 +26,8 @@ int rt_confine_prepare (const struct rt_config *c, struct rt_confine **out,
 
 /* In the container process, after pivot_root and every mount, while the
  * process still holds its capabilities (Landlock needs CAP_SYS_ADMIN or
- * no_new_privs): opens each rule's path and restricts itself. */
+ * no_new_privs): opens each rule's path and restricts itself.  Then calls
+ * rt_confine_child_seccomp_early() (below). */
 int rt_confine_child_landlock (const struct rt_confine *cf,
                                struct rt_err **err);
 
@@ -32,6 +35,36 @@ int rt_confine_child_landlock (const struct rt_confine *cf,
  * filter (and sends the notify listener to listenerPath when configured). */
 int rt_confine_child_seccomp (const struct rt_confine *cf,
                               struct rt_err **err);
+
+/* Extensions (issue 3) ------------------------------------------------ */
+
+/* Parent, optional, before clone(): the container id and bundle for the
+ * state sent to linux.seccomp.listenerPath (SCMP_ACT_NOTIFY profiles). */
+void rt_confine_set_container (struct rt_confine *cf, const char *id,
+                               const char *bundle);
+
+/* The socket connected to listenerPath (-1 when none).  The child must
+ * keep it open until rt_confine_child_seccomp*() ran: do not close it when
+ * closing inherited fds (it is O_CLOEXEC, so execve drops it). */
+int rt_confine_listener_fd (const struct rt_confine *cf);
+
+/* Child: the container's pid as the host sees it, for the listener state
+ * (default: getpid(), right only without a pid namespace). */
+void rt_confine_child_set_host_pid (struct rt_confine *cf, int pid);
+
+/* Child, right after rt_confine_child_landlock() and before the capability
+ * drop: loads the seccomp filter now when it cannot wait until execve (no
+ * no_new_privs and CAP_SYS_ADMIN not kept: seccomp(2) would then fail with
+ * EACCES after the drop, so the filter goes in while the runtime still
+ * holds it, as runc does).  Otherwise a no-op; rt_confine_child_seccomp()
+ * is then a no-op when the filter is already loaded. */
+int rt_confine_child_seccomp_early (const struct rt_confine *cf,
+                                    struct rt_err **err);
+
+/* For tests and `check`: the prepared Landlock policy and BPF program
+ * (runtime/landlock.h, runtime/seccomp.h). */
+const struct rt_ll_policy *rt_confine_landlock_policy (const struct rt_confine *cf);
+const struct rt_sc_prog *rt_confine_seccomp_prog (const struct rt_confine *cf);
 
 void rt_confine_free (struct rt_confine *cf);
 

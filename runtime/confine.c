@@ -1,0 +1,109 @@
+/* Landlock + seccomp confinement: the glue between runtime/landlock.c and
+ * runtime/seccomp.c.  See runtime/confine.h and docs/security.md. */
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "confine.h"
+#include "landlock.h"
+#include "seccomp.h"
+
+struct rt_confine
+{
+  struct rt_ll_policy ll;
+  struct rt_sc_prog sc;
+};
+
+int
+rt_confine_prepare (const struct rt_config *c, struct rt_confine **out,
+                    struct rt_err **err)
+{
+  struct rt_confine *cf = xcalloc (1, sizeof *cf);
+  cf->sc.listener_sock = -1;
+  if (rt_ll_policy_build (c, rt_ll_abi (), &cf->ll, err) < 0
+      || rt_sc_compile (c, cf->ll.seccomp_default_disabled, &cf->sc, err) < 0)
+    {
+      rt_confine_free (cf);
+      return -1;
+    }
+  *out = cf;
+  return 0;
+}
+
+int
+rt_confine_child_landlock (const struct rt_confine *cf, struct rt_err **err)
+{
+  if (rt_ll_child_apply (&cf->ll, err) < 0)
+    return -1;
+  /* The capability drop comes next: a filter that cannot wait for execve
+   * goes in now (rt_confine_child_seccomp_early). */
+  return rt_confine_child_seccomp_early (cf, err);
+}
+
+int
+rt_confine_child_seccomp_early (const struct rt_confine *cf,
+                                struct rt_err **err)
+{
+  if (!rt_sc_needs_early_load (&cf->sc))
+    return 0;
+  return rt_sc_child_load (&cf->sc, "creating", err);
+}
+
+int
+rt_confine_child_seccomp (const struct rt_confine *cf, struct rt_err **err)
+{
+  return rt_sc_child_load (&cf->sc, "running", err);
+}
+
+void
+rt_confine_set_container (struct rt_confine *cf, const char *id,
+                          const char *bundle)
+{
+  rt_sc_set_state (&cf->sc, id, bundle);
+}
+
+int
+rt_confine_listener_fd (const struct rt_confine *cf)
+{
+  return cf->sc.listener_sock;
+}
+
+void
+rt_confine_child_set_host_pid (struct rt_confine *cf, int pid)
+{
+  cf->sc.host_pid = pid;
+}
+
+const struct rt_ll_policy *
+rt_confine_landlock_policy (const struct rt_confine *cf)
+{
+  return &cf->ll;
+}
+
+const struct rt_sc_prog *
+rt_confine_seccomp_prog (const struct rt_confine *cf)
+{
+  return &cf->sc;
+}
+
+void
+rt_confine_free (struct rt_confine *cf)
+{
+  if (cf == NULL)
+    return;
+  rt_ll_policy_clear (&cf->ll);
+  rt_sc_prog_clear (&cf->sc);
+  free (cf);
+}
+
+char *
+rt_confine_describe_host (void)
+{
+  _cleanup_free_ char *ll = rt_ll_describe_host ();
+  long r = syscall (__NR_seccomp, 2 /* SECCOMP_GET_ACTION_AVAIL */, 0,
+                    &(unsigned) { 0x7fc00000U /* USER_NOTIF */ });
+  return xasprintf ("%sseccomp: available (filter%s)\n", ll,
+                    r == 0 ? ", user notification" : "");
+}

@@ -1,0 +1,772 @@
+/* Landlock: policy derivation (parent) and raw application (child).
+ * See runtime/landlock.h and docs/security.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "landlock.h"
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
+
+#define ANN "run.oci.sandlock."
+
+/* Kernel ABI structs, spelled here for the same reason as the rights. */
+struct ll_ruleset_attr
+{
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net;  /* ABI 4 */
+  uint64_t scoped;              /* ABI 6 */
+};
+
+struct ll_path_beneath_attr
+{
+  uint64_t allowed_access;
+  int32_t parent_fd;
+} __attribute__ ((packed));
+
+struct ll_net_port_attr
+{
+  uint64_t allowed_access;
+  uint64_t port;
+};
+
+static const struct
+{
+  const char *name;
+  int abi;
+} prots[RT_LL_P_N] = {
+  [RT_LL_P_FS] = { "fs", 1 },
+  [RT_LL_P_FS_REFER] = { "fs-refer", 2 },
+  [RT_LL_P_FS_TRUNCATE] = { "fs-truncate", 3 },
+  [RT_LL_P_FS_IOCTL_DEV] = { "fs-ioctl-dev", 5 },
+  [RT_LL_P_NET_TCP] = { "net-tcp", 4 },
+  [RT_LL_P_SCOPE_SIGNAL] = { "scope-signal", 6 },
+  [RT_LL_P_SCOPE_ABSTRACT_UNIX] = { "scope-abstract-unix", 6 },
+};
+
+const char *
+rt_ll_prot_name (enum rt_ll_prot p)
+{
+  return (unsigned) p < RT_LL_P_N ? prots[p].name : "?";
+}
+
+int
+rt_ll_prot_abi (enum rt_ll_prot p)
+{
+  return (unsigned) p < RT_LL_P_N ? prots[p].abi : 0;
+}
+
+int
+rt_ll_abi (void)
+{
+  static int cached = -1;
+  if (cached < 0)
+    {
+      long r = syscall (__NR_landlock_create_ruleset, NULL, 0,
+                        LL_CREATE_RULESET_VERSION);
+      cached = r < 0 ? 0 : (int) r;
+    }
+  return cached;
+}
+
+/* ---- annotation parsing ------------------------------------------------ */
+
+/* Splits |value| at commas, trimming blanks; empty items are dropped. */
+static char **
+split_list (const char *value, size_t *n)
+{
+  char **v = xcalloc (strlen (value) + 2, sizeof *v);
+  const char *p = value;
+  *n = 0;
+  while (*p)
+    {
+      const char *e = strchr (p, ',');
+      size_t len = e ? (size_t) (e - p) : strlen (p);
+      const char *s = p;
+      while (len && (*s == ' ' || *s == '\t'))
+        s++, len--;
+      while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+        len--;
+      if (len)
+        {
+          v[*n] = xmalloc (len + 1);
+          memcpy (v[*n], s, len);
+          v[*n][len] = '\0';
+          (*n)++;
+        }
+      p = e ? e + 1 : p + strlen (p);
+    }
+  return v;
+}
+
+/* Lexically normalises an absolute container path: collapses "//" and
+ * "/./", drops a trailing "/".  Refuses relative paths and "..": the rule
+ * must name the place the user meant, inside the container. */
+static char *
+normalise_path (const char *in)
+{
+  if (in == NULL || in[0] != '/')
+    return NULL;
+  size_t n = strlen (in);
+  char *out = xmalloc (n + 2);
+  size_t o = 0;
+  const char *p = in;
+  while (*p)
+    {
+      while (*p == '/')
+        p++;
+      if (!*p)
+        break;
+      const char *e = strchrnul (p, '/');
+      size_t len = (size_t) (e - p);
+      if (len == 1 && p[0] == '.')
+        {
+          p = e;
+          continue;
+        }
+      if (len == 2 && p[0] == '.' && p[1] == '.')
+        {
+          free (out);
+          return NULL;
+        }
+      out[o++] = '/';
+      memcpy (out + o, p, len);
+      o += len;
+      p = e;
+    }
+  if (o == 0)
+    out[o++] = '/';
+  out[o] = '\0';
+  return out;
+}
+
+/* True when |path| is |dir| or below it. */
+static bool
+path_within (const char *path, const char *dir)
+{
+  size_t n = strlen (dir);
+  if (strcmp (dir, "/") == 0)
+    return true;
+  return strncmp (path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int
+parse_port (const char *annotation, const char *s, long *out,
+            struct rt_err **err)
+{
+  char *end;
+  errno = 0;
+  long v = strtol (s, &end, 10);
+  if (s[0] < '0' || s[0] > '9' || *end || errno || v < 0 || v > 65535)
+    return rt_err_set (err, 0,
+                       "annotation %s: \"%s\" is not a TCP port (0-65535)",
+                       annotation, s);
+  *out = v;
+  return 0;
+}
+
+int
+rt_ll_parse_ports (const char *annotation, const char *value, uint16_t **out,
+                   size_t *len, struct rt_err **err)
+{
+  size_t n;
+  _cleanup_strv_ char **items = split_list (value, &n);
+  /* A bitmap dedups ranges that overlap. */
+  _cleanup_free_ uint8_t *seen = xcalloc (65536 / 8, 1);
+  size_t count = 0;
+
+  for (size_t i = 0; i < n; i++)
+    {
+      long lo, hi;
+      char *dash = strchr (items[i] + 1, '-');
+      if (dash)
+        {
+          *dash = '\0';
+          if (parse_port (annotation, items[i], &lo, err) < 0
+              || parse_port (annotation, dash + 1, &hi, err) < 0)
+            return -1;
+          if (lo > hi)
+            return rt_err_set (err, 0, "annotation %s: range %ld-%ld is "
+                               "backwards", annotation, lo, hi);
+        }
+      else
+        {
+          if (parse_port (annotation, items[i], &lo, err) < 0)
+            return -1;
+          hi = lo;
+        }
+      for (long p = lo; p <= hi; p++)
+        if (!(seen[p / 8] & (1u << (p % 8))))
+          {
+            seen[p / 8] |= (uint8_t) (1u << (p % 8));
+            count++;
+          }
+    }
+  uint16_t *ports = xcalloc (count ? count : 1, sizeof *ports);
+  size_t k = 0;
+  for (long p = 0; p < 65536; p++)
+    if (seen[p / 8] & (1u << (p % 8)))
+      ports[k++] = (uint16_t) p;
+  *out = ports;
+  *len = count;
+  return 0;
+}
+
+static int
+find_prot (const char *name)
+{
+  for (int p = 0; p < RT_LL_P_N; p++)
+    if (strcmp (prots[p].name, name) == 0)
+      return p;
+  return -1;
+}
+
+/* run.oci.sandlock.degrade / disable. */
+static int
+parse_modes (const struct rt_config *c, struct rt_ll_policy *pol,
+             struct rt_err **err)
+{
+  static const char *const keys[2] = { ANN "degrade", ANN "disable" };
+  for (int k = 0; k < 2; k++)
+    {
+      const char *v = rt_config_annotation (c, keys[k]);
+      if (v == NULL)
+        continue;
+      size_t n;
+      _cleanup_strv_ char **items = split_list (v, &n);
+      for (size_t i = 0; i < n; i++)
+        {
+          if (k == 1 && strcmp (items[i], "seccomp") == 0)
+            {
+              pol->seccomp_default_disabled = true;
+              continue;
+            }
+          int p = find_prot (items[i]);
+          if (p < 0)
+            return rt_err_set (err, 0, "annotation %s: unknown protection "
+                               "\"%s\" (known: fs, fs-refer, fs-truncate, "
+                               "fs-ioctl-dev, net-tcp, scope-signal, "
+                               "scope-abstract-unix%s)", keys[k], items[i],
+                               k == 1 ? ", seccomp" : "");
+          /* Without REFER handled, Landlock still refuses every
+           * cross-directory rename and link: "disabling" would tighten. */
+          if (k == 1 && p == RT_LL_P_FS_REFER)
+            return rt_err_set (err, 0, "annotation %s: fs-refer cannot be "
+                               "disabled (an unhandled REFER right makes "
+                               "Landlock deny every cross-directory rename "
+                               "and link); use %sdegrade=fs-refer",
+                               keys[k], ANN);
+          if (pol->mode[p] != RT_LL_STRICT)
+            return rt_err_set (err, 0, "annotation %s: \"%s\" is named in "
+                               "both %sdegrade and %sdisable", keys[k],
+                               items[i], ANN, ANN);
+          pol->mode[p] = k == 0 ? RT_LL_DEGRADE : RT_LL_DISABLE;
+        }
+    }
+  return 0;
+}
+
+/* ---- rules ------------------------------------------------------------- */
+
+static struct rt_ll_rule *
+rule_at (struct rt_ll_policy *p, const char *path)
+{
+  for (size_t i = 0; i < p->rules_len; i++)
+    if (strcmp (p->rules[i].path, path) == 0)
+      return &p->rules[i];
+  return NULL;
+}
+
+const struct rt_ll_rule *
+rt_ll_policy_find (const struct rt_ll_policy *p, const char *path)
+{
+  return rule_at ((struct rt_ll_policy *) p, path);
+}
+
+/* Adds a rule; an existing rule for the same path is replaced (a later
+ * mount hides an earlier one; an annotation overrides what the mounts
+ * say) or, with |merge|, widened. */
+static void
+rule_put (struct rt_ll_policy *p, char *path, uint64_t access,
+          enum rt_ll_origin origin, bool merge)
+{
+  struct rt_ll_rule *r = rule_at (p, path);
+  if (r)
+    {
+      free (path);
+      r->access = merge ? r->access | access : access;
+      r->origin = origin;
+      return;
+    }
+  p->rules = xrealloc (p->rules, (p->rules_len + 1) * sizeof *p->rules);
+  p->rules[p->rules_len++]
+      = (struct rt_ll_rule) { .path = path, .access = access,
+                              .origin = origin };
+}
+
+static void
+rule_remove (struct rt_ll_policy *p, size_t i)
+{
+  free (p->rules[i].path);
+  memmove (&p->rules[i], &p->rules[i + 1],
+           (p->rules_len - i - 1) * sizeof *p->rules);
+  p->rules_len--;
+}
+
+/* The last "ro"/"rw" option decides, as for mount(8). */
+static bool
+mount_is_ro (const struct rt_mount *m)
+{
+  bool ro = false;
+  for (size_t i = 0; i < m->options_len; i++)
+    {
+      if (strcmp (m->options[i], "ro") == 0)
+        ro = true;
+      else if (strcmp (m->options[i], "rw") == 0)
+        ro = false;
+    }
+  return ro;
+}
+
+static const char *const tty_nodes[]
+    = { "/dev/tty", "/dev/console", "/dev/ptmx", "/dev/pts" };
+static const char *const std_nodes[] = { "/dev/null", "/dev/zero",
+                                         "/dev/full", "/dev/random",
+                                         "/dev/urandom" };
+
+static bool
+is_std_node (const char *path)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (tty_nodes); i++)
+    if (strcmp (path, tty_nodes[i]) == 0 || path_within (path, "/dev/pts"))
+      return true;
+  for (size_t i = 0; i < ARRAY_SIZE (std_nodes); i++)
+    if (strcmp (path, std_nodes[i]) == 0)
+      return true;
+  return false;
+}
+
+static int
+derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
+                     struct rt_err **err)
+{
+  rule_put (p, xstrdup ("/"), c->root_readonly ? RT_LL_FS_READ : RT_LL_FS_WRITE,
+            RT_LL_O_ROOT, false);
+  for (size_t i = 0; i < c->mounts_len; i++)
+    {
+      const struct rt_mount *m = &c->mounts[i];
+      char *d = m->destination && m->destination[0] != '/'
+                    ? xasprintf ("/%s", m->destination)
+                    : xstrdup (m->destination ? m->destination : "");
+      char *n = normalise_path (d);
+      free (d);
+      if (n == NULL)
+        return rt_err_set (err, 0, "mounts[%zu].destination: \"%s\" must be "
+                           "a path inside the container without \"..\"", i,
+                           m->destination ? m->destination : "");
+      rule_put (p, n, mount_is_ro (m) ? RT_LL_FS_READ : RT_LL_FS_WRITE,
+                RT_LL_O_MOUNT, false);
+    }
+  for (size_t i = 0; i < ARRAY_SIZE (std_nodes); i++)
+    rule_put (p, xstrdup (std_nodes[i]), RT_LL_FS_DEVICE, RT_LL_O_DEVICE,
+              true);
+  for (size_t i = 0; i < ARRAY_SIZE (tty_nodes); i++)
+    rule_put (p, xstrdup (tty_nodes[i]), RT_LL_FS_TTY, RT_LL_O_DEVICE, true);
+  for (size_t i = 0; i < c->devices_len; i++)
+    {
+      char *n = normalise_path (c->devices[i].path);
+      if (n == NULL)
+        return rt_err_set (err, 0, "linux.devices[%zu].path: \"%s\" must be "
+                           "an absolute path without \"..\"", i,
+                           c->devices[i].path ? c->devices[i].path : "");
+      /* A device the user asked for by name is useless without its
+       * ioctls (tun, kvm, fuse); the standard nodes get none. */
+      uint64_t a = RT_LL_FS_DEVICE
+                   | (is_std_node (n) ? 0 : RT_LL_FS_IOCTL_DEV);
+      if (path_within (n, "/dev/pts") || strcmp (n, "/dev/tty") == 0
+          || strcmp (n, "/dev/console") == 0 || strcmp (n, "/dev/ptmx") == 0)
+        a = RT_LL_FS_TTY;
+      rule_put (p, n, a, RT_LL_O_DEVICE, true);
+    }
+  return 0;
+}
+
+/* Parses a path-list annotation into normalised paths. */
+static int
+annotation_paths (const struct rt_config *c, const char *key, char ***out,
+                  size_t *n, struct rt_err **err)
+{
+  const char *v = rt_config_annotation (c, key);
+  *out = NULL;
+  *n = 0;
+  if (v == NULL)
+    return 0;
+  size_t m;
+  _cleanup_strv_ char **items = split_list (v, &m);
+  char **paths = xcalloc (m + 1, sizeof *paths);
+  for (size_t i = 0; i < m; i++)
+    {
+      paths[i] = normalise_path (items[i]);
+      if (paths[i] == NULL)
+        {
+          rt_strv_free (paths);
+          return rt_err_set (err, 0, "annotation %s: \"%s\" is not an "
+                             "absolute path inside the container (no "
+                             "\"..\" allowed)", key, items[i]);
+        }
+    }
+  *out = paths;
+  *n = m;
+  return 0;
+}
+
+static int
+derive_annotation_rules (const struct rt_config *c, struct rt_ll_policy *p,
+                         struct rt_err **err)
+{
+  _cleanup_strv_ char **rd = NULL, **wr = NULL, **dn = NULL;
+  size_t nrd, nwr, ndn;
+  if (annotation_paths (c, ANN "fs_readable", &rd, &nrd, err) < 0
+      || annotation_paths (c, ANN "fs_writable", &wr, &nwr, err) < 0
+      || annotation_paths (c, ANN "fs_denied", &dn, &ndn, err) < 0)
+    return -1;
+  for (size_t i = 0; i < nrd; i++)
+    rule_put (p, xstrdup (rd[i]), RT_LL_FS_READ, RT_LL_O_ANNOTATION,
+              false);
+  for (size_t i = 0; i < nwr; i++)
+    rule_put (p, xstrdup (wr[i]), RT_LL_FS_WRITE, RT_LL_O_ANNOTATION,
+              false);
+  /* Denied wins.  Landlock only adds rights, so: drop every grant at or
+   * below a denied path, then mask (mount over) a denied path that a
+   * remaining grant still covers. */
+  for (size_t d = 0; d < ndn; d++)
+    {
+      if (strcmp (dn[d], "/") == 0)
+        return rt_err_set (err, 0, "annotation %sfs_denied: \"/\" would deny "
+                           "the container its own root", ANN);
+      for (size_t i = p->rules_len; i-- > 0;)
+        if (path_within (p->rules[i].path, dn[d]))
+          rule_remove (p, i);
+      bool covered = p->handled_fs == 0;
+      for (size_t i = 0; i < p->rules_len && !covered; i++)
+        covered = path_within (dn[d], p->rules[i].path);
+      if (covered)
+        {
+          p->masks = xrealloc (p->masks, (p->masks_len + 2) * sizeof *p->masks);
+          p->masks[p->masks_len++] = xstrdup (dn[d]);
+          p->masks[p->masks_len] = NULL;
+        }
+    }
+  return 0;
+}
+
+/* ---- protections ------------------------------------------------------- */
+
+static int
+resolve (struct rt_ll_policy *p, enum rt_ll_prot k, bool requested,
+         struct rt_err **err)
+{
+  if (!requested)
+    p->state[k] = RT_LL_NOT_REQUESTED;
+  else if (p->mode[k] == RT_LL_DISABLE)
+    p->state[k] = RT_LL_DISABLED;
+  else if (p->abi >= prots[k].abi)
+    p->state[k] = RT_LL_ACTIVE;
+  else if (p->mode[k] == RT_LL_DEGRADE)
+    p->state[k] = RT_LL_DEGRADED;
+  else if (p->abi == 0)
+    return rt_err_set (err, 0, "Landlock protection \"%s\" is on but this "
+                       "kernel has no Landlock: set annotation "
+                       "%sdegrade=%s to run without it", prots[k].name, ANN,
+                       prots[k].name);
+  else
+    return rt_err_set (err, 0, "Landlock protection \"%s\" needs Landlock "
+                       "ABI %d but this kernel has ABI %d: set annotation "
+                       "%sdegrade=%s to run without it", prots[k].name,
+                       prots[k].abi, p->abi, ANN, prots[k].name);
+  return 0;
+}
+
+/* Every fs right ABI |abi| knows (the Landlock sample's fall-through). */
+static uint64_t
+abi_fs_rights (int abi)
+{
+  uint64_t m = 0;
+  switch (abi < 0 ? 0 : abi > 5 ? 5 : abi)
+    {
+    case 5:
+      m |= RT_LL_FS_IOCTL_DEV;
+      /* fall through */
+    case 4:  /* ABI 4 added network rights only */
+    case 3:
+      m |= RT_LL_FS_TRUNCATE;
+      /* fall through */
+    case 2:
+      m |= RT_LL_FS_REFER;
+      /* fall through */
+    case 1:
+      m |= RT_LL_FS_V1;
+      /* fall through */
+    default:
+      break;
+    }
+  return m;
+}
+
+static int
+resolve_all (const struct rt_config *c, struct rt_ll_policy *p,
+             struct rt_err **err)
+{
+  bool want_bind = rt_config_annotation (c, ANN "net_allow_bind") != NULL;
+  bool want_conn = rt_config_annotation (c, ANN "net_allow_connect") != NULL;
+
+  if (resolve (p, RT_LL_P_FS, true, err) < 0)
+    return -1;
+  bool fs = p->state[RT_LL_P_FS] == RT_LL_ACTIVE;
+  /* With the fs protection off, its refinements have nothing to refine. */
+  for (int k = RT_LL_P_FS_REFER; k <= RT_LL_P_FS_IOCTL_DEV; k++)
+    if (!fs)
+      p->state[k] = p->state[RT_LL_P_FS] == RT_LL_DISABLED ? RT_LL_DISABLED
+                                                           : RT_LL_DEGRADED;
+    else if (resolve (p, k, true, err) < 0)
+      return -1;
+  if (resolve (p, RT_LL_P_NET_TCP, want_bind || want_conn, err) < 0
+      || resolve (p, RT_LL_P_SCOPE_SIGNAL, true, err) < 0
+      || resolve (p, RT_LL_P_SCOPE_ABSTRACT_UNIX, true, err) < 0)
+    return -1;
+
+  if (fs)
+    {
+      p->handled_fs = RT_LL_FS_V1;
+      if (p->state[RT_LL_P_FS_REFER] == RT_LL_ACTIVE)
+        p->handled_fs |= RT_LL_FS_REFER;
+      if (p->state[RT_LL_P_FS_TRUNCATE] == RT_LL_ACTIVE)
+        p->handled_fs |= RT_LL_FS_TRUNCATE;
+      if (p->state[RT_LL_P_FS_IOCTL_DEV] == RT_LL_ACTIVE)
+        p->handled_fs |= RT_LL_FS_IOCTL_DEV;
+    }
+  p->handled_fs &= abi_fs_rights (p->abi);
+  if (p->state[RT_LL_P_NET_TCP] == RT_LL_ACTIVE)
+    p->handled_net = (want_bind ? RT_LL_NET_BIND_TCP : 0)
+                     | (want_conn ? RT_LL_NET_CONNECT_TCP : 0);
+  if (p->state[RT_LL_P_SCOPE_SIGNAL] == RT_LL_ACTIVE)
+    p->scoped |= RT_LL_SCOPE_SIGNAL;
+  if (p->state[RT_LL_P_SCOPE_ABSTRACT_UNIX] == RT_LL_ACTIVE)
+    p->scoped |= RT_LL_SCOPE_ABSTRACT_UNIX;
+  return 0;
+}
+
+int
+rt_ll_policy_build (const struct rt_config *c, int abi,
+                    struct rt_ll_policy *out, struct rt_err **err)
+{
+  struct rt_ll_policy p = { .abi = abi };
+  const char *v;
+
+  if (parse_modes (c, &p, err) < 0 || resolve_all (c, &p, err) < 0)
+    goto fail;
+  if ((v = rt_config_annotation (c, ANN "net_allow_bind"))
+      && rt_ll_parse_ports (ANN "net_allow_bind", v, &p.bind_ports,
+                            &p.bind_ports_len, err) < 0)
+    goto fail;
+  if ((v = rt_config_annotation (c, ANN "net_allow_connect"))
+      && rt_ll_parse_ports (ANN "net_allow_connect", v, &p.connect_ports,
+                            &p.connect_ports_len, err) < 0)
+    goto fail;
+  if (derive_config_rules (c, &p, err) < 0
+      || derive_annotation_rules (c, &p, err) < 0)
+    goto fail;
+  /* Masks are mounts: without a mount namespace they would land on the
+   * host. */
+  if (p.masks_len)
+    {
+      bool mntns = false;
+      for (size_t i = 0; i < c->namespaces_len; i++)
+        mntns = mntns || (c->namespaces[i].type
+                          && strcmp (c->namespaces[i].type, "mount") == 0);
+      if (!mntns)
+        {
+          rt_err_set (err, 0, "annotation %sfs_denied: masking \"%s\" needs "
+                      "a mount namespace (linux.namespaces has none)", ANN,
+                      p.masks[0]);
+          goto fail;
+        }
+    }
+  /* The kernel refuses a rule with a right the ruleset does not handle. */
+  for (size_t i = p.rules_len; i-- > 0;)
+    if ((p.rules[i].access &= p.handled_fs) == 0)
+      rule_remove (&p, i);
+  *out = p;
+  return 0;
+
+fail:
+  rt_ll_policy_clear (&p);
+  return -1;
+}
+
+void
+rt_ll_policy_clear (struct rt_ll_policy *p)
+{
+  for (size_t i = 0; i < p->rules_len; i++)
+    free (p->rules[i].path);
+  free (p->rules);
+  free (p->bind_ports);
+  free (p->connect_ports);
+  rt_strv_free (p->masks);
+  memset (p, 0, sizeof *p);
+}
+
+/* ---- child side: raw syscalls only ------------------------------------ */
+
+/* Hides a denied path that a granted tree still covers: an empty read-only
+ * mode-000 tmpfs over a directory, /dev/null (read-only) over anything
+ * else.  No MS_NODEV on the latter: /dev/null itself is a device. */
+static int
+mask_path (const char *path, struct rt_err **err)
+{
+  struct stat st;
+  if (lstat (path, &st) < 0)
+    return errno == ENOENT ? 0
+                           : rt_err_set (err, errno, "fs_denied: stat `%s`",
+                                         path);
+  if (S_ISDIR (st.st_mode))
+    {
+      if (mount ("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV
+                 | MS_NOEXEC, "mode=000,size=4k,nr_inodes=1") < 0)
+        return rt_err_set (err, errno, "fs_denied: mask `%s`", path);
+      return 0;
+    }
+  if (mount ("/dev/null", path, NULL, MS_BIND, NULL) < 0
+      || mount (NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID
+                | MS_NOEXEC, NULL) < 0)
+    return rt_err_set (err, errno, "fs_denied: mask `%s` with /dev/null",
+                       path);
+  return 0;
+}
+
+static int
+add_path_rules (const struct rt_ll_policy *p, int rfd, struct rt_err **err)
+{
+  for (size_t i = 0; i < p->rules_len; i++)
+    {
+      const struct rt_ll_rule *r = &p->rules[i];
+      /* O_PATH: no read permission needed and a FIFO cannot block us. */
+      int fd = open (r->path, O_PATH | O_CLOEXEC);
+      if (fd < 0)
+        {
+          if (errno == ENOENT || errno == ENOTDIR)
+            continue;
+          return rt_err_set (err, errno, "landlock: open rule path `%s`",
+                             r->path);
+        }
+      struct stat st;
+      struct ll_path_beneath_attr pb = { .allowed_access = r->access,
+                                         .parent_fd = fd };
+      if (fstat (fd, &st) < 0)
+        {
+          int e = errno;
+          close (fd);
+          return rt_err_set (err, e, "landlock: stat `%s`", r->path);
+        }
+      if (!S_ISDIR (st.st_mode))
+        pb.allowed_access &= RT_LL_FS_FILE;
+      long rc = pb.allowed_access == 0
+                    ? 0
+                    : syscall (__NR_landlock_add_rule, rfd,
+                               LL_RULE_PATH_BENEATH, &pb, 0);
+      int e = errno;
+      close (fd);
+      if (rc < 0)
+        return rt_err_set (err, e, "landlock: add rule for `%s`", r->path);
+    }
+  return 0;
+}
+
+static int
+add_port_rules (int rfd, const uint16_t *ports, size_t n, uint64_t access,
+                struct rt_err **err)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      struct ll_net_port_attr np = { .allowed_access = access,
+                                     .port = ports[i] };
+      if (syscall (__NR_landlock_add_rule, rfd, LL_RULE_NET_PORT, &np, 0) < 0)
+        return rt_err_set (err, errno, "landlock: add TCP port rule %u",
+                           ports[i]);
+    }
+  return 0;
+}
+
+int
+rt_ll_child_apply (const struct rt_ll_policy *p, struct rt_err **err)
+{
+  for (size_t i = 0; i < p->masks_len; i++)
+    if (mask_path (p->masks[i], err) < 0)
+      return -1;
+  if (p->handled_fs == 0 && p->handled_net == 0 && p->scoped == 0)
+    return 0;
+
+  struct ll_ruleset_attr attr = { .handled_access_fs = p->handled_fs,
+                                  .handled_access_net = p->handled_net,
+                                  .scoped = p->scoped };
+  /* Older kernels reject a struct larger than they know (E2BIG) unless the
+   * tail is zero; size it to what the policy uses. */
+  size_t size = p->scoped ? 24 : p->handled_net ? 16 : 8;
+  int rfd = (int) syscall (__NR_landlock_create_ruleset, &attr, size, 0);
+  if (rfd < 0)
+    return rt_err_set (err, errno, "landlock: create ruleset");
+  int rc = add_path_rules (p, rfd, err);
+  if (rc == 0 && (p->handled_net & RT_LL_NET_BIND_TCP))
+    rc = add_port_rules (rfd, p->bind_ports, p->bind_ports_len,
+                         RT_LL_NET_BIND_TCP, err);
+  if (rc == 0 && (p->handled_net & RT_LL_NET_CONNECT_TCP))
+    rc = add_port_rules (rfd, p->connect_ports, p->connect_ports_len,
+                         RT_LL_NET_CONNECT_TCP, err);
+  if (rc == 0 && syscall (__NR_landlock_restrict_self, rfd, 0) < 0)
+    rc = rt_err_set (err, errno, "landlock: restrict self (needs "
+                     "CAP_SYS_ADMIN or no_new_privs)");
+  close (rfd);
+  return rc;
+}
+
+/* ---- check --------------------------------------------------------------- */
+
+char *
+rt_ll_describe_host (void)
+{
+  int abi = rt_ll_abi ();
+  char *out = abi ? xasprintf ("landlock: ABI %d\n", abi)
+                  : xstrdup ("landlock: unavailable\n");
+  for (int k = 0; k < RT_LL_P_N; k++)
+    {
+      char *line;
+      if (abi >= prots[k].abi)
+        line = xasprintf ("%slandlock.%s: available (ABI %d)%s\n", out,
+                          prots[k].name, prots[k].abi,
+                          k == RT_LL_P_FS ? "; forbids mount inside the "
+                          "container: containers that mount need "
+                          ANN "disable=fs" : "");
+      else
+        line = xasprintf ("%slandlock.%s: unavailable (needs ABI %d; strict "
+                          "by default, %sdegrade=%s runs without it)\n", out,
+                          prots[k].name, prots[k].abi, ANN, prots[k].name);
+      free (out);
+      out = line;
+    }
+  return out;
+}

@@ -1,0 +1,147 @@
+/* Landlock policy of one container: derived from config.json and the
+ * run.oci.sandlock.* annotations in the parent (rt_ll_policy_build), applied
+ * with raw syscalls in the container process (rt_ll_child_apply).  Internal
+ * to runtime/; the public face is runtime/confine.h.  docs/security.md. */
+#ifndef SANDLOCK_RUNTIME_LANDLOCK_H
+#define SANDLOCK_RUNTIME_LANDLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "config.h"
+
+/* Access rights, spelled locally: Debian 12's <linux/landlock.h> predates
+ * ABI 4-7 and we must build (and run) against older and newer kernels. */
+#define RT_LL_FS_EXECUTE (1ULL << 0)
+#define RT_LL_FS_WRITE_FILE (1ULL << 1)
+#define RT_LL_FS_READ_FILE (1ULL << 2)
+#define RT_LL_FS_READ_DIR (1ULL << 3)
+#define RT_LL_FS_REMOVE_DIR (1ULL << 4)
+#define RT_LL_FS_REMOVE_FILE (1ULL << 5)
+#define RT_LL_FS_MAKE_CHAR (1ULL << 6)
+#define RT_LL_FS_MAKE_DIR (1ULL << 7)
+#define RT_LL_FS_MAKE_REG (1ULL << 8)
+#define RT_LL_FS_MAKE_SOCK (1ULL << 9)
+#define RT_LL_FS_MAKE_FIFO (1ULL << 10)
+#define RT_LL_FS_MAKE_BLOCK (1ULL << 11)
+#define RT_LL_FS_MAKE_SYM (1ULL << 12)
+#define RT_LL_FS_REFER (1ULL << 13)      /* ABI 2 */
+#define RT_LL_FS_TRUNCATE (1ULL << 14)   /* ABI 3 */
+#define RT_LL_FS_IOCTL_DEV (1ULL << 15)  /* ABI 5 */
+#define RT_LL_NET_BIND_TCP (1ULL << 0)   /* ABI 4 */
+#define RT_LL_NET_CONNECT_TCP (1ULL << 1)
+#define RT_LL_SCOPE_ABSTRACT_UNIX (1ULL << 0)    /* ABI 6 */
+#define RT_LL_SCOPE_SIGNAL (1ULL << 1)
+
+#define RT_LL_FS_V1 ((1ULL << 13) - 1)
+/* Rights the kernel accepts on a rule for a non-directory. */
+#define RT_LL_FS_FILE                                                   \
+  (RT_LL_FS_EXECUTE | RT_LL_FS_WRITE_FILE | RT_LL_FS_READ_FILE          \
+   | RT_LL_FS_TRUNCATE | RT_LL_FS_IOCTL_DEV)
+#define RT_LL_FS_READ (RT_LL_FS_EXECUTE | RT_LL_FS_READ_FILE | RT_LL_FS_READ_DIR)
+/* Write grant: everything but IOCTL_DEV, which only ttys and explicitly
+ * configured devices get. */
+#define RT_LL_FS_WRITE                                                  \
+  ((RT_LL_FS_V1 | RT_LL_FS_REFER | RT_LL_FS_TRUNCATE))
+#define RT_LL_FS_TTY                                                    \
+  (RT_LL_FS_READ_FILE | RT_LL_FS_WRITE_FILE | RT_LL_FS_READ_DIR         \
+   | RT_LL_FS_IOCTL_DEV)
+#define RT_LL_FS_DEVICE                                                 \
+  (RT_LL_FS_READ_FILE | RT_LL_FS_WRITE_FILE)
+
+/* The protections a user can degrade or disable by name. */
+enum rt_ll_prot
+{
+  RT_LL_P_FS,
+  RT_LL_P_FS_REFER,
+  RT_LL_P_FS_TRUNCATE,
+  RT_LL_P_FS_IOCTL_DEV,
+  RT_LL_P_NET_TCP,
+  RT_LL_P_SCOPE_SIGNAL,
+  RT_LL_P_SCOPE_ABSTRACT_UNIX,
+  RT_LL_P_N
+};
+
+enum rt_ll_mode
+{
+  RT_LL_STRICT = 0,     /* default: kernel lacks it => create fails */
+  RT_LL_DEGRADE,        /* enforce when available, else run without */
+  RT_LL_DISABLE,        /* never enforce */
+};
+
+enum rt_ll_state
+{
+  RT_LL_ACTIVE,
+  RT_LL_DEGRADED,       /* degradable and unavailable: not enforced */
+  RT_LL_DISABLED,
+  RT_LL_NOT_REQUESTED,  /* net-tcp without net_allow_* annotations */
+};
+
+enum rt_ll_origin
+{
+  RT_LL_O_ROOT,         /* root.path */
+  RT_LL_O_MOUNT,        /* mounts[] */
+  RT_LL_O_DEVICE,       /* a /dev node */
+  RT_LL_O_ANNOTATION,   /* fs_readable / fs_writable */
+};
+
+struct rt_ll_rule
+{
+  char *path;           /* absolute, as the container sees it, normalised */
+  uint64_t access;      /* already intersected with handled_fs */
+  enum rt_ll_origin origin;
+};
+
+struct rt_ll_policy
+{
+  int abi;
+  enum rt_ll_mode mode[RT_LL_P_N];
+  enum rt_ll_state state[RT_LL_P_N];
+  uint64_t handled_fs, handled_net, scoped;
+  struct rt_ll_rule *rules;
+  size_t rules_len;
+  uint16_t *bind_ports, *connect_ports;
+  size_t bind_ports_len, connect_ports_len;
+  char **masks;         /* fs_denied paths under a granted tree: mounted over */
+  size_t masks_len;
+  bool seccomp_default_disabled;  /* disable=seccomp */
+};
+
+/* Protection names as used in annotations and by `check`. */
+const char *rt_ll_prot_name (enum rt_ll_prot p);
+/* The ABI that introduced protection |p|. */
+int rt_ll_prot_abi (enum rt_ll_prot p);
+
+/* The running kernel's Landlock ABI, 0 when Landlock is unavailable.
+ * Probed once and cached. */
+int rt_ll_abi (void);
+
+/* Builds the policy for |c| as if the kernel had Landlock ABI |abi| (so
+ * tests can ask for any ABI).  Validates every run.oci.sandlock.*
+ * annotation; errors name the annotation or JSON path.  A strict
+ * protection the ABI lacks fails naming the annotation that degrades it. */
+int rt_ll_policy_build (const struct rt_config *c, int abi,
+                        struct rt_ll_policy *out, struct rt_err **err);
+
+void rt_ll_policy_clear (struct rt_ll_policy *p);
+
+/* The rule for exactly |path|, NULL when there is none.  For tests. */
+const struct rt_ll_rule *rt_ll_policy_find (const struct rt_ll_policy *p,
+                                            const char *path);
+
+/* In the container process after every mount: masks fs_denied paths,
+ * builds the ruleset with raw syscalls and restricts the process.  Needs
+ * CAP_SYS_ADMIN or no_new_privs.  Paths are resolved from the current root.
+ * A rule whose path does not exist is skipped (it grants nothing). */
+int rt_ll_child_apply (const struct rt_ll_policy *p, struct rt_err **err);
+
+/* One line per protection: "landlock.fs: available (ABI 1)". */
+char *rt_ll_describe_host (void);
+
+/* Parses a "80,443,8000-8010" port list (for tests and net_allow_*). */
+int rt_ll_parse_ports (const char *annotation, const char *value,
+                       uint16_t **out, size_t *len, struct rt_err **err);
+
+#endif
