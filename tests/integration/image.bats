@@ -330,6 +330,16 @@ PY
   [ "$status" -eq 0 ] && [[ "$output" == *"hello from image"* ]]
 }
 
+@test "run --image pulls, bundles and runs; -- CMD replaces Cmd" {
+  require_root
+  ROOT=$BATS_TEST_TMPDIR/state
+  run "$SANDLOCK_OCI" --root "$ROOT" run --cache-dir "$C" --image "docker://$P:bb" img1
+  [ "$status" -eq 0 ] && [[ "$output" == *"hello from image"* ]]
+  run "$SANDLOCK_OCI" --root "$ROOT" run --image "docker://$P:bb" --cache-dir "$C" img2 -- id -u
+  [ "$status" -eq 0 ] && [ "$output" = 1000 ]
+  [ ! -e "$ROOT/image-bundles/img2" ]
+}
+
 @test "docker-daemon: from a Docker API socket (legacy docker save layout)" {
   t=$BATS_TEST_TMPDIR/dd
   mkdir -p "$t/save/abc"
