@@ -50,7 +50,7 @@ def cmd_image(a):
         raw = open(l, "rb").read() if os.path.isfile(l) else tar_dir(l)
         diff_ids.append("sha256:" + hashlib.sha256(raw).hexdigest())
         if a.compress == "gzip":
-            data, mt = gzip.compress(raw, 6, mtime=0), "application/vnd.oci.image.layer.v1.tar+gzip"
+            data, mt = gzip.compress(raw, a.level, mtime=0), "application/vnd.oci.image.layer.v1.tar+gzip"
         elif a.compress == "zstd":
             data = subprocess.run(["zstd", "-q", "-c"], input=raw, stdout=subprocess.PIPE, check=True).stdout
             mt = "application/vnd.oci.image.layer.v1.tar+zstd"
@@ -123,7 +123,7 @@ sub = p.add_subparsers(dest="action", required=True)
 i = sub.add_parser("image")
 i.add_argument("layout"); i.add_argument("layers", nargs="+")
 i.add_argument("--tag"); i.add_argument("--arch", default="amd64"); i.add_argument("--variant")
-i.add_argument("--compress", default="gzip"); i.add_argument("--entrypoint"); i.add_argument("--cmd")
+i.add_argument("--compress", default="gzip"); i.add_argument("--level", type=int, default=6); i.add_argument("--entrypoint"); i.add_argument("--cmd")
 i.add_argument("--user"); i.add_argument("--env"); i.add_argument("--workdir")
 i.add_argument("--label", action="append"); i.add_argument("--port", action="append")
 x = sub.add_parser("index"); x.add_argument("layout"); x.add_argument("--tag", required=True)
