@@ -24,7 +24,7 @@ struct registry
 {
   struct img_source base;
   char *what, *host, *repo, *scheme;
-  bool verify, allow_http;
+  bool verify, allow_http, switched;
   char *cainfo;                 /* SSL_CERT_FILE */
   char *ca_blob;                /* system CAs + --cert-dir *.crt */
   size_t ca_blob_len;
@@ -381,6 +381,38 @@ fetch_token (struct registry *r, const struct img_challenge *c, struct rt_err **
   return ret;
 }
 
+/* The first request of a session may find the registry speaks the other
+ * scheme: localhost registries are tried over plain HTTP first (loading
+ * the system CAs for a TLS handshake costs more than the whole pull of a
+ * small image), and move to HTTPS when the port speaks TLS; with
+ * --tls-verify=false a remote registry is tried over HTTPS first and moves
+ * to HTTP when the port does not speak TLS. */
+static bool
+switch_scheme (struct registry *r, CURLcode rc, struct xfer *x, int attempt)
+{
+  bool https_failed, http_failed;
+  const char *to;
+  if (attempt != 0 || x->got != 0 || r->switched)
+    return false;
+  https_failed = strcmp (r->scheme, "https") == 0 && rc == CURLE_SSL_CONNECT_ERROR;
+  http_failed = strcmp (r->scheme, "http") == 0
+                && (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR
+                    || rc == CURLE_WEIRD_SERVER_REPLY
+                    || (rc == CURLE_OK && x->status == 400 && x->ebuf
+                        && strstr (x->ebuf, "HTTPS")));
+  if (!https_failed && !http_failed)
+    return false;
+  to = https_failed ? "http" : "https";
+  if (https_failed && !r->allow_http)
+    return false;
+  pthread_mutex_lock (&r->mu);
+  free (r->scheme);
+  r->scheme = xstrdup (to);
+  r->switched = true;
+  pthread_mutex_unlock (&r->mu);
+  return true;
+}
+
 /* GET |path| on the registry.  With |resume|, a dropped transfer restarts
  * with Range from the bytes the sink has. */
 static int
@@ -422,14 +454,8 @@ request (struct registry *r, const char *path, const char *accept,
       curl_slist_free_all (hdrs);
       if (x->sink_failed)
         return rt_err_set (err, ECANCELED, "%s: GET %s", r->what, path);
-      if (rc == CURLE_SSL_CONNECT_ERROR && r->allow_http && attempt == 0
-          && strcmp (r->scheme, "https") == 0 && x->got == 0)
+      if (switch_scheme (r, rc, x, attempt))
         {
-          /* An insecure or localhost registry that speaks plain HTTP. */
-          pthread_mutex_lock (&r->mu);
-          free (r->scheme);
-          r->scheme = xstrdup ("http");
-          pthread_mutex_unlock (&r->mu);
           attempt--;
           continue;
         }
@@ -642,9 +668,9 @@ img_registry_open (const struct img_opts *o, const struct img_ref *ref,
   r->base.what = r->what;
   r->host = xstrdup (ref->registry);
   r->repo = xstrdup (ref->repository);
-  r->scheme = xstrdup ("https");
   r->verify = o->tls_verify != 0;
   r->allow_http = !r->verify || is_localhost (r->host);
+  r->scheme = xstrdup (is_localhost (r->host) ? "http" : "https");
   pthread_mutex_init (&r->mu, NULL);
   for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
     pthread_mutex_init (&r->locks[i], NULL);
