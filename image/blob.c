@@ -11,9 +11,13 @@
 struct img_chunk
 {
   struct img_chunk *next;
-  size_t len;
+  size_t len, cap;
   char data[];
 };
+
+/* Chunks are recycled: curl hands over up to 512 KiB at a time, and a
+ * fresh malloc of that size is a fresh mmap whose pages all fault in. */
+#define SPARE_MAX 16
 
 void
 img_stream_init (struct img_stream *s, size_t cap)
@@ -34,6 +38,11 @@ img_stream_destroy (struct img_stream *s)
       free (c);
     }
   free (s->cur);
+  for (c = s->spare; c; c = n)
+    {
+      n = c->next;
+      free (c);
+    }
   pthread_mutex_destroy (&s->mu);
   pthread_cond_destroy (&s->cv);
 }
@@ -41,7 +50,21 @@ img_stream_destroy (struct img_stream *s)
 int
 img_stream_push (struct img_stream *s, const void *buf, size_t len)
 {
-  struct img_chunk *c = xmalloc (sizeof *c + len);
+  struct img_chunk *c = NULL;
+  pthread_mutex_lock (&s->mu);
+  if (s->spare && s->spare->cap >= len)
+    {
+      c = s->spare;
+      s->spare = c->next;
+      s->nspare--;
+    }
+  pthread_mutex_unlock (&s->mu);
+  if (c == NULL)
+    {
+      size_t cap = len < (512u << 10) ? (512u << 10) : len;
+      c = xmalloc (sizeof *c + cap);
+      c->cap = cap;
+    }
   c->next = NULL;
   c->len = len;
   memcpy (c->data, buf, len);
@@ -90,9 +113,16 @@ img_stream_read (void *data, const void **buf)
   struct img_stream *s = data;
   struct img_chunk *c;
   ssize_t r;
-  free (s->cur);
-  s->cur = NULL;
   pthread_mutex_lock (&s->mu);
+  if (s->cur && s->nspare < SPARE_MAX)
+    {
+      s->cur->next = s->spare;
+      s->spare = s->cur;
+      s->nspare++;
+    }
+  else
+    free (s->cur);
+  s->cur = NULL;
   while (s->head == NULL && !s->eof)
     pthread_cond_wait (&s->cv, &s->mu);
   if (s->head == NULL)

@@ -154,8 +154,8 @@ struct img_stream
 {
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  struct img_chunk *head, *tail, *cur;
-  size_t queued, cap;
+  struct img_chunk *head, *tail, *cur, *spare;
+  size_t queued, cap, nspare;
   bool eof, failed, cancelled;
 };
 void img_stream_init (struct img_stream *s, size_t cap);
