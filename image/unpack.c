@@ -42,7 +42,50 @@ struct unpacker
   size_t ndirs, cap_dirs;
   uint64_t written, limit;
   struct img_unpack_stats *st;
+  uint64_t *inos;               /* open-addressing set: inodes this layer made */
+  size_t inos_cap, inos_len;
 };
+
+/* An opaque marker hides what the lower layers put in its directory, not
+ * what this layer already wrote there, so the layer's own inodes are
+ * remembered. */
+static void
+ino_add (struct unpacker *u, uint64_t ino)
+{
+  size_t i;
+  if (ino == 0)
+    return;
+  if (2 * (u->inos_len + 1) > u->inos_cap)
+    {
+      uint64_t *old = u->inos;
+      size_t oc = u->inos_cap;
+      u->inos_cap = oc ? 2 * oc : 1024;
+      u->inos = xcalloc (u->inos_cap, sizeof *u->inos);
+      u->inos_len = 0;
+      for (size_t k = 0; k < oc; k++)
+        if (old[k])
+          ino_add (u, old[k]);
+      free (old);
+    }
+  for (i = (ino * 0x9E3779B97F4A7C15ull) & (u->inos_cap - 1); u->inos[i];
+       i = (i + 1) & (u->inos_cap - 1))
+    if (u->inos[i] == ino)
+      return;
+  u->inos[i] = ino;
+  u->inos_len++;
+}
+
+static bool
+ino_has (const struct unpacker *u, uint64_t ino)
+{
+  if (u->inos_cap == 0 || ino == 0)
+    return false;
+  for (size_t i = (ino * 0x9E3779B97F4A7C15ull) & (u->inos_cap - 1); u->inos[i];
+       i = (i + 1) & (u->inos_cap - 1))
+    if (u->inos[i] == ino)
+      return true;
+  return false;
+}
 
 int
 img_clean_path (const char *path, char **out)
@@ -193,7 +236,8 @@ whiteout (struct unpacker *u, const char *parent, const char *base,
         return fail (u, err, errno, entry, "open opaque directory");
       dfd = -1;
       while (ret == 0 && (de = readdir (d)))
-        if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+        if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0
+            && !ino_has (u, de->d_ino))
           ret = rt_rm_rf_at (dirfd (d), de->d_name, err);
       closedir (d);
       return ret < 0 ? rt_err_wrap (err, "%s: entry `%s`", u->what, entry) : 0;
@@ -357,12 +401,30 @@ make_hardlink (struct unpacker *u, const char *target, int pfd,
   return 0;
 }
 
+static int apply_one (struct unpacker *u, struct archive *a,
+                      struct archive_entry *e, char **relp, int *pfd_out,
+                      const char **base_out, struct rt_err **err);
+
 static int
 apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
              struct rt_err **err)
 {
+  int pfd = -1;
+  const char *base = NULL;
+  _cleanup_free_ char *rel = NULL;  /* |base| points into it */
+  struct stat s;
+  int r = apply_one (u, a, e, &rel, &pfd, &base, err);
+  if (r == 0 && pfd >= 0 && base && fstatat (pfd, base, &s, AT_SYMLINK_NOFOLLOW) == 0)
+    ino_add (u, (uint64_t) s.st_ino);
+  return r;
+}
+
+static int
+apply_one (struct unpacker *u, struct archive *a, struct archive_entry *e,
+           char **relp, int *pfd_out, const char **base_out, struct rt_err **err)
+{
   const char *name = archive_entry_pathname (e);
-  _cleanup_free_ char *rel = NULL;
+  char *rel = NULL;
   const char *base, *hl = archive_entry_hardlink (e);
   char *slash;
   int pfd, ex;
@@ -373,6 +435,7 @@ apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
     return rt_err_set (err, 0, "%s: entry without a name", u->what);
   if (img_clean_path (name, &rel) < 0)
     return fail (u, err, 0, name, "path escapes the rootfs (absolute or `..`)");
+  *relp = rel;
   if (*rel == '\0')
     return 0;                   /* "./" itself: the rootfs keeps its mode */
   slash = strrchr (rel, '/');
@@ -391,6 +454,8 @@ apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
     pfd = open_parent (u, slash ? rel : "", name, err); /* cache was dropped */
   if (pfd < 0)
     return -1;
+  *pfd_out = pfd;
+  *base_out = base;
   if (hl)
     return make_hardlink (u, hl, pfd, base, name, err);
   switch (type)
@@ -496,6 +561,7 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
     }
   cache_drop (&u);
   fix_dir_times (&u);
+  free (u.inos);
   st->bytes += u.written;
   archive_read_free (a);
   return ret;

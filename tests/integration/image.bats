@@ -22,6 +22,7 @@ setup_file() {
   echo gone > "$l1/data/victim"; echo old > "$l1/opq/old"; echo kept > "$l1/data/keep/k"
   # Layer 2: a whiteout, an opaque dir, a hardlink, a symlink.
   : > "$l2/data/.wh.victim"; : > "$l2/opq/.wh..wh..opq"; echo new > "$l2/opq/new"
+  echo early > "$l2/opq/-early"   # sorts before the marker: same layer, kept
   echo hl > "$l2/data/a"; ln "$l2/data/a" "$l2/data/b"; ln -s ../data/a "$l2/etc/link"
   $MK image "$D/lay" "$l1" --tag bb --cmd '["echo","hello from image"]' --user user \
     --label org.example=yes --port 80/tcp >/dev/null
@@ -89,6 +90,7 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   [ ! -e "$r/data/victim" ]
   [ -f "$r/data/keep/k" ]
   [ ! -e "$r/opq/old" ] && [ "$(cat "$r/opq/new")" = new ]
+  [ "$(cat "$r/opq/-early")" = early ]
   [ "$(stat -c %i "$r/data/a")" = "$(stat -c %i "$r/data/b")" ]
   [ "$(readlink "$r/etc/link")" = ../data/a ]
 }
