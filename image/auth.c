@@ -9,6 +9,7 @@
 
 #include "common/util.h"
 #include "image/priv.h"
+#include "image/dl.h"
 
 void
 img_challenge_clear (struct img_challenge *c)

@@ -16,6 +16,7 @@
 
 #include "common/util.h"
 #include "image/priv.h"
+#include "image/dl.h"
 
 struct dl
 {

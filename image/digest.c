@@ -4,6 +4,7 @@
 
 #include "common/util.h"
 #include "image/priv.h"
+#include "image/dl.h"
 
 void
 img_hash_init (struct img_hash *h)

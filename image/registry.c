@@ -16,6 +16,7 @@
 
 #include "common/util.h"
 #include "image/priv.h"
+#include "image/dl.h"
 
 #define MAX_ATTEMPTS 5
 #define ERRBODY_MAX 65536

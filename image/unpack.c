@@ -24,6 +24,7 @@
 
 #include "common/util.h"
 #include "image/priv.h"
+#include "image/dl.h"
 
 struct dir_time
 {
