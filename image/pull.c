@@ -116,14 +116,16 @@ worker (void *arg)
     }
 }
 
+/* Stops every download but |keep|'s. */
 static void
-cancel_all (struct pool *p)
+cancel_others (struct pool *p, const struct job *keep)
 {
   pthread_mutex_lock (&p->mu);
   p->cancel = true;
   pthread_mutex_unlock (&p->mu);
   for (size_t i = 0; i < p->n; i++)
-    img_stream_cancel (&p->jobs[i].st);
+    if (&p->jobs[i] != keep)
+      img_stream_cancel (&p->jobs[i].st);
 }
 
 static int
@@ -168,9 +170,10 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
           ;
       if (ret < 0 || j->st.failed)
         {
-          cancel_all (&p);
-          /* Wait for this layer's producer, so its error (a digest
-           * mismatch, a network failure) is the one reported. */
+          cancel_others (&p, j);
+          /* Let this layer's download finish (it stays bounded by the
+           * declared size): when the unpacker choked on corrupt bytes,
+           * the digest mismatch is the error to report. */
           while (img_stream_read (&j->st, &buf) > 0)
             ;
           if (j->err && !(j->err->errno_ == ECANCELED && ue))
