@@ -43,7 +43,6 @@ struct unpacker
   size_t ndirs, cap_dirs;
   uint64_t written, limit;
   struct img_unpack_stats *st;
-  int wfd;                      /* the regular file being written */
   uint64_t *inos;               /* open-addressing set: inodes this layer made */
   size_t inos_cap, inos_len;
 };
@@ -302,44 +301,42 @@ entry_mtime (struct archive_entry *e)
   return t;
 }
 
-/* A regular file is created when its header is applied; its data and
- * metadata follow as separate operations (see the pipeline below). */
 static int
-file_begin (struct unpacker *u, struct archive_entry *e, int pfd, const char *base,
-            const char *entry, struct rt_err **err)
+write_file (struct unpacker *u, struct archive *a, struct archive_entry *e,
+            int pfd, const char *base, const char *entry, struct rt_err **err)
 {
-  int fd = openat (pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return fail (u, err, errno, entry, "create");
-  u->wfd = fd;
-  return 0;
-}
-
-static int
-file_data (struct unpacker *u, const char *entry, off_t off, const char *buf,
-           size_t size, struct rt_err **err)
-{
-  for (size_t w = 0; w < size;)
-    {
-      ssize_t n = pwrite (u->wfd, buf + w, size - w, off + (off_t) w);
-      if (n < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return fail (u, err, errno, entry, "write");
-        }
-      w += (size_t) n;
-    }
-  return 0;
-}
-
-static int
-file_end (struct unpacker *u, struct archive_entry *e, struct rt_err **err)
-{
-  _cleanup_fd_ int fd = rt_steal_fd (&u->wfd);
-  const char *entry = archive_entry_pathname (e);
+  _cleanup_fd_ int fd = openat (pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                0600);
+  const void *buf;
+  size_t size;
+  la_int64_t off;
+  int r;
   int64_t total = archive_entry_size (e);
   struct timespec ts[2];
+
+  if (fd < 0)
+    return fail (u, err, errno, entry, "create");
+  if (charge (u, total > 0 ? (uint64_t) total : 0, entry, err) < 0)
+    return -1;
+  while ((r = archive_read_data_block (a, &buf, &size, &off)) == ARCHIVE_OK)
+    {
+      if (off < 0 || (uint64_t) off + size > (uint64_t) (total > 0 ? total : 0))
+        return fail (u, err, 0, entry, "data past the declared size");
+      for (size_t w = 0; w < size;)
+        {
+          ssize_t n = pwrite (fd, (const char *) buf + w, size - w, off + (off_t) w);
+          if (n < 0)
+            {
+              if (errno == EINTR)
+                continue;
+              return fail (u, err, errno, entry, "write");
+            }
+          w += (size_t) n;
+        }
+    }
+  if (r != ARCHIVE_EOF)
+    return fail (u, err, archive_errno (a) > 0 ? archive_errno (a) : 0, entry,
+                 archive_error_string (a) ? archive_error_string (a) : "read data");
   if (total > 0 && ftruncate (fd, total) < 0)  /* sparse tails */
     return fail (u, err, errno, entry, "truncate");
   if (set_meta_fd (u, e, fd, false, entry, err) < 0)
@@ -405,25 +402,27 @@ make_hardlink (struct unpacker *u, const char *target, int pfd,
   return 0;
 }
 
-static int apply_one (struct unpacker *u, struct archive_entry *e, char **relp,
-                      int *pfd_out, const char **base_out, struct rt_err **err);
+static int apply_one (struct unpacker *u, struct archive *a,
+                      struct archive_entry *e, char **relp, int *pfd_out,
+                      const char **base_out, struct rt_err **err);
 
 static int
-apply_entry (struct unpacker *u, struct archive_entry *e, struct rt_err **err)
+apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
+             struct rt_err **err)
 {
   int pfd = -1;
   const char *base = NULL;
   _cleanup_free_ char *rel = NULL;  /* |base| points into it */
   struct stat s;
-  int r = apply_one (u, e, &rel, &pfd, &base, err);
+  int r = apply_one (u, a, e, &rel, &pfd, &base, err);
   if (r == 0 && pfd >= 0 && base && fstatat (pfd, base, &s, AT_SYMLINK_NOFOLLOW) == 0)
     ino_add (u, (uint64_t) s.st_ino);
   return r;
 }
 
 static int
-apply_one (struct unpacker *u, struct archive_entry *e, char **relp, int *pfd_out,
-           const char **base_out, struct rt_err **err)
+apply_one (struct unpacker *u, struct archive *a, struct archive_entry *e,
+           char **relp, int *pfd_out, const char **base_out, struct rt_err **err)
 {
   const char *name = archive_entry_pathname (e);
   char *rel = NULL;
@@ -463,7 +462,7 @@ apply_one (struct unpacker *u, struct archive_entry *e, char **relp, int *pfd_ou
   switch (type)
     {
     case AE_IFREG:
-      return file_begin (u, e, pfd, base, name, err);
+      return write_file (u, a, e, pfd, base, name, err);
     case AE_IFDIR:
       if (slash)
         *slash = '/';
@@ -531,253 +530,36 @@ fix_dir_times (struct unpacker *u)
   free (u->dirs);
 }
 
-/* The pipeline: this thread runs libarchive (decompression, tar parsing,
- * the size checks) and queues operations; a writer thread applies them in
- * order (paths, files, metadata).  Decompression and file creation then
- * overlap; each byte is copied once more, from libarchive's buffer into
- * the queue. */
-enum op_kind
-{
-  OP_ENTRY,                     /* a header: create / link / whiteout */
-  OP_DATA,                      /* bytes of the current regular file */
-  OP_END,                       /* the current regular file is complete */
-};
-
-struct op
-{
-  struct op *next;
-  enum op_kind kind;
-  struct archive_entry *e;      /* OP_ENTRY, OP_END: owned clone */
-  off_t off;
-  size_t len;
-  char data[];
-};
-
-#define PIPE_CAP (32u << 20)
-
-struct pipe
-{
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  struct op *head, *tail;
-  size_t bytes;
-  bool eof, failed;
-  struct unpacker *u;
-  struct rt_err *err;           /* the writer's first error */
-};
-
-static int
-pipe_push (struct pipe *p, struct op *o)
-{
-  pthread_mutex_lock (&p->mu);
-  while (p->bytes >= PIPE_CAP && !p->failed)
-    pthread_cond_wait (&p->cv, &p->mu);
-  if (p->failed)
-    {
-      pthread_mutex_unlock (&p->mu);
-      if (o->e)
-        archive_entry_free (o->e);
-      free (o);
-      return -1;
-    }
-  o->next = NULL;
-  if (p->tail)
-    p->tail->next = o;
-  else
-    p->head = o;
-  p->tail = o;
-  p->bytes += o->len + 512;
-  pthread_cond_broadcast (&p->cv);
-  pthread_mutex_unlock (&p->mu);
-  return 0;
-}
-
-static struct op *
-new_op (enum op_kind k, struct archive_entry *e, off_t off, const void *buf, size_t len)
-{
-  struct op *o = xmalloc (sizeof *o + len);
-  o->kind = k;
-  o->e = e ? archive_entry_clone (e) : NULL;
-  o->off = off;
-  o->len = len;
-  if (len)
-    memcpy (o->data, buf, len);
-  return o;
-}
-
-static int
-run_op (struct unpacker *u, struct op *o, struct archive_entry **cur, struct rt_err **err)
-{
-  if (o->kind != OP_ENTRY && u->wfd < 0)
-    return 0;                   /* a whiteout marker's (empty) body */
-  switch (o->kind)
-    {
-    case OP_ENTRY:
-      return apply_entry (u, o->e, err);
-    case OP_DATA:
-      return file_data (u, *cur ? archive_entry_pathname (*cur) : "?", o->off, o->data,
-                        o->len, err);
-    case OP_END:
-      return file_end (u, o->e, err);
-    default:
-      return 0;
-    }
-}
-
-static void *
-writer (void *arg)
-{
-  struct pipe *p = arg;
-  struct archive_entry *cur = NULL;
-  for (;;)
-    {
-      struct op *o;
-      bool failed;
-      pthread_mutex_lock (&p->mu);
-      while (p->head == NULL && !p->eof)
-        pthread_cond_wait (&p->cv, &p->mu);
-      o = p->head;
-      if (o == NULL)
-        {
-          pthread_mutex_unlock (&p->mu);
-          break;
-        }
-      p->head = o->next;
-      if (p->head == NULL)
-        p->tail = NULL;
-      p->bytes -= o->len + 512;
-      failed = p->failed;
-      pthread_cond_broadcast (&p->cv);
-      pthread_mutex_unlock (&p->mu);
-      if (o->kind == OP_ENTRY)
-        cur = o->e;
-      if (!failed && run_op (p->u, o, &cur, &p->err) < 0)
-        {
-          pthread_mutex_lock (&p->mu);
-          p->failed = true;
-          pthread_cond_broadcast (&p->cv);
-          pthread_mutex_unlock (&p->mu);
-        }
-      if (o->kind != OP_ENTRY && o->e)
-        archive_entry_free (o->e);
-      if (o->kind == OP_ENTRY && cur != o->e)
-        archive_entry_free (o->e);
-      if (o->kind == OP_END)
-        {
-          if (cur)
-            archive_entry_free (cur);
-          cur = NULL;
-        }
-      if (o->kind == OP_ENTRY && (archive_entry_filetype (o->e) != AE_IFREG
-                                  || archive_entry_hardlink (o->e)))
-        {
-          archive_entry_free (o->e);
-          cur = NULL;
-        }
-      free (o);
-    }
-  if (cur)
-    archive_entry_free (cur);
-  return NULL;
-}
-
-/* Reads the data of a regular file entry into OP_DATA operations. */
-static int
-queue_data (struct pipe *p, struct unpacker *u, struct archive *a,
-            struct archive_entry *e, struct rt_err **err)
-{
-  const char *entry = archive_entry_pathname (e);
-  int64_t total = archive_entry_size (e);
-  const void *buf;
-  size_t size;
-  la_int64_t off;
-  int r;
-  while ((r = archive_read_data_block (a, &buf, &size, &off)) == ARCHIVE_OK)
-    {
-      if (off < 0 || (uint64_t) off + size > (uint64_t) (total > 0 ? total : 0))
-        return fail (u, err, 0, entry, "data past the declared size");
-      if (size && pipe_push (p, new_op (OP_DATA, NULL, off, buf, size)) < 0)
-        return 1;               /* the writer failed: its error wins */
-    }
-  if (r != ARCHIVE_EOF)
-    return fail (u, err, archive_errno (a) > 0 ? archive_errno (a) : 0, entry,
-                 archive_error_string (a) ? archive_error_string (a) : "read data");
-  return pipe_push (p, new_op (OP_END, e, 0, NULL, 0)) < 0 ? 1 : 0;
-}
-
-static int
-read_entries (struct pipe *p, struct unpacker *u, struct archive *a, const char *what,
-              struct rt_err **err)
-{
-  struct archive_entry *e;
-  int r;
-  while ((r = archive_read_next_header (a, &e)) != ARCHIVE_EOF)
-    {
-      int64_t size;
-      if (r < ARCHIVE_WARN)
-        return rt_err_set (err, 0, "%s: %s", what,
-                           archive_error_string (a) ? archive_error_string (a) : "bad tar");
-      size = archive_entry_filetype (e) == AE_IFREG && !archive_entry_hardlink (e)
-             ? archive_entry_size (e) : 0;
-      if (charge (u, 512 + (uint64_t) (size > 0 ? size : 0), archive_entry_pathname (e), err) < 0)
-        return -1;
-      if (pipe_push (p, new_op (OP_ENTRY, e, 0, NULL, 0)) < 0)
-        return 1;
-      if (archive_entry_filetype (e) == AE_IFREG && !archive_entry_hardlink (e))
-        {
-          r = queue_data (p, u, a, e, err);
-          if (r != 0)
-            return r;
-        }
-    }
-  return 0;
-}
-
 int
 img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
                   const char *what, struct img_unpack_stats *st,
                   struct rt_err **err)
 {
   struct unpacker u = { .rootfd = rootfd, .root = geteuid () == 0, .what = what,
-                        .cfd = -1, .wfd = -1, .limit = limit, .st = st };
+                        .cfd = -1, .limit = limit, .st = st };
   struct read_ctx rc = { rd, rd_data };
   struct archive *a = archive_read_new ();
-  struct pipe p = { .u = &u };
-  pthread_t th;
-  int ret = 0;
+  struct archive_entry *e;
+  int r, ret = 0;
 
   archive_read_support_filter_gzip (a);
   archive_read_support_filter_zstd (a);
   archive_read_support_format_tar (a);
   archive_read_support_format_empty (a);
-  pthread_mutex_init (&p.mu, NULL);
-  pthread_cond_init (&p.cv, NULL);
-  if (pthread_create (&th, NULL, writer, &p) != 0)
-    abort ();
   if (archive_read_open (a, &rc, NULL, read_cb, NULL) != ARCHIVE_OK)
     ret = rt_err_set (err, 0, "%s: %s", what, archive_error_string (a));
-  else
-    ret = read_entries (&p, &u, a, what, err);
-  pthread_mutex_lock (&p.mu);
-  p.eof = true;
-  if (ret < 0)
-    p.failed = true;            /* stop applying; drain */
-  pthread_cond_broadcast (&p.cv);
-  pthread_mutex_unlock (&p.mu);
-  pthread_join (th, NULL);
-  if (p.err)
+  while (ret == 0 && (r = archive_read_next_header (a, &e)) != ARCHIVE_EOF)
     {
-      if (ret < 0)
-        rt_err_free (err);
-      *err = rt_steal_ptr (&p.err);
-      ret = -1;
+      if (r < ARCHIVE_WARN)
+        {
+          ret = rt_err_set (err, 0, "%s: %s", what,
+                            archive_error_string (a) ? archive_error_string (a) : "bad tar");
+          break;
+        }
+      ret = charge (&u, 512, archive_entry_pathname (e), err);
+      if (ret == 0)
+        ret = apply_entry (&u, a, e, err);
     }
-  else if (ret > 0)
-    ret = rt_err_set (err, 0, "%s: unpack stopped", what);
-  if (u.wfd >= 0)
-    close (u.wfd);
-  pthread_mutex_destroy (&p.mu);
-  pthread_cond_destroy (&p.cv);
   cache_drop (&u);
   fix_dir_times (&u);
   free (u.inos);
