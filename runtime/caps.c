@@ -120,6 +120,15 @@ rt_caps_prepare (const struct rt_process *pr, struct rt_caps_plan **out,
    * treated as fully capable).  When that is more than configured, only
    * SECBIT_NOROOT keeps "no capabilities" true across the exec. */
   p.noroot = uid == 0 && ((p.bounding | p.inheritable) & ~p.permitted) != 0;
+  /* Under NOROOT nothing survives execve but ambient capabilities, so the
+   * configured permitted set rides across as inheritable+ambient: the
+   * program then holds exactly the permitted set (and effective, which
+   * execve makes equal to it for a non-capability-aware binary). */
+  if (p.noroot)
+    {
+      p.inheritable |= p.permitted;
+      p.ambient |= p.permitted;
+    }
   *out = xmalloc (sizeof p);
   **out = p;
   return 0;

@@ -55,6 +55,7 @@ struct sync_msg
 {
   int kind;
   int errno_;
+  int pid;                      /* GO: the container's pid on the host */
   char msg[1024];
 };
 
@@ -82,6 +83,13 @@ sync_recv (int fd, struct sync_msg *m)
     return -1;
   m->msg[sizeof m->msg - 1] = '\0';
   return 1;
+}
+
+static int
+sync_send_go (int fd, pid_t pid)
+{
+  struct sync_msg m = { .kind = SYNC_GO, .pid = pid };
+  return send (fd, &m, sizeof m, MSG_NOSIGNAL) == (ssize_t) sizeof m ? 0 : -1;
 }
 
 /* A variable-length string as one SOCK_SEQPACKET message ("" for NULL). */
@@ -295,6 +303,7 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
     struct rt_confine *cf = NULL;
     if (rt_confine_prepare (c, &cf, err) < 0)
       return -1;
+    rt_confine_set_container (cf, o->id, o->bundle);
     p->confine = cf;
   }
   return 0;
@@ -483,7 +492,9 @@ child_resolve_exec (struct rt_plan *p, struct rt_err **err)
   if (strchr (a0, '/'))
     {
       if (stat (a0, &st) < 0)
-        return rt_err_set (err, 0, "exec: \"%s\": %s", a0, strerror (errno));
+        return rt_err_set (err, 0, "exec: \"%s\": %s", a0,
+                           errno == ENOENT ? "no such file or directory"
+                                           : strerror (errno));
       if (!S_ISREG (st.st_mode) || access (a0, X_OK) < 0)
         return rt_err_set (err, 0, "exec: \"%s\": permission denied", a0);
       p->exec_path = xstrdup (a0);
@@ -592,9 +603,10 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   if (rt_hooks_run (&c->hooks[RT_HOOK_CREATE_CONTAINER], "createContainer",
                     p->state_json, err) < 0)
     return -1;
-  if (rt_child_pivot (p, err) < 0 || rt_child_finish_rootfs (p, err) < 0)
-    return -1;
-  if (child_sysctl_hostname (p, err) < 0)
+  /* sysctls go in before readonlyPaths makes /proc/sys read-only (runc's
+   * order). */
+  if (rt_child_pivot (p, err) < 0 || child_sysctl_hostname (p, err) < 0
+      || rt_child_finish_rootfs (p, err) < 0)
     return -1;
   if (!p->o->no_new_keyring
       && syscall (SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */,
@@ -622,6 +634,38 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   return 0;
 }
 
+static int
+cmp_int (const void *a, const void *b)
+{
+  return *(const int *) a - *(const int *) b;
+}
+
+/* The container must not hold what the runtime had open: above all the
+ * flock()ed state directory, which would stay locked while it is parked.
+ * Keeps stdio, the preserved fds and the fds the setup still needs. */
+static void
+close_inherited_fds (struct rt_plan *p, int sock)
+{
+  int keep[16 + ARRAY_SIZE (p->ns_fds)], n = 0, from;
+  keep[n++] = sock;
+  keep[n++] = p->fifo_fd;
+  keep[n++] = p->console_fd;
+  keep[n++] = rt_confine_listener_fd (p->confine);
+  for (size_t i = 0; i < p->ns_len; i++)
+    keep[n++] = p->ns_fds[i];
+  qsort (keep, (size_t) n, sizeof keep[0], cmp_int);
+  from = 3 + p->o->preserve_fds;
+  for (int i = 0; i < n; i++)
+    {
+      if (keep[i] < from)
+        continue;
+      if (keep[i] > from)
+        syscall (SYS_close_range, from, keep[i] - 1, 0);
+      from = keep[i] + 1;
+    }
+  syscall (SYS_close_range, from, ~0U, 0);
+}
+
 static void __attribute__ ((noreturn))
 child_main (struct rt_plan *p, int sock)
 {
@@ -634,6 +678,7 @@ child_main (struct rt_plan *p, int sock)
 
   sigset_t none;
 
+  close_inherited_fds (p, sock);
   /* `run` blocks signals to forward them; the container starts clean. */
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
@@ -641,6 +686,7 @@ child_main (struct rt_plan *p, int sock)
   prctl (PR_SET_PDEATHSIG, SIGKILL);
   if (sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
     _exit (1);
+  rt_confine_child_set_host_pid (p->confine, m.pid);
   p->cgroup_path = sync_recv_str (sock);
   p->state_json = sync_recv_str (sock);
   if (p->cgroup_path == NULL || p->state_json == NULL)
@@ -773,7 +819,7 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
   }
   state = o->state_json ? o->state_json (o->state_json_ud, pid, "creating")
                         : xstrdup ("{}");
-  if (sync_send (sock, SYNC_GO, 0, NULL) < 0
+  if (sync_send_go (sock, pid) < 0
       || sync_send_str (sock, *cg ? rt_cgroup_path (*cg) : NULL) < 0
       || sync_send_str (sock, state) < 0)
     return rt_err_set (err, errno, "send setup to container process");

@@ -511,15 +511,10 @@ make_node (struct rt_plan *p, int rootfd, const char *path, mode_t type,
     if (type != S_IFCHR && type != S_IFBLK)
       return rt_err_set (err, errno, "mknod `%s`", path);
     {
-      _cleanup_free_ char *host = xasprintf ("/dev/char/%u:%u", major (dev),
-                                             minor (dev));
+      /* The host's node at the same path, as runc does. */
+      const char *host = path;
       _cleanup_fd_ int f = openat (d, base, O_CREAT | O_WRONLY | O_CLOEXEC
                                    | O_NOFOLLOW, 0600);
-      if (type == S_IFBLK)
-        {
-          free (host);
-          host = xasprintf ("/dev/block/%u:%u", major (dev), minor (dev));
-        }
       if (f < 0)
         return rt_err_set (err, errno, "create `%s`", path);
       if (mount (host, fdpath (f, buf), NULL, MS_BIND, NULL) < 0)
@@ -669,7 +664,7 @@ mask_path (const char *path, struct rt_err **err)
     return errno == ENOENT ? 0 : rt_err_set (err, errno, "maskedPaths `%s`", path);
   if (S_ISDIR (st.st_mode))
     {
-      if (mount ("tmpfs", path, "tmpfs", MS_RDONLY, "size=0k,mode=000") < 0)
+      if (mount ("tmpfs", path, "tmpfs", MS_RDONLY, "size=0k") < 0)
         return rt_err_set (err, errno, "mask `%s`", path);
     }
   else if (mount ("/dev/null", path, NULL, MS_BIND, NULL) < 0)

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.." || exit 2
 export SANDLOCK_OCI="${SANDLOCK_OCI:-$PWD/sandlock-oci}"
 export SANDLOCK_TESTS_DIR="$PWD/tests"
 export SANDLOCK_HELPERS="$PWD/build/helpers"
+# A hung test fails on its own instead of stalling the suite.
+export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 out=$(mktemp -d /tmp/sandlock-tests.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 pass=0 fail=0 skipn=0

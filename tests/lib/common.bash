@@ -5,7 +5,9 @@
 # Use:   load ../lib/common
 #        setup() { common_setup; }   teardown() { common_teardown; }
 
-: "${SANDLOCK_OCI:?SANDLOCK_OCI must name the binary under test}"
+_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SANDLOCK_OCI=${SANDLOCK_OCI:-$_top/sandlock-oci}
+SANDLOCK_HELPERS=${SANDLOCK_HELPERS:-$_top/build/helpers}
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 
 require_root() {

@@ -13,5 +13,5 @@ echo 'root:x:0:0:root:/root:/bin/sh' > "$r/etc/passwd"
 cd "$dir/bundle"
 "$OLDPWD/sandlock-oci" spec
 sed -i 's/"terminal": true/"terminal": false/' config.json
-sed -i 's|"sh"|"sh", "-c", "echo hello from sandlock-oci; uname -n; id; grep -E \\"^(Seccomp|NoNewPrivs):\\" /proc/self/status"|' config.json
+sed -i "s@\"sh\"\$@\"sh\", \"-c\", \"echo hello from sandlock-oci; hostname; id; grep -E \x27^(Seccomp|NoNewPrivs|CapEff):\x27 /proc/self/status\"@" config.json
 exec "$OLDPWD/sandlock-oci" --root "$dir/state" run "demo-$$"
