@@ -6,7 +6,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <linux/openat2.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -19,18 +22,34 @@ struct layout
   int dirfd;
 };
 
+/* Opens a regular file of the layout, resolving inside it: an extracted
+ * oci-archive or docker save stream is untrusted, and a symlink or a
+ * device node planted there must not make us read the host. */
+static int
+open_in_layout (struct layout *l, const char *path, struct rt_err **err)
+{
+  struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
+                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+  struct stat st;
+  int fd = (int) syscall (SYS_openat2, l->dirfd, path, &how, sizeof how);
+  if (fd < 0)
+    return rt_err_set (err, errno, "%s: `%s` in the layout", l->what, path);
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return rt_err_set (err, 0, "%s: `%s` in the layout is not a regular file", l->what, path);
+    }
+  return fd;
+}
+
 static int
 open_blob (struct layout *l, const char *digest, struct rt_err **err)
 {
   _cleanup_free_ char *p = NULL;
-  int fd;
   if (!img_digest_valid (digest))
     return rt_err_set (err, 0, "%s: invalid digest `%s`", l->what, digest);
   p = xasprintf ("blobs/sha256/%s", digest + 7);
-  fd = openat (l->dirfd, p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return rt_err_set (err, errno, "%s: blob %s", l->what, digest);
-  return fd;
+  return open_in_layout (l, p, err);
 }
 
 static int
@@ -89,8 +108,16 @@ lay_get_manifest (struct img_source *s, const char *ref, char **body,
       d.size = (uint64_t) st.st_size;
       return read_small (l, &d, body, len, err);
     }
-  if (rt_read_file_at (l->dirfd, "index.json", IMG_MAX_MANIFEST, &ibuf, &ilen, err) < 0)
-    return rt_err_wrap (err, "%s", l->what);
+  {
+    _cleanup_fd_ int fd = open_in_layout (l, "index.json", err);
+    char proc[64];
+    if (fd < 0)
+      return -1;
+    /* Re-open the file we vetted (a regular file inside the layout). */
+    snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (rt_read_file_at (AT_FDCWD, proc, IMG_MAX_MANIFEST, &ibuf, &ilen, err) < 0)
+      return rt_err_wrap (err, "%s: index.json", l->what);
+  }
   if (img_manifest_parse (ibuf, ilen, MT_OCI_INDEX, l->what, &idx, err) < 0)
     return -1;
   for (size_t i = 0; i < idx->n; i++)

@@ -205,6 +205,23 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   [ "$status" -ne 0 ]
 }
 
+@test "an oci-archive cannot point the reader at host files" {
+  t=$BATS_TEST_TMPDIR/ev
+  mkdir -p "$t/blobs/sha256"
+  echo '{"imageLayoutVersion":"1.0.0"}' > "$t/oci-layout"
+  ln -s /etc/passwd "$t/index.json"
+  tar -C "$t" -cf "$BATS_TEST_TMPDIR/ev.tar" .
+  run img pull "oci-archive:$BATS_TEST_TMPDIR/ev.tar"
+  [ "$status" -ne 0 ] && [[ "$output" != *"root:"* ]] && [[ "$output" == *index.json* ]]
+  # A FIFO as a blob must not hang the reader.
+  rm "$t/index.json"
+  mkfifo "$t/blobs/sha256/$(printf %064d 0)"
+  printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%064d","size":10}]}' 0 > "$t/index.json"
+  tar -C "$t" -cf "$BATS_TEST_TMPDIR/ev2.tar" .
+  run timeout 10 "$SANDLOCK_OCI" pull --cache-dir "$C" "oci-archive:$BATS_TEST_TMPDIR/ev2.tar"
+  [ "$status" -ne 0 ] && [ "$status" -ne 124 ] && [[ "$output" == *"not a regular file"* ]]
+}
+
 evil_image() { # CASE [target]
   local t=$BATS_TEST_TMPDIR
   $MK evil "$t/evil.tar" "$1" --target "${2:-/tmp}"
