@@ -151,6 +151,8 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
       p.jobs[i].pool = &p;
       img_stream_init (&p.jobs[i].st, QUEUE_CAP);
     }
+  for (size_t i = 0; i < m->n; i++)
+    report (&p.jobs[i], false);   /* every layer's line, before any bytes */
   for (size_t i = 0; i < nthreads; i++)
     if (pthread_create (&th[i], NULL, worker, &p) != 0)
       abort ();
@@ -412,7 +414,6 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
       if (!im->cached)
         br = build_rootfs (o, c, src, m, mdigest, err);
       pthread_join (th, NULL);
-      built = !im->cached;
       if (br < 0)
         {
           rt_err_free (&cf.err);
