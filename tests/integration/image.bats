@@ -56,6 +56,7 @@ setup() {
 
 teardown() {
   reg_stop_all "$BATS_TEST_TMPDIR"
+  if [ -f "$BATS_TEST_TMPDIR/nobody-dir" ]; then rm -rf "$(cat "$BATS_TEST_TMPDIR/nobody-dir")"; fi
 }
 
 img() { "$SANDLOCK_OCI" "$1" --cache-dir "$C" "${@:2}"; }
@@ -299,6 +300,19 @@ PY
   img pull -q "docker://$P:bb"
   [ -z "$(ls "$C/tmp")" ]
   [ -x "$(rootfs_of "docker://$P:bb")/bin/busybox" ]
+}
+
+@test "unprivileged pull and bundle: owned by the caller, rootless config" {
+  require_root
+  id nobody >/dev/null 2>&1 || skip "no nobody user"
+  u=$(mktemp -d /tmp/sandlock-image-nobody.XXXXXX)   # bats' dirs are root-only
+  echo "$u" > "$BATS_TEST_TMPDIR/nobody-dir"
+  chmod 777 "$u"
+  su nobody -s /bin/sh -c "HOME=$u XDG_CACHE_HOME= '$SANDLOCK_OCI' pull -q docker://$P:multi && HOME=$u '$SANDLOCK_OCI' bundle -q docker://$P:multi $u/b"
+  r=$(ls -d "$u"/.cache/sandlock/images/rootfs/*)
+  [ "$(stat -c %U "$r/bin/busybox")" = nobody ] && [ ! -e "$r/data/victim" ]
+  jq -e '.linux.uidMappings[0].hostID == 65534' "$u/b/config.json"
+  rm -rf "$u"
 }
 
 @test "offline: the cache alone" {
