@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,28 +13,23 @@
 #include "image_run.h"
 #include "lifecycle.h"
 
-static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1,
-                                 SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP };
-
+/* The pty master the container sent, if it has a terminal (it was sent
+ * during create, so it is already queued: no blocking). */
 static int
-wait_forwarding (pid_t pid, const sigset_t *set)
+recv_fd (int sock)
 {
-  for (;;)
-    {
-      siginfo_t si;
-      int status, sig = sigwaitinfo (set, &si);
-      if (sig < 0)
-        continue;
-      if (sig == SIGCHLD)
-        {
-          pid_t r = waitpid (pid, &status, WNOHANG);
-          if (r == pid)
-            return WIFSIGNALED (status) ? 128 + WTERMSIG (status)
-                                        : WEXITSTATUS (status);
-          continue;
-        }
-      kill (pid, sig);
-    }
+  char buf[256], cbuf[CMSG_SPACE (sizeof (int))];
+  struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                       .msg_controllen = sizeof cbuf };
+  struct cmsghdr *cm;
+  int fd = -1;
+  if (recvmsg (sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) <= 0)
+    return -1;
+  cm = CMSG_FIRSTHDR (&mh);
+  if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+    memcpy (&fd, CMSG_DATA (cm), sizeof fd);
+  return fd;
 }
 
 static int
@@ -42,7 +38,8 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   struct oci_create_args a = { 0 };
   struct oci_state st;
   sigset_t set, old;
-  int code;
+  int code, console[2] = { -1, -1 };
+  _cleanup_fd_ int master = -1;
   _cleanup_free_ char *img_bundle = NULL;
 
   if (image_run_prepare (g, &argc, &argv, &img_bundle, err) < 0)
@@ -53,21 +50,31 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     a.bundle = img_bundle;
   /* Block before the child exists so no signal is lost; the container
    * process restores the mask before execve. */
-  sigemptyset (&set);
-  sigaddset (&set, SIGCHLD);
-  for (size_t i = 0; i < ARRAY_SIZE (forwarded); i++)
-    sigaddset (&set, forwarded[i]);
   if (!a.detach)
-    sigprocmask (SIG_BLOCK, &set, &old);
+    oci_block_signals (&set, &old);
+  /* A terminal container run in the foreground without --console-socket:
+   * we are the console (runc does the same). */
+  if (!a.detach && a.console_socket == NULL
+      && socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, console) == 0)
+    {
+      a.console_fd = console[1];
+      a.console_fd_set = true;
+    }
   if (oci_create (g, &a, &st, err) < 0)
-    return -1;
+    goto fail;
+  if (a.console_fd_set)
+    {
+      close (console[1]);
+      console[1] = -1;
+      master = recv_fd (console[0]);
+    }
   if (oci_start (g, &st, err) < 0)
     {
       struct rt_err *e2 = NULL;
       oci_container_destroy (g, &st, &e2);
       rt_err_free (&e2);
       oci_state_free (&st);
-      return -1;
+      goto fail;
     }
   if (a.detach)
     {
@@ -76,7 +83,8 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     }
   /* Let state/kill/delete in while we wait. */
   flock (st.dirfd, LOCK_UN);
-  code = wait_forwarding (st.pid, &set);
+  code = master >= 0 ? oci_relay_wait (st.pid, master, &set)
+                     : oci_wait_forwarding (st.pid, &set);
   sigprocmask (SIG_SETMASK, &old, NULL);
   flock (st.dirfd, LOCK_EX);
   if (faccessat (st.dirfd, "state.json", F_OK, 0) == 0)
@@ -89,6 +97,8 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
         }
     }
   oci_state_free (&st);
+  if (console[0] >= 0)
+    close (console[0]);
   if (img_bundle)
     {
       struct rt_err *e2 = NULL;
@@ -96,6 +106,13 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       rt_err_free (&e2);
     }
   return code;
+fail:
+  if (!a.detach)
+    sigprocmask (SIG_SETMASK, &old, NULL);
+  for (int i = 0; i < 2; i++)
+    if (console[i] >= 0)
+      close (console[i]);
+  return -1;
 }
 OCI_COMMAND (run_command, "run", "create and start a container, wait for it",
              "usage: sandlock-oci run [-d|--detach] [-b|--bundle DIR]\n"

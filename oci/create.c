@@ -32,8 +32,8 @@ owner_name (void)
   return xstrdup (pw ? pw->pw_name : "");
 }
 
-static int
-write_pid_file (const char *path, pid_t pid, struct rt_err **err)
+int
+oci_write_pid_file (const char *path, pid_t pid, struct rt_err **err)
 {
   _cleanup_free_ char *dir = xstrdup (path);
   _cleanup_fd_ int dfd = -1;
@@ -119,6 +119,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
     struct rt_create_opts o = {
       .config = cfg, .id = st->id, .bundle = st->bundle, .rootfs = st->rootfs,
       .exec_fifo = fifo, .console_socket = a->console_socket,
+      .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
       .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
       .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
       .detach = a->detach, .state_json = hook_state, .state_json_ud = st,
@@ -135,7 +136,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   st->status = xstrdup ("created");
   if (oci_state_save (st, err) < 0)
     goto out;
-  if (a->pid_file && write_pid_file (a->pid_file, out.pid, err) < 0)
+  if (a->pid_file && oci_write_pid_file (a->pid_file, out.pid, err) < 0)
     goto out;
   ret = 0;
 out:

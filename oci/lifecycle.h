@@ -2,7 +2,9 @@
 #ifndef SANDLOCK_OCI_LIFECYCLE_H
 #define SANDLOCK_OCI_LIFECYCLE_H
 
+#include <signal.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "command.h"
 #include "state.h"
@@ -13,6 +15,8 @@ struct oci_create_args
   const char *bundle;           /* NULL: current directory */
   const char *pid_file;
   const char *console_socket;
+  int console_fd;               /* run: our own socketpair end, if set */
+  bool console_fd_set;
   int preserve_fds;
   bool no_pivot;
   bool no_new_keyring;
@@ -33,5 +37,20 @@ int oci_start (struct oci_globals *g, struct oci_state *st,
 int oci_parse_create_flags (const char *cmd, int argc, char **argv,
                             struct oci_create_args *a, bool allow_detach,
                             struct rt_err **err);
+
+/* Writes |pid| to |path| atomically (runc's --pid-file: no newline). */
+int oci_write_pid_file (const char *path, pid_t pid, struct rt_err **err);
+
+/* Blocks SIGCHLD and the forwarded signals (before the child exists, so
+ * none is lost); |old| gets the previous mask. */
+void oci_block_signals (sigset_t *set, sigset_t *old);
+
+/* Waits for our child |pid|, forwarding the signals in |set|; returns its
+ * exit code or 128+signal. */
+int oci_wait_forwarding (pid_t pid, const sigset_t *set);
+
+/* The same, while relaying between our stdio and the container's pty
+ * |master| (stdin raw when it is a tty; SIGWINCH resizes the pty). */
+int oci_relay_wait (pid_t pid, int master, const sigset_t *set);
 
 #endif

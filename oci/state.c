@@ -392,6 +392,9 @@ oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
   wait_gone (st->pid, st->start_time);
   if (cg)
     {
+      /* Killed processes leave the cgroup a moment after the signal. */
+      if (rt_cgroup_wait_empty (cg, 10000, &e2) < 0)
+        rt_err_free (&e2);
       if (rt_cgroup_destroy (cg, err) < 0)
         {
           rt_cgroup_free (cg);

@@ -11,6 +11,9 @@
 
 #include "cgroup.h"
 
+/* Largest cgroup file we read (cgroup.procs of a big container). */
+#define CG_FILE_MAX (1 << 20)
+
 enum cg_layout
 {
   CG_NONE,

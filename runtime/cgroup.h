@@ -34,6 +34,9 @@ int rt_cgroup_open (const char *path, struct rt_cgroup **out,
 /* The path to record in state.json (borrowed; the hierarchy-relative path). */
 const char *rt_cgroup_path (const struct rt_cgroup *cg);
 
+/* Moves |pid| into the (existing) cgroup, every hierarchy (exec). */
+int rt_cgroup_add_pid (struct rt_cgroup *cg, pid_t pid, struct rt_err **err);
+
 /* Sends |sig| to every process in the cgroup (kill --all). */
 int rt_cgroup_kill (struct rt_cgroup *cg, int sig, struct rt_err **err);
 
@@ -60,6 +63,13 @@ struct rt_cgroup_stats
 };
 int rt_cgroup_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
                      struct rt_err **err);
+
+/* Waits until no process is left in the cgroup (each one's exit seen via
+ * a pidfd, no polling), at most |timeout_ms|; ETIMEDOUT otherwise.  Use it
+ * between rt_cgroup_kill and rt_cgroup_destroy: a killed process leaves the
+ * cgroup a moment after the signal. */
+int rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
+                          struct rt_err **err);
 
 /* Removes the cgroup directories (every process must be gone). ENOENT ok. */
 int rt_cgroup_destroy (struct rt_cgroup *cg, struct rt_err **err);

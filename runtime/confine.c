@@ -89,6 +89,18 @@ rt_confine_seccomp_prog (const struct rt_confine *cf)
 }
 
 void
+rt_confine_for_exec (struct rt_confine *cf, bool own_pidns, bool own_netns)
+{
+  rt_strv_free (cf->ll.masks);
+  cf->ll.masks = NULL;
+  cf->ll.masks_len = 0;
+  if (own_pidns)
+    cf->ll.scoped &= ~RT_LL_SCOPE_SIGNAL;
+  if (own_netns)
+    cf->ll.scoped &= ~RT_LL_SCOPE_ABSTRACT_UNIX;
+}
+
+void
 rt_confine_free (struct rt_confine *cf)
 {
   if (cf == NULL)

@@ -66,6 +66,16 @@ int rt_confine_child_seccomp_early (const struct rt_confine *cf,
 const struct rt_ll_policy *rt_confine_landlock_policy (const struct rt_confine *cf);
 const struct rt_sc_prog *rt_confine_seccomp_prog (const struct rt_confine *cf);
 
+/* Parent, for `exec`: the process joins a running container, whose init
+ * already applied the fs_denied masks, so they are not mounted again.  A
+ * new process cannot join the init's Landlock domain, only get a sibling
+ * one with the same rules; the IPC scopes would then cut it off from the
+ * container's own processes.  Where a namespace already bounds that reach
+ * (|own_pidns| for signals, |own_netns| for abstract unix sockets), the
+ * scope is dropped for the exec'd process. */
+void rt_confine_for_exec (struct rt_confine *cf, bool own_pidns,
+                          bool own_netns);
+
 void rt_confine_free (struct rt_confine *cf);
 
 /* Human-readable status of each protection on this kernel (for `check`),

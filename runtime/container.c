@@ -42,81 +42,6 @@
 #include "confine.h"
 #include "internal.h"
 
-enum sync_kind
-{
-  SYNC_GO = 1,
-  SYNC_HOOKS,
-  SYNC_HOOKS_DONE,
-  SYNC_READY,
-  SYNC_ERROR,
-};
-
-struct sync_msg
-{
-  int kind;
-  int errno_;
-  int pid;                      /* GO: the container's pid on the host */
-  char msg[1024];
-};
-
-#define SYNC_MAX_PAYLOAD (1u << 20)
-
-static int
-sync_send (int fd, int kind, int errno_, const char *msg)
-{
-  struct sync_msg m = { .kind = kind, .errno_ = errno_ };
-  if (msg)
-    snprintf (m.msg, sizeof m.msg, "%s", msg);
-  return send (fd, &m, sizeof m, MSG_NOSIGNAL) == (ssize_t) sizeof m ? 0 : -1;
-}
-
-static int
-sync_recv (int fd, struct sync_msg *m)
-{
-  ssize_t r;
-  do
-    r = recv (fd, m, sizeof *m, 0);
-  while (r < 0 && errno == EINTR);
-  if (r == 0)
-    return 0;
-  if (r != (ssize_t) sizeof *m)
-    return -1;
-  m->msg[sizeof m->msg - 1] = '\0';
-  return 1;
-}
-
-static int
-sync_send_go (int fd, pid_t pid)
-{
-  struct sync_msg m = { .kind = SYNC_GO, .pid = pid };
-  return send (fd, &m, sizeof m, MSG_NOSIGNAL) == (ssize_t) sizeof m ? 0 : -1;
-}
-
-/* A variable-length string as one SOCK_SEQPACKET message ("" for NULL). */
-static int
-sync_send_str (int fd, const char *s)
-{
-  return send (fd, s ? s : "", s ? strlen (s) + 1 : 1, MSG_NOSIGNAL) < 0 ? -1
-                                                                         : 0;
-}
-
-static char *
-sync_recv_str (int fd)
-{
-  char *buf = xmalloc (SYNC_MAX_PAYLOAD);
-  ssize_t r;
-  do
-    r = recv (fd, buf, SYNC_MAX_PAYLOAD - 1, 0);
-  while (r < 0 && errno == EINTR);
-  if (r <= 0)
-    {
-      free (buf);
-      return NULL;
-    }
-  buf[r] = '\0';
-  return buf;
-}
-
 /* ---- validation: config -> plan ------------------------------------- */
 
 static const struct
@@ -231,48 +156,6 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
   return 0;
 }
 
-static const struct
-{
-  const char *name;
-  int res;
-} rlimit_names[] = {
-  { "RLIMIT_AS", RLIMIT_AS },           { "RLIMIT_CORE", RLIMIT_CORE },
-  { "RLIMIT_CPU", RLIMIT_CPU },         { "RLIMIT_DATA", RLIMIT_DATA },
-  { "RLIMIT_FSIZE", RLIMIT_FSIZE },     { "RLIMIT_LOCKS", RLIMIT_LOCKS },
-  { "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
-  { "RLIMIT_NICE", RLIMIT_NICE },       { "RLIMIT_NOFILE", RLIMIT_NOFILE },
-  { "RLIMIT_NPROC", RLIMIT_NPROC },     { "RLIMIT_RSS", RLIMIT_RSS },
-  { "RLIMIT_RTPRIO", RLIMIT_RTPRIO },   { "RLIMIT_RTTIME", RLIMIT_RTTIME },
-  { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
-  { "RLIMIT_STACK", RLIMIT_STACK },
-};
-
-static int
-plan_rlimits (struct rt_plan *p, struct rt_err **err)
-{
-  const struct rt_process *pr = p->c->process;
-  p->rlimits = xcalloc (pr->rlimits_len, sizeof *p->rlimits);
-  for (size_t i = 0; i < pr->rlimits_len; i++)
-    {
-      const struct rt_rlimit *r = &pr->rlimits[i];
-      int res = -1;
-      for (size_t j = 0; j < ARRAY_SIZE (rlimit_names); j++)
-        if (strcmp (r->type, rlimit_names[j].name) == 0)
-          res = rlimit_names[j].res;
-      if (res < 0)
-        return rt_err_set (err, 0, "process.rlimits[%zu].type: unknown "
-                           "\"%s\"", i, r->type);
-      if (r->soft > r->hard)
-        return rt_err_set (err, 0, "process.rlimits[%zu]: soft %llu is above "
-                           "hard %llu for %s", i,
-                           (unsigned long long) r->soft,
-                           (unsigned long long) r->hard, r->type);
-      p->rlimits[i] = (struct rt_rlimit_plan){ res, r->soft, r->hard, r->type };
-    }
-  p->rlimits_len = pr->rlimits_len;
-  return 0;
-}
-
 static int
 plan_new (const struct rt_create_opts *o, struct rt_plan *p,
           struct rt_err **err)
@@ -287,10 +170,12 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
     return rt_err_set (err, 0, "process.args: required and not empty");
   if (c->process->cwd == NULL || c->process->cwd[0] != '/')
     return rt_err_set (err, 0, "process.cwd: must be an absolute path");
-  if (c->process->terminal && o->console_socket == NULL && o->detach)
+  if (c->process->terminal && o->console_socket == NULL && !o->console_fd_set)
     return rt_err_set (err, 0, "process.terminal is true: --console-socket "
                        "is required");
-  if (plan_namespaces (p, err) < 0 || plan_rlimits (p, err) < 0
+  if (plan_namespaces (p, err) < 0
+      || rt_proc_plan_rlimits (c->process, &p->rlimits, &p->rlimits_len, err)
+             < 0
       || rt_plan_mounts (p, err) < 0)
     return -1;
   {
@@ -314,7 +199,7 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
 static void __attribute__ ((noreturn))
 child_fail (int sock, struct rt_err **err)
 {
-  sync_send (sock, SYNC_ERROR, (*err)->errno_, (*err)->msg);
+  rt_sync_send (sock, SYNC_ERROR, (*err)->errno_, (*err)->msg);
   _exit (1);
 }
 
@@ -399,188 +284,6 @@ child_sysctl_hostname (struct rt_plan *p, struct rt_err **err)
 }
 
 static int
-child_rlimits (struct rt_plan *p, struct rt_err **err)
-{
-  for (size_t i = 0; i < p->rlimits_len; i++)
-    {
-      const struct rt_rlimit_plan *r = &p->rlimits[i];
-      struct rlimit rl = { .rlim_cur = r->soft, .rlim_max = r->hard };
-      if (setrlimit (r->resource, &rl) < 0)
-        return rt_err_set (err, errno, "process.rlimits: set %s to %llu:%llu",
-                           r->name, (unsigned long long) r->soft,
-                           (unsigned long long) r->hard);
-    }
-  return 0;
-}
-
-static int
-send_fd (int sock, int fd, const char *name)
-{
-  char cbuf[CMSG_SPACE (sizeof (int))] = { 0 };
-  struct iovec iov = { .iov_base = (void *) name, .iov_len = strlen (name) };
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                       .msg_controllen = sizeof cbuf };
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (cm), &fd, sizeof (int));
-  return sendmsg (sock, &mh, MSG_NOSIGNAL) < 0 ? -1 : 0;
-}
-
-/* A pty in the container's devpts: the master goes to the console socket,
- * the slave becomes stdio and the controlling terminal. */
-static int
-child_terminal (struct rt_plan *p, struct rt_err **err)
-{
-  const struct rt_process *pr = p->c->process;
-  _cleanup_fd_ int master = -1, slave = -1;
-  int unlock = 0;
-
-  master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (master < 0)
-    return rt_err_set (err, errno, "process.terminal: open /dev/ptmx");
-  if (ioctl (master, TIOCSPTLCK, &unlock) < 0)
-    return rt_err_set (err, errno, "process.terminal: unlock pty");
-  slave = ioctl (master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
-  if (slave < 0)
-    return rt_err_set (err, errno, "process.terminal: open pty peer");
-  if (pr->console_size_present)
-    {
-      struct winsize ws = { .ws_row = (unsigned short) pr->console_height,
-                            .ws_col = (unsigned short) pr->console_width };
-      if (ioctl (slave, TIOCSWINSZ, &ws) < 0)
-        return rt_err_set (err, errno, "process.consoleSize");
-    }
-  if (fchown (slave, pr->user.uid, pr->user.gid) < 0 && errno != EINVAL)
-    return rt_err_set (err, errno, "process.terminal: chown pty");
-  if (p->console_fd >= 0)
-    {
-      if (send_fd (p->console_fd, master, "/dev/ptmx") < 0)
-        return rt_err_set (err, errno, "--console-socket: send pty master");
-      close (p->console_fd);
-      p->console_fd = -1;
-    }
-  if (dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0)
-    return rt_err_set (err, errno, "process.terminal: stdio");
-  if (ioctl (0, TIOCSCTTY, 0) < 0)
-    return rt_err_set (err, errno, "process.terminal: controlling terminal");
-  return 0;
-}
-
-static const char *
-env_get (char *const *env, size_t n, const char *key)
-{
-  size_t kl = strlen (key);
-  for (size_t i = 0; i < n; i++)
-    if (strncmp (env[i], key, kl) == 0 && env[i][kl] == '=')
-      return env[i] + kl + 1;
-  return NULL;
-}
-
-/* Looks up args[0] the way execvp would, but inside the container and
- * before `start`, so a missing binary fails `create` with the message
- * podman maps to exit 127 (and a non-executable one to 126). */
-static int
-child_resolve_exec (struct rt_plan *p, struct rt_err **err)
-{
-  const struct rt_process *pr = p->c->process;
-  const char *a0 = pr->args[0];
-  const char *path;
-  struct stat st;
-
-  if (strchr (a0, '/'))
-    {
-      if (stat (a0, &st) < 0)
-        return rt_err_set (err, 0, "exec: \"%s\": %s", a0,
-                           errno == ENOENT ? "no such file or directory"
-                                           : strerror (errno));
-      if (!S_ISREG (st.st_mode) || access (a0, X_OK) < 0)
-        return rt_err_set (err, 0, "exec: \"%s\": permission denied", a0);
-      p->exec_path = xstrdup (a0);
-      return 0;
-    }
-  path = env_get (pr->env, pr->env_len, "PATH");
-  if (path == NULL)
-    path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-  {
-    _cleanup_free_ char *dup = xstrdup (path);
-    char *save = NULL;
-    bool denied = false;
-    for (char *d = strtok_r (dup, ":", &save); d; d = strtok_r (NULL, ":", &save))
-      {
-        _cleanup_free_ char *cand = xasprintf ("%s/%s", *d ? d : ".", a0);
-        if (stat (cand, &st) < 0 || S_ISDIR (st.st_mode))
-          continue;
-        if (access (cand, X_OK) < 0)
-          {
-            denied = true;
-            continue;
-          }
-        p->exec_path = rt_steal_ptr (&cand);
-        return 0;
-      }
-    if (denied)
-      return rt_err_set (err, 0, "exec: \"%s\": permission denied", a0);
-  }
-  return rt_err_set (err, 0, "exec: \"%s\": executable file not found in "
-                     "$PATH", a0);
-}
-
-static int
-child_sched (struct rt_plan *p, struct rt_err **err)
-{
-  const struct rt_process *pr = p->c->process;
-  if (pr->io_priority)
-    {
-      int cls = 0;
-      if (strcmp (pr->io_priority->class_, "IOPRIO_CLASS_RT") == 0)
-        cls = 1;
-      else if (strcmp (pr->io_priority->class_, "IOPRIO_CLASS_BE") == 0)
-        cls = 2;
-      else if (strcmp (pr->io_priority->class_, "IOPRIO_CLASS_IDLE") == 0)
-        cls = 3;
-      else
-        return rt_err_set (err, 0, "process.ioPriority.class: unknown \"%s\"",
-                           pr->io_priority->class_);
-      if (syscall (SYS_ioprio_set, 1, 0,
-                   (cls << 13) | (pr->io_priority->priority & 0xff)) < 0)
-        return rt_err_set (err, errno, "process.ioPriority: set");
-    }
-  if (pr->scheduler)
-    {
-      static const struct { const char *n; int v; } pol[] = {
-        { "SCHED_OTHER", SCHED_OTHER }, { "SCHED_FIFO", SCHED_FIFO },
-        { "SCHED_RR", SCHED_RR },       { "SCHED_BATCH", SCHED_BATCH },
-        { "SCHED_IDLE", SCHED_IDLE },   { "SCHED_DEADLINE", 6 },
-      };
-      struct
-      {
-        uint32_t size, policy;
-        uint64_t flags;
-        int32_t nice;
-        uint32_t priority;
-        uint64_t runtime, deadline, period;
-      } a = { .size = 48, .policy = 99 };
-      for (size_t i = 0; i < ARRAY_SIZE (pol); i++)
-        if (strcmp (pr->scheduler->policy, pol[i].n) == 0)
-          a.policy = (uint32_t) pol[i].v;
-      if (a.policy == 99)
-        return rt_err_set (err, 0, "process.scheduler.policy: unknown \"%s\"",
-                           pr->scheduler->policy);
-      a.nice = pr->scheduler->nice;
-      a.priority = (uint32_t) pr->scheduler->priority;
-      a.runtime = pr->scheduler->runtime;
-      a.deadline = pr->scheduler->deadline;
-      a.period = pr->scheduler->period;
-      if (syscall (SYS_sched_setattr, 0, &a, 0) < 0)
-        return rt_err_set (err, errno, "process.scheduler: set %s",
-                           pr->scheduler->policy);
-    }
-  return 0;
-}
-
-static int
 child_setup (struct rt_plan *p, int sock, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
@@ -595,9 +298,9 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
     return -1;
   if (c->hooks[RT_HOOK_PRESTART].len || c->hooks[RT_HOOK_CREATE_RUNTIME].len)
     {
-      if (sync_send (sock, SYNC_HOOKS, 0, NULL) < 0)
+      if (rt_sync_send (sock, SYNC_HOOKS, 0, NULL) < 0)
         return rt_err_set (err, errno, "sync with runtime");
-      if (sync_recv (sock, &m) <= 0 || m.kind != SYNC_HOOKS_DONE)
+      if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_HOOKS_DONE)
         _exit (1);              /* the parent reports its own hook error */
     }
   if (rt_hooks_run (&c->hooks[RT_HOOK_CREATE_CONTAINER], "createContainer",
@@ -613,13 +316,19 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
                   p->o->id) < 0
       && errno != ENOSYS && errno != EPERM && errno != EACCES)
     return rt_err_set (err, errno, "join a new session keyring");
-  if (child_rlimits (p, err) < 0 || child_sched (p, err) < 0)
+  if (rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0
+      || rt_proc_sched (pr, err) < 0)
     return -1;
-  if (pr->terminal && child_terminal (p, err) < 0)
+  if (pr->terminal && rt_proc_terminal (pr, p->console_fd, err) < 0)
     return -1;
+  if (p->console_fd >= 0)
+    {
+      close (p->console_fd);
+      p->console_fd = -1;
+    }
   if (chdir (pr->cwd) < 0)
     return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
-  if (child_resolve_exec (p, err) < 0)
+  if (rt_proc_resolve_exec (pr, &p->exec_path, err) < 0)
     return -1;
   /* Landlock while the process still holds its capabilities (it needs
    * CAP_SYS_ADMIN or no_new_privs), then the user and capability switch. */
@@ -684,11 +393,11 @@ child_main (struct rt_plan *p, int sock)
   sigprocmask (SIG_SETMASK, &none, NULL);
   /* If the runtime dies during setup, so does the half-made container. */
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
+  if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
     _exit (1);
   rt_confine_child_set_host_pid (p->confine, m.pid);
-  p->cgroup_path = sync_recv_str (sock);
-  p->state_json = sync_recv_str (sock);
+  p->cgroup_path = rt_sync_recv_str (sock);
+  p->state_json = rt_sync_recv_str (sock);
   if (p->cgroup_path == NULL || p->state_json == NULL)
     _exit (1);
   if (*p->cgroup_path == '\0')
@@ -706,7 +415,7 @@ child_main (struct rt_plan *p, int sock)
   /* Only the preserved fds survive execve. */
   syscall (SYS_close_range, 3 + p->o->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
   prctl (PR_SET_PDEATHSIG, 0);
-  if (sync_send (sock, SYNC_READY, 0, NULL) < 0)
+  if (rt_sync_send (sock, SYNC_READY, 0, NULL) < 0)
     _exit (1);
   close (sock);
 
@@ -752,26 +461,6 @@ write_idmap (pid_t pid, const char *file, const struct rt_idmap *m, size_t n,
   return 0;
 }
 
-static int
-connect_console (const char *path, struct rt_err **err)
-{
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  int fd;
-  if (strlen (path) >= sizeof sa.sun_path)
-    return rt_err_set (err, 0, "--console-socket: path too long");
-  strcpy (sa.sun_path, path);
-  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return rt_err_set (err, errno, "--console-socket: socket");
-  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
-    {
-      int e = errno;
-      close (fd);
-      return rt_err_set (err, e, "--console-socket: connect `%s`", path);
-    }
-  return fd;
-}
-
 /* Moves |fd| above the preserved range so it cannot clobber a passed fd. */
 static int
 fd_above (int fd, int floor_)
@@ -796,6 +485,15 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
 
   if (p->new_user)
     {
+      /* Without CAP_SETGID over the parent namespace the kernel takes a
+       * gid_map only once setgroups is denied (user_namespaces(7)). */
+      if (geteuid () != 0)
+        {
+          char path[64];
+          snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
+          if (rt_write_file_at (AT_FDCWD, path, "deny", 4, err) < 0)
+            return rt_err_wrap (err, "rootless user namespace");
+        }
       if (write_idmap (pid, "uid_map", c->uid_mappings, c->uid_mappings_len,
                        err) < 0
           || write_idmap (pid, "gid_map", c->gid_mappings, c->gid_mappings_len,
@@ -815,17 +513,29 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
                                  .id = o->id, .systemd = o->systemd_cgroup,
                                  .resources = c->resources };
     if (rt_cgroup_create (&co, pid, cg, err) < 0)
-      return -1;
+      {
+        /* Rootless without a delegated cgroup: like runc, go on without
+         * one unless the config asks for limits that need it. */
+        bool denied = (*err)->errno_ == EACCES || (*err)->errno_ == EPERM
+                      || (*err)->errno_ == EROFS;
+        if (!denied || geteuid () == 0)
+          return -1;
+        if (c->resources)
+          return rt_err_wrap (err, "linux.resources need a cgroup this user "
+                              "may write (rootless without delegation)");
+        rt_err_free (err);
+        *cg = NULL;
+      }
   }
   state = o->state_json ? o->state_json (o->state_json_ud, pid, "creating")
                         : xstrdup ("{}");
-  if (sync_send_go (sock, pid) < 0
-      || sync_send_str (sock, *cg ? rt_cgroup_path (*cg) : NULL) < 0
-      || sync_send_str (sock, state) < 0)
+  if (rt_sync_send_go (sock, pid) < 0
+      || rt_sync_send_str (sock, *cg ? rt_cgroup_path (*cg) : NULL) < 0
+      || rt_sync_send_str (sock, state) < 0)
     return rt_err_set (err, errno, "send setup to container process");
   for (;;)
     {
-      r = sync_recv (sock, &m);
+      r = rt_sync_recv (sock, &m);
       if (r <= 0)
         return rt_err_set (err, 0, "container process exited during setup");
       switch (m.kind)
@@ -836,7 +546,7 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
               || rt_hooks_run (&c->hooks[RT_HOOK_CREATE_RUNTIME],
                                "createRuntime", state, err) < 0)
             return -1;
-          if (sync_send (sock, SYNC_HOOKS_DONE, 0, NULL) < 0)
+          if (rt_sync_send (sock, SYNC_HOOKS_DONE, 0, NULL) < 0)
             return rt_err_set (err, errno, "sync with container process");
           break;
         case SYNC_READY:
@@ -864,9 +574,18 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
 
   if (plan_new (o, &p, err) < 0)
     goto out;
-  if (o->console_socket && o->config->process->terminal)
+  if (o->config->process->terminal && o->console_fd_set)
     {
-      p.console_fd = connect_console (o->console_socket, err);
+      p.console_fd = fcntl (o->console_fd, F_DUPFD_CLOEXEC, floor_);
+      if (p.console_fd < 0)
+        {
+          rt_err_set (err, errno, "console socket");
+          goto out;
+        }
+    }
+  else if (o->console_socket && o->config->process->terminal)
+    {
+      p.console_fd = rt_connect_console (o->console_socket, err);
       if (p.console_fd < 0)
         goto out;
       p.console_fd = fd_above (p.console_fd, floor_);

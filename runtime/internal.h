@@ -70,4 +70,49 @@ int rt_child_finish_rootfs (struct rt_plan *p, struct rt_err **err);
 int rt_open_in_root (int rootfd, const char *path, bool create, bool file,
                      struct rt_err **err);
 
+/* Parent <-> child sync messages (runtime/sync.c): fixed size, one per
+ * SOCK_SEQPACKET datagram. */
+enum sync_kind
+{
+  SYNC_GO = 1,
+  SYNC_HOOKS,
+  SYNC_HOOKS_DONE,
+  SYNC_READY,
+  SYNC_ERROR,
+  SYNC_PID,
+};
+
+struct sync_msg
+{
+  int kind;
+  int errno_;
+  int pid;                      /* GO: the container's pid on the host */
+  char msg[1024];
+};
+
+
+int rt_sync_send (int fd, int kind, int errno_, const char *msg);
+int rt_sync_send_go (int fd, pid_t pid);
+/* 1: a message, 0: EOF, -1: error */
+int rt_sync_recv (int fd, struct sync_msg *m);
+int rt_sync_send_str (int fd, const char *s);
+char *rt_sync_recv_str (int fd);
+
+/* Per-process steps (runtime/process.c), shared by create and exec. */
+int rt_proc_plan_rlimits (const struct rt_process *pr,
+                          struct rt_rlimit_plan **out, size_t *out_len,
+                          struct rt_err **err);
+int rt_proc_apply_rlimits (const struct rt_rlimit_plan *rl, size_t n,
+                           struct rt_err **err);
+int rt_proc_sched (const struct rt_process *pr, struct rt_err **err);
+/* pty from the current /dev/ptmx; master sent over |console_fd| (if >= 0),
+ * slave made stdio and controlling terminal. */
+int rt_proc_terminal (const struct rt_process *pr, int console_fd,
+                      struct rt_err **err);
+/* args[0] looked up in PATH from pr->env, inside the current root. */
+int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
+                          struct rt_err **err);
+int rt_connect_console (const char *path, struct rt_err **err);
+int rt_send_fd (int sock, int fd, const char *name);
+
 #endif

@@ -24,6 +24,8 @@ struct rt_create_opts
   const char *rootfs;           /* absolute host path of root.path */
   const char *exec_fifo;        /* absolute path of the start fifo */
   const char *console_socket;   /* NULL unless process.terminal */
+  int console_fd;               /* or an already connected socket (borrowed) */
+  bool console_fd_set;          /* console_fd is meaningful */
   int preserve_fds;             /* fds 3 .. 3+n-1 stay open */
   bool no_pivot;
   bool no_new_keyring;
@@ -53,6 +55,27 @@ int rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
 /* Releases a parked container: opens the fifo without blocking and writes
  * one byte.  Fails with ENXIO when no container process waits on it. */
 int rt_container_start (const char *exec_fifo, struct rt_err **err);
+
+struct rt_exec_opts
+{
+  const struct rt_config *config;       /* the container's, borrowed */
+  const struct rt_process *process;     /* what to run, borrowed */
+  const char *id, *bundle;
+  pid_t init_pid;
+  uint64_t init_start_time;
+  const char *cgroup_path;      /* NULL: the container has no cgroup */
+  const char *console_socket;   /* with process->terminal */
+  int preserve_fds;
+};
+
+/* Starts a process inside a running container: the init's namespaces
+ * (setns on its pidfd), its cgroup, a Landlock domain with the container's
+ * rules, its seccomp filter, and the process's own user, capabilities,
+ * rlimits, cwd and env.  Returns once execve succeeded (or with the error
+ * from inside, e.g. `exec: "x": executable file not found in $PATH`).  The
+ * new process is a child of the caller, which may waitpid() for it. */
+int rt_exec (const struct rt_exec_opts *o, pid_t *pid, struct rt_err **err)
+    __attribute__ ((nonnull (1, 2)));
 
 /* /proc/PID/stat field 22, 0 when the process does not exist. */
 uint64_t rt_proc_start_time (pid_t pid);

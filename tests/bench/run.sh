@@ -1,10 +1,11 @@
 #!/bin/bash
-# `make bench`: runs every tests/bench/*.sh (except this file) in turn.
-cd "$(dirname "$0")" || exit 2
+# `make bench`: every tests/bench/*.sh, each printing its own table.
+cd "$(dirname "$0")/../.." || exit 2
 rc=0
-for b in ./*.sh; do
+for b in tests/bench/*.sh; do
   [ "$(basename "$b")" = run.sh ] && continue
   echo "## $(basename "$b" .sh)"
-  bash "$b" || rc=1
+  bash "$b" || { echo "bench $b failed"; rc=1; }
+  echo
 done
 exit $rc

@@ -217,3 +217,19 @@ teardown() { common_teardown; }
   ! grep -q "$BUNDLE" /proc/self/mountinfo
   ! ls -d /sys/fs/cgroup/*/sandlock-oci/par* 2>/dev/null
 }
+
+@test "run: a terminal container in the foreground gets a pty relayed by the runtime" {
+  command -v script >/dev/null || skip "script(1) missing"
+  cfg '.process.terminal=true'
+  cmd sh -c 'tty; stty size; [ -t 0 ] && echo isatty; exit 4'
+  run script -qec "stty rows 30 cols 90; $SANDLOCK_OCI --root $ROOT run -b $BUNDLE $(cid)" /dev/null
+  [ "$status" -eq 4 ]
+  out=$(echo "$output" | tr -d '\r')
+  [[ "$out" == *"/dev/pts/0"* ]]
+  [[ "$out" == *"30 90"* ]]
+  [[ "$out" == *isatty* ]]
+  # without a tty on our side it still runs and relays the output
+  run rt run -b "$BUNDLE" "$(cid b)" < /dev/null
+  [ "$status" -eq 4 ]
+  [[ "$output" == *isatty* ]]
+}

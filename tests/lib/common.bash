@@ -8,6 +8,7 @@
 _top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SANDLOCK_OCI=${SANDLOCK_OCI:-$_top/sandlock-oci}
 SANDLOCK_HELPERS=${SANDLOCK_HELPERS:-$_top/build/helpers}
+SANDLOCK_TESTS_DIR=${SANDLOCK_TESTS_DIR:-$_top/tests}
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 
 require_root() {

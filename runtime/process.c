@@ -1,0 +1,261 @@
+/* Steps that apply to one process, shared by the container's init
+ * (container.c) and exec (exec.c): rlimits, scheduler and I/O priority, the
+ * pty and the console socket, and the lookup of args[0]. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "internal.h"
+
+static const struct
+{
+  const char *name;
+  int res;
+} rlimit_names[] = {
+  { "RLIMIT_AS", RLIMIT_AS },           { "RLIMIT_CORE", RLIMIT_CORE },
+  { "RLIMIT_CPU", RLIMIT_CPU },         { "RLIMIT_DATA", RLIMIT_DATA },
+  { "RLIMIT_FSIZE", RLIMIT_FSIZE },     { "RLIMIT_LOCKS", RLIMIT_LOCKS },
+  { "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
+  { "RLIMIT_NICE", RLIMIT_NICE },       { "RLIMIT_NOFILE", RLIMIT_NOFILE },
+  { "RLIMIT_NPROC", RLIMIT_NPROC },     { "RLIMIT_RSS", RLIMIT_RSS },
+  { "RLIMIT_RTPRIO", RLIMIT_RTPRIO },   { "RLIMIT_RTTIME", RLIMIT_RTTIME },
+  { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
+  { "RLIMIT_STACK", RLIMIT_STACK },
+};
+
+int
+rt_proc_plan_rlimits (const struct rt_process *pr, struct rt_rlimit_plan **out,
+                      size_t *out_len, struct rt_err **err)
+{
+  _cleanup_free_ struct rt_rlimit_plan *rl
+      = xcalloc (pr->rlimits_len, sizeof *rl);
+  for (size_t i = 0; i < pr->rlimits_len; i++)
+    {
+      const struct rt_rlimit *r = &pr->rlimits[i];
+      int res = -1;
+      for (size_t j = 0; j < ARRAY_SIZE (rlimit_names); j++)
+        if (strcmp (r->type, rlimit_names[j].name) == 0)
+          res = rlimit_names[j].res;
+      if (res < 0)
+        return rt_err_set (err, 0, "process.rlimits[%zu].type: unknown "
+                           "\"%s\"", i, r->type);
+      if (r->soft > r->hard)
+        return rt_err_set (err, 0, "process.rlimits[%zu]: soft %llu is above "
+                           "hard %llu for %s", i,
+                           (unsigned long long) r->soft,
+                           (unsigned long long) r->hard, r->type);
+      rl[i] = (struct rt_rlimit_plan){ res, r->soft, r->hard, r->type };
+    }
+  *out = rt_steal_ptr (&rl);
+  *out_len = pr->rlimits_len;
+  return 0;
+}
+
+int
+rt_proc_apply_rlimits (const struct rt_rlimit_plan *rl, size_t n,
+                       struct rt_err **err)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct rt_rlimit_plan *r = &rl[i];
+      struct rlimit lim = { .rlim_cur = r->soft, .rlim_max = r->hard };
+      if (setrlimit (r->resource, &lim) < 0)
+        return rt_err_set (err, errno, "process.rlimits: set %s to %llu:%llu",
+                           r->name, (unsigned long long) r->soft,
+                           (unsigned long long) r->hard);
+    }
+  return 0;
+}
+
+int
+rt_send_fd (int sock, int fd, const char *name)
+{
+  char cbuf[CMSG_SPACE (sizeof (int))] = { 0 };
+  struct iovec iov = { .iov_base = (void *) name, .iov_len = strlen (name) };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                       .msg_controllen = sizeof cbuf };
+  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (cm), &fd, sizeof (int));
+  return sendmsg (sock, &mh, MSG_NOSIGNAL) < 0 ? -1 : 0;
+}
+
+/* A pty in the container's devpts: the master goes to the console socket,
+ * the slave becomes stdio and the controlling terminal. */
+int
+rt_proc_terminal (const struct rt_process *pr, int console_fd,
+                  struct rt_err **err)
+{
+  _cleanup_fd_ int master = -1, slave = -1;
+  int unlock = 0;
+
+  master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0)
+    return rt_err_set (err, errno, "process.terminal: open /dev/ptmx");
+  if (ioctl (master, TIOCSPTLCK, &unlock) < 0)
+    return rt_err_set (err, errno, "process.terminal: unlock pty");
+  slave = ioctl (master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+  if (slave < 0)
+    return rt_err_set (err, errno, "process.terminal: open pty peer");
+  if (pr->console_size_present)
+    {
+      struct winsize ws = { .ws_row = (unsigned short) pr->console_height,
+                            .ws_col = (unsigned short) pr->console_width };
+      if (ioctl (slave, TIOCSWINSZ, &ws) < 0)
+        return rt_err_set (err, errno, "process.consoleSize");
+    }
+  if (fchown (slave, pr->user.uid, pr->user.gid) < 0 && errno != EINVAL)
+    return rt_err_set (err, errno, "process.terminal: chown pty");
+  if (console_fd >= 0 && rt_send_fd (console_fd, master, "/dev/ptmx") < 0)
+    return rt_err_set (err, errno, "--console-socket: send pty master");
+  if (dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0)
+    return rt_err_set (err, errno, "process.terminal: stdio");
+  if (ioctl (0, TIOCSCTTY, 0) < 0)
+    return rt_err_set (err, errno, "process.terminal: controlling terminal");
+  return 0;
+}
+
+static const char *
+env_get (char *const *env, size_t n, const char *key)
+{
+  size_t kl = strlen (key);
+  for (size_t i = 0; i < n; i++)
+    if (strncmp (env[i], key, kl) == 0 && env[i][kl] == '=')
+      return env[i] + kl + 1;
+  return NULL;
+}
+
+/* Looks up args[0] the way execvp would, but inside the container and
+ * before `start`, so a missing binary fails `create` with the message
+ * podman maps to exit 127 (and a non-executable one to 126). */
+int
+rt_proc_resolve_exec (const struct rt_process *pr, char **out,
+                      struct rt_err **err)
+{
+  const char *a0 = pr->args[0];
+  const char *path;
+  struct stat st;
+
+  if (strchr (a0, '/'))
+    {
+      if (stat (a0, &st) < 0)
+        return rt_err_set (err, 0, "exec: \"%s\": %s", a0,
+                           errno == ENOENT ? "no such file or directory"
+                                           : strerror (errno));
+      if (!S_ISREG (st.st_mode) || access (a0, X_OK) < 0)
+        return rt_err_set (err, 0, "exec: \"%s\": permission denied", a0);
+      *out = xstrdup (a0);
+      return 0;
+    }
+  path = env_get (pr->env, pr->env_len, "PATH");
+  if (path == NULL)
+    path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  {
+    _cleanup_free_ char *dup = xstrdup (path);
+    char *save = NULL;
+    bool denied = false;
+    for (char *d = strtok_r (dup, ":", &save); d; d = strtok_r (NULL, ":", &save))
+      {
+        _cleanup_free_ char *cand = xasprintf ("%s/%s", *d ? d : ".", a0);
+        if (stat (cand, &st) < 0 || S_ISDIR (st.st_mode))
+          continue;
+        if (access (cand, X_OK) < 0)
+          {
+            denied = true;
+            continue;
+          }
+        *out = rt_steal_ptr (&cand);
+        return 0;
+      }
+    if (denied)
+      return rt_err_set (err, 0, "exec: \"%s\": permission denied", a0);
+  }
+  return rt_err_set (err, 0, "exec: \"%s\": executable file not found in "
+                     "$PATH", a0);
+}
+
+int
+rt_proc_sched (const struct rt_process *pr, struct rt_err **err)
+{
+  if (pr->io_priority)
+    {
+      int cls = 0;
+      if (strcmp (pr->io_priority->class_, "IOPRIO_CLASS_RT") == 0)
+        cls = 1;
+      else if (strcmp (pr->io_priority->class_, "IOPRIO_CLASS_BE") == 0)
+        cls = 2;
+      else if (strcmp (pr->io_priority->class_, "IOPRIO_CLASS_IDLE") == 0)
+        cls = 3;
+      else
+        return rt_err_set (err, 0, "process.ioPriority.class: unknown \"%s\"",
+                           pr->io_priority->class_);
+      if (syscall (SYS_ioprio_set, 1, 0,
+                   (cls << 13) | (pr->io_priority->priority & 0xff)) < 0)
+        return rt_err_set (err, errno, "process.ioPriority: set");
+    }
+  if (pr->scheduler)
+    {
+      static const struct { const char *n; int v; } pol[] = {
+        { "SCHED_OTHER", SCHED_OTHER }, { "SCHED_FIFO", SCHED_FIFO },
+        { "SCHED_RR", SCHED_RR },       { "SCHED_BATCH", SCHED_BATCH },
+        { "SCHED_IDLE", SCHED_IDLE },   { "SCHED_DEADLINE", 6 },
+      };
+      struct
+      {
+        uint32_t size, policy;
+        uint64_t flags;
+        int32_t nice;
+        uint32_t priority;
+        uint64_t runtime, deadline, period;
+      } a = { .size = 48, .policy = 99 };
+      for (size_t i = 0; i < ARRAY_SIZE (pol); i++)
+        if (strcmp (pr->scheduler->policy, pol[i].n) == 0)
+          a.policy = (uint32_t) pol[i].v;
+      if (a.policy == 99)
+        return rt_err_set (err, 0, "process.scheduler.policy: unknown \"%s\"",
+                           pr->scheduler->policy);
+      a.nice = pr->scheduler->nice;
+      a.priority = (uint32_t) pr->scheduler->priority;
+      a.runtime = pr->scheduler->runtime;
+      a.deadline = pr->scheduler->deadline;
+      a.period = pr->scheduler->period;
+      if (syscall (SYS_sched_setattr, 0, &a, 0) < 0)
+        return rt_err_set (err, errno, "process.scheduler: set %s",
+                           pr->scheduler->policy);
+    }
+  return 0;
+}
+
+int
+rt_connect_console (const char *path, struct rt_err **err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  int fd;
+  if (strlen (path) >= sizeof sa.sun_path)
+    return rt_err_set (err, 0, "--console-socket: path too long");
+  strcpy (sa.sun_path, path);
+  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return rt_err_set (err, errno, "--console-socket: socket");
+  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return rt_err_set (err, e, "--console-socket: connect `%s`", path);
+    }
+  return fd;
+}
+
