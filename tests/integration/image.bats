@@ -56,6 +56,10 @@ setup() {
 
 teardown() {
   reg_stop_all "$BATS_TEST_TMPDIR"
+  reg_stop_all "$BATS_TEST_TMPDIR/dockerd"
+  if [ -f "$BATS_TEST_TMPDIR/dockerd/dd/pid.dockerd" ]; then
+    for _ in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/dockerd/dd/pid.dockerd" ] || break; sleep 0.05; done
+  fi
   if [ -f "$BATS_TEST_TMPDIR/nobody-dir" ]; then rm -rf "$(cat "$BATS_TEST_TMPDIR/nobody-dir")"; fi
 }
 
@@ -402,5 +406,27 @@ PY
   DOCKER_HOST=unix://$t/sock img pull -q docker-daemon:busybox:latest
   [ -x "$(rootfs_of docker-daemon:busybox:latest)/bin/busybox" ]
   DOCKER_HOST=unix://$t/sock run img pull docker-daemon:nosuch:latest
+  [ "$status" -ne 0 ] && [[ "$output" == *"404"* ]]
+}
+
+@test "docker-daemon: from a real dockerd on a private socket" {
+  require_root
+  [ -x /usr/sbin/dockerd ] && [ -x /usr/bin/docker ] || skip "Debian's docker.io (dockerd) not installed"
+  t=$BATS_TEST_TMPDIR/dockerd
+  mkdir -p "$t/dd"
+  # vfs: no mounts left behind under the private data root.
+  /usr/sbin/dockerd --iptables=false --ip6tables=false --bridge=none --storage-driver=vfs \
+    -H "unix://$t/docker.sock" --data-root "$t/root" --exec-root "$t/exec" \
+    --pidfile "$t/dd/pid.dockerd" > "$t/log" 2>&1 &
+  echo $! > "$t/dd/pid"
+  for _ in $(seq 200); do [ -S "$t/docker.sock" ] && break; sleep 0.05; done
+  [ -S "$t/docker.sock" ] || { cat "$t/log"; false; }
+  tar -C "$D/l1" -cf - . | /usr/bin/docker -H "unix://$t/docker.sock" import \
+    -c 'CMD ["echo","hi"]' - sandlock-test/bb:v1 >/dev/null
+  DOCKER_HOST=unix://$t/docker.sock img pull -q docker-daemon:sandlock-test/bb:v1
+  r=$(rootfs_of docker-daemon:sandlock-test/bb:v1)
+  [ -x "$r/bin/busybox" ] && [ "$(cat "$r/data/victim")" = gone ]
+  img inspect docker-daemon:sandlock-test/bb:v1 | jq -e '.config.Cmd == ["echo","hi"]'
+  DOCKER_HOST=unix://$t/docker.sock run img pull docker-daemon:sandlock-test/none:v1
   [ "$status" -ne 0 ] && [[ "$output" == *"404"* ]]
 }
