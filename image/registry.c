@@ -4,6 +4,7 @@
  * connections through a share handle, auth on demand (Basic or Bearer from
  * the WWW-Authenticate challenge), retries with backoff, and Range resume
  * of a blob whose connection dropped: the sink sees every byte once. */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <curl/curl.h>
 #include <dirent.h>
@@ -646,11 +647,22 @@ load_cert_dir (struct registry *r, const char *dir, struct rt_err **err)
   return 0;
 }
 
+/* "localhost", 127.0.0.0/8 or [::1], with an optional port; not a name
+ * that merely starts like one ("localhost.example", "127.example"). */
 static bool
 is_localhost (const char *host)
 {
-  return rt_startswith (host, "localhost") || rt_startswith (host, "127.")
-         || rt_startswith (host, "[::1]");
+  _cleanup_free_ char *h = xstrdup (host);
+  struct in_addr a;
+  char *colon;
+  if (rt_startswith (h, "[::1]"))
+    return h[5] == '\0' || h[5] == ':';
+  colon = strchr (h, ':');
+  if (colon)
+    *colon = '\0';
+  if (strcmp (h, "localhost") == 0)
+    return true;
+  return inet_pton (AF_INET, h, &a) == 1 && (ntohl (a.s_addr) >> 24) == 127;
 }
 
 int

@@ -76,6 +76,7 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   run img pull "docker://$P:bb" --format json
   [ "$(echo "$output" | jq -r .cached)" = true ]
   [ -z "$(ls "$C/tmp")" ]
+  img pull -q "docker://localhost:$REG_PLAIN_PORT/test/busybox:bb"
 }
 
 @test "second pull of a cached image touches only the manifest" {
