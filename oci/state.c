@@ -129,7 +129,7 @@ parse_state (struct oci_state *st, const char *buf, struct rt_err **err)
   st->cgroup_path = tree_str (root, "cgroup_path");
   st->systemd_cgroup = YAJL_IS_TRUE (yajl_tree_get (root, spath, yajl_t_true));
   ann = yajl_tree_get (root, apath, yajl_t_object);
-  if (ann)
+  if (ann && YAJL_IS_OBJECT (ann))
     {
       size_t n = YAJL_GET_OBJECT (ann)->len;
       st->annotations = xcalloc (n, sizeof *st->annotations);

@@ -65,6 +65,8 @@ int cg_systemd_path (const char *spec, char **out, struct rt_err **err);
 int cg_resolve_path (const struct rt_cgroup_opts *o, enum cg_layout layout,
                      const char *self_cgroup, char **out, struct rt_err **err);
 uint64_t cg_shares_to_weight (uint64_t shares);
+/* Does |r| set any limit (devices rules aside)? */
+bool cg_resources_needed (const struct rt_resources *r);
 uint64_t cg_blkio_to_io_weight (uint64_t weight);
 
 /* create/open on an explicit host (the public ones use cg_host_get). */

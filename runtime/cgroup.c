@@ -69,7 +69,7 @@ undo_create (struct rt_cgroup *cg, pid_t pid)
 }
 
 static int
-move_pid (struct rt_cgroup *cg, pid_t pid, struct rt_err **err)
+move_pid (struct rt_cgroup *cg, pid_t pid, bool skip_v2, struct rt_err **err)
 {
   for (size_t i = 0; i < cg->host.v1_len; i++)
     if (cg->v1_on[i])
@@ -79,7 +79,7 @@ move_pid (struct rt_cgroup *cg, pid_t pid, struct rt_err **err)
         if (cg_writef (d, "cgroup.procs", err, "%d", (int) pid) < 0)
           return -1;
       }
-  if (cg->v2_on)
+  if (cg->v2_on && !skip_v2)
     {
       _cleanup_free_ char *d = cg_v2_dir (cg);
       if (cg_writef (d, "cgroup.procs", err, "%d", (int) pid) < 0)
@@ -89,11 +89,25 @@ move_pid (struct rt_cgroup *cg, pid_t pid, struct rt_err **err)
 }
 
 int
-rt_cgroup_add_pid (struct rt_cgroup *cg, pid_t pid, struct rt_err **err)
+rt_cgroup_attach (struct rt_cgroup *cg, pid_t pid, bool skip_v2,
+                  struct rt_err **err)
 {
-  if (move_pid (cg, pid, err) < 0)
-    return rt_err_wrap (err, "join cgroup `%s`", cg->path);
-  return 0;
+  return move_pid (cg, pid, skip_v2, err);
+}
+
+int
+rt_cgroup_clone_fd (struct rt_cgroup *cg, struct rt_err **err)
+{
+  _cleanup_free_ char *d = NULL;
+  int fd;
+  if (!cg->v2_on)
+    return rt_err_set (err, ENOENT, "cgroup `%s`: no cgroup v2 directory "
+                       "for CLONE_INTO_CGROUP", cg->path);
+  d = cg_v2_dir (cg);
+  fd = open (d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return rt_err_set (err, errno, "cgroup: open `%s`", d);
+  return fd;
 }
 
 static int
@@ -136,7 +150,7 @@ cg_create_on (const struct cg_host *h, const char *path,
     ret = h->layout == CG_V2 ? cg_v2_apply (cg, r, err)
                              : cg_v1_apply (cg, r, false, err);
   if (ret == 0 && pid > 0)
-    ret = move_pid (cg, pid, err);
+    ret = move_pid (cg, pid, false, err);
   if (ret < 0)
     {
       undo_create (cg, pid);
@@ -156,6 +170,7 @@ rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
 {
   const struct cg_host *h;
   _cleanup_free_ char *self = NULL, *path = NULL;
+  struct rt_err *e = NULL;
 
   if (cg_host_get (&h, err) < 0)
     return -1;
@@ -166,7 +181,40 @@ rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
     return -1;
   if (cg_resolve_path (o, h->layout, self ? self : "", &path, err) < 0)
     return -1;
-  return cg_create_on (h, path, o->resources, pid, out, err);
+  if (h->layout == CG_NONE && !cg_resources_needed (o->resources))
+    {
+      *out = NULL;
+      return 0;
+    }
+  if (cg_create_on (h, path, o->resources, pid, out, &e) == 0)
+    return 0;
+  /* runc's rootless rule: a cgroup that only tracks is worth no failure
+   * when the caller may not create one (rootless, or root in a user
+   * namespace, or a read-only /sys/fs/cgroup in a container). */
+  if ((e->errno_ == EACCES || e->errno_ == EPERM || e->errno_ == EROFS)
+      && !cg_resources_needed (o->resources))
+    {
+      rt_err_free (&e);
+      *out = NULL;
+      return 0;
+    }
+  *err = rt_steal_ptr (&e);
+  return -1;
+}
+
+bool
+cg_resources_needed (const struct rt_resources *r)
+{
+  if (r == NULL)
+    return false;
+  return r->memory.limit_present || r->memory.reservation_present
+         || r->memory.swap_present || r->memory.swappiness_present
+         || r->memory.disable_oom_killer_present || r->cpu.shares_present
+         || r->cpu.quota_present || r->cpu.period_present
+         || r->cpu.realtime_runtime_present || r->cpu.realtime_period_present
+         || r->cpu.burst_present || r->cpu.idle_present || r->cpu.cpus
+         || r->cpu.mems || r->pids.limit_present || r->blkio.weight_present
+         || r->unified_len;
 }
 
 int

@@ -343,36 +343,21 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   return 0;
 }
 
-static int
-cmp_int (const void *a, const void *b)
-{
-  return *(const int *) a - *(const int *) b;
-}
-
 /* The container must not hold what the runtime had open: above all the
  * flock()ed state directory, which would stay locked while it is parked.
  * Keeps stdio, the preserved fds and the fds the setup still needs. */
 static void
 close_inherited_fds (struct rt_plan *p, int sock)
 {
-  int keep[16 + ARRAY_SIZE (p->ns_fds)], n = 0, from;
+  int keep[4 + ARRAY_SIZE (p->ns_fds)];
+  size_t n = 0;
   keep[n++] = sock;
   keep[n++] = p->fifo_fd;
   keep[n++] = p->console_fd;
   keep[n++] = rt_confine_listener_fd (p->confine);
   for (size_t i = 0; i < p->ns_len; i++)
     keep[n++] = p->ns_fds[i];
-  qsort (keep, (size_t) n, sizeof keep[0], cmp_int);
-  from = 3 + p->o->preserve_fds;
-  for (int i = 0; i < n; i++)
-    {
-      if (keep[i] < from)
-        continue;
-      if (keep[i] > from)
-        syscall (SYS_close_range, from, keep[i] - 1, 0);
-      from = keep[i] + 1;
-    }
-  syscall (SYS_close_range, from, ~0U, 0);
+  rt_close_fds_except (3 + p->o->preserve_fds, keep, n);
 }
 
 static void __attribute__ ((noreturn))
@@ -431,7 +416,7 @@ child_main (struct rt_plan *p, int sock)
                     p->state_json, &err) < 0
       || rt_confine_child_seccomp (p->confine, &err) < 0)
     {
-      fprintf (stderr, "sandlock-oci: %s\n", err->msg);
+      fprintf (stderr, "sandlock-oci: %s\n", err ? err->msg : "start failed");
       _exit (127);
     }
   execve (p->exec_path, argv, envp);
@@ -473,6 +458,62 @@ fd_above (int fd, int floor_)
   return n;
 }
 
+/* The cgroup exists before the child, so the child can be born in it. */
+static int
+make_cgroup (struct rt_plan *p, struct rt_cgroup **cg, struct rt_err **err)
+{
+  const struct rt_config *c = p->c;
+  struct rt_cgroup_opts co = { .cgroups_path = c->cgroups_path,
+                               .id = p->o->id, .systemd = p->o->systemd_cgroup,
+                               .resources = c->resources };
+  if (rt_cgroup_create (&co, 0, cg, err) == 0)
+    return 0;
+  /* Rootless without a delegated cgroup: like runc, go on without one
+   * unless the config asks for limits that need it. */
+  bool denied = (*err)->errno_ == EACCES || (*err)->errno_ == EPERM
+                || (*err)->errno_ == EROFS;
+  if (!denied || geteuid () == 0)
+    return -1;
+  if (c->resources)
+    return rt_err_wrap (err, "linux.resources need a cgroup this user may "
+                        "write (rootless without delegation)");
+  rt_err_free (err);
+  *cg = NULL;
+  return 0;
+}
+
+/* clone() with fork semantics: the namespaces exist from the first
+ * instruction of the child, and it is pid 1 of a new pid namespace.  With a
+ * cgroup v2 directory, clone3(CLONE_INTO_CGROUP) makes it born there: a
+ * migration's first occurrence costs an RCU grace period (~10 ms here). */
+static pid_t
+clone_child (struct rt_plan *p, struct rt_cgroup *cg)
+{
+  struct rt_err *e = NULL;
+  int cgfd = cg ? rt_cgroup_clone_fd (cg, &e) : -1;
+  pid_t pid;
+  rt_err_free (&e);
+  p->born_in_cgroup = false;
+  if (cgfd >= 0)
+    {
+      struct clone_args ca = { .flags = (uint64_t) p->clone_flags
+                                        | CLONE_INTO_CGROUP,
+                               .exit_signal = SIGCHLD,
+                               .cgroup = (uint64_t) cgfd };
+      pid = (pid_t) syscall (SYS_clone3, &ca, sizeof ca);
+      close (cgfd);
+      if (pid >= 0)
+        {
+          p->born_in_cgroup = pid > 0;
+          return pid;
+        }
+      if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
+        return -1;
+    }
+  return (pid_t) syscall (SYS_clone, (unsigned long) p->clone_flags | SIGCHLD,
+                          0, 0, 0, 0);
+}
+
 static int
 parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
               struct rt_err **err)
@@ -508,25 +549,8 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
       if (rt_write_file_at (AT_FDCWD, path, val, strlen (val), err) < 0)
         return rt_err_wrap (err, "process.oomScoreAdj");
     }
-  {
-    struct rt_cgroup_opts co = { .cgroups_path = c->cgroups_path,
-                                 .id = o->id, .systemd = o->systemd_cgroup,
-                                 .resources = c->resources };
-    if (rt_cgroup_create (&co, pid, cg, err) < 0)
-      {
-        /* Rootless without a delegated cgroup: like runc, go on without
-         * one unless the config asks for limits that need it. */
-        bool denied = (*err)->errno_ == EACCES || (*err)->errno_ == EPERM
-                      || (*err)->errno_ == EROFS;
-        if (!denied || geteuid () == 0)
-          return -1;
-        if (c->resources)
-          return rt_err_wrap (err, "linux.resources need a cgroup this user "
-                              "may write (rootless without delegation)");
-        rt_err_free (err);
-        *cg = NULL;
-      }
-  }
+  if (*cg && rt_cgroup_attach (*cg, pid, p->born_in_cgroup, err) < 0)
+    return -1;
   state = o->state_json ? o->state_json (o->state_json_ud, pid, "creating")
                         : xstrdup ("{}");
   if (rt_sync_send_go (sock, pid) < 0
@@ -604,10 +628,9 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
     }
   sv[0] = fd_above (sv[0], floor_);
   sv[1] = fd_above (sv[1], floor_);
-  /* clone() with fork semantics: the namespaces exist from the first
-   * instruction of the child, and it is pid 1 of a new pid namespace. */
-  pid = (pid_t) syscall (SYS_clone, (unsigned long) p.clone_flags | SIGCHLD,
-                         0, 0, 0, 0);
+  if (make_cgroup (&p, &cg, err) < 0)
+    goto out;
+  pid = clone_child (&p, cg);
   if (pid < 0)
     {
       rt_err_set (err, errno, "clone (namespaces %#x)", p.clone_flags);

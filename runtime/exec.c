@@ -81,27 +81,8 @@ config_has_ns (const struct rt_config *c, const char *type)
 static void
 close_inherited (struct exec_plan *p, int sock)
 {
-  int keep[4] = { sock, p->console_fd, rt_confine_listener_fd (p->confine),
-                  -1 };
-  int from = 3 + p->o->preserve_fds;
-  /* small fixed set: sort by hand */
-  for (int i = 0; i < 3; i++)
-    for (int j = i + 1; j < 3; j++)
-      if (keep[j] < keep[i])
-        {
-          int t = keep[i];
-          keep[i] = keep[j];
-          keep[j] = t;
-        }
-  for (int i = 0; i < 3; i++)
-    {
-      if (keep[i] < from)
-        continue;
-      if (keep[i] > from)
-        syscall (SYS_close_range, from, keep[i] - 1, 0);
-      from = keep[i] + 1;
-    }
-  syscall (SYS_close_range, from, ~0U, 0);
+  int keep[] = { sock, p->console_fd, rt_confine_listener_fd (p->confine) };
+  rt_close_fds_except (3 + p->o->preserve_fds, keep, ARRAY_SIZE (keep));
 }
 
 static int
@@ -263,7 +244,7 @@ run_exec (struct exec_plan *p, pid_t *out, struct rt_err **err)
     {
       struct rt_cgroup *cg = NULL;
       if (rt_cgroup_open (p->o->cgroup_path, &cg, err) < 0
-          || rt_cgroup_add_pid (cg, b, err) < 0)
+          || rt_cgroup_attach (cg, b, false, err) < 0)
         {
           rt_cgroup_free (cg);
           goto fail;

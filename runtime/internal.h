@@ -45,6 +45,7 @@ struct rt_plan
   int ns_types[8];
   size_t ns_len;
   unsigned long root_propagation;
+  bool born_in_cgroup;          /* clone3(CLONE_INTO_CGROUP) placed it */
   bool dev_is_tmpfs;            /* a tmpfs on /dev: make the default nodes */
   bool has_devpts;
   void *confine;                /* struct rt_confine * */
@@ -114,5 +115,9 @@ int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
                           struct rt_err **err);
 int rt_connect_console (const char *path, struct rt_err **err);
 int rt_send_fd (int sock, int fd, const char *name);
+/* Closes every fd >= |from| except those in |keep| (sorted in place; -1
+ * entries ignored).  The container must not inherit the runtime's fds, above
+ * all the flock()ed state directory. */
+void rt_close_fds_except (int from, int *keep, size_t n);
 
 #endif

@@ -291,7 +291,10 @@ do_bind (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
   _cleanup_free_ char *abs_src = NULL;
 
   if (src[0] != '/')
-    src = abs_src = xasprintf ("%s/%s", p->o->bundle, m->source);
+    {
+      abs_src = xasprintf ("%s/%s", p->o->bundle, m->source);
+      src = abs_src;
+    }
   if (stat (src, &st) < 0)
     return rt_err_set (err, errno, "mount `%s` on `%s`: source", src,
                        m->destination);

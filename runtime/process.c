@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -259,3 +260,24 @@ rt_connect_console (const char *path, struct rt_err **err)
   return fd;
 }
 
+
+static int
+cmp_int (const void *a, const void *b)
+{
+  return *(const int *) a - *(const int *) b;
+}
+
+void
+rt_close_fds_except (int from, int *keep, size_t n)
+{
+  qsort (keep, n, sizeof keep[0], cmp_int);
+  for (size_t i = 0; i < n; i++)
+    {
+      if (keep[i] < from)
+        continue;
+      if (keep[i] > from)
+        syscall (SYS_close_range, from, keep[i] - 1, 0);
+      from = keep[i] + 1;
+    }
+  syscall (SYS_close_range, from, ~0U, 0);
+}

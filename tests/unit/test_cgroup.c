@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sched.h>
 #include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -122,6 +125,13 @@ test_logic (void)
   ok (resolve (NULL, "a/b", false, CG_V2, "") == NULL, "id with slash");
   ok (resolve ("a/../b", "c1", false, CG_V2, "0::/\n") == NULL,
       "relative with ..");
+  struct rt_resources r = { 0 };
+  ok (!cg_resources_needed (NULL) && !cg_resources_needed (&r),
+      "no resources: nothing needed");
+  r.devices_len = 1;
+  ok (!cg_resources_needed (&r), "devices rules alone need no cgroup");
+  r.pids.limit_present = 1;
+  ok (cg_resources_needed (&r), "a pids limit needs a cgroup");
 }
 
 static void
@@ -777,6 +787,120 @@ host_freeze_checks (struct rt_cgroup *cg, pid_t child)
     }
 }
 
+static double
+ms_since (const struct timespec *a)
+{
+  struct timespec b;
+  clock_gettime (CLOCK_MONOTONIC, &b);
+  return (double) (b.tv_sec - a->tv_sec) * 1e3
+         + (double) (b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* create (no pid) -> clone3(CLONE_INTO_CGROUP) -> attach the v1 rest */
+static void
+host_clone_into (const char *path)
+{
+  struct rt_cgroup_opts o = { .cgroups_path = path, .id = "t" };
+  struct rt_cgroup *cg = NULL;
+  struct rt_err *e = NULL;
+  struct timespec t0;
+  int fds[2], cfd, status = 0;
+  pid_t pid;
+
+  if (rt_cgroup_create (&o, 0, &cg, &e) < 0 || pipe (fds) < 0)
+    {
+      ok (0, "host: create without pid %s", e ? e->msg : "");
+      rt_err_free (&e);
+      return;
+    }
+  cfd = rt_cgroup_clone_fd (cg, &e);
+  if (cfd < 0)
+    {
+      ok (e && e->errno_ == ENOENT && cg->host.layout == CG_V1,
+          "host: no clone fd only on pure v1");
+      rt_err_free (&e);
+      rt_cgroup_destroy (cg, &e);
+      rt_cgroup_free (cg);
+      return;
+    }
+  struct clone_args ca = { .flags = CLONE_INTO_CGROUP,
+                           .exit_signal = SIGCHLD,
+                           .cgroup = (uint64_t) cfd };
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  pid = (pid_t) syscall (SYS_clone3, &ca, sizeof ca);
+  if (pid == 0)
+    {
+      char c;
+      close (fds[1]);
+      if (read (fds[0], &c, 1) < 0)
+        _exit (2);
+      _exit (0);
+    }
+  printf ("# clone3 into the cgroup: %.3f ms\n", ms_since (&t0));
+  close (cfd);
+  ok (pid > 0, "host: clone3(CLONE_INTO_CGROUP)");
+  if (pid < 0)
+    {
+      rt_cgroup_destroy (cg, &e);
+      rt_cgroup_free (cg);
+      rt_err_free (&e);
+      return;
+    }
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  ok (rt_cgroup_attach (cg, pid, true, &e) == 0, "host: attach the rest %s",
+      e ? e->msg : "");
+  printf ("# attach to the v1 hierarchies: %.3f ms\n", ms_since (&t0));
+  rt_err_free (&e);
+  char *v2 = cg_v2_dir (cg), *pids = cg_v1_dir (cg, "pids");
+  ok (procs_has (v2, pid), "host: born in the v2 cgroup");
+  ok (cg->host.layout == CG_V2 || procs_has (pids, pid),
+      "host: attached to v1 pids");
+  free (v2);
+  free (pids);
+  rt_cgroup_kill (cg, SIGKILL, &e);
+  rt_err_free (&e);
+  waitpid (pid, &status, 0);
+  ok (rt_cgroup_destroy (cg, &e) == 0, "host: destroy");
+  rt_err_free (&e);
+  rt_cgroup_free (cg);
+  close (fds[0]);
+  close (fds[1]);
+}
+
+/* rootless: as nobody, a tracking-only cgroup is skipped, a limit fails */
+static void
+host_rootless (const char *path)
+{
+  pid_t pid = fork ();
+  int status = 0;
+  if (pid == 0)
+    {
+      struct rt_resources r = { 0 };
+      struct rt_cgroup_opts o = { .cgroups_path = path, .id = "t" };
+      struct rt_cgroup *cg = (struct rt_cgroup *) &o;
+      struct rt_err *e = NULL;
+      int bits = 0;
+      if (setresgid (65534, 65534, 65534) < 0
+          || setresuid (65534, 65534, 65534) < 0)
+        _exit (99);
+      if (rt_cgroup_create (&o, 0, &cg, &e) == 0 && cg == NULL)
+        bits |= 1;
+      rt_err_free (&e);
+      r.pids.limit = 5;
+      r.pids.limit_present = 1;
+      o.resources = &r;
+      if (rt_cgroup_create (&o, 0, &cg, &e) < 0 && e->errno_ == EACCES)
+        bits |= 2;
+      rt_err_free (&e);
+      _exit (bits);
+    }
+  waitpid (pid, &status, 0);
+  ok (WIFEXITED (status) && (WEXITSTATUS (status) & 1),
+      "host: rootless without limits: no cgroup, no error");
+  ok (WIFEXITED (status) && (WEXITSTATUS (status) & 2),
+      "host: rootless with a limit: EACCES");
+}
+
 static void
 test_host (void)
 {
@@ -941,6 +1065,8 @@ test_host (void)
   close (fds[0]);
   close (fds[1]);
   host_kill_paths (path2);
+  host_rootless (path2);
+  host_clone_into (path2);
   force_cleanup (h, path2);
 }
 
