@@ -51,16 +51,19 @@ static bool
 repo_valid (const char *s)
 {
   bool need_alnum = true;
+  char prev = '\0';
   if (*s == '\0' || strlen (s) > 255)
     return false;
-  for (; *s; s++)
+  for (; *s; prev = *s++)
     {
       if (islower ((unsigned char) *s) || isdigit ((unsigned char) *s))
         need_alnum = false;
       else if (*s == '.' || *s == '_' || *s == '-' || *s == '/')
         {
-          if (need_alnum && !(*s == '_' && s[-1] == '_')
-              && !(*s == '-' && s[-1] == '-'))
+          /* "__" and runs of "-" are separators too; anything else after a
+           * separator (or at the start) is not. */
+          if (need_alnum && !(prev && *s == '_' && prev == '_')
+              && !(prev && *s == '-' && prev == '-'))
             return false;
           need_alnum = true;
         }

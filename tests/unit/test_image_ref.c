@@ -61,6 +61,8 @@ main (void)
   bad ("docker://busybox@sha256:abc", "invalid digest");
   bad ("docker://a//b", "invalid repository");
   bad ("oci:", "missing path");
+  bad ("docker://-x", "invalid repository");       /* a separator first (fuzzer find) */
+  bad ("docker://_", "invalid repository");
 
   ok (img_ref_parse ("oci:/x/lay:v2", &r, &e) == 0 && strcmp (r->path, "/x/lay") == 0
       && strcmp (r->tag, "v2") == 0, "oci: path and tag");
