@@ -81,6 +81,7 @@ struct img_image
   char *created;                /* from the config, may be NULL */
   char *platform;               /* "os/arch[/variant]" */
   bool cached;                  /* true when nothing was unpacked */
+  uint64_t devices_skipped;     /* device nodes not created (not root) */
 };
 void img_image_free (struct img_image *im);
 

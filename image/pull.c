@@ -130,7 +130,8 @@ cancel_others (struct pool *p, const struct job *keep)
 
 static int
 unpack_layers (const struct img_opts *o, struct img_source *src,
-               const struct img_manifest *m, int rootfd, struct rt_err **err)
+               const struct img_manifest *m, int rootfd, struct img_unpack_stats *stp,
+               struct rt_err **err)
 {
   struct pool p = { .src = src, .o = o, .n = m->n };
   size_t nthreads = o->jobs > 0 ? (size_t) o->jobs : 3;
@@ -199,6 +200,7 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
     }
   free (p.jobs);
   pthread_mutex_destroy (&p.mu);
+  *stp = st;
   return ret;
 }
 
@@ -326,7 +328,8 @@ remove_stale_tmp (struct img_cache *c, const char *hex)
 
 static int
 build_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source *src,
-              const struct img_manifest *m, const char *mdigest, struct rt_err **err)
+              const struct img_manifest *m, const char *mdigest,
+              struct img_unpack_stats *st, struct rt_err **err)
 {
   _cleanup_free_ char *tmp = xasprintf ("%s/tmp/%s.XXXXXX", c->dir, mdigest + 7);
   _cleanup_free_ char *final = img_cache_rootfs_path (c, mdigest);
@@ -340,7 +343,7 @@ build_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source *
   rootfd = open (tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
     return rt_err_set (err, errno, "open `%s`", tmp);
-  if (unpack_layers (o, src, m, rootfd, err) < 0 || rename (tmp, final) < 0)
+  if (unpack_layers (o, src, m, rootfd, st, err) < 0 || rename (tmp, final) < 0)
     {
       if (*err == NULL)
         rt_err_set (err, errno, "rename `%s` to `%s`", tmp, final);
@@ -389,6 +392,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   size_t mlen = 0, clen = 0;
   int lockfd = -1, ret = -1;
   bool built = false;
+  struct img_unpack_stats ust = { 0 };
 
   if (open_source (o, r, what, c, &tmpdir, &src, err) < 0)
     goto out;
@@ -412,7 +416,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
       if (pthread_create (&th, NULL, fetch_config, &cf) != 0)
         abort ();
       if (!im->cached)
-        br = build_rootfs (o, c, src, m, mdigest, err);
+        br = build_rootfs (o, c, src, m, mdigest, &ust, err);
       pthread_join (th, NULL);
       if (br < 0)
         {
@@ -433,8 +437,9 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
     }
   if (img_config_parse (cbody, clen, &cd, err) < 0)
     goto out;
-  if (!im->cached && !built && build_rootfs (o, c, src, m, mdigest, err) < 0)
+  if (!im->cached && !built && build_rootfs (o, c, src, m, mdigest, &ust, err) < 0)
     goto out;
+  im->devices_skipped = ust.devices_skipped;
   im->ref = img_ref_format (r);
   im->manifest_digest = xstrdup (mdigest);
   im->config_digest = xstrdup (m->config.digest);

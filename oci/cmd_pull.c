@@ -11,6 +11,9 @@ print_image (const struct image_cli *c, const struct img_image *im)
 {
   if (!c->json)
     {
+      if (im->devices_skipped && !c->quiet)
+        fprintf (stderr, "%" PRIu64 " device nodes not created (not root)\n",
+                 im->devices_skipped);
       printf ("%s %s\n", im->ref, im->manifest_digest);
       return;
     }
@@ -24,7 +27,8 @@ print_image (const struct image_cli *c, const struct img_image *im)
   image_cli_json_str (stdout, im->rootfs);
   printf (",\"platform\":");
   image_cli_json_str (stdout, im->platform);
-  printf (",\"size\":%" PRIu64 ",\"cached\":%s}\n", im->size, im->cached ? "true" : "false");
+  printf (",\"size\":%" PRIu64 ",\"cached\":%s,\"devices_skipped\":%" PRIu64 "}\n",
+          im->size, im->cached ? "true" : "false", im->devices_skipped);
 }
 
 static int

@@ -317,6 +317,14 @@ PY
   r=$(ls -d "$u"/.cache/sandlock/images/rootfs/*)
   [ "$(stat -c %U "$r/bin/busybox")" = nobody ] && [ ! -e "$r/data/victim" ]
   jq -e '.linux.uidMappings[0].hostID == 65534' "$u/b/config.json"
+  # Device nodes: created as root, skipped and counted otherwise.
+  evil_image device
+  chmod -R a+rX "$BATS_TEST_TMPDIR/evil"
+  cp -a "$BATS_TEST_TMPDIR/evil" "$u/evil"
+  run su nobody -s /bin/sh -c "HOME=$u '$SANDLOCK_OCI' pull --format json oci:$u/evil:e"
+  [ "$status" -eq 0 ] && [ "$(echo "$output" | jq .devices_skipped)" = 1 ]
+  img pull -q "oci:$u/evil:e"
+  [ -c "$(rootfs_of "oci:$u/evil:e")/dev/null" ]
   rm -rf "$u"
 }
 

@@ -114,6 +114,9 @@ def cmd_evil(a):
             t.addfile(*info("evil", tarfile.LNKTYPE, link="../../../../../../.." + a.target))
         elif a.case == "whiteout":
             t.addfile(*info("../.wh.victim"))
+        elif a.case == "device":
+            ti, _ = info("dev/null", tarfile.CHRTYPE); ti.devmajor, ti.devminor = 1, 3
+            t.addfile(ti)
         elif a.case == "symlink-whiteout":
             t.addfile(*info("evil", tarfile.SYMTYPE, link=a.target))
             t.addfile(*info("evil/.wh.victim"))
