@@ -97,6 +97,13 @@ oci_log_error (const struct oci_globals *g, const char *msg)
 }
 
 void
+oci_log_warning (const struct oci_globals *g, const char *msg)
+{
+  fprintf (stderr, "sandlock-oci: warning: %s\n", msg);
+  log_line (g, "warning", msg);
+}
+
+void
 oci_debug (const struct oci_globals *g, const char *fmt, ...)
 {
   va_list ap;

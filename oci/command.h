@@ -55,4 +55,7 @@ void oci_debug (const struct oci_globals *g, const char *fmt, ...)
  * --log-format.  Used by main() and by paths that exit without returning. */
 void oci_log_error (const struct oci_globals *g, const char *msg);
 
+/* The same at level "warning": the operation goes on. */
+void oci_log_warning (const struct oci_globals *g, const char *msg);
+
 #endif

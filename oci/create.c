@@ -129,6 +129,11 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
     if (rt_container_create (&o, &out, err) < 0)
       goto out;
   }
+  if (out.warning)
+    {
+      oci_log_warning (g, out.warning);
+      free (out.warning);
+    }
   st->pid = out.pid;
   st->start_time = out.start_time;
   st->cgroup_path = out.cgroup_path;

@@ -2,9 +2,12 @@
  *
  * Parent (the `create` process)            Child (the container init)
  * validate config -> plan                   .
- * clone(namespaces)  ---------------------> waits for GO
- * uid/gid maps, oom_score_adj, cgroup       .
- * GO + cgroup path + state JSON ---------->  setns, mounts, devices
+ * cgroup created; clone3 into it  --------> waits for GO
+ * uid/gid maps, oom_score_adj               .
+ * GO + cgroup path + state JSON ---------->  setns, mounts, devices...
+ * attach to the v1 hierarchies              (in parallel)
+ * CGROUP_DONE ---------------------------->  (awaited before the first cgroup
+ *                                            mount): unshare cgroup ns
  *                     <--------- HOOKS       (only if prestart/createRuntime)
  * prestart, createRuntime hooks              .
  * HOOKS_DONE ----------------------------->  createContainer hooks, pivot_root,
@@ -41,6 +44,7 @@
 #include "common/util.h"
 #include "confine.h"
 #include "internal.h"
+#include "landlock.h"
 
 /* ---- validation: config -> plan ------------------------------------- */
 
@@ -156,6 +160,24 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
   return 0;
 }
 
+/* A container given CAP_SYS_ADMIN usually means to mount (systemd, nested
+ * containers), which Landlock forbids inside its domain: the program only
+ * sees EPERM, so the runtime says why and what to do. */
+static char *
+mount_warning (const struct rt_plan *p)
+{
+  const struct rt_capabilities *caps = p->c->process->capabilities;
+  const struct rt_ll_policy *ll = rt_confine_landlock_policy (p->confine);
+  bool admin = false;
+  for (size_t i = 0; caps && i < caps->effective_len; i++)
+    admin |= strcmp (caps->effective[i], "CAP_SYS_ADMIN") == 0;
+  if (!admin || ll == NULL || ll->state[RT_LL_P_FS] != RT_LL_ACTIVE)
+    return NULL;
+  return xstrdup ("the container has CAP_SYS_ADMIN, but Landlock forbids "
+                  "mount, umount and pivot_root inside it: if it needs to "
+                  "mount, add the annotation run.oci.sandlock.disable=fs");
+}
+
 static int
 plan_new (const struct rt_create_opts *o, struct rt_plan *p,
           struct rt_err **err)
@@ -251,10 +273,22 @@ child_namespaces (struct rt_plan *p, struct rt_err **err)
       if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
         return rt_err_set (err, errno, "setresuid(0) in user namespace");
     }
-  if (p->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
-    return rt_err_set (err, errno, "unshare cgroup namespace");
   if (p->new_time && child_time_ns (p, err) < 0)
     return -1;
+  return 0;
+}
+
+int
+rt_child_cgroup_ready (struct rt_plan *p, struct rt_err **err)
+{
+  struct sync_msg m;
+  if (p->in_cgroup)
+    return 0;
+  if (rt_sync_recv (p->sync_fd, &m) <= 0 || m.kind != SYNC_CGROUP_DONE)
+    _exit (1);                  /* the runtime reports its own error */
+  p->in_cgroup = true;
+  if (p->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
+    return rt_err_set (err, errno, "unshare cgroup namespace");
   return 0;
 }
 
@@ -381,6 +415,7 @@ child_main (struct rt_plan *p, int sock)
   if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
     _exit (1);
   rt_confine_child_set_host_pid (p->confine, m.pid);
+  p->sync_fd = sock;
   p->cgroup_path = rt_sync_recv_str (sock);
   p->state_json = rt_sync_recv_str (sock);
   if (p->cgroup_path == NULL || p->state_json == NULL)
@@ -549,14 +584,29 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
       if (rt_write_file_at (AT_FDCWD, path, val, strlen (val), err) < 0)
         return rt_err_wrap (err, "process.oomScoreAdj");
     }
-  if (*cg && rt_cgroup_attach (*cg, pid, p->born_in_cgroup, err) < 0)
-    return -1;
   state = o->state_json ? o->state_json (o->state_json_ud, pid, "creating")
                         : xstrdup ("{}");
   if (rt_sync_send_go (sock, pid) < 0
       || rt_sync_send_str (sock, *cg ? rt_cgroup_path (*cg) : NULL) < 0
       || rt_sync_send_str (sock, state) < 0)
     return rt_err_set (err, errno, "send setup to container process");
+  /* The first migration into a v1 hierarchy waits for an RCU grace period:
+   * the child does its first mounts meanwhile, and waits for CGROUP_DONE
+   * only where it needs to be in its cgroup. */
+  if (*cg && rt_cgroup_attach (*cg, pid, p->born_in_cgroup, err) < 0)
+    {
+      /* A child that failed first has its own, better, error waiting. */
+      if (recv (sock, &m, sizeof m, MSG_DONTWAIT) == (ssize_t) sizeof m
+          && m.kind == SYNC_ERROR)
+        {
+          rt_err_free (err);
+          m.msg[sizeof m.msg - 1] = '\0';
+          return rt_err_set (err, 0, "%s", m.msg);
+        }
+      return -1;
+    }
+  if (rt_sync_send (sock, SYNC_CGROUP_DONE, 0, NULL) < 0)
+    return rt_err_set (err, errno, "sync with container process");
   for (;;)
     {
       r = rt_sync_recv (sock, &m);
@@ -648,6 +698,7 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   out->pid = pid;
   out->start_time = rt_proc_start_time (pid);
   out->cgroup_path = cg ? xstrdup (rt_cgroup_path (cg)) : NULL;
+  out->warning = mount_warning (&p);
   pid = -1;
   ret = 0;
 out:

@@ -46,6 +46,8 @@ struct rt_plan
   size_t ns_len;
   unsigned long root_propagation;
   bool born_in_cgroup;          /* clone3(CLONE_INTO_CGROUP) placed it */
+  bool in_cgroup;               /* child: CGROUP_DONE received */
+  int sync_fd;                  /* child: its end of the sync socket */
   bool dev_is_tmpfs;            /* a tmpfs on /dev: make the default nodes */
   bool has_devpts;
   void *confine;                /* struct rt_confine * */
@@ -60,6 +62,11 @@ struct rt_plan
 
 int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
 void rt_plan_free (struct rt_plan *p);
+
+/* Child: waits (once) until the runtime has put it in its cgroup, then
+ * unshares the cgroup namespace when one is asked for (runtime/container.c).
+ * Called before the first cgroup mount and after the last mount. */
+int rt_child_cgroup_ready (struct rt_plan *p, struct rt_err **err);
 
 /* Child side (runtime/mount.c). */
 int rt_child_rootfs (struct rt_plan *p, struct rt_err **err);
@@ -81,6 +88,7 @@ enum sync_kind
   SYNC_READY,
   SYNC_ERROR,
   SYNC_PID,
+  SYNC_CGROUP_DONE,
 };
 
 struct sync_msg

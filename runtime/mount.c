@@ -328,28 +328,35 @@ do_bind (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
  * container's own cgroup as the root; without one, bind the container's
  * cgroup directory so the host tree is never exposed. */
 static int
-mount_one_hierarchy (struct rt_plan *p, int dfd, const char *host_root,
-                     const char *fstype, const char *opts, unsigned long fl,
-                     struct rt_err **err)
+mount_one_hierarchy (struct rt_plan *p, int rootfd, const char *dest,
+                     const char *host_root, const char *fstype,
+                     const char *opts, unsigned long fl, struct rt_err **err)
 {
   char buf[64];
+  _cleanup_fd_ int dfd = rt_open_in_root (rootfd, dest, true, false, err);
+  _cleanup_free_ char *src = NULL;
+
+  if (dfd < 0)
+    return -1;
   if (p->new_cgroup
       && mount ("cgroup", fdpath (dfd, buf), fstype, fl, opts) == 0)
     return 0;
-  {
-    _cleanup_free_ char *src
-        = xasprintf ("%s%s", host_root, p->cgroup_path ? p->cgroup_path : "");
-    if (access (src, F_OK) < 0)
-      {
-        free (src);
-        src = xstrdup (host_root);
-      }
-    if (mount (src, fdpath (dfd, buf), NULL, MS_BIND | MS_REC, NULL) < 0)
-      return rt_err_set (err, errno, "bind cgroup `%s`", src);
-    if (mount (NULL, fdpath (dfd, buf), NULL, MS_BIND | MS_REMOUNT | fl, NULL)
-        < 0)
-      return rt_err_set (err, errno, "remount cgroup `%s`", src);
-  }
+  src = xasprintf ("%s%s", host_root, p->cgroup_path ? p->cgroup_path : "");
+  if (access (src, F_OK) < 0)
+    {
+      free (src);
+      src = xstrdup (host_root);
+    }
+  if (mount (src, fdpath (dfd, buf), NULL, MS_BIND | MS_REC, NULL) < 0)
+    return rt_err_set (err, errno, "bind cgroup `%s`", src);
+  /* The remount must name the new mount, not the directory under it. */
+  close (dfd);
+  dfd = rt_open_in_root (rootfd, dest, false, false, err);
+  if (dfd < 0)
+    return -1;
+  if (mount (NULL, fdpath (dfd, buf), NULL, MS_BIND | MS_REMOUNT | fl
+             | locked_flags (fdpath (dfd, buf)), NULL) < 0)
+    return rt_err_set (err, errno, "remount cgroup `%s`", src);
   return 0;
 }
 
@@ -369,8 +376,8 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
   if (fd < 0)
     return -1;
   if (strcmp (layout, "v2") == 0)
-    return mount_one_hierarchy (p, fd, "/sys/fs/cgroup", "cgroup2", NULL, fl,
-                                err);
+    return mount_one_hierarchy (p, rootfd, mp->m->destination,
+                                "/sys/fs/cgroup", "cgroup2", NULL, fl, err);
   /* v1 or hybrid: a tmpfs holding one directory per hierarchy, as runc. */
   if (mount ("tmpfs", fdpath (fd, buf), "tmpfs",
              MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755") < 0)
@@ -385,7 +392,6 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
       const char *sep = strstr (line, " - ");
       const char *name;
       _cleanup_free_ char *dest = NULL, *opts = NULL;
-      _cleanup_fd_ int dfd = -1;
 
       if (sep == NULL
           || sscanf (line, "%*s %*s %*s %*s %1023s", mnt) != 1
@@ -398,9 +404,6 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
       if (strchr (name, '/'))
         continue;
       dest = xasprintf ("%s/%s", mp->m->destination, name);
-      dfd = rt_open_in_root (rootfd, dest, true, false, err);
-      if (dfd < 0)
-        break;
       if (strcmp (fstype, "cgroup") == 0)
         {
           /* keep only the controller names from the super options */
@@ -410,7 +413,8 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
             if (strcmp (o, "rw") && strcmp (o, "ro"))
               data_append (&opts, o);
         }
-      if (mount_one_hierarchy (p, dfd, mnt, fstype, opts, fl, err) < 0)
+      if (mount_one_hierarchy (p, rootfd, dest, mnt, fstype, opts, fl, err)
+          < 0)
         break;
     }
   fclose (mi);
@@ -617,9 +621,17 @@ rt_child_rootfs (struct rt_plan *p, struct rt_err **err)
   if (rootfd < 0)
     return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
   for (size_t i = 0; i < p->mounts_len; i++)
-    if (do_mount (p, &p->mounts[i], rootfd, err) < 0)
-      return rt_err_wrap (err, "mounts[%zu]", i);
-  return setup_devices (p, rootfd, err);
+    {
+      /* The cgroup attach runs in the runtime meanwhile; a cgroup mount
+       * must see the container's own cgroup as its root. */
+      if (p->mounts[i].is_cgroup && rt_child_cgroup_ready (p, err) < 0)
+        return -1;
+      if (do_mount (p, &p->mounts[i], rootfd, err) < 0)
+        return rt_err_wrap (err, "mounts[%zu]", i);
+    }
+  if (setup_devices (p, rootfd, err) < 0)
+    return -1;
+  return rt_child_cgroup_ready (p, err);
 }
 
 int

@@ -41,6 +41,7 @@ struct rt_created
   pid_t pid;                    /* host pid of the container init */
   uint64_t start_time;          /* /proc/PID/stat starttime, for reuse checks */
   char *cgroup_path;            /* NULL when no cgroup was made; owned */
+  char *warning;                /* advice for the user, or NULL; owned */
 };
 
 /* Creates the container process: namespaces, cgroup, mounts, devices,

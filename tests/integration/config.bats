@@ -313,3 +313,43 @@ EOS
   [ ! -d "$f" ]
   rmdir /sys/fs/cgroup/*/sandlock-test 2>/dev/null || true
 }
+
+@test "the podman and containerd sample configs run with only host paths rewritten" {
+  for f in podman containerd; do
+    s="$SANDLOCK_TESTS_DIR/fixtures/samples/$f-config.json"
+    d=$BATS_TEST_TMPDIR/$f
+    mkdir -p "$d/ud"
+    # host files the engine would have made for the bind mounts
+    for m in hostname resolv.conf hosts .containerenv; do echo "$m" > "$d/ud/$m"; done
+    mkdir -p "$d/ud/shm"
+    # a network namespace where podman's netns file would be
+    touch "$d/netns"
+    unshare --net="$d/netns" true
+    jq --arg r "$BUNDLE/rootfs" --arg ud "$d/ud" --arg ns "$d/netns" '
+      .root.path = $r
+      | .mounts |= map(if .type == "bind" then .source = ($ud + "/" + (.source | split("/") | last)) else . end)
+      | .linux.namespaces |= map(if .path then .path = $ns else . end)
+      | .process.args = ["sh", "-c", "echo hello-accept; grep -E \"^(Seccomp|NoNewPrivs):\" /proc/self/status"]' "$s" > "$d/config.json"
+    run rt run -b "$d" "$(cid $f)"
+    umount "$d/netns" 2>/dev/null || true
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = hello-accept ]
+    [[ "$output" == *"Seccomp:	2"* ]]
+  done
+  rmdir /sys/fs/cgroup/*/libpod_parent 2>/dev/null || true
+}
+
+@test "CAP_SYS_ADMIN with Landlock on: create warns that mounting needs disable=fs" {
+  cfg '.process.capabilities.effective += ["CAP_SYS_ADMIN"] | .process.capabilities.permitted += ["CAP_SYS_ADMIN"] | .process.capabilities.bounding += ["CAP_SYS_ADMIN"]'
+  cfg '.mounts += [{"destination":"/mnt","type":"tmpfs","source":"tmpfs","options":[]}]'
+  cmd sh -c 'mount -t tmpfs none /mnt 2>&1; echo rc=$?'
+  run rt --log "$BATS_TEST_TMPDIR/log" --log-format json run -b "$BUNDLE" "$(cid)"
+  [[ "$output" == *"run.oci.sandlock.disable=fs"* ]]
+  [[ "$output" == *"rc=1"* || "$output" == *"rc=255"* ]]
+  jq -e 'select(.level == "warning") | .msg | test("disable=fs")' "$BATS_TEST_TMPDIR/log"
+  # with fs disabled the mount works and there is no warning
+  cfg '.annotations={"run.oci.sandlock.disable":"fs"}'
+  run rt run -b "$BUNDLE" "$(cid b)"
+  [[ "$output" != *"disable=fs"* ]]
+  [[ "$output" == *"rc=0"* ]]
+}
