@@ -5,8 +5,10 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -67,6 +69,13 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       close (console[1]);
       console[1] = -1;
       master = recv_fd (console[0]);
+      /* Before `start`: the program may ask for its size at once. */
+      if (master >= 0 && isatty (0))
+        {
+          struct winsize ws;
+          if (ioctl (0, TIOCGWINSZ, &ws) == 0)
+            ioctl (master, TIOCSWINSZ, &ws);
+        }
     }
   if (oci_start (g, &st, err) < 0)
     {

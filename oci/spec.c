@@ -1047,3 +1047,26 @@ oci_process_parse (const char *buf, size_t len, struct rt_process **out,
   *out = p;
   return 0;
 }
+
+/* update -r: a runtime-spec LinuxResources object on its own.  Paths start
+ * at "resources" so messages read as "resources.memory.limit: ...". */
+int
+oci_resources_parse (const char *buf, size_t len, struct rt_resources **out,
+                     struct rt_err **err)
+{
+  _cleanup_ (yajl_freep) yajl_val tree = NULL;
+  struct rt_resources *r;
+  struct pctx c = { .err = err, .root_name = "resources" };
+
+  if (parse_tree (buf, len, "resources", &tree, err) < 0)
+    return -1;
+  push_key (&c, "resources");
+  r = xcalloc (1, sizeof *r);
+  if (parse_resources (&c, tree, r) < 0)
+    {
+      rt_resources_free (r);
+      return -1;
+    }
+  *out = r;
+  return 0;
+}

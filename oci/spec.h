@@ -27,4 +27,11 @@ int oci_spec_load (const char *path, struct rt_config **out,
 int oci_process_parse (const char *buf, size_t len, struct rt_process **out,
                        struct rt_err **err) __attribute__ ((nonnull (1, 3)));
 
+/* Parses a runtime-spec LinuxResources object on its own (`update -r`);
+ * errors name paths from "resources" (resources.memory.limit).  *out is
+ * freed with rt_resources_free(). */
+int oci_resources_parse (const char *buf, size_t len,
+                         struct rt_resources **out, struct rt_err **err)
+    __attribute__ ((nonnull (1, 3)));
+
 #endif

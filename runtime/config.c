@@ -78,8 +78,8 @@ hook_list_free (struct rt_hook_list *l)
   free (l->hooks);
 }
 
-static void
-resources_free (struct rt_resources *r)
+void
+rt_resources_free (struct rt_resources *r)
 {
   if (r == NULL)
     return;
@@ -160,7 +160,7 @@ rt_config_free (struct rt_config *c)
   strv_n_free (c->readonly_paths, c->readonly_paths_len);
   free (c->rootfs_propagation);
   free (c->cgroups_path);
-  resources_free (c->resources);
+  rt_resources_free (c->resources);
   seccomp_free (c->seccomp);
   free (c->mount_label);
   free (c);

@@ -270,6 +270,9 @@ struct rt_config
 
 void rt_config_free (struct rt_config *c);
 void rt_process_free (struct rt_process *p);
+/* Frees a resources object and its contents (oci_resources_parse's
+ * result); accepts NULL. */
+void rt_resources_free (struct rt_resources *r);
 
 /* Looks up an annotation; NULL when absent.  Borrowed. */
 const char *rt_config_annotation (const struct rt_config *c, const char *key);

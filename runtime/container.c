@@ -744,3 +744,14 @@ rt_container_start (const char *exec_fifo, struct rt_err **err)
     return rt_err_set (err, errno, "write exec fifo");
   return 0;
 }
+
+/* For `features`: the linux.namespaces types plan_namespaces() accepts
+ * ("net" is an alias of "network" and not listed); NULL past the end. */
+const char *
+rt_feature_namespace (size_t i)
+{
+  for (size_t j = 0; j < ARRAY_SIZE (ns_types); j++)
+    if (strcmp (ns_types[j].name, "net") != 0 && i-- == 0)
+      return ns_types[j].name;
+  return NULL;
+}

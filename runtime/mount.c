@@ -273,6 +273,10 @@ mount_attrs (int fd, uint64_t set, const char *dest, struct rt_err **err)
   struct mount_attr a = { .attr_set = set };
   if (set == 0)
     return 0;
+  /* The atime mode is a field, not a bit: mount_setattr(2) refuses to set
+   * it (EINVAL) unless the whole field is cleared in the same call. */
+  if (set & MOUNT_ATTR__ATIME)
+    a.attr_clr = MOUNT_ATTR__ATIME;
   if (syscall (SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
                sizeof a) < 0)
     return rt_err_set (err, errno, "recursive mount attributes on `%s`", dest);
@@ -469,6 +473,15 @@ do_mount (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
           && mount ("/dev/mqueue", fdpath (fd, buf), NULL, MS_BIND, NULL) == 0)
         return 0;
       return rt_err_set (err, e, "mount %s on `%s`", m->type, m->destination);
+    }
+  if (mp->propagation || mp->attr_set)
+    {
+      /* |fd| still names the directory underneath: propagation and
+       * mount_setattr must act on the new mount, so open it again. */
+      close (fd);
+      fd = rt_open_in_root (rootfd, m->destination, true, false, err);
+      if (fd < 0)
+        return -1;
     }
   if (mp->propagation
       && mount (NULL, fdpath (fd, buf), NULL, mp->propagation, NULL) < 0)
@@ -729,4 +742,18 @@ rt_plan_free (struct rt_plan *p)
   free (p->cgroup_path);
   free (p->state_json);
   free (p->exec_path);
+}
+
+/* For `features`: every mount option plan_one() accepts (flags, recursive
+ * attributes, propagation, bind/rbind); NULL past the end. */
+const char *
+rt_feature_mount_option (size_t i)
+{
+  if (i < ARRAY_SIZE (mount_opts))
+    return mount_opts[i].name;
+  i -= ARRAY_SIZE (mount_opts);
+  if (i < ARRAY_SIZE (propagations))
+    return propagations[i].name;
+  i -= ARRAY_SIZE (propagations);
+  return i == 0 ? "bind" : i == 1 ? "rbind" : NULL;
 }

@@ -94,4 +94,14 @@ int rt_hooks_run (const struct rt_hook_list *l, const char *kind,
  * Returns the signal, or -1. */
 int rt_signal_parse (const char *s);
 
+/* For `features` (runtime-spec features.json): the names validation
+ * accepts, read from the very tables it uses so the two cannot drift.
+ * Each returns the i-th name, or NULL past the end. */
+const char *rt_feature_mount_option (size_t i);         /* mount.c */
+const char *rt_feature_namespace (size_t i);            /* container.c */
+const char *rt_feature_seccomp_action (size_t i);       /* seccomp.c */
+const char *rt_feature_seccomp_operator (size_t i);
+/* Also stores the flag's SECCOMP_FILTER_FLAG_* value in *flag. */
+const char *rt_feature_seccomp_flag (size_t i, unsigned *flag);
+
 #endif

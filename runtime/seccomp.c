@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "runtime.h"
 #include "seccomp.h"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
@@ -190,50 +191,52 @@ build_default (const struct rt_config *c, scmp_filter_ctx ctx,
 
 /* ---- linux.seccomp ----------------------------------------------------- */
 
+static const struct
+{
+  const char *name;
+  uint32_t act;
+} simple_actions[] = {
+  /* OCI SCMP_ACT_KILL is kill-thread, as in libseccomp (style §6.6). */
+  { "SCMP_ACT_KILL", SCMP_ACT_KILL_THREAD },
+  { "SCMP_ACT_KILL_THREAD", SCMP_ACT_KILL_THREAD },
+  { "SCMP_ACT_KILL_PROCESS", SCMP_ACT_KILL_PROCESS },
+  { "SCMP_ACT_TRAP", SCMP_ACT_TRAP },
+  { "SCMP_ACT_ALLOW", SCMP_ACT_ALLOW },
+  { "SCMP_ACT_LOG", SCMP_ACT_LOG },
+  { "SCMP_ACT_NOTIFY", SCMP_ACT_NOTIFY },
+};
+
 static int
 parse_action (const char *name, bool errno_present, uint32_t errno_ret,
               uint32_t *out)
 {
   uint32_t e = errno_present ? errno_ret : EPERM;
-  static const struct
-  {
-    const char *name;
-    uint32_t act;
-  } simple[] = {
-    /* OCI SCMP_ACT_KILL is kill-thread, as in libseccomp (style §6.6). */
-    { "SCMP_ACT_KILL", SCMP_ACT_KILL_THREAD },
-    { "SCMP_ACT_KILL_THREAD", SCMP_ACT_KILL_THREAD },
-    { "SCMP_ACT_KILL_PROCESS", SCMP_ACT_KILL_PROCESS },
-    { "SCMP_ACT_TRAP", SCMP_ACT_TRAP },
-    { "SCMP_ACT_ALLOW", SCMP_ACT_ALLOW },
-    { "SCMP_ACT_LOG", SCMP_ACT_LOG },
-    { "SCMP_ACT_NOTIFY", SCMP_ACT_NOTIFY },
-  };
   if (name == NULL)
     return -1;
   if (strcmp (name, "SCMP_ACT_ERRNO") == 0)
     return *out = SCMP_ACT_ERRNO (e), 0;
   if (strcmp (name, "SCMP_ACT_TRACE") == 0)
     return *out = SCMP_ACT_TRACE (e), 0;
-  for (size_t i = 0; i < ARRAY_SIZE (simple); i++)
-    if (strcmp (name, simple[i].name) == 0)
-      return *out = simple[i].act, 0;
+  for (size_t i = 0; i < ARRAY_SIZE (simple_actions); i++)
+    if (strcmp (name, simple_actions[i].name) == 0)
+      return *out = simple_actions[i].act, 0;
   return -1;
 }
+
+static const struct
+{
+  const char *name;
+  enum scmp_compare op;
+} ops[] = {
+  { "SCMP_CMP_NE", SCMP_CMP_NE }, { "SCMP_CMP_LT", SCMP_CMP_LT },
+  { "SCMP_CMP_LE", SCMP_CMP_LE }, { "SCMP_CMP_EQ", SCMP_CMP_EQ },
+  { "SCMP_CMP_GE", SCMP_CMP_GE }, { "SCMP_CMP_GT", SCMP_CMP_GT },
+  { "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ },
+};
 
 static int
 parse_op (const char *s, enum scmp_compare *out)
 {
-  static const struct
-  {
-    const char *name;
-    enum scmp_compare op;
-  } ops[] = {
-    { "SCMP_CMP_NE", SCMP_CMP_NE }, { "SCMP_CMP_LT", SCMP_CMP_LT },
-    { "SCMP_CMP_LE", SCMP_CMP_LE }, { "SCMP_CMP_EQ", SCMP_CMP_EQ },
-    { "SCMP_CMP_GE", SCMP_CMP_GE }, { "SCMP_CMP_GT", SCMP_CMP_GT },
-    { "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ },
-  };
   for (size_t i = 0; s && i < ARRAY_SIZE (ops); i++)
     if (strcmp (s, ops[i].name) == 0)
       return *out = ops[i].op, 0;
@@ -265,21 +268,31 @@ add_arches (const struct rt_seccomp *s, scmp_filter_ctx ctx,
   return 0;
 }
 
+static const struct
+{
+  const char *name;
+  unsigned flag;
+} filter_flags[] = {
+  { "SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG },
+  { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW },
+  { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
+    SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV },
+};
+
 static int
 parse_flags (const struct rt_seccomp *s, unsigned *flags, struct rt_err **err)
 {
   for (size_t i = 0; i < s->flags_len; i++)
     {
       const char *f = s->flags[i];
-      if (strcmp (f, "SECCOMP_FILTER_FLAG_LOG") == 0)
-        *flags |= SECCOMP_FILTER_FLAG_LOG;
-      else if (strcmp (f, "SECCOMP_FILTER_FLAG_SPEC_ALLOW") == 0)
-        *flags |= SECCOMP_FILTER_FLAG_SPEC_ALLOW;
-      else if (strcmp (f, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") == 0)
-        *flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
-      else
+      size_t k = 0;
+      while (k < ARRAY_SIZE (filter_flags)
+             && strcmp (f, filter_flags[k].name) != 0)
+        k++;
+      if (k == ARRAY_SIZE (filter_flags))
         return rt_err_set (err, 0, "linux.seccomp.flags[%zu]: unknown flag "
                            "\"%s\"", i, f);
+      *flags |= filter_flags[k].flag;
     }
   return 0;
 }
@@ -653,4 +666,33 @@ rt_sc_prog_clear (struct rt_sc_prog *p)
     close (p->listener_sock);
   memset (p, 0, sizeof *p);
   p->listener_sock = -1;
+}
+
+/* For `features`: the names linux.seccomp accepts, from the tables the
+ * parser uses; NULL past the end.  *flag gets the SECCOMP_FILTER_FLAG_*
+ * value so the caller can ask the kernel whether it supports it. */
+const char *
+rt_feature_seccomp_action (size_t i)
+{
+  static const char *const with_errno[] = { "SCMP_ACT_ERRNO",
+                                            "SCMP_ACT_TRACE" };
+  if (i < ARRAY_SIZE (with_errno))
+    return with_errno[i];
+  i -= ARRAY_SIZE (with_errno);
+  return i < ARRAY_SIZE (simple_actions) ? simple_actions[i].name : NULL;
+}
+
+const char *
+rt_feature_seccomp_operator (size_t i)
+{
+  return i < ARRAY_SIZE (ops) ? ops[i].name : NULL;
+}
+
+const char *
+rt_feature_seccomp_flag (size_t i, unsigned *flag)
+{
+  if (i >= ARRAY_SIZE (filter_flags))
+    return NULL;
+  *flag = filter_flags[i].flag;
+  return filter_flags[i].name;
 }

@@ -26,7 +26,14 @@ no_ns() { cfg ".linux.namespaces |= map(select(.type != \"$1\"))"; }
 # A fresh container id for each run in a test (called in $(...), so no
 # counter: a subshell would not keep it).
 nid() { cid "$RANDOM$RANDOM"; }
-crun_() { cmd "$@"; run rt run --bundle "$BUNDLE" "$(nid)"; }
+crun_() {
+  cmd "$@"
+  run rt run --bundle "$BUNDLE" "$(nid)"
+  # the runtime's own advice (e.g. CAP_SYS_ADMIN under Landlock) is not
+  # the container's output
+  output=$(printf '%s\n' "$output" | grep -v '^sandlock-oci: warning: ')
+  mapfile -t lines <<< "$output"
+}
 # Runs a shell script in the container.
 csh() { crun_ sh -c "$1"; }
 lines_are() { # expected lines...
