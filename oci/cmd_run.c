@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "image_run.h"
 #include "lifecycle.h"
 
 /* The pty master the container sent, if it has a terminal (it was sent
@@ -41,9 +42,14 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   sigset_t set, old;
   int code, console[2] = { -1, -1 };
   _cleanup_fd_ int master = -1;
+  _cleanup_free_ char *img_bundle = NULL;
 
+  if (image_run_prepare (g, &argc, &argv, &img_bundle, err) < 0)
+    return -1;
   if (oci_parse_create_flags ("run", argc, argv, &a, true, err) < 0)
     return -1;
+  if (img_bundle)
+    a.bundle = img_bundle;
   /* Block before the child exists so no signal is lost; the container
    * process restores the mask before execve. */
   if (!a.detach)
@@ -102,6 +108,12 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   oci_state_free (&st);
   if (console[0] >= 0)
     close (console[0]);
+  if (img_bundle)
+    {
+      struct rt_err *e2 = NULL;
+      rt_rm_rf_at (AT_FDCWD, img_bundle, &e2);
+      rt_err_free (&e2);
+    }
   return code;
 fail:
   if (!a.detach)
@@ -114,8 +126,10 @@ fail:
 OCI_COMMAND (run_command, "run", "create and start a container, wait for it",
              "usage: sandlock-oci run [-d|--detach] [-b|--bundle DIR]\n"
              "         [--pid-file F] [--console-socket S] [--preserve-fds N]\n"
-             "         [--no-pivot] [--no-new-keyring] ID\n\n"
+             "         [--no-pivot] [--no-new-keyring] ID\n"
+             "       sandlock-oci run [flags] --image REF ID [-- CMD...]\n\n"
              "Without -d, waits for the container, forwards signals to it,\n"
              "deletes it when it exits and exits with its status (128+N when\n"
-             "killed by signal N).\n",
+             "killed by signal N).  With --image, pulls REF when needed and runs\n"
+             "it from a bundle built under the state root.\n",
              cmd_run)

@@ -1,0 +1,253 @@
+/* Blob plumbing: the bounded queue that lets download, hashing and
+ * unpacking overlap (one copy out of curl's buffer, none after), and the
+ * streaming digest/size verifier. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "image/priv.h"
+
+struct img_chunk
+{
+  struct img_chunk *next;
+  size_t len, cap;
+  char data[];
+};
+
+/* Chunks are recycled: curl hands over up to 512 KiB at a time, and a
+ * fresh malloc of that size is a fresh mmap whose pages all fault in. */
+#define SPARE_MAX 16
+
+void
+img_stream_init (struct img_stream *s, size_t cap)
+{
+  memset (s, 0, sizeof *s);
+  pthread_mutex_init (&s->mu, NULL);
+  pthread_cond_init (&s->cv, NULL);
+  s->cap = cap;
+}
+
+void
+img_stream_destroy (struct img_stream *s)
+{
+  struct img_chunk *c = s->head, *n;
+  for (; c; c = n)
+    {
+      n = c->next;
+      free (c);
+    }
+  free (s->cur);
+  for (c = s->spare; c; c = n)
+    {
+      n = c->next;
+      free (c);
+    }
+  pthread_mutex_destroy (&s->mu);
+  pthread_cond_destroy (&s->cv);
+}
+
+int
+img_stream_push (struct img_stream *s, const void *buf, size_t len)
+{
+  struct img_chunk *c = NULL;
+  pthread_mutex_lock (&s->mu);
+  if (s->spare && s->spare->cap >= len)
+    {
+      c = s->spare;
+      s->spare = c->next;
+      s->nspare--;
+    }
+  pthread_mutex_unlock (&s->mu);
+  if (c == NULL)
+    {
+      size_t cap = len < (512u << 10) ? (512u << 10) : len;
+      c = xmalloc (sizeof *c + cap);
+      c->cap = cap;
+    }
+  c->next = NULL;
+  c->len = len;
+  memcpy (c->data, buf, len);
+  pthread_mutex_lock (&s->mu);
+  while (s->queued >= s->cap && !s->cancelled)
+    pthread_cond_wait (&s->cv, &s->mu);
+  if (s->cancelled)
+    {
+      pthread_mutex_unlock (&s->mu);
+      free (c);
+      return -1;
+    }
+  if (s->tail)
+    s->tail->next = c;
+  else
+    s->head = c;
+  s->tail = c;
+  s->queued += len;
+  pthread_cond_broadcast (&s->cv);
+  pthread_mutex_unlock (&s->mu);
+  return 0;
+}
+
+void
+img_stream_close (struct img_stream *s, bool failed)
+{
+  pthread_mutex_lock (&s->mu);
+  s->eof = true;
+  s->failed = failed;
+  pthread_cond_broadcast (&s->cv);
+  pthread_mutex_unlock (&s->mu);
+}
+
+void
+img_stream_cancel (struct img_stream *s)
+{
+  pthread_mutex_lock (&s->mu);
+  s->cancelled = true;
+  pthread_cond_broadcast (&s->cv);
+  pthread_mutex_unlock (&s->mu);
+}
+
+ssize_t
+img_stream_read (void *data, const void **buf)
+{
+  struct img_stream *s = data;
+  struct img_chunk *c;
+  ssize_t r;
+  pthread_mutex_lock (&s->mu);
+  if (s->cur && s->nspare < SPARE_MAX)
+    {
+      s->cur->next = s->spare;
+      s->spare = s->cur;
+      s->nspare++;
+    }
+  else
+    free (s->cur);
+  s->cur = NULL;
+  while (s->head == NULL && !s->eof)
+    pthread_cond_wait (&s->cv, &s->mu);
+  if (s->head == NULL)
+    {
+      r = s->failed ? -1 : 0;
+      pthread_mutex_unlock (&s->mu);
+      return r;
+    }
+  c = s->head;
+  s->head = c->next;
+  if (s->head == NULL)
+    s->tail = NULL;
+  s->queued -= c->len;
+  pthread_cond_broadcast (&s->cv);
+  pthread_mutex_unlock (&s->mu);
+  s->cur = c;
+  *buf = c->data;
+  return (ssize_t) c->len;
+}
+
+void
+img_verify_init (struct img_verify *v, const struct img_desc *d,
+                 const char *what, img_sink_fn next, void *next_data)
+{
+  memset (v, 0, sizeof *v);
+  v->d = d;
+  v->what = what;
+  v->next = next;
+  v->next_data = next_data;
+  img_hash_init (&v->h);
+}
+
+int
+img_verify_sink (void *data, const void *buf, size_t len)
+{
+  struct img_verify *v = data;
+  if (v->err)
+    return -1;
+  if (v->got + len > v->d->size)
+    {
+      rt_err_set (&v->err, 0, "%s: blob %s: more than the declared %" PRIu64
+                  " bytes (size mismatch)", v->what, v->d->digest, v->d->size);
+      return -1;
+    }
+  img_hash_update (&v->h, buf, len);
+  v->got += len;
+  if (v->next && v->next (v->next_data, buf, len) < 0)
+    {
+      if (v->err == NULL)
+        rt_err_set (&v->err, ECANCELED, "%s: blob %s", v->what, v->d->digest);
+      return -1;
+    }
+  return 0;
+}
+
+int
+img_verify_finish (struct img_verify *v, struct rt_err **err)
+{
+  char got[72];
+  if (v->h.ctx == NULL)
+    return 0;
+  img_hash_final (&v->h, got);
+  if (v->err)
+    {
+      *err = rt_steal_ptr (&v->err);
+      return -1;
+    }
+  if (v->got != v->d->size)
+    return rt_err_set (err, 0, "%s: blob %s: got %" PRIu64 " bytes, expected %" PRIu64
+                       " (size mismatch or truncated)", v->what, v->d->digest,
+                       v->got, v->d->size);
+  if (strcmp (got, v->d->digest) != 0)
+    return rt_err_set (err, 0, "%s: blob %s: digest mismatch (content hashes to %s)",
+                       v->what, v->d->digest, got);
+  return 0;
+}
+
+struct membuf
+{
+  char *buf;
+  size_t len, cap;
+};
+
+static int
+mem_sink (void *data, const void *buf, size_t len)
+{
+  struct membuf *m = data;
+  if (m->len + len + 1 > m->cap)
+    {
+      m->cap = (m->len + len + 1) * 2;
+      m->buf = xrealloc (m->buf, m->cap);
+    }
+  memcpy (m->buf + m->len, buf, len);
+  m->len += len;
+  m->buf[m->len] = '\0';
+  return 0;
+}
+
+int
+img_fetch_small (struct img_source *s, const struct img_desc *d, char **body,
+                 size_t *len, struct rt_err **err)
+{
+  struct membuf m = { 0 };
+  struct img_verify v;
+  int ret;
+  if (d->size > IMG_MAX_MANIFEST)
+    return rt_err_set (err, 0, "%s: blob %s: %" PRIu64 " bytes is too large for a "
+                       "manifest or config", s->what, d->digest, d->size);
+  img_verify_init (&v, d, s->what, mem_sink, &m);
+  ret = s->get_blob (s, d, img_verify_sink, &v, err);
+  if (ret < 0)
+    {
+      img_hash_dispose (&v.h);
+      rt_err_free (&v.err);
+      free (m.buf);
+      return -1;
+    }
+  if (img_verify_finish (&v, err) < 0)
+    {
+      free (m.buf);
+      return -1;
+    }
+  if (m.buf == NULL)
+    m.buf = xstrdup ("");
+  *body = m.buf;
+  *len = m.len;
+  return 0;
+}

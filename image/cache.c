@@ -1,0 +1,241 @@
+/* The content-addressed image cache (docs/image.md, "Cache layout"):
+ *
+ *   blobs/sha256/HEX   manifests and configs, verified before they land
+ *   rootfs/HEX/        the unpacked rootfs of platform manifest HEX
+ *   tmp/HEX.XXXXXX/    an unpack in progress (renamed into rootfs/ when done)
+ *   locks/HEX.lock     flock: one unpack of an image at a time
+ *   refs/KEY.json      an image record: reference -> manifest digest
+ *
+ * Nothing half-written is ever visible under blobs/, rootfs/ or refs/:
+ * files are written to a temp name and renamed, trees are renamed whole.
+ * A crashed pull leaves only tmp/ entries, which the next holder of the
+ * image's lock (or prune) removes. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+
+#include "common/util.h"
+#include "image/priv.h"
+
+char *
+img_default_cache_dir (void)
+{
+  const char *xdg = getenv ("XDG_CACHE_HOME"), *home = getenv ("HOME");
+  if (geteuid () == 0)
+    return xstrdup ("/var/lib/sandlock-oci/images");
+  if (xdg && *xdg)
+    return xasprintf ("%s/sandlock/images", xdg);
+  return xasprintf ("%s/.cache/sandlock/images", home && *home ? home : "/tmp");
+}
+
+int
+img_cache_open (const struct img_opts *o, struct img_cache *c, struct rt_err **err)
+{
+  static const char *const sub[] = { "blobs", "blobs/sha256", "rootfs", "tmp", "locks", "refs" };
+  c->dir = o->cache_dir ? xstrdup (o->cache_dir) : img_default_cache_dir ();
+  c->dirfd = -1;
+  if (rt_mkdir_p (c->dir, 0700, err) < 0)
+    return rt_err_wrap (err, "cache");
+  c->dirfd = open (c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (c->dirfd < 0)
+    return rt_err_set (err, errno, "cache `%s`", c->dir);
+  for (size_t i = 0; i < ARRAY_SIZE (sub); i++)
+    if (mkdirat (c->dirfd, sub[i], 0700) < 0 && errno != EEXIST)
+      return rt_err_set (err, errno, "cache `%s/%s`", c->dir, sub[i]);
+  return 0;
+}
+
+void
+img_cache_close (struct img_cache *c)
+{
+  if (c->dirfd >= 0)
+    close (c->dirfd);
+  free (c->dir);
+  c->dir = NULL;
+  c->dirfd = -1;
+}
+
+int
+img_cache_get_blob (struct img_cache *c, const char *digest, char **buf,
+                    size_t *len, struct rt_err **err)
+{
+  _cleanup_free_ char *p = xasprintf ("blobs/sha256/%s", digest + 7);
+  char got[72];
+  if (rt_read_file_at (c->dirfd, p, IMG_MAX_MANIFEST, buf, len, err) < 0)
+    return -1;
+  img_sha256_str (*buf, *len, got);
+  if (strcmp (got, digest) != 0)
+    {
+      free (*buf);
+      *buf = NULL;
+      return rt_err_set (err, 0, "cache blob %s is corrupt (hashes to %s)", digest, got);
+    }
+  return 0;
+}
+
+int
+img_write_in (int dirfd, const char *sub, const char *name, const void *buf,
+              size_t len, struct rt_err **err)
+{
+  _cleanup_fd_ int fd = openat (dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return rt_err_set (err, errno, "open `%s`", sub);
+  return rt_atomic_write_at (fd, name, buf, len, 0644, err);
+}
+
+int
+img_cache_put_blob (struct img_cache *c, const char *digest, const void *buf,
+                    size_t len, struct rt_err **err)
+{
+  return img_write_in (c->dirfd, "blobs/sha256", digest + 7, buf, len, err);
+}
+
+int
+img_cache_lock (struct img_cache *c, const char *name, bool exclusive,
+                struct rt_err **err)
+{
+  _cleanup_free_ char *p = xasprintf ("locks/%s.lock", name);
+  int fd = openat (c->dirfd, p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return rt_err_set (err, errno, "cache lock `%s`", p);
+  while (flock (fd, exclusive ? LOCK_EX : LOCK_SH) < 0)
+    if (errno != EINTR)
+      {
+        int e = errno;
+        close (fd);
+        return rt_err_set (err, e, "cache lock `%s`", p);
+      }
+  return fd;
+}
+
+bool
+img_cache_has_rootfs (struct img_cache *c, const char *mdigest)
+{
+  _cleanup_free_ char *p = xasprintf ("rootfs/%s", mdigest + 7);
+  struct stat s;
+  return fstatat (c->dirfd, p, &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (s.st_mode);
+}
+
+char *
+img_cache_rootfs_path (struct img_cache *c, const char *mdigest)
+{
+  return xasprintf ("%s/rootfs/%s", c->dir, mdigest + 7);
+}
+
+static void
+gen_kv (yajl_gen g, const char *k, const char *v)
+{
+  yajl_gen_string (g, (const unsigned char *) k, strlen (k));
+  if (v)
+    yajl_gen_string (g, (const unsigned char *) v, strlen (v));
+  else
+    yajl_gen_null (g);
+}
+
+int
+img_cache_write_record (struct img_cache *c, const struct img_image *im,
+                        struct rt_err **err)
+{
+  char key[72];
+  _cleanup_free_ char *name = NULL;
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen g = yajl_gen_alloc (NULL);
+  int ret;
+
+  yajl_gen_map_open (g);
+  gen_kv (g, "ref", im->ref);
+  gen_kv (g, "manifest", im->manifest_digest);
+  gen_kv (g, "config", im->config_digest);
+  gen_kv (g, "created", im->created);
+  gen_kv (g, "platform", im->platform);
+  yajl_gen_string (g, (const unsigned char *) "size", 4);
+  yajl_gen_integer (g, (long long) im->size);
+  yajl_gen_map_close (g);
+  yajl_gen_get_buf (g, &buf, &len);
+  img_sha256_str (im->ref, strlen (im->ref), key);
+  name = xasprintf ("%.32s.json", key + 7);
+  ret = img_write_in (c->dirfd, "refs", name, buf, len, err);
+  yajl_gen_free (g);
+  return ret;
+}
+
+static char *
+dup_or_null (const char *s)
+{
+  return s ? xstrdup (s) : NULL;
+}
+
+static int
+read_record (struct img_cache *c, int dfd, const char *name, struct img_image **out)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  struct rt_err *e = NULL;
+  yajl_val v = NULL, sz;
+  struct img_image *im;
+
+  if (rt_read_file_at (dfd, name, IMG_MAX_MANIFEST, &buf, &len, &e) < 0
+      || img_json_parse (buf, len, name, &v, &e) < 0)
+    {
+      rt_err_free (&e);
+      return -1;                /* a record another process just removed */
+    }
+  if (!img_digest_valid (img_json_str (v, "manifest")) || img_json_str (v, "ref") == NULL)
+    {
+      yajl_tree_free (v);
+      return -1;
+    }
+  im = xcalloc (1, sizeof *im);
+  im->ref = xstrdup (img_json_str (v, "ref"));
+  im->manifest_digest = xstrdup (img_json_str (v, "manifest"));
+  im->config_digest = dup_or_null (img_json_str (v, "config"));
+  im->created = dup_or_null (img_json_str (v, "created"));
+  im->platform = dup_or_null (img_json_str (v, "platform"));
+  sz = img_json_get (v, "size");
+  im->size = sz && YAJL_IS_INTEGER (sz) ? (uint64_t) YAJL_GET_INTEGER (sz) : 0;
+  im->rootfs = img_cache_rootfs_path (c, im->manifest_digest);
+  im->cached = true;
+  yajl_tree_free (v);
+  *out = im;
+  return 0;
+}
+
+int
+img_cache_read_records (struct img_cache *c, struct img_image ***out, size_t *n,
+                        struct rt_err **err)
+{
+  int fd = openat (c->dirfd, "refs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d;
+  struct dirent *de;
+  struct img_image **v = NULL;
+  size_t cnt = 0;
+
+  if (fd < 0 || (d = fdopendir (fd)) == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return rt_err_set (err, errno, "cache `%s/refs`", c->dir);
+    }
+  while ((de = readdir (d)))
+    {
+      struct img_image *im;
+      size_t l = strlen (de->d_name);
+      if (l < 6 || strcmp (de->d_name + l - 5, ".json") != 0)
+        continue;
+      if (read_record (c, dirfd (d), de->d_name, &im) < 0)
+        continue;
+      v = xrealloc (v, (cnt + 1) * sizeof *v);
+      v[cnt++] = im;
+    }
+  closedir (d);
+  *out = v;
+  *n = cnt;
+  return 0;
+}

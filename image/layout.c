@@ -1,0 +1,220 @@
+/* The oci: transport (an OCI image layout directory) and the tar reading
+ * behind oci-archive: (the archive is unpacked, with the same safe
+ * unpacker as layers, into a temp dir of the cache, then read as a
+ * layout). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "image/priv.h"
+
+struct layout
+{
+  struct img_source base;
+  char *what;
+  int dirfd;
+};
+
+/* Opens a regular file of the layout, resolving inside it: an extracted
+ * oci-archive or docker save stream is untrusted, and a symlink or a
+ * device node planted there must not make us read the host. */
+static int
+open_in_layout (struct layout *l, const char *path, struct rt_err **err)
+{
+  struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
+                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+  struct stat st;
+  int fd = (int) syscall (SYS_openat2, l->dirfd, path, &how, sizeof how);
+  if (fd < 0)
+    return rt_err_set (err, errno, "%s: `%s` in the layout", l->what, path);
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return rt_err_set (err, 0, "%s: `%s` in the layout is not a regular file", l->what, path);
+    }
+  return fd;
+}
+
+static int
+open_blob (struct layout *l, const char *digest, struct rt_err **err)
+{
+  _cleanup_free_ char *p = NULL;
+  if (!img_digest_valid (digest))
+    return rt_err_set (err, 0, "%s: invalid digest `%s`", l->what, digest);
+  p = xasprintf ("blobs/sha256/%s", digest + 7);
+  return open_in_layout (l, p, err);
+}
+
+static int
+lay_get_blob (struct img_source *s, const struct img_desc *d, img_sink_fn sink,
+              void *data, struct rt_err **err)
+{
+  struct layout *l = (struct layout *) s;
+  _cleanup_fd_ int fd = open_blob (l, d->digest, err);
+  _cleanup_free_ char *buf = NULL;
+  const size_t bsz = 1u << 20;
+  if (fd < 0)
+    return -1;
+  buf = xmalloc (bsz);
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, bsz);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return rt_err_set (err, errno, "%s: read blob %s", l->what, d->digest);
+      if (n == 0)
+        return 0;
+      if (sink (data, buf, (size_t) n) < 0)
+        return rt_err_set (err, ECANCELED, "%s: blob %s", l->what, d->digest);
+    }
+}
+
+static int
+read_small (struct layout *l, const struct img_desc *d, char **body, size_t *len,
+            struct rt_err **err)
+{
+  return img_fetch_small (&l->base, d, body, len, err);
+}
+
+/* |ref|: a digest, a tag (index.json's ref.name annotation), or NULL: the
+ * only manifest, or index.json itself when it lists several platforms. */
+static int
+lay_get_manifest (struct img_source *s, const char *ref, char **body,
+                  size_t *len, char **media_type, struct rt_err **err)
+{
+  struct layout *l = (struct layout *) s;
+  _cleanup_free_ char *ibuf = NULL;
+  size_t ilen;
+  struct img_manifest *idx = NULL;
+  const struct img_desc *pick = NULL;
+  int ret;
+
+  *media_type = NULL;
+  if (ref && img_digest_valid (ref))
+    {
+      _cleanup_fd_ int fd = open_blob (l, ref, err);
+      struct stat st;
+      struct img_desc d = { .digest = (char *) ref };
+      if (fd < 0 || fstat (fd, &st) < 0)
+        return -1;
+      d.size = (uint64_t) st.st_size;
+      return read_small (l, &d, body, len, err);
+    }
+  {
+    _cleanup_fd_ int fd = open_in_layout (l, "index.json", err);
+    char proc[64];
+    if (fd < 0)
+      return -1;
+    /* Re-open the file we vetted (a regular file inside the layout). */
+    snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (rt_read_file_at (AT_FDCWD, proc, IMG_MAX_MANIFEST, &ibuf, &ilen, err) < 0)
+      return rt_err_wrap (err, "%s: index.json", l->what);
+  }
+  if (img_manifest_parse (ibuf, ilen, MT_OCI_INDEX, l->what, &idx, err) < 0)
+    return -1;
+  for (size_t i = 0; i < idx->n; i++)
+    if (ref ? idx->descs[i].ref_name && strcmp (idx->descs[i].ref_name, ref) == 0
+            : idx->n == 1)
+      pick = &idx->descs[i];
+  if (pick == NULL && ref == NULL && idx->n > 1)
+    {
+      *body = rt_steal_ptr (&ibuf);
+      *len = ilen;
+      *media_type = xstrdup (MT_OCI_INDEX);
+      img_manifest_free (idx);
+      return 0;
+    }
+  if (pick == NULL)
+    {
+      img_manifest_free (idx);
+      return rt_err_set (err, 0, "%s: no manifest %s%s%s in index.json", l->what,
+                         ref ? "tagged `" : "", ref ? ref : "(index.json is empty)",
+                         ref ? "`" : "");
+    }
+  ret = read_small (l, pick, body, len, err);
+  if (ret == 0 && pick->media_type)
+    *media_type = xstrdup (pick->media_type);
+  img_manifest_free (idx);
+  return ret;
+}
+
+static void
+lay_free (struct img_source *s)
+{
+  struct layout *l = (struct layout *) s;
+  if (l->dirfd >= 0)
+    close (l->dirfd);
+  free (l->what);
+  free (l);
+}
+
+int
+img_layout_open (const char *dir, const char *what, struct img_source **out,
+                 struct rt_err **err)
+{
+  struct layout *l = xcalloc (1, sizeof *l);
+  struct stat st;
+  l->base.get_manifest = lay_get_manifest;
+  l->base.get_blob = lay_get_blob;
+  l->base.free = lay_free;
+  l->what = xstrdup (what);
+  l->base.what = l->what;
+  l->dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (l->dirfd < 0)
+    {
+      rt_err_set (err, errno, "%s: layout directory `%s`", what, dir);
+      lay_free (&l->base);
+      return -1;
+    }
+  if (fstatat (l->dirfd, "oci-layout", &st, 0) < 0)
+    {
+      rt_err_set (err, errno, "%s: `%s` is not an OCI image layout (no oci-layout file)",
+                  what, dir);
+      lay_free (&l->base);
+      return -1;
+    }
+  *out = &l->base;
+  return 0;
+}
+
+struct fd_reader
+{
+  int fd;
+  char buf[1 << 20];
+};
+
+static ssize_t
+fd_read (void *data, const void **buf)
+{
+  struct fd_reader *r = data;
+  ssize_t n;
+  do
+    n = read (r->fd, r->buf, sizeof r->buf);
+  while (n < 0 && errno == EINTR);
+  *buf = r->buf;
+  return n;
+}
+
+int
+img_extract_plain (int fd, int dirfd, const char *what, struct rt_err **err)
+{
+  struct fd_reader *r = xmalloc (sizeof *r);
+  struct img_unpack_stats st = { 0 };
+  struct stat s;
+  uint64_t limit = UINT64_MAX / 2;
+  int ret;
+  if (fstat (fd, &s) == 0 && S_ISREG (s.st_mode))
+    limit = (uint64_t) s.st_size * IMG_BOMB_RATIO + IMG_BOMB_SLACK;
+  r->fd = fd;
+  ret = img_unpack_layer (dirfd, fd_read, r, limit, what, &st, err);
+  free (r);
+  return ret;
+}

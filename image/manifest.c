@@ -1,0 +1,286 @@
+/* OCI and Docker schema2 manifests and indexes, platform selection, and the
+ * image config document.  Schema1 is refused: it carries no digests we can
+ * verify layers against. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "common/util.h"
+#include "image/priv.h"
+
+void
+img_desc_clear (struct img_desc *d)
+{
+  free (d->media_type);
+  free (d->digest);
+  free (d->os);
+  free (d->arch);
+  free (d->variant);
+  free (d->ref_name);
+  memset (d, 0, sizeof *d);
+}
+
+void
+img_manifest_free (struct img_manifest *m)
+{
+  if (m == NULL)
+    return;
+  for (size_t i = 0; i < m->n; i++)
+    img_desc_clear (&m->descs[i]);
+  free (m->descs);
+  img_desc_clear (&m->config);
+  free (m);
+}
+
+static char *
+dup_or_null (const char *s)
+{
+  return s ? xstrdup (s) : NULL;
+}
+
+static int
+parse_desc (yajl_val v, const char *what, const char *path,
+            struct img_desc *d, struct rt_err **err)
+{
+  yajl_val size = img_json_get (v, "size");
+  yajl_val plat = img_json_get (v, "platform");
+  const char *digest = img_json_str (v, "digest");
+
+  if (v == NULL || !YAJL_IS_OBJECT (v))
+    return rt_err_set (err, 0, "%s: %s: expected an object", what, path);
+  if (!img_digest_valid (digest))
+    return rt_err_set (err, 0, "%s: %s.digest: missing or not a sha256 digest (%s)",
+                       what, path, digest ? digest : "absent");
+  if (size == NULL || !YAJL_IS_INTEGER (size) || YAJL_GET_INTEGER (size) < 0)
+    return rt_err_set (err, 0, "%s: %s.size: expected a non-negative integer",
+                       what, path);
+  d->digest = xstrdup (digest);
+  d->size = (uint64_t) YAJL_GET_INTEGER (size);
+  d->media_type = dup_or_null (img_json_str (v, "mediaType"));
+  if (plat)
+    {
+      d->os = dup_or_null (img_json_str (plat, "os"));
+      d->arch = dup_or_null (img_json_str (plat, "architecture"));
+      d->variant = dup_or_null (img_json_str (plat, "variant"));
+    }
+  d->ref_name = dup_or_null (img_json_str (img_json_get (v, "annotations"),
+                                           "org.opencontainers.image.ref.name"));
+  return 0;
+}
+
+static int
+parse_desc_array (yajl_val arr, const char *what, const char *key,
+                  struct img_manifest *m, struct rt_err **err)
+{
+  if (arr == NULL || !YAJL_IS_ARRAY (arr))
+    return rt_err_set (err, 0, "%s: %s: expected an array", what, key);
+  m->descs = xcalloc (arr->u.array.len + 1, sizeof *m->descs);
+  for (size_t i = 0; i < arr->u.array.len; i++)
+    {
+      char path[64];
+      snprintf (path, sizeof path, "%s[%zu]", key, i);
+      if (parse_desc (arr->u.array.values[i], what, path, &m->descs[i], err) < 0)
+        return -1;
+      m->n++;
+    }
+  return 0;
+}
+
+int
+img_manifest_parse (const char *buf, size_t len, const char *media_type,
+                    const char *what, struct img_manifest **out,
+                    struct rt_err **err)
+{
+  yajl_val v = NULL;
+  struct img_manifest *m;
+  const char *mt;
+  yajl_val sv;
+  int ret;
+
+  if (img_json_parse (buf, len, what, &v, err) < 0)
+    return -1;
+  mt = img_json_str (v, "mediaType");
+  if (media_type && *media_type && strcmp (media_type, "application/json") != 0
+      && strcmp (media_type, "text/plain") != 0)
+    mt = media_type;
+  sv = img_json_get (v, "schemaVersion");
+  if ((mt && rt_startswith (mt, MT_DOCKER_V1))
+      || (sv && YAJL_IS_INTEGER (sv) && YAJL_GET_INTEGER (sv) == 1))
+    {
+      yajl_tree_free (v);
+      return rt_err_set (err, 0, "%s: Docker schema1 manifests are not supported "
+                         "(re-push the image with a current client)", what);
+    }
+  m = xcalloc (1, sizeof *m);
+  if (mt == NULL)
+    mt = img_json_get (v, "manifests") ? MT_OCI_INDEX : MT_OCI_MANIFEST;
+  if (strcmp (mt, MT_OCI_INDEX) == 0 || strcmp (mt, MT_DOCKER_LIST) == 0)
+    {
+      m->is_index = true;
+      ret = parse_desc_array (img_json_get (v, "manifests"), what, "manifests", m, err);
+    }
+  else if (strcmp (mt, MT_OCI_MANIFEST) == 0 || strcmp (mt, MT_DOCKER_MANIFEST) == 0)
+    {
+      ret = parse_desc (img_json_get (v, "config"), what, "config", &m->config, err);
+      if (ret == 0)
+        ret = parse_desc_array (img_json_get (v, "layers"), what, "layers", m, err);
+    }
+  else
+    ret = rt_err_set (err, 0, "%s: unsupported manifest media type `%s`", what, mt);
+  yajl_tree_free (v);
+  if (ret < 0)
+    {
+      img_manifest_free (m);
+      return -1;
+    }
+  *out = m;
+  return 0;
+}
+
+const char *
+img_host_platform (void)
+{
+#if defined(__x86_64__)
+  return "linux/amd64";
+#elif defined(__aarch64__)
+  return "linux/arm64/v8";
+#elif defined(__i386__)
+  return "linux/386";
+#elif defined(__arm__)
+  return "linux/arm/v7";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  return "linux/ppc64le";
+#elif defined(__s390x__)
+  return "linux/s390x";
+#elif defined(__riscv) && __riscv_xlen == 64
+  return "linux/riscv64";
+#else
+  return "linux/unknown";
+#endif
+}
+
+/* arm64's variant is optional ("v8" is implied), as in containerd. */
+static bool
+variant_matches (const char *want_arch, const char *want, const char *have)
+{
+  if (want == NULL || *want == '\0')
+    return true;
+  if (have == NULL || *have == '\0')
+    return strcmp (want_arch, "arm64") == 0 && strcmp (want, "v8") == 0;
+  return strcmp (want, have) == 0;
+}
+
+int
+img_index_select (const struct img_manifest *idx, const char *platform,
+                  const char *what, const struct img_desc **out,
+                  struct rt_err **err)
+{
+  _cleanup_free_ char *p = xstrdup (platform ? platform : img_host_platform ());
+  _cleanup_free_ char *list = xstrdup ("");
+  char *os = p, *arch, *variant = NULL;
+
+  arch = strchr (p, '/');
+  if (arch == NULL)
+    return rt_err_set (err, 0, "--platform `%s`: expected os/arch[/variant]", p);
+  *arch++ = '\0';
+  variant = strchr (arch, '/');
+  if (variant)
+    *variant++ = '\0';
+  for (size_t i = 0; i < idx->n; i++)
+    {
+      const struct img_desc *d = &idx->descs[i];
+      if (d->os && d->arch && strcmp (d->os, os) == 0 && strcmp (d->arch, arch) == 0
+          && variant_matches (arch, variant, d->variant))
+        {
+          *out = d;
+          return 0;
+        }
+    }
+  for (size_t i = 0; i < idx->n; i++)
+    {
+      const struct img_desc *d = &idx->descs[i];
+      char *n;
+      if (d->os == NULL || strcmp (d->os, "unknown") == 0)
+        continue;               /* attestation manifests */
+      n = xasprintf ("%s%s%s/%s%s%s", list, *list ? ", " : "", d->os,
+                     d->arch ? d->arch : "?", d->variant ? "/" : "",
+                     d->variant ? d->variant : "");
+      free (list);
+      list = n;
+    }
+  return rt_err_set (err, 0, "%s: no image for platform %s/%s%s%s (available: %s)",
+                     what, os, arch, variant ? "/" : "", variant ? variant : "",
+                     *list ? list : "none");
+}
+
+void
+img_config_doc_free (struct img_config_doc *c)
+{
+  if (c == NULL)
+    return;
+  rt_strv_free (c->entrypoint);
+  rt_strv_free (c->cmd);
+  rt_strv_free (c->env);
+  rt_strv_free (c->ports);
+  for (size_t i = 0; i < c->labels_len; i++)
+    {
+      free (c->label_keys[i]);
+      free (c->label_values[i]);
+    }
+  free (c->label_keys);
+  free (c->label_values);
+  free (c->workdir);
+  free (c->user);
+  free (c->created);
+  free (c->os);
+  free (c->arch);
+  free (c->variant);
+  free (c);
+}
+
+int
+img_config_parse (const char *buf, size_t len, struct img_config_doc **out,
+                  struct rt_err **err)
+{
+  yajl_val v = NULL, cfg, labels, ports;
+  struct img_config_doc *c;
+
+  if (img_json_parse (buf, len, "image config", &v, err) < 0)
+    return -1;
+  c = xcalloc (1, sizeof *c);
+  cfg = img_json_get (v, "config");
+  c->entrypoint = img_json_strv (cfg, "Entrypoint");
+  c->cmd = img_json_strv (cfg, "Cmd");
+  c->env = img_json_strv (cfg, "Env");
+  c->workdir = dup_or_null (img_json_str (cfg, "WorkingDir"));
+  c->user = dup_or_null (img_json_str (cfg, "User"));
+  c->created = dup_or_null (img_json_str (v, "created"));
+  c->os = dup_or_null (img_json_str (v, "os"));
+  c->arch = dup_or_null (img_json_str (v, "architecture"));
+  c->variant = dup_or_null (img_json_str (v, "variant"));
+  labels = img_json_get (cfg, "Labels");
+  if (labels && YAJL_IS_OBJECT (labels))
+    {
+      size_t n = labels->u.object.len;
+      c->label_keys = xcalloc (n + 1, sizeof (char *));
+      c->label_values = xcalloc (n + 1, sizeof (char *));
+      for (size_t i = 0; i < n; i++)
+        if (YAJL_IS_STRING (labels->u.object.values[i]))
+          {
+            c->label_keys[c->labels_len] = xstrdup (labels->u.object.keys[i]);
+            c->label_values[c->labels_len++]
+                = xstrdup (YAJL_GET_STRING (labels->u.object.values[i]));
+          }
+    }
+  ports = img_json_get (cfg, "ExposedPorts");
+  if (ports && YAJL_IS_OBJECT (ports))
+    {
+      c->ports = xcalloc (ports->u.object.len + 1, sizeof (char *));
+      for (size_t i = 0; i < ports->u.object.len; i++)
+        c->ports[i] = xstrdup (ports->u.object.keys[i]);
+    }
+  yajl_tree_free (v);
+  *out = c;
+  return 0;
+}

@@ -1,0 +1,233 @@
+/* Internal interfaces shared by the files of image/ (not installed, not
+ * included outside image/).  Ownership: every char * returned is owned by
+ * the caller unless the comment says "borrowed". */
+#ifndef SANDLOCK_IMAGE_PRIV_H
+#define SANDLOCK_IMAGE_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <openssl/evp.h>
+#include <yajl/yajl_tree.h>
+
+#include "image/image.h"
+
+#define IMG_MAX_MANIFEST (4u << 20)   /* manifests, indexes, configs */
+#define IMG_BOMB_RATIO 100            /* unpacked bytes per compressed byte */
+#define IMG_BOMB_SLACK (64u << 20)
+
+#define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
+#define MT_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
+#define MT_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+#define MT_DOCKER_V1 "application/vnd.docker.distribution.manifest.v1"
+
+/* ---- json.c: a yajl tree behind a tiny API ---- */
+/* yajl stays inside image/: this header is not included by other folders. */
+int img_json_parse (const char *buf, size_t len, const char *what,
+                    yajl_val *out, struct rt_err **err);
+/* Borrowed member |key| of object |o|, or NULL. */
+yajl_val img_json_get (yajl_val o, const char *key);
+/* Borrowed string at |key| of object |o|, or NULL. */
+const char *img_json_str (yajl_val o, const char *key);
+/* NULL-terminated copy of an array of strings (NULL when absent). */
+char **img_json_strv (yajl_val o, const char *key);
+
+/* ---- manifest.c ---- */
+struct img_desc
+{
+  char *media_type;
+  char *digest;
+  uint64_t size;
+  char *os, *arch, *variant;    /* index entries only */
+  char *ref_name;               /* org.opencontainers.image.ref.name */
+};
+
+struct img_manifest
+{
+  bool is_index;
+  struct img_desc *descs;       /* index: manifests; manifest: layers */
+  size_t n;
+  struct img_desc config;       /* manifest only */
+};
+
+/* Parses a manifest or index; |media_type| from the transport may be NULL
+ * (then the document's mediaType field, then its shape, decide). */
+int img_manifest_parse (const char *buf, size_t len, const char *media_type,
+                        const char *what, struct img_manifest **out,
+                        struct rt_err **err);
+void img_manifest_free (struct img_manifest *m);
+void img_desc_clear (struct img_desc *d);
+
+/* Picks the descriptor of |idx| for |platform| ("os/arch[/variant]"). */
+int img_index_select (const struct img_manifest *idx, const char *platform,
+                      const char *what, const struct img_desc **out,
+                      struct rt_err **err);
+/* The host's platform, e.g. "linux/amd64". */
+const char *img_host_platform (void);
+
+struct img_config_doc
+{
+  char **entrypoint, **cmd, **env;
+  char *workdir, *user, *created, *os, *arch, *variant;
+  char **label_keys, **label_values;
+  size_t labels_len;
+  char **ports;                 /* ExposedPorts keys */
+};
+int img_config_parse (const char *buf, size_t len, struct img_config_doc **out,
+                      struct rt_err **err);
+void img_config_doc_free (struct img_config_doc *c);
+
+/* ---- digest.c ---- */
+struct img_hash
+{
+  EVP_MD_CTX *ctx;
+  uint64_t n;
+};
+void img_hash_init (struct img_hash *h);
+void img_hash_update (struct img_hash *h, const void *buf, size_t len);
+/* Writes "sha256:<hex>" into |out| (72 bytes) and frees the context. */
+void img_hash_final (struct img_hash *h, char out[72]);
+void img_hash_dispose (struct img_hash *h);
+void img_sha256_str (const void *buf, size_t len, char out[72]);
+
+/* ---- auth.c ---- */
+struct img_challenge
+{
+  char *scheme;                 /* "bearer" or "basic" (lowercased) */
+  char *realm, *service, *scope;
+};
+int img_challenge_parse (const char *header, struct img_challenge *out);
+void img_challenge_clear (struct img_challenge *c);
+
+/* Finds "user:pass" for |registry| in the auth file (|authfile|, or
+ * $DOCKER_CONFIG/config.json, or ~/.docker/config.json).  Returns 1 when
+ * found, 0 when not; *note gets a sentence about an unused credential
+ * helper, if one is configured. */
+int img_auth_lookup (const char *authfile, const char *registry,
+                     char **userpass, char **note, struct rt_err **err);
+int img_base64_decode (const char *in, char **out, size_t *outlen);
+
+/* ---- sources (registry.c, layout.c, daemon.c) ---- */
+
+/* Receives the bytes of a blob in order; returns < 0 to abort (with the
+ * error kept by the sink itself). */
+typedef int (*img_sink_fn) (void *data, const void *buf, size_t len);
+
+struct img_source
+{
+  /* |ref| is a tag or a digest.  *digest_out is the body's digest. */
+  int (*get_manifest) (struct img_source *s, const char *ref, char **body,
+                       size_t *len, char **media_type, struct rt_err **err);
+  /* Streams the blob to |sink|; may resume after a dropped connection, so
+   * the sink sees each byte once.  Thread-safe. */
+  int (*get_blob) (struct img_source *s, const struct img_desc *d,
+                   img_sink_fn sink, void *data, struct rt_err **err);
+  void (*free) (struct img_source *s);
+  const char *what;             /* reference text for messages (borrowed) */
+};
+
+int img_registry_open (const struct img_opts *o, const struct img_ref *r,
+                       const char *what, struct img_source **out,
+                       struct rt_err **err);
+int img_layout_open (const char *dir, const char *what,
+                     struct img_source **out, struct rt_err **err);
+/* Extracts the regular files and directories of a tar (an oci-archive or a
+ * docker save stream) into |dirfd| safely. */
+int img_extract_plain (int fd, int dirfd, const char *what,
+                       struct rt_err **err);
+/* Streams `GET /images/NAME/get` from the Docker daemon into |dirfd|. */
+int img_daemon_export (const struct img_ref *r, int dirfd, const char *what,
+                       struct rt_err **err);
+/* Turns an extracted docker-save tree into an OCI layout in place (when it
+ * is not one already: Docker 25+ writes both). */
+int img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err);
+
+/* Reads a whole small blob, verified against d->digest and d->size. */
+int img_fetch_small (struct img_source *s, const struct img_desc *d,
+                     char **body, size_t *len, struct rt_err **err);
+
+/* ---- blob.c: a bounded chunk queue from a download thread to the
+ * unpacking thread, and digest+size verification in the producer ---- */
+struct img_chunk;
+struct img_stream
+{
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  struct img_chunk *head, *tail, *cur, *spare;
+  size_t queued, cap, nspare;
+  bool eof, failed, cancelled;
+};
+void img_stream_init (struct img_stream *s, size_t cap);
+void img_stream_destroy (struct img_stream *s);
+/* Producer: copies |len| bytes in; blocks while full.  -1 when cancelled. */
+int img_stream_push (struct img_stream *s, const void *buf, size_t len);
+/* Producer: no more data (failed: the download did not verify). */
+void img_stream_close (struct img_stream *s, bool failed);
+/* Consumer: next chunk (valid until the next call); 0 at end, -1 when the
+ * producer failed. */
+ssize_t img_stream_read (void *s, const void **buf);
+/* Consumer: gives up; the producer's next push fails. */
+void img_stream_cancel (struct img_stream *s);
+
+/* Verifies a blob while it streams: hash, byte count against d->size. */
+struct img_verify
+{
+  const struct img_desc *d;
+  struct img_hash h;
+  uint64_t got;
+  const char *what;
+  struct rt_err *err;           /* first failure */
+  img_sink_fn next;
+  void *next_data;
+};
+void img_verify_init (struct img_verify *v, const struct img_desc *d,
+                      const char *what, img_sink_fn next, void *next_data);
+int img_verify_sink (void *data, const void *buf, size_t len);
+/* Checks size and digest at the end; frees the hash. */
+int img_verify_finish (struct img_verify *v, struct rt_err **err);
+
+/* ---- unpack.c ---- */
+struct img_unpack_stats
+{
+  uint64_t files, bytes, devices_skipped;
+};
+typedef ssize_t (*img_read_fn) (void *data, const void **buf);
+/* Applies one layer (tar, gzip or zstd; whiteouts) read through |rd| to the
+ * tree at |rootfd|.  |limit| bounds the bytes written. */
+int img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data,
+                      uint64_t limit, const char *what,
+                      struct img_unpack_stats *st, struct rt_err **err);
+/* Resolves |path| (relative to the rootfs) for safety checks; rejects
+ * absolute names and ".." components.  Returns the cleaned path. */
+int img_clean_path (const char *path, char **out);
+
+/* ---- cache.c ---- */
+struct img_cache
+{
+  char *dir;
+  int dirfd;
+};
+int img_cache_open (const struct img_opts *o, struct img_cache *c,
+                    struct rt_err **err);
+void img_cache_close (struct img_cache *c);
+/* rt_atomic_write_at into the subdirectory |sub| of |dirfd|. */
+int img_write_in (int dirfd, const char *sub, const char *name, const void *buf,
+                  size_t len, struct rt_err **err);
+/* Blobs (manifests, configs) by digest. */
+int img_cache_get_blob (struct img_cache *c, const char *digest, char **buf,
+                        size_t *len, struct rt_err **err);
+int img_cache_put_blob (struct img_cache *c, const char *digest,
+                        const void *buf, size_t len, struct rt_err **err);
+/* Takes the per-image lock; returns the lock fd. */
+int img_cache_lock (struct img_cache *c, const char *name, bool exclusive,
+                    struct rt_err **err);
+bool img_cache_has_rootfs (struct img_cache *c, const char *mdigest);
+/* The image record (refs/<key>.json). */
+int img_cache_write_record (struct img_cache *c, const struct img_image *im,
+                            struct rt_err **err);
+int img_cache_read_records (struct img_cache *c, struct img_image ***out,
+                            size_t *n, struct rt_err **err);
+char *img_cache_rootfs_path (struct img_cache *c, const char *mdigest);
+
+#endif

@@ -1,0 +1,491 @@
+/* Pulling: reference -> source -> manifest (platform from an index) ->
+ * layers downloaded in parallel (bounded), each verified while it streams
+ * and unpacked in order as it arrives -> a rootfs renamed into the cache.
+ *
+ * Layers must be applied in order (a whiteout in layer N+1 removes a file
+ * of layer N), so one thread unpacks while up to |jobs| threads download:
+ * the layer being unpacked streams straight through, later layers queue in
+ * memory (bounded per layer; TCP back-pressure beyond that). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "image/priv.h"
+
+#define QUEUE_CAP (128u << 20)
+
+void
+img_image_free (struct img_image *im)
+{
+  if (im == NULL)
+    return;
+  free (im->ref);
+  free (im->manifest_digest);
+  free (im->config_digest);
+  free (im->rootfs);
+  free (im->created);
+  free (im->platform);
+  free (im);
+}
+
+struct job
+{
+  const struct img_desc *d;
+  int idx;
+  struct img_stream st;
+  struct img_verify v;
+  struct rt_err *err;
+  struct pool *pool;
+  uint64_t last_report;
+};
+
+struct pool
+{
+  struct img_source *src;
+  const struct img_opts *o;
+  struct job *jobs;
+  size_t n, next;
+  bool cancel;
+  pthread_mutex_t mu;
+};
+
+static void
+report (struct job *j, bool finished)
+{
+  struct pool *p = j->pool;
+  struct img_progress pr = { j->d->digest, j->idx, (int) p->n, j->v.got, j->d->size, finished };
+  if (p->o->progress == NULL)
+    return;
+  pthread_mutex_lock (&p->mu);
+  p->o->progress (p->o->progress_data, &pr);
+  pthread_mutex_unlock (&p->mu);
+}
+
+static int
+push_sink (void *data, const void *buf, size_t len)
+{
+  struct job *j = data;
+  if (img_stream_push (&j->st, buf, len) < 0)
+    return -1;
+  if (j->v.got - j->last_report >= (1u << 20))
+    {
+      j->last_report = j->v.got;
+      report (j, false);
+    }
+  return 0;
+}
+
+static void *
+worker (void *arg)
+{
+  struct pool *p = arg;
+  for (;;)
+    {
+      struct job *j;
+      struct rt_err *e = NULL;
+      int r;
+      pthread_mutex_lock (&p->mu);
+      if (p->cancel || p->next >= p->n)
+        {
+          pthread_mutex_unlock (&p->mu);
+          return NULL;
+        }
+      j = &p->jobs[p->next++];
+      pthread_mutex_unlock (&p->mu);
+      img_verify_init (&j->v, j->d, p->src->what, push_sink, j);
+      r = p->src->get_blob (p->src, j->d, img_verify_sink, &j->v, &e);
+      if (r < 0 && j->v.err == NULL)
+        {
+          img_hash_dispose (&j->v.h);
+          j->err = e;
+        }
+      else
+        {
+          rt_err_free (&e);
+          if (img_verify_finish (&j->v, &j->err) < 0)
+            r = -1;
+        }
+      report (j, true);
+      img_stream_close (&j->st, r < 0);
+    }
+}
+
+/* Stops every download but |keep|'s. */
+static void
+cancel_others (struct pool *p, const struct job *keep)
+{
+  pthread_mutex_lock (&p->mu);
+  p->cancel = true;
+  pthread_mutex_unlock (&p->mu);
+  for (size_t i = 0; i < p->n; i++)
+    if (&p->jobs[i] != keep)
+      img_stream_cancel (&p->jobs[i].st);
+}
+
+static int
+unpack_layers (const struct img_opts *o, struct img_source *src,
+               const struct img_manifest *m, int rootfd, struct img_unpack_stats *stp,
+               struct rt_err **err)
+{
+  struct pool p = { .src = src, .o = o, .n = m->n };
+  size_t nthreads = o->jobs > 0 ? (size_t) o->jobs : 3;
+  pthread_t th[16];
+  struct img_unpack_stats st = { 0 };
+  int ret = 0;
+
+  if (nthreads > ARRAY_SIZE (th))
+    nthreads = ARRAY_SIZE (th);
+  if (nthreads > m->n)
+    nthreads = m->n;
+  pthread_mutex_init (&p.mu, NULL);
+  p.jobs = xcalloc (m->n + 1, sizeof *p.jobs);
+  for (size_t i = 0; i < m->n; i++)
+    {
+      p.jobs[i].d = &m->descs[i];
+      p.jobs[i].idx = (int) i;
+      p.jobs[i].pool = &p;
+      img_stream_init (&p.jobs[i].st, QUEUE_CAP);
+    }
+  for (size_t i = 0; i < m->n; i++)
+    report (&p.jobs[i], false);   /* every layer's line, before any bytes */
+  for (size_t i = 0; i < nthreads; i++)
+    if (pthread_create (&th[i], NULL, worker, &p) != 0)
+      abort ();
+  for (size_t i = 0; i < m->n && ret == 0; i++)
+    {
+      struct job *j = &p.jobs[i];
+      const struct img_desc *d = j->d;
+      struct rt_err *ue = NULL;
+      _cleanup_free_ char *what = xasprintf ("%s: layer %s", src->what, d->digest);
+      const void *buf;
+      uint64_t limit = d->size * IMG_BOMB_RATIO + IMG_BOMB_SLACK;
+
+      if (img_unpack_layer (rootfd, img_stream_read, &j->st, limit, what, &st, &ue) < 0)
+        ret = -1;
+      else
+        while (img_stream_read (&j->st, &buf) > 0)  /* tar padding after the end */
+          ;
+      if (ret < 0 || j->st.failed)
+        {
+          cancel_others (&p, j);
+          /* Let this layer's download finish (it stays bounded by the
+           * declared size): when the unpacker choked on corrupt bytes,
+           * the digest mismatch is the error to report. */
+          while (img_stream_read (&j->st, &buf) > 0)
+            ;
+          if (j->err && !(j->err->errno_ == ECANCELED && ue))
+            {
+              *err = rt_steal_ptr (&j->err);
+              rt_err_free (&ue);
+            }
+          else if (ue)
+            *err = ue;
+          else
+            rt_err_set (err, 0, "%s: download failed", what);
+          ret = -1;
+        }
+    }
+  for (size_t i = 0; i < nthreads; i++)
+    pthread_join (th[i], NULL);
+  for (size_t i = 0; i < m->n; i++)
+    {
+      rt_err_free (&p.jobs[i].err);
+      img_stream_destroy (&p.jobs[i].st);
+    }
+  free (p.jobs);
+  pthread_mutex_destroy (&p.mu);
+  *stp = st;
+  return ret;
+}
+
+static int
+open_source (const struct img_opts *o, const struct img_ref *r, const char *what,
+             struct img_cache *c, char **tmpdir, struct img_source **src,
+             struct rt_err **err)
+{
+  switch (r->transport)
+    {
+    case IMG_DOCKER:
+      return img_registry_open (o, r, what, src, err);
+    case IMG_OCI:
+      return img_layout_open (r->path, what, src, err);
+    case IMG_OCI_ARCHIVE:
+    case IMG_DOCKER_DAEMON:
+      {
+        _cleanup_fd_ int dfd = -1;
+        *tmpdir = xasprintf ("%s/tmp/archive.%d.XXXXXX", c->dir, (int) getpid ());
+        if (mkdtemp (*tmpdir) == NULL)
+          return rt_err_set (err, errno, "cache temp dir `%s`", *tmpdir);
+        dfd = open (*tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+          return rt_err_set (err, errno, "open `%s`", *tmpdir);
+        if (r->transport == IMG_OCI_ARCHIVE)
+          {
+            _cleanup_fd_ int fd = open (r->path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+              return rt_err_set (err, errno, "%s: open `%s`", what, r->path);
+            if (img_extract_plain (fd, dfd, what, err) < 0)
+              return -1;
+          }
+        else if (img_daemon_export (r, dfd, what, err) < 0
+                 || img_daemon_to_layout (dfd, what, err) < 0)
+          return -1;
+        return img_layout_open (*tmpdir, what, src, err);
+      }
+    default:
+      return rt_err_set (err, 0, "%s: unknown transport", what);
+    }
+}
+
+/* Gets the platform manifest: the top document, then (for an index) the
+ * entry for the platform, each verified against its digest. */
+static int
+resolve_manifest (const struct img_opts *o, const struct img_ref *r,
+                  struct img_source *src, char **mbody, size_t *mlen,
+                  char mdigest[72], struct img_manifest **out, struct rt_err **err)
+{
+  _cleanup_free_ char *body = NULL, *mt = NULL;
+  size_t len;
+  struct img_manifest *m = NULL;
+  const char *ref = r->digest ? r->digest : r->tag;
+
+  if (r->transport == IMG_DOCKER_DAEMON)
+    ref = NULL;                 /* the export holds just that image */
+  if (src->get_manifest (src, ref, &body, &len, &mt, err) < 0)
+    return -1;
+  img_sha256_str (body, len, mdigest);
+  if (r->digest && strcmp (mdigest, r->digest) != 0)
+    return rt_err_set (err, 0, "%s: manifest digest mismatch (content hashes to %s)",
+                       src->what, mdigest);
+  if (img_manifest_parse (body, len, mt, src->what, &m, err) < 0)
+    return -1;
+  if (m->is_index)
+    {
+      const struct img_desc *d;
+      _cleanup_free_ char *mt2 = NULL;
+      if (img_index_select (m, o->platform, src->what, &d, err) < 0)
+        {
+          img_manifest_free (m);
+          return -1;
+        }
+      free (body);
+      body = NULL;
+      if (src->get_manifest (src, d->digest, &body, &len, &mt2, err) < 0)
+        {
+          img_manifest_free (m);
+          return -1;
+        }
+      img_sha256_str (body, len, mdigest);
+      if (strcmp (mdigest, d->digest) != 0)
+        {
+          rt_err_set (err, 0, "%s: manifest %s: digest mismatch (content hashes to %s)",
+                      src->what, d->digest, mdigest);
+          img_manifest_free (m);
+          return -1;
+        }
+      img_manifest_free (m);
+      m = NULL;
+      if (img_manifest_parse (body, len, mt2 ? mt2 : d->media_type, src->what, &m, err) < 0)
+        return -1;
+      if (m->is_index)
+        {
+          img_manifest_free (m);
+          return rt_err_set (err, 0, "%s: nested index", src->what);
+        }
+    }
+  *out = m;
+  *mbody = rt_steal_ptr (&body);
+  *mlen = len;
+  return 0;
+}
+
+/* Holding the image lock: removes what a crashed pull of it left behind. */
+static void
+remove_stale_tmp (struct img_cache *c, const char *hex)
+{
+  _cleanup_fd_ int fd = openat (c->dirfd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d;
+  struct dirent *de;
+  size_t n = strlen (hex);
+  if (fd < 0 || (d = fdopendir (fd)) == NULL)
+    return;
+  fd = -1;
+  while ((de = readdir (d)))
+    if (strncmp (de->d_name, hex, n) == 0 && de->d_name[n] == '.')
+      {
+        struct rt_err *e = NULL;
+        rt_rm_rf_at (dirfd (d), de->d_name, &e);
+        rt_err_free (&e);
+      }
+  closedir (d);
+}
+
+static int
+build_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source *src,
+              const struct img_manifest *m, const char *mdigest,
+              struct img_unpack_stats *st, struct rt_err **err)
+{
+  _cleanup_free_ char *tmp = xasprintf ("%s/tmp/%s.XXXXXX", c->dir, mdigest + 7);
+  _cleanup_free_ char *final = img_cache_rootfs_path (c, mdigest);
+  _cleanup_fd_ int rootfd = -1;
+  struct rt_err *e = NULL;
+
+  remove_stale_tmp (c, mdigest + 7);
+  if (mkdtemp (tmp) == NULL)
+    return rt_err_set (err, errno, "cache temp dir `%s`", tmp);
+  chmod (tmp, 0755);
+  rootfd = open (tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return rt_err_set (err, errno, "open `%s`", tmp);
+  if (unpack_layers (o, src, m, rootfd, st, err) < 0 || rename (tmp, final) < 0)
+    {
+      if (*err == NULL)
+        rt_err_set (err, errno, "rename `%s` to `%s`", tmp, final);
+      rt_rm_rf_at (AT_FDCWD, tmp, &e);
+      rt_err_free (&e);
+      return -1;
+    }
+  return 0;
+}
+
+static char *
+platform_of (const struct img_config_doc *cd)
+{
+  return xasprintf ("%s/%s%s%s", cd->os ? cd->os : "?", cd->arch ? cd->arch : "?",
+                    cd->variant ? "/" : "", cd->variant ? cd->variant : "");
+}
+
+struct config_fetch
+{
+  struct img_source *src;
+  const struct img_desc *d;
+  char *body;
+  size_t len;
+  int ret;
+  struct rt_err *err;
+};
+
+static void *
+fetch_config (void *arg)
+{
+  struct config_fetch *cf = arg;
+  cf->ret = img_fetch_small (cf->src, cf->d, &cf->body, &cf->len, &cf->err);
+  return NULL;
+}
+
+static int
+pull_online (const struct img_opts *o, const struct img_ref *r, const char *what,
+             struct img_cache *c, struct img_image **out, struct rt_err **err)
+{
+  _cleanup_free_ char *tmpdir = NULL, *mbody = NULL, *cbody = NULL;
+  struct img_source *src = NULL;
+  struct img_manifest *m = NULL;
+  struct img_config_doc *cd = NULL;
+  struct img_image *im = NULL;
+  char mdigest[72];
+  size_t mlen = 0, clen = 0;
+  int lockfd = -1, ret = -1;
+  bool built = false;
+  struct img_unpack_stats ust = { 0 };
+
+  if (open_source (o, r, what, c, &tmpdir, &src, err) < 0)
+    goto out;
+  if (resolve_manifest (o, r, src, &mbody, &mlen, mdigest, &m, err) < 0)
+    goto out;
+  if (img_cache_put_blob (c, mdigest, mbody, mlen, err) < 0)
+    goto out;
+  lockfd = img_cache_lock (c, mdigest + 7, true, err);
+  if (lockfd < 0)
+    goto out;
+  im = xcalloc (1, sizeof *im);
+  im->cached = img_cache_has_rootfs (c, mdigest);
+  if (img_cache_get_blob (c, m->config.digest, &cbody, &clen, err) < 0)
+    {
+      /* Not cached: fetch it while the layers stream (one round trip
+       * less on small images). */
+      struct config_fetch cf = { .src = src, .d = &m->config };
+      pthread_t th;
+      int br = 0;
+      rt_err_free (err);
+      if (pthread_create (&th, NULL, fetch_config, &cf) != 0)
+        abort ();
+      if (!im->cached)
+        br = build_rootfs (o, c, src, m, mdigest, &ust, err);
+      pthread_join (th, NULL);
+      if (br < 0)
+        {
+          rt_err_free (&cf.err);
+          free (cf.body);
+          goto out;
+        }
+      if (cf.ret < 0)
+        {
+          *err = cf.err;
+          goto out;
+        }
+      cbody = cf.body;
+      clen = cf.len;
+      if (img_cache_put_blob (c, m->config.digest, cbody, clen, err) < 0)
+        goto out;
+      built = true;
+    }
+  if (img_config_parse (cbody, clen, &cd, err) < 0)
+    goto out;
+  if (!im->cached && !built && build_rootfs (o, c, src, m, mdigest, &ust, err) < 0)
+    goto out;
+  im->devices_skipped = ust.devices_skipped;
+  im->ref = img_ref_format (r);
+  im->manifest_digest = xstrdup (mdigest);
+  im->config_digest = xstrdup (m->config.digest);
+  im->rootfs = img_cache_rootfs_path (c, mdigest);
+  for (size_t i = 0; i < m->n; i++)
+    im->size += m->descs[i].size;
+  im->created = cd->created ? xstrdup (cd->created) : NULL;
+  im->platform = platform_of (cd);
+  if (img_cache_write_record (c, im, err) < 0)
+    goto out;
+  *out = rt_steal_ptr (&im);
+  ret = 0;
+out:
+  if (lockfd >= 0)
+    close (lockfd);
+  img_image_free (im);
+  img_config_doc_free (cd);
+  img_manifest_free (m);
+  if (src)
+    src->free (src);
+  if (tmpdir)
+    {
+      struct rt_err *e = NULL;
+      rt_rm_rf_at (AT_FDCWD, tmpdir, &e);
+      rt_err_free (&e);
+    }
+  return ret;
+}
+
+int
+img_pull (const struct img_opts *o, const char *text, struct img_image **out,
+          struct rt_err **err)
+{
+  struct img_ref *r = NULL;
+  struct img_cache c = { .dirfd = -1 };
+  _cleanup_free_ char *what = NULL;
+  int ret;
+
+  if (img_ref_parse (text, &r, err) < 0)
+    return -1;
+  what = img_ref_format (r);
+  if (o->offline)
+    ret = img_lookup (o, text, out, err);
+  else if ((ret = img_cache_open (o, &c, err)) == 0)
+    ret = pull_online (o, r, what, &c, out, err);
+  img_cache_close (&c);
+  img_ref_free (r);
+  return ret;
+}

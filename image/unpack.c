@@ -1,0 +1,569 @@
+/* Applies a layer tarball to a rootfs, safely.
+ *
+ * Every name is cleaned first (absolute names and ".." are refused, naming
+ * the entry).  The parent directory of every entry is then opened with
+ * openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) from the rootfs fd, so a
+ * symlink planted by an earlier entry or layer resolves inside the rootfs
+ * as it would in the container, never on the host.  The last component is
+ * always created with O_EXCL/O_NOFOLLOW (or *at calls that do not follow),
+ * after removing whatever was there.  Hardlink targets are resolved the
+ * same way and never followed.  Bytes written are bounded (bomb guard). */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "image/priv.h"
+#include "image/dl.h"
+
+struct dir_time
+{
+  char *path;
+  struct timespec ts[2];
+};
+
+struct unpacker
+{
+  int rootfd;
+  bool root;
+  const char *what;
+  char *cpath;                  /* cached parent: path and O_PATH fd */
+  int cfd;
+  struct dir_time *dirs;
+  size_t ndirs, cap_dirs;
+  uint64_t written, limit;
+  struct img_unpack_stats *st;
+  uint64_t *inos;               /* open-addressing set: inodes this layer made */
+  size_t inos_cap, inos_len;
+};
+
+/* An opaque marker hides what the lower layers put in its directory, not
+ * what this layer already wrote there, so the layer's own inodes are
+ * remembered. */
+static void
+ino_add (struct unpacker *u, uint64_t ino)
+{
+  size_t i;
+  if (ino == 0)
+    return;
+  if (2 * (u->inos_len + 1) > u->inos_cap)
+    {
+      uint64_t *old = u->inos;
+      size_t oc = u->inos_cap;
+      u->inos_cap = oc ? 2 * oc : 1024;
+      u->inos = xcalloc (u->inos_cap, sizeof *u->inos);
+      u->inos_len = 0;
+      for (size_t k = 0; k < oc; k++)
+        if (old[k])
+          ino_add (u, old[k]);
+      free (old);
+    }
+  for (i = (ino * 0x9E3779B97F4A7C15ull) & (u->inos_cap - 1); u->inos[i];
+       i = (i + 1) & (u->inos_cap - 1))
+    if (u->inos[i] == ino)
+      return;
+  u->inos[i] = ino;
+  u->inos_len++;
+}
+
+static bool
+ino_has (const struct unpacker *u, uint64_t ino)
+{
+  if (u->inos_cap == 0 || ino == 0)
+    return false;
+  for (size_t i = (ino * 0x9E3779B97F4A7C15ull) & (u->inos_cap - 1); u->inos[i];
+       i = (i + 1) & (u->inos_cap - 1))
+    if (u->inos[i] == ino)
+      return true;
+  return false;
+}
+
+int
+img_clean_path (const char *path, char **out)
+{
+  size_t n = strlen (path);
+  char *r, *w;
+  const char *p = path;
+
+  if (*path == '/' || n >= PATH_MAX)
+    return -1;
+  r = w = xmalloc (n + 1);
+  while (*p)
+    {
+      const char *e = strchrnul (p, '/');
+      size_t l = e - p;
+      if (l == 2 && p[0] == '.' && p[1] == '.')
+        {
+          free (r);
+          return -1;
+        }
+      if (l > 0 && !(l == 1 && p[0] == '.'))
+        {
+          if (w != r)
+            *w++ = '/';
+          memcpy (w, p, l);
+          w += l;
+        }
+      p = *e ? e + 1 : e;
+    }
+  *w = '\0';
+  *out = r;
+  return 0;
+}
+
+static int
+open_in_root (int rootfd, const char *path, int flags)
+{
+  struct open_how how = {
+    .flags = (uint64_t) (flags | O_CLOEXEC),
+    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+  };
+  int fd;
+  /* EAGAIN: a concurrent rename in the tree; nothing else renames here,
+   * but the kernel may still ask for a retry. */
+  do
+    fd = (int) syscall (SYS_openat2, rootfd, *path ? path : ".", &how, sizeof how);
+  while (fd < 0 && errno == EAGAIN);
+  return fd;
+}
+
+static void
+cache_drop (struct unpacker *u)
+{
+  free (u->cpath);
+  u->cpath = NULL;
+  if (u->cfd >= 0)
+    close (u->cfd);
+  u->cfd = -1;
+}
+
+static int
+fail (struct unpacker *u, struct rt_err **err, int errno_, const char *entry,
+      const char *msg)
+{
+  return rt_err_set (err, errno_, "%s: entry `%s`: %s", u->what, entry, msg);
+}
+
+/* Returns a borrowed O_PATH fd of directory |dir| (inside the rootfs),
+ * creating missing components (mode 0755). */
+static int
+open_parent (struct unpacker *u, const char *dir, const char *entry,
+             struct rt_err **err)
+{
+  int fd;
+  if (u->cpath && strcmp (u->cpath, dir) == 0)
+    return u->cfd;
+  fd = open_in_root (u->rootfd, dir, O_PATH | O_DIRECTORY);
+  if (fd < 0 && errno == ENOENT)
+    {
+      _cleanup_free_ char *prefix = xstrdup (dir);
+      for (char *p = prefix;; p++)
+        {
+          if (*p == '/' || *p == '\0')
+            {
+              char save = *p, *slash;
+              _cleanup_fd_ int pfd = -1;
+              *p = '\0';
+              slash = strrchr (prefix, '/');
+              if (slash)
+                *slash = '\0';
+              pfd = open_in_root (u->rootfd, slash ? prefix : "", O_PATH | O_DIRECTORY);
+              if (slash)
+                *slash = '/';
+              if (pfd < 0)
+                return fail (u, err, errno, entry, "open parent directory");
+              if (mkdirat (pfd, slash ? slash + 1 : prefix, 0755) < 0 && errno != EEXIST)
+                return fail (u, err, errno, entry, "create parent directory");
+              *p = save;
+              if (save == '\0')
+                break;
+            }
+        }
+      fd = open_in_root (u->rootfd, dir, O_PATH | O_DIRECTORY);
+    }
+  if (fd < 0)
+    return fail (u, err, errno, entry, "open parent directory");
+  cache_drop (u);
+  u->cpath = xstrdup (dir);
+  u->cfd = fd;
+  return fd;
+}
+
+static int
+remove_existing (struct unpacker *u, int pfd, const char *base, bool keep_dir,
+                 const char *entry, struct rt_err **err)
+{
+  struct stat s;
+  if (fstatat (pfd, base, &s, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : fail (u, err, errno, entry, "stat");
+  if (S_ISDIR (s.st_mode))
+    {
+      if (keep_dir)
+        return 1;
+      cache_drop (u);
+      return rt_rm_rf_at (pfd, base, err) < 0 ? rt_err_wrap (err, "%s: entry `%s`", u->what, entry) : 0;
+    }
+  if (unlinkat (pfd, base, 0) < 0 && errno != ENOENT)
+    return fail (u, err, errno, entry, "remove existing");
+  return 0;
+}
+
+static int
+whiteout (struct unpacker *u, const char *parent, const char *base,
+          const char *entry, struct rt_err **err)
+{
+  _cleanup_fd_ int pfd = open_in_root (u->rootfd, parent, O_PATH | O_DIRECTORY);
+  const char *target = base + 4;
+  if (pfd < 0)
+    return errno == ENOENT ? 0 : fail (u, err, errno, entry, "open whiteout directory");
+  cache_drop (u);
+  if (strcmp (target, ".wh..opq") == 0)
+    {
+      _cleanup_fd_ int dfd = openat (pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      DIR *d;
+      struct dirent *de;
+      int ret = 0;
+      if (dfd < 0 || (d = fdopendir (dfd)) == NULL)
+        return fail (u, err, errno, entry, "open opaque directory");
+      dfd = -1;
+      while (ret == 0 && (de = readdir (d)))
+        if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0
+            && !ino_has (u, de->d_ino))
+          ret = rt_rm_rf_at (dirfd (d), de->d_name, err);
+      closedir (d);
+      return ret < 0 ? rt_err_wrap (err, "%s: entry `%s`", u->what, entry) : 0;
+    }
+  if (rt_startswith (target, ".wh."))
+    return 0;                   /* other AUFS metadata (.wh..wh.plnk) */
+  if (*target == '\0' || strcmp (target, ".") == 0 || strcmp (target, "..") == 0)
+    return fail (u, err, 0, entry, "invalid whiteout name");
+  if (rt_rm_rf_at (pfd, target, err) < 0)
+    return rt_err_wrap (err, "%s: entry `%s`", u->what, entry);
+  return 0;
+}
+
+static int
+charge (struct unpacker *u, uint64_t n, const char *entry, struct rt_err **err)
+{
+  u->written += n;
+  if (u->written > u->limit)
+    return fail (u, err, EFBIG, entry,
+                 "layer unpacks to more than its declared size allows (decompression bomb?)");
+  return 0;
+}
+
+static void
+set_xattrs (struct unpacker *u, struct archive_entry *e, int fd)
+{
+  const char *name;
+  const void *val;
+  size_t size;
+  archive_entry_xattr_reset (e);
+  while (archive_entry_xattr_next (e, &name, &val, &size) == ARCHIVE_OK)
+    {
+      if (!u->root && !rt_startswith (name, "user."))
+        continue;
+      /* Best effort, as tar does: a file system without xattrs still gets
+       * the file. */
+      (void) fsetxattr (fd, name, val, size, 0);
+    }
+}
+
+static int
+set_meta_fd (struct unpacker *u, struct archive_entry *e, int fd, bool dir,
+             const char *entry, struct rt_err **err)
+{
+  mode_t mode = archive_entry_perm (e);
+  if (u->root && fchown (fd, archive_entry_uid (e), archive_entry_gid (e)) < 0)
+    return fail (u, err, errno, entry, "chown");
+  if (!u->root)
+    mode |= dir ? S_IRWXU : S_IRUSR | S_IWUSR;
+  if (fchmod (fd, mode) < 0)
+    return fail (u, err, errno, entry, "chmod");
+  set_xattrs (u, e, fd);
+  return 0;
+}
+
+static struct timespec
+entry_mtime (struct archive_entry *e)
+{
+  struct timespec t = { archive_entry_mtime (e), archive_entry_mtime_nsec (e) };
+  return t;
+}
+
+static int
+write_file (struct unpacker *u, struct archive *a, struct archive_entry *e,
+            int pfd, const char *base, const char *entry, struct rt_err **err)
+{
+  _cleanup_fd_ int fd = openat (pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                0600);
+  const void *buf;
+  size_t size;
+  la_int64_t off;
+  int r;
+  int64_t total = archive_entry_size (e);
+  struct timespec ts[2];
+
+  if (fd < 0)
+    return fail (u, err, errno, entry, "create");
+  if (charge (u, total > 0 ? (uint64_t) total : 0, entry, err) < 0)
+    return -1;
+  while ((r = archive_read_data_block (a, &buf, &size, &off)) == ARCHIVE_OK)
+    {
+      if (off < 0 || (uint64_t) off + size > (uint64_t) (total > 0 ? total : 0))
+        return fail (u, err, 0, entry, "data past the declared size");
+      for (size_t w = 0; w < size;)
+        {
+          ssize_t n = pwrite (fd, (const char *) buf + w, size - w, off + (off_t) w);
+          if (n < 0)
+            {
+              if (errno == EINTR)
+                continue;
+              return fail (u, err, errno, entry, "write");
+            }
+          w += (size_t) n;
+        }
+    }
+  if (r != ARCHIVE_EOF)
+    return fail (u, err, archive_errno (a) > 0 ? archive_errno (a) : 0, entry,
+                 archive_error_string (a) ? archive_error_string (a) : "read data");
+  if (total > 0 && ftruncate (fd, total) < 0)  /* sparse tails */
+    return fail (u, err, errno, entry, "truncate");
+  if (set_meta_fd (u, e, fd, false, entry, err) < 0)
+    return -1;
+  ts[0] = ts[1] = entry_mtime (e);
+  (void) futimens (fd, ts);
+  u->st->files++;
+  return 0;
+}
+
+static int
+make_dir (struct unpacker *u, struct archive_entry *e, int pfd, const char *base,
+          const char *rel, struct rt_err **err)
+{
+  _cleanup_fd_ int fd = -1;
+  struct dir_time *dt;
+  if (mkdirat (pfd, base, 0700) < 0 && errno != EEXIST)
+    return fail (u, err, errno, rel, "mkdir");
+  fd = openat (pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return fail (u, err, errno, rel, "open directory");
+  if (set_meta_fd (u, e, fd, true, rel, err) < 0)
+    return -1;
+  if (u->ndirs == u->cap_dirs)
+    {
+      u->cap_dirs = u->cap_dirs ? 2 * u->cap_dirs : 64;
+      u->dirs = xrealloc (u->dirs, u->cap_dirs * sizeof *u->dirs);
+    }
+  dt = &u->dirs[u->ndirs++];
+  dt->path = xstrdup (rel);
+  dt->ts[0] = dt->ts[1] = entry_mtime (e);
+  return 0;
+}
+
+static int
+make_hardlink (struct unpacker *u, const char *target, int pfd,
+               const char *base, const char *entry, struct rt_err **err)
+{
+  _cleanup_free_ char *t = NULL;
+  _cleanup_fd_ int tpfd = -1, tfd = -1;
+  char *slash, proc[64];
+  struct stat s;
+
+  if (img_clean_path (target, &t) < 0 || *t == '\0')
+    return fail (u, err, 0, entry, "hardlink target escapes the rootfs");
+  slash = strrchr (t, '/');
+  if (slash)
+    *slash = '\0';
+  tpfd = open_in_root (u->rootfd, slash ? t : "", O_PATH | O_DIRECTORY);
+  if (tpfd < 0)
+    return fail (u, err, errno, entry, "open hardlink target directory");
+  tfd = openat (tpfd, slash ? slash + 1 : t, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (tfd < 0 || fstat (tfd, &s) < 0)
+    return fail (u, err, errno, entry, "open hardlink target");
+  if (S_ISDIR (s.st_mode))
+    return fail (u, err, 0, entry, "hardlink to a directory");
+  if (linkat (tfd, "", pfd, base, AT_EMPTY_PATH) == 0)
+    return 0;
+  /* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link does not. */
+  snprintf (proc, sizeof proc, "/proc/self/fd/%d", tfd);
+  if (linkat (AT_FDCWD, proc, pfd, base, AT_SYMLINK_FOLLOW) < 0)
+    return fail (u, err, errno, entry, "link");
+  return 0;
+}
+
+static int apply_one (struct unpacker *u, struct archive *a,
+                      struct archive_entry *e, char **relp, int *pfd_out,
+                      const char **base_out, struct rt_err **err);
+
+static int
+apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
+             struct rt_err **err)
+{
+  int pfd = -1;
+  const char *base = NULL;
+  _cleanup_free_ char *rel = NULL;  /* |base| points into it */
+  struct stat s;
+  int r = apply_one (u, a, e, &rel, &pfd, &base, err);
+  if (r == 0 && pfd >= 0 && base && fstatat (pfd, base, &s, AT_SYMLINK_NOFOLLOW) == 0)
+    ino_add (u, (uint64_t) s.st_ino);
+  return r;
+}
+
+static int
+apply_one (struct unpacker *u, struct archive *a, struct archive_entry *e,
+           char **relp, int *pfd_out, const char **base_out, struct rt_err **err)
+{
+  const char *name = archive_entry_pathname (e);
+  char *rel = NULL;
+  const char *base, *hl = archive_entry_hardlink (e);
+  char *slash;
+  int pfd, ex;
+  mode_t type = archive_entry_filetype (e);
+  struct timespec ts[2];
+
+  if (name == NULL)
+    return rt_err_set (err, 0, "%s: entry without a name", u->what);
+  if (img_clean_path (name, &rel) < 0)
+    return fail (u, err, 0, name, "path escapes the rootfs (absolute or `..`)");
+  *relp = rel;
+  if (*rel == '\0')
+    return 0;                   /* "./" itself: the rootfs keeps its mode */
+  slash = strrchr (rel, '/');
+  base = slash ? slash + 1 : rel;
+  if (slash)
+    *slash = '\0';
+  if (rt_startswith (base, ".wh."))
+    return whiteout (u, slash ? rel : "", base, name, err);
+  pfd = open_parent (u, slash ? rel : "", name, err);
+  if (pfd < 0)
+    return -1;
+  ex = remove_existing (u, pfd, base, !hl && type == AE_IFDIR, name, err);
+  if (ex < 0)
+    return -1;
+  if (ex == 0 && !hl && type == AE_IFDIR)
+    pfd = open_parent (u, slash ? rel : "", name, err); /* cache was dropped */
+  if (pfd < 0)
+    return -1;
+  *pfd_out = pfd;
+  *base_out = base;
+  if (hl)
+    return make_hardlink (u, hl, pfd, base, name, err);
+  switch (type)
+    {
+    case AE_IFREG:
+      return write_file (u, a, e, pfd, base, name, err);
+    case AE_IFDIR:
+      if (slash)
+        *slash = '/';
+      return make_dir (u, e, pfd, base, rel, err);
+    case AE_IFLNK:
+      if (archive_entry_symlink (e) == NULL)
+        return fail (u, err, 0, name, "symlink without a target");
+      if (symlinkat (archive_entry_symlink (e), pfd, base) < 0)
+        return fail (u, err, errno, name, "symlink");
+      if (u->root && fchownat (pfd, base, archive_entry_uid (e), archive_entry_gid (e),
+                               AT_SYMLINK_NOFOLLOW) < 0)
+        return fail (u, err, errno, name, "chown symlink");
+      ts[0] = ts[1] = entry_mtime (e);
+      (void) utimensat (pfd, base, ts, AT_SYMLINK_NOFOLLOW);
+      return 0;
+    case AE_IFCHR:
+    case AE_IFBLK:
+    case AE_IFIFO:
+      if (type != AE_IFIFO && !u->root)
+        {
+          u->st->devices_skipped++;
+          return 0;
+        }
+      if (mknodat (pfd, base, type | archive_entry_perm (e), archive_entry_rdev (e)) < 0)
+        return fail (u, err, errno, name, "mknod");
+      if (u->root && fchownat (pfd, base, archive_entry_uid (e), archive_entry_gid (e),
+                               AT_SYMLINK_NOFOLLOW) < 0)
+        return fail (u, err, errno, name, "chown node");
+      return 0;
+    default:
+      return 0;                 /* sockets: nothing to create */
+    }
+}
+
+struct read_ctx
+{
+  img_read_fn rd;
+  void *data;
+};
+
+static la_ssize_t
+read_cb (struct archive *a, void *data, const void **buf)
+{
+  struct read_ctx *c = data;
+  ssize_t n = c->rd (c->data, buf);
+  if (n < 0)
+    archive_set_error (a, EIO, "layer stream failed");
+  return n;
+}
+
+/* Directory times last: creating children moved them. */
+static void
+fix_dir_times (struct unpacker *u)
+{
+  for (size_t i = u->ndirs; i-- > 0;)
+    {
+      int fd = open_in_root (u->rootfd, u->dirs[i].path, O_RDONLY | O_DIRECTORY);
+      if (fd >= 0)
+        {
+          (void) futimens (fd, u->dirs[i].ts);
+          close (fd);
+        }
+      free (u->dirs[i].path);
+    }
+  free (u->dirs);
+}
+
+int
+img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
+                  const char *what, struct img_unpack_stats *st,
+                  struct rt_err **err)
+{
+  struct unpacker u = { .rootfd = rootfd, .root = geteuid () == 0, .what = what,
+                        .cfd = -1, .limit = limit, .st = st };
+  struct read_ctx rc = { rd, rd_data };
+  struct archive *a = archive_read_new ();
+  struct archive_entry *e;
+  int r, ret = 0;
+
+  archive_read_support_filter_gzip (a);
+  archive_read_support_filter_zstd (a);
+  archive_read_support_format_tar (a);
+  archive_read_support_format_empty (a);
+  if (archive_read_open (a, &rc, NULL, read_cb, NULL) != ARCHIVE_OK)
+    ret = rt_err_set (err, 0, "%s: %s", what, archive_error_string (a));
+  while (ret == 0 && (r = archive_read_next_header (a, &e)) != ARCHIVE_EOF)
+    {
+      if (r < ARCHIVE_WARN)
+        {
+          ret = rt_err_set (err, 0, "%s: %s", what,
+                            archive_error_string (a) ? archive_error_string (a) : "bad tar");
+          break;
+        }
+      ret = charge (&u, 512, archive_entry_pathname (e), err);
+      if (ret == 0)
+        ret = apply_entry (&u, a, e, err);
+    }
+  cache_drop (&u);
+  fix_dir_times (&u);
+  free (u.inos);
+  st->bytes += u.written;
+  archive_read_free (a);
+  return ret;
+}

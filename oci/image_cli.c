@@ -1,0 +1,261 @@
+/* Shared flags of the image commands, the TTY progress display, and the
+ * bundle writer used by `bundle` and `run --image`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "image_cli.h"
+#include "spec_default.h"
+
+enum
+{
+  O_CACHE = 1000, O_CREDS, O_AUTHFILE, O_CERTDIR, O_TLS, O_PLATFORM, O_OFFLINE,
+  O_JOBS, O_QUIET, O_FORMAT,
+};
+
+const struct option image_cli_options[] = {
+  { "cache-dir", required_argument, 0, O_CACHE },
+  { "creds", required_argument, 0, O_CREDS },
+  { "authfile", required_argument, 0, O_AUTHFILE },
+  { "cert-dir", required_argument, 0, O_CERTDIR },
+  { "tls-verify", optional_argument, 0, O_TLS },
+  { "platform", required_argument, 0, O_PLATFORM },
+  { "offline", no_argument, 0, O_OFFLINE },
+  { "jobs", required_argument, 0, O_JOBS },
+  { "quiet", no_argument, 0, 'q' },
+  { "format", required_argument, 0, O_FORMAT },
+  { 0, 0, 0, 0 },
+};
+
+const struct option *
+image_cli_merge (const struct option *extra)
+{
+  static struct option all[64];
+  size_t n = 0;
+  for (; extra && extra->name && n < 40; extra++)
+    all[n++] = *extra;
+  for (const struct option *o = image_cli_options; o->name; o++)
+    all[n++] = *o;
+  memset (&all[n], 0, sizeof all[n]);
+  return all;
+}
+
+int
+image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **err)
+{
+  switch (opt)
+    {
+    case O_CACHE:
+      c->o.cache_dir = arg;
+      return 1;
+    case O_CREDS:
+      c->o.creds = arg;
+      return 1;
+    case O_AUTHFILE:
+      c->o.authfile = arg;
+      return 1;
+    case O_CERTDIR:
+      c->o.cert_dir = arg;
+      return 1;
+    case O_TLS:
+      if (arg == NULL || strcmp (arg, "true") == 0)
+        c->o.tls_verify = 1;
+      else if (strcmp (arg, "false") == 0)
+        c->o.tls_verify = 0;
+      else
+        return rt_err_set (err, 0, "--tls-verify: expected true or false, got `%s`", arg);
+      return 1;
+    case O_PLATFORM:
+      c->o.platform = arg;
+      return 1;
+    case O_OFFLINE:
+      c->o.offline = true;
+      return 1;
+    case O_JOBS:
+      c->o.jobs = atoi (arg);
+      if (c->o.jobs < 1 || c->o.jobs > 16)
+        return rt_err_set (err, 0, "--jobs: expected 1..16, got `%s`", arg);
+      return 1;
+    case 'q':
+      c->quiet = true;
+      return 1;
+    case O_FORMAT:
+      if (strcmp (arg, "json") == 0)
+        c->json = true;
+      else if (strcmp (arg, "text") != 0)
+        return rt_err_set (err, 0, "--format: expected text or json, got `%s`", arg);
+      return 1;
+    default:
+      return 0;
+    }
+}
+
+/* ---- progress: one line per layer plus a total, redrawn in place ---- */
+
+struct layer_line
+{
+  char digest[20];
+  uint64_t done, total;
+  bool finished;
+};
+
+struct progress
+{
+  struct layer_line *l;
+  int n, drawn;
+  struct timespec start;
+};
+
+static double
+elapsed (const struct timespec *t0)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (double) (t.tv_sec - t0->tv_sec) + (double) (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void
+draw (struct progress *p)
+{
+  uint64_t done = 0, total = 0;
+  double s = elapsed (&p->start);
+  if (p->drawn)
+    fprintf (stderr, "\033[%dA", p->drawn);
+  for (int i = 0; i < p->n; i++)
+    {
+      done += p->l[i].done;
+      total += p->l[i].total;
+      fprintf (stderr, "\r\033[K%-19s %8.1f / %8.1f MB%s\n", p->l[i].digest,
+               p->l[i].done / 1e6, p->l[i].total / 1e6, p->l[i].finished ? "  done" : "");
+    }
+  fprintf (stderr, "\r\033[Ktotal               %8.1f / %8.1f MB  %.1f MB/s\n",
+           done / 1e6, total / 1e6, s > 0 ? done / 1e6 / s : 0.0);
+  p->drawn = p->n + 1;
+}
+
+static void
+on_progress (void *data, const struct img_progress *pr)
+{
+  struct progress *p = data;
+  if (p->l == NULL)
+    {
+      p->n = pr->count;
+      p->l = xcalloc ((size_t) pr->count, sizeof *p->l);
+    }
+  if (pr->index < 0 || pr->index >= p->n)
+    return;
+  snprintf (p->l[pr->index].digest, sizeof p->l[pr->index].digest, "%.19s", pr->digest);
+  p->l[pr->index].done = pr->done;
+  p->l[pr->index].total = pr->total;
+  p->l[pr->index].finished = pr->finished;
+  draw (p);
+}
+
+void
+image_cli_start (struct image_cli *c)
+{
+  if (c->quiet || !isatty (STDERR_FILENO))
+    return;
+  c->prog = xcalloc (1, sizeof *c->prog);
+  clock_gettime (CLOCK_MONOTONIC, &c->prog->start);
+  c->o.progress = on_progress;
+  c->o.progress_data = c->prog;
+}
+
+void
+image_cli_finish (struct image_cli *c)
+{
+  if (c->prog)
+    {
+      free (c->prog->l);
+      free (c->prog);
+      c->prog = NULL;
+    }
+}
+
+int
+image_cli_get (struct image_cli *c, const char *ref, struct img_image **out,
+               struct rt_err **err)
+{
+  int r;
+  image_cli_start (c);
+  r = img_pull (&c->o, ref, out, err);
+  image_cli_finish (c);
+  return r;
+}
+
+void
+image_cli_json_str (FILE *f, const char *s)
+{
+  if (s == NULL)
+    {
+      fputs ("null", f);
+      return;
+    }
+  fputc ('"', f);
+  for (; *s; s++)
+    {
+      unsigned char ch = (unsigned char) *s;
+      if (ch == '"' || ch == '\\')
+        fprintf (f, "\\%c", ch);
+      else if (ch < 0x20)
+        fprintf (f, "\\u%04x", ch);
+      else
+        fputc (ch, f);
+    }
+  fputc ('"', f);
+}
+
+int
+image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *dir,
+                  char *const *cmd, struct rt_err **err)
+{
+  struct img_config *ic = NULL;
+  struct oci_default_opts d = { 0 };
+  _cleanup_free_ char *rootfs = xasprintf ("%s/rootfs", dir);
+  _cleanup_free_ char *json = NULL;
+  _cleanup_free_ struct rt_kv *kv = NULL;
+  _cleanup_fd_ int dfd = -1;
+  int ret;
+
+  if (img_config_resolve (&c->o, im, cmd, &ic, err) < 0)
+    return -1;
+  if (rt_mkdir_p (dir, 0755, err) < 0 || img_copy_rootfs (im, rootfs, err) < 0)
+    {
+      img_config_free (ic);
+      return -1;
+    }
+  kv = xcalloc (ic->annot_len + 1, sizeof *kv);
+  for (size_t i = 0; i < ic->annot_len; i++)
+    {
+      kv[i].key = ic->annot_keys[i];
+      kv[i].value = ic->annot_values[i];
+    }
+  d.args = ic->args;
+  d.env = ic->env;
+  d.cwd = ic->cwd;
+  d.uid = ic->uid;
+  d.gid = ic->gid;
+  d.additional_gids = ic->gids;
+  d.additional_gids_len = ic->gids_len;
+  d.annotations = kv;
+  d.annotations_len = ic->annot_len;
+  d.root_readonly = true;
+  d.terminal = false;
+  d.rootless = geteuid () != 0;
+  json = oci_default_config_json (&d);
+  dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    ret = rt_err_set (err, errno, "bundle `%s`", dir);
+  else
+    ret = rt_atomic_write_at (dfd, "config.json", json, strlen (json), 0644, err);
+  img_config_free (ic);
+  return ret;
+}

@@ -1,0 +1,59 @@
+/* Flags shared by the image commands (pull, images, rmi, inspect, prune,
+ * bundle, run --image) and the progress display. */
+#ifndef SANDLOCK_OCI_IMAGE_CLI_H
+#define SANDLOCK_OCI_IMAGE_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "command.h"
+#include "image/image.h"
+
+struct image_cli
+{
+  struct img_opts o;
+  bool quiet, json;
+  struct progress *prog;        /* owned; NULL when quiet or not a TTY */
+};
+
+/* The long options every image command takes; values >= 1000. */
+extern const struct option image_cli_options[];
+#define IMAGE_CLI_OPTS_HELP                                                  \
+  "  --cache-dir DIR      image cache (default $XDG_CACHE_HOME/sandlock/images,\n" \
+  "                       /var/lib/sandlock-oci/images for root)\n"          \
+  "  --creds USER:PASS    registry credentials\n"                            \
+  "  --authfile FILE      auth file (default $DOCKER_CONFIG/config.json or\n" \
+  "                       ~/.docker/config.json)\n"                          \
+  "  --cert-dir DIR       extra CAs (*.crt) and client cert (*.cert/*.key)\n" \
+  "  --tls-verify=BOOL    verify TLS (default true)\n"                       \
+  "  --platform OS/ARCH[/VARIANT]  image of an index (default the host's)\n" \
+  "  --offline            use the cache only\n"                              \
+  "  --jobs N             parallel layer downloads (default 3)\n"            \
+  "  -q, --quiet          no progress display\n"                             \
+  "  --format FMT         text (default) or json\n"
+
+/* Handles one option returned by getopt_long; returns 1 when it was an
+ * image option, 0 when not, < 0 on a bad value. */
+int image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **err);
+
+/* Builds the option array: |extra| (terminated) followed by the shared
+ * ones.  Returns a static buffer. */
+const struct option *image_cli_merge (const struct option *extra);
+
+/* Starts the progress display when stderr is a TTY and not --quiet. */
+void image_cli_start (struct image_cli *c);
+void image_cli_finish (struct image_cli *c);
+
+/* Pulls (or, with --offline, looks up) |ref|. */
+int image_cli_get (struct image_cli *c, const char *ref, struct img_image **out,
+                   struct rt_err **err);
+
+/* Writes |s| as a JSON string (with quotes) to |f|. */
+void image_cli_json_str (FILE *f, const char *s);
+
+/* Writes a bundle for |im| into |dir|: the rootfs copied from the cache,
+ * config.json from the image config (|cmd| replaces Cmd). */
+int image_cli_bundle (struct image_cli *c, const struct img_image *im,
+                      const char *dir, char *const *cmd, struct rt_err **err);
+
+#endif

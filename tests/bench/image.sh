@@ -1,0 +1,57 @@
+#!/bin/bash
+# Image pull + unpack from a local registry (issue 5): sandlock-oci pull
+# against `skopeo copy docker://… oci:…` + `umoci raw unpack`, on
+#   (a) ~300 MB in 8 incompressible gzip layers,
+#   (b) ~40 MB of gzip unpacking to ~190 MB in ~12k files (/usr/include and
+#       /usr/lib/python3.*),
+#   (c) a busybox image.
+# Every run gets a fresh cache / target directory (never a just-deleted
+# tree).  Median wall time and mean CPU time (user+sys) from hyperfine,
+# reported as ratios skopeo+umoci / sandlock-oci (> 1: we are faster).
+#   SANDLOCK_OCI=./sandlock-oci RUNS=5 tests/bench/image.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export SANDLOCK_OCI=${SANDLOCK_OCI:-$PWD/sandlock-oci}
+export SANDLOCK_TESTS_DIR=$PWD/tests
+RUNS=${RUNS:-5}
+for t in skopeo umoci hyperfine /usr/bin/docker-registry jq; do
+  command -v "$t" >/dev/null || { echo "# skip: $t not installed"; exit 0; }
+done
+# shellcheck source=../lib/registry.bash
+. tests/lib/registry.bash
+dir=$(mktemp -d /var/tmp/sandlock-bench-image.XXXXXX)
+trap 'reg_stop_all "$dir"; rm -rf "$dir"' EXIT
+MK="python3 tests/lib/mkimage.py"
+
+echo "# building fixtures in $dir" >&2
+mkdir -p "$dir/a"
+for i in 1 2 3 4 5 6 7 8; do
+  mkdir -p "$dir/a/l$i" && head -c 37M /dev/urandom > "$dir/a/l$i/blob$i"
+done
+$MK image "$dir/lay" "$dir"/a/l{1,2,3,4,5,6,7,8} --tag a --level 1 >/dev/null
+rm -rf "$dir/a"
+py=$(cd / && ls -d usr/lib/python3.* | head -1)
+tar -C / -cf "$dir/b.tar" usr/include "$py"
+$MK image "$dir/lay" "$dir/b.tar" --tag b >/dev/null
+rm -f "$dir/b.tar"
+mkdir -p "$dir/c/bin"
+cp "${BUSYBOX:-/bin/busybox}" "$dir/c/bin/busybox"
+for a in sh ls cat; do ln -s busybox "$dir/c/bin/$a"; done
+$MK image "$dir/lay" "$dir/c" --tag c >/dev/null
+reg_start B "$dir/reg"
+for t in a b c; do push "$dir/lay:$t" "$REG_B_PORT" "bench/img:$t"; done
+rm -rf "$dir/lay"
+mkdir -p "$dir/runs"
+
+printf '%-4s %10s %10s %8s   %10s %10s %8s\n' image ours_s theirs_s wall_x ours_cpu theirs_cpu cpu_x
+for t in a b c; do
+  ref="docker://127.0.0.1:$REG_B_PORT/bench/img:$t"
+  hyperfine --runs "$RUNS" --warmup 1 --export-json "$dir/$t.json" \
+    "d=\$(mktemp -d -p $dir/runs); $SANDLOCK_OCI pull -q --cache-dir \$d/cache $ref >/dev/null" \
+    "d=\$(mktemp -d -p $dir/runs); skopeo copy -q --src-tls-verify=false $ref oci:\$d/lay:x && umoci raw unpack --image \$d/lay:x \$d/rootfs >/dev/null 2>&1" \
+    >/dev/null
+  jq -r --arg t "$t" '.results as $r |
+     [$r[0].median, $r[1].median, ($r[0].user + $r[0].system), ($r[1].user + $r[1].system)] |
+     "\($t)    \(.[0]*1000|floor)ms \(.[1]*1000|floor)ms \(.[1]/.[0]*100|floor/100)x   \(.[2]*1000|floor)ms \(.[3]*1000|floor)ms \(.[3]/.[2]*100|floor/100)x"' \
+     "$dir/$t.json" | awk '{printf "%-4s %10s %10s %8s   %10s %10s %8s\n", $1,$2,$3,$4,$5,$6,$7}'
+done

@@ -1,0 +1,441 @@
+#!/usr/bin/env bats
+# The image puller against local registries (no internet): Debian's
+# docker-registry on 127.0.0.1 (plain; TLS + htpasswd), a loopback proxy
+# for bearer tokens and faults, OCI layouts built here from busybox.
+
+load ../lib/common
+load ../lib/registry
+
+MK="python3 $SANDLOCK_TESTS_DIR/lib/mkimage.py"
+
+setup_file() {
+  export D=$BATS_FILE_TMPDIR
+  command -v skopeo >/dev/null || skip "skopeo missing"
+  [ -x /usr/bin/docker-registry ] || skip "docker-registry missing"
+  # Layer 1: busybox with a few applets and /etc.
+  local l1=$D/l1 l2=$D/l2
+  mkdir -p "$l1"/{bin,etc,data/keep,opq} "$l2"/{data,opq} "$l2/etc"
+  cp "$BUSYBOX" "$l1/bin/busybox"
+  for a in sh ls cat echo true id stat; do ln -s busybox "$l1/bin/$a"; done
+  printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000::/home:/bin/sh\n' > "$l1/etc/passwd"
+  printf 'root:x:0:\nuser:x:1000:\nwheel:x:10:user\n' > "$l1/etc/group"
+  echo gone > "$l1/data/victim"; echo old > "$l1/opq/old"; echo kept > "$l1/data/keep/k"
+  # Layer 2: a whiteout, an opaque dir, a hardlink, a symlink.
+  : > "$l2/data/.wh.victim"; : > "$l2/opq/.wh..wh..opq"; echo new > "$l2/opq/new"
+  echo early > "$l2/opq/-early"   # sorts before the marker: same layer, kept
+  echo hl > "$l2/data/a"; ln "$l2/data/a" "$l2/data/b"; ln -s ../data/a "$l2/etc/link"
+  $MK image "$D/lay" "$l1" --tag bb --cmd '["echo","hello from image"]' --user user \
+    --label org.example=yes --port 80/tcp >/dev/null
+  $MK image "$D/lay" "$l1" "$l2" --tag multi >/dev/null
+  $MK image "$D/lay" "$l1" --tag zst --compress zstd >/dev/null
+  $MK image "$D/lay" "$l1" --arch amd64 >/dev/null
+  $MK image "$D/lay" "$l1" "$l2" --arch arm64 --variant v8 >/dev/null
+  $MK index "$D/lay" --tag multiarch >/dev/null
+  reg_certs "$D/certs"
+  mkdir -p "$D/cadir" && cp "$D/certs/ca.crt" "$D/cadir/"
+  reg_start PLAIN "$D/plain"
+  reg_start TLS "$D/tls" tls
+  echo "REG_PLAIN_PORT=$REG_PLAIN_PORT REG_TLS_PORT=$REG_TLS_PORT" > "$D/ports"
+  for t in bb multi zst; do push "$D/lay:$t" "$REG_PLAIN_PORT" "test/busybox:$t"; done
+  push "$D/lay:multiarch" "$REG_PLAIN_PORT" test/busybox:multiarch --all
+  skopeo copy --quiet --dest-cert-dir "$D/cadir" --dest-creds tester:s3cret \
+    "oci:$D/lay:bb" "docker://127.0.0.1:$REG_TLS_PORT/secure/busybox:bb" >/dev/null
+}
+
+teardown_file() {
+  reg_stop_all "$BATS_FILE_TMPDIR"
+}
+
+setup() {
+  . "$BATS_FILE_TMPDIR/ports"
+  D=$BATS_FILE_TMPDIR
+  C=$BATS_TEST_TMPDIR/cache
+  P="127.0.0.1:$REG_PLAIN_PORT/test/busybox"
+  S="127.0.0.1:$REG_TLS_PORT/secure/busybox:bb"
+}
+
+teardown() {
+  reg_stop_all "$BATS_TEST_TMPDIR"
+  reg_stop_all "$BATS_TEST_TMPDIR/dockerd"
+  if [ -f "$BATS_TEST_TMPDIR/dockerd/dd/pid.dockerd" ]; then
+    for _ in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/dockerd/dd/pid.dockerd" ] || break; sleep 0.05; done
+  fi
+  if [ -f "$BATS_TEST_TMPDIR/nobody-dir" ]; then rm -rf "$(cat "$BATS_TEST_TMPDIR/nobody-dir")"; fi
+}
+
+img() { "$SANDLOCK_OCI" "$1" --cache-dir "$C" "${@:2}"; }
+rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
+
+@test "pull docker:// over plain HTTP on localhost, then from cache" {
+  run img pull "docker://$P:bb" --format json
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  r=$(echo "$output" | jq -r .rootfs)
+  [ "$(echo "$output" | jq -r .cached)" = false ]
+  [ -x "$r/bin/busybox" ] && [ -L "$r/bin/sh" ]
+  [ "$(cat "$r/etc/passwd" | head -1)" = "root:x:0:0:root:/root:/bin/sh" ]
+  run img pull "docker://$P:bb" --format json
+  [ "$(echo "$output" | jq -r .cached)" = true ]
+  [ -z "$(ls "$C/tmp")" ]
+  img pull -q "docker://localhost:$REG_PLAIN_PORT/test/busybox:bb"
+}
+
+@test "second pull of a cached image touches only the manifest" {
+  proxy_start X "$BATS_TEST_TMPDIR/px" "$REG_PLAIN_PORT"
+  img pull -q "docker://127.0.0.1:$PROXY_X_PORT/test/busybox:bb"
+  grep -q /blobs/ "$BATS_TEST_TMPDIR/px/requests"
+  : > "$BATS_TEST_TMPDIR/px/requests"
+  img pull -q "docker://127.0.0.1:$PROXY_X_PORT/test/busybox:bb"
+  run grep -c /blobs/ "$BATS_TEST_TMPDIR/px/requests"
+  [ "$output" = 0 ]
+  grep -q /manifests/bb "$BATS_TEST_TMPDIR/px/requests"
+}
+
+@test "layers: whiteout, opaque dir, hardlink, symlink applied in order" {
+  img pull -q "docker://$P:multi"
+  r=$(rootfs_of "docker://$P:multi")
+  [ ! -e "$r/data/victim" ]
+  [ -f "$r/data/keep/k" ]
+  [ ! -e "$r/opq/old" ] && [ "$(cat "$r/opq/new")" = new ]
+  [ "$(cat "$r/opq/-early")" = early ]
+  [ "$(stat -c %i "$r/data/a")" = "$(stat -c %i "$r/data/b")" ]
+  [ "$(readlink "$r/etc/link")" = ../data/a ]
+}
+
+@test "zstd layer" {
+  img pull -q "docker://$P:zst"
+  [ -x "$(rootfs_of "docker://$P:zst")/bin/busybox" ]
+}
+
+@test "platform selection from an index, and its error" {
+  run img pull "docker://$P:multiarch" --format json
+  [ "$status" -eq 0 ] && [ "$(echo "$output" | jq -r .platform)" = linux/amd64 ]
+  run img pull "docker://$P:multiarch" --platform linux/arm64 --format json
+  [ "$status" -eq 0 ] && [ "$(echo "$output" | jq -r .platform)" = linux/arm64/v8 ]
+  run img pull "docker://$P:multiarch" --platform linux/s390x
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"no image for platform linux/s390x"*"linux/amd64"*"linux/arm64/v8"* ]]
+}
+
+@test "pull by digest; tag with digest refused; unknown manifest named" {
+  d=$(img pull "docker://$P:bb" --format json | jq -r .digest)
+  img pull -q "docker://$P@$d"
+  run img pull "docker://$P:bb@$d"
+  [ "$status" -ne 0 ] && [[ "$output" == *"not both"* ]]
+  run img pull "docker://$P:nope"
+  [ "$status" -ne 0 ] && [[ "$output" == *"404 MANIFEST_UNKNOWN"* ]]
+  run img pull "$P:bb"
+  [ "$status" -ne 0 ] && [[ "$output" == *"missing transport"* ]]
+}
+
+@test "TLS: refused without the CA, verified with --cert-dir or SSL_CERT_FILE" {
+  run img pull "docker://$S" --creds tester:s3cret
+  [ "$status" -ne 0 ] && [[ "$output" == *"--cert-dir"* ]]
+  img pull -q "docker://$S" --cert-dir "$D/cadir" --creds tester:s3cret
+  rm -rf "$C"
+  SSL_CERT_FILE=$D/certs/ca.crt img pull -q "docker://$S" --creds tester:s3cret
+  rm -rf "$C"
+  img pull -q "docker://$S" --tls-verify=false --creds tester:s3cret
+}
+
+@test "basic auth: required, wrong password, --creds, auth file, DOCKER_CONFIG" {
+  run img pull "docker://$S" --cert-dir "$D/cadir"
+  [ "$status" -ne 0 ] && [[ "$output" == *"401"*"credentials"* ]]
+  run img pull "docker://$S" --cert-dir "$D/cadir" --creds tester:wrong
+  [ "$status" -ne 0 ] && [[ "$output" == *"UNAUTHORIZED"* ]]
+  mkdir -p "$BATS_TEST_TMPDIR/dc"
+  printf '{"auths":{"127.0.0.1:%s":{"auth":"%s"}}}' "$REG_TLS_PORT" \
+    "$(printf tester:s3cret | base64)" > "$BATS_TEST_TMPDIR/dc/config.json"
+  img pull -q "docker://$S" --cert-dir "$D/cadir" --authfile "$BATS_TEST_TMPDIR/dc/config.json"
+  rm -rf "$C"
+  DOCKER_CONFIG=$BATS_TEST_TMPDIR/dc img pull -q "docker://$S" --cert-dir "$D/cadir"
+  printf '{"credHelpers":{"127.0.0.1:%s":"pass"}}' "$REG_TLS_PORT" > "$BATS_TEST_TMPDIR/h.json"
+  rm -rf "$C"
+  run img pull "docker://$S" --cert-dir "$D/cadir" --authfile "$BATS_TEST_TMPDIR/h.json"
+  [ "$status" -ne 0 ] && [[ "$output" == *"docker-credential-pass"*"not run"* ]]
+}
+
+@test "bearer token: anonymous, and with credentials" {
+  proxy_start A "$BATS_TEST_TMPDIR/pa" "$REG_PLAIN_PORT" --bearer :
+  img pull -q "docker://127.0.0.1:$PROXY_A_PORT/test/busybox:bb"
+  grep -q '^GET /token' "$BATS_TEST_TMPDIR/pa/requests"
+  proxy_start B "$BATS_TEST_TMPDIR/pb" "$REG_PLAIN_PORT" --bearer bob:pw
+  rm -rf "$C"
+  run img pull "docker://127.0.0.1:$PROXY_B_PORT/test/busybox:bb"
+  [ "$status" -ne 0 ] && [[ "$output" == *"token request"*"UNAUTHORIZED"* ]]
+  img pull -q "docker://127.0.0.1:$PROXY_B_PORT/test/busybox:bb" --creds bob:pw
+}
+
+@test "a dropped connection mid-blob resumes with Range" {
+  proxy_start R "$BATS_TEST_TMPDIR/pr" "$REG_PLAIN_PORT" --drop-once
+  img pull -q "docker://127.0.0.1:$PROXY_R_PORT/test/busybox:multi"
+  grep -q '/blobs/.* bytes=[1-9]' "$BATS_TEST_TMPDIR/pr/requests"
+  [ -x "$(rootfs_of "docker://127.0.0.1:$PROXY_R_PORT/test/busybox:multi")/bin/busybox" ]
+}
+
+@test "503s are retried" {
+  proxy_start F "$BATS_TEST_TMPDIR/pf" "$REG_PLAIN_PORT" --fail-first 2
+  img pull -q "docker://127.0.0.1:$PROXY_F_PORT/test/busybox:bb"
+}
+
+@test "digest mismatch fails the pull, names the digest, leaves nothing" {
+  proxy_start M "$BATS_TEST_TMPDIR/pm" "$REG_PLAIN_PORT" --corrupt
+  run img pull "docker://127.0.0.1:$PROXY_M_PORT/test/busybox:bb"
+  [ "$status" -ne 0 ] && [[ "$output" == *"digest mismatch"*sha256:* ]]
+  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/tmp")" ] && [ -z "$(ls "$C/refs")" ]
+}
+
+@test "truncated blob fails as a size mismatch" {
+  proxy_start T "$BATS_TEST_TMPDIR/pt" "$REG_PLAIN_PORT" --truncate
+  run img pull "docker://127.0.0.1:$PROXY_T_PORT/test/busybox:bb"
+  [ "$status" -ne 0 ] && [[ "$output" == *"size mismatch"* ]]
+  [ -z "$(ls "$C/rootfs")" ]
+}
+
+@test "oci: and oci-archive: transports; corrupt layout blob detected" {
+  img pull -q "oci:$D/lay:bb"
+  [ -x "$(rootfs_of "oci:$D/lay:bb")/bin/busybox" ]
+  tar -C "$D/lay" -cf "$BATS_TEST_TMPDIR/arch.tar" .
+  img pull -q "oci-archive:$BATS_TEST_TMPDIR/arch.tar:multi"
+  [ ! -e "$(rootfs_of "oci-archive:$BATS_TEST_TMPDIR/arch.tar:multi")/data/victim" ]
+  [ -z "$(ls "$C/tmp")" ]
+  cp -a "$D/lay" "$BATS_TEST_TMPDIR/bad"
+  layer=$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"]=="zst") | .digest' \
+    "$BATS_TEST_TMPDIR/bad/index.json")
+  layer=$(jq -r '.layers[0].digest' "$BATS_TEST_TMPDIR/bad/blobs/sha256/${layer#sha256:}")
+  f=$BATS_TEST_TMPDIR/bad/blobs/sha256/${layer#sha256:}
+  printf 'X' | dd of="$f" bs=1 seek=100 conv=notrunc status=none
+  run img pull "oci:$BATS_TEST_TMPDIR/bad:zst"
+  [ "$status" -ne 0 ] && [[ "$output" == *"$layer"* ]]
+  truncate -s 1000 "$f"
+  run img pull "oci:$BATS_TEST_TMPDIR/bad:zst"
+  [ "$status" -ne 0 ]
+}
+
+@test "an oci-archive cannot point the reader at host files" {
+  t=$BATS_TEST_TMPDIR/ev
+  mkdir -p "$t/blobs/sha256"
+  echo '{"imageLayoutVersion":"1.0.0"}' > "$t/oci-layout"
+  ln -s /etc/passwd "$t/index.json"
+  tar -C "$t" -cf "$BATS_TEST_TMPDIR/ev.tar" .
+  run img pull "oci-archive:$BATS_TEST_TMPDIR/ev.tar"
+  [ "$status" -ne 0 ] && [[ "$output" != *"root:"* ]] && [[ "$output" == *index.json* ]]
+  # A FIFO as a blob must not hang the reader.
+  rm "$t/index.json"
+  mkfifo "$t/blobs/sha256/$(printf %064d 0)"
+  printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%064d","size":10}]}' 0 > "$t/index.json"
+  tar -C "$t" -cf "$BATS_TEST_TMPDIR/ev2.tar" .
+  run timeout 10 "$SANDLOCK_OCI" pull --cache-dir "$C" "oci-archive:$BATS_TEST_TMPDIR/ev2.tar"
+  [ "$status" -ne 0 ] && [ "$status" -ne 124 ] && [[ "$output" == *"not a regular file"* ]]
+}
+
+evil_image() { # CASE [target]
+  local t=$BATS_TEST_TMPDIR
+  $MK evil "$t/evil.tar" "$1" --target "${2:-/tmp}"
+  $MK image "$t/evil" "$t/evil.tar" --tag e >/dev/null
+}
+
+@test "tar escapes rejected, naming the entry: .., absolute, hardlink, whiteout" {
+  for c in dotdot absolute hardlink whiteout; do
+    rm -rf "$BATS_TEST_TMPDIR/evil"
+    evil_image $c /etc/passwd
+    run img pull "oci:$BATS_TEST_TMPDIR/evil:e"
+    echo "$c: $output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"entry \`"* ]]
+    [[ "$output" == *"escapes the rootfs"* ]]
+  done
+  [ ! -e "$BATS_TEST_TMPDIR/escaped" ] && [ ! -e /tmp/escaped-abs ]
+  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/tmp")" ]
+}
+
+@test "symlink-then-write and symlink whiteout never reach the host" {
+  out=$BATS_TEST_TMPDIR/outside
+  mkdir -p "$out" && echo precious > "$out/victim"
+  # evil -> $out: resolved inside the rootfs, where $out does not exist.
+  evil_image symlink "$out"
+  run img pull "oci:$BATS_TEST_TMPDIR/evil:e"
+  [ "$status" -ne 0 ] && [[ "$output" == *"entry \`evil/escaped\`"* ]]
+  [ ! -e "$out/escaped" ]
+  # evil -> /: the write lands at the rootfs's top, not the host's.
+  rm -rf "$BATS_TEST_TMPDIR/evil"
+  evil_image symlink /
+  img pull -q "oci:$BATS_TEST_TMPDIR/evil:e"
+  [ ! -e /escaped ]
+  [ "$(cat "$(rootfs_of "oci:$BATS_TEST_TMPDIR/evil:e")/escaped")" = pwned ]
+  rm -rf "$BATS_TEST_TMPDIR/evil"
+  evil_image symlink-whiteout "$out"
+  img pull -q "oci:$BATS_TEST_TMPDIR/evil:e"
+  [ "$(cat "$out/victim")" = precious ]
+}
+
+@test "gzip bomb bounded by the declared layer size" {
+  python3 - "$BATS_TEST_TMPDIR/bomb.tar" <<'PY'
+import sys, tarfile
+class Z:
+    def __init__(s, n): s.n = n
+    def read(s, k=-1):
+        k = s.n if k < 0 else min(k, s.n); s.n -= k; return b"\0" * k
+ti = tarfile.TarInfo("zeros"); ti.size = 300 << 20
+with tarfile.open(sys.argv[1], "w") as t: t.addfile(ti, Z(ti.size))
+PY
+  $MK image "$BATS_TEST_TMPDIR/bomb" "$BATS_TEST_TMPDIR/bomb.tar" --tag b >/dev/null
+  rm -f "$BATS_TEST_TMPDIR/bomb.tar"
+  run img pull "oci:$BATS_TEST_TMPDIR/bomb:b"
+  [ "$status" -ne 0 ] && [[ "$output" == *"decompression bomb"* ]]
+  [ -z "$(ls "$C/rootfs")" ]
+}
+
+@test "concurrent pulls of one image share one rootfs" {
+  pids=()
+  for i in 1 2 3 4; do img pull -q "docker://$P:multi" > "$BATS_TEST_TMPDIR/o$i" 2>&1 & pids+=($!); done
+  for p in "${pids[@]}"; do wait "$p"; done
+  [ "$(ls "$C/rootfs" | wc -l)" = 1 ] && [ -z "$(ls "$C/tmp")" ]
+  [ ! -e "$(rootfs_of "docker://$P:multi")/data/victim" ]
+}
+
+@test "a killed pull leaves nothing a later pull trusts" {
+  proxy_start K "$BATS_TEST_TMPDIR/pk" "$REG_PLAIN_PORT" --stall
+  # The binary itself in the background, so $! is the process to kill.
+  "$SANDLOCK_OCI" pull --cache-dir "$C" -q "docker://127.0.0.1:$PROXY_K_PORT/test/busybox:bb" & pid=$!
+  for _ in $(seq 100); do [ -n "$(ls "$C/tmp" 2>/dev/null)" ] && break; sleep 0.05; done
+  kill -9 $pid; wait $pid || true
+  [ -n "$(ls "$C/tmp")" ] && [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/refs")" ]
+  run img pull --offline "docker://127.0.0.1:$PROXY_K_PORT/test/busybox:bb"
+  [ "$status" -ne 0 ]
+  img pull -q "docker://$P:bb"
+  [ -z "$(ls "$C/tmp")" ]
+  [ -x "$(rootfs_of "docker://$P:bb")/bin/busybox" ]
+}
+
+@test "unprivileged pull and bundle: owned by the caller, rootless config" {
+  require_root
+  id nobody >/dev/null 2>&1 || skip "no nobody user"
+  u=$(mktemp -d /tmp/sandlock-image-nobody.XXXXXX)   # bats' dirs are root-only
+  echo "$u" > "$BATS_TEST_TMPDIR/nobody-dir"
+  chmod 777 "$u"
+  su nobody -s /bin/sh -c "HOME=$u XDG_CACHE_HOME= '$SANDLOCK_OCI' pull -q docker://$P:multi && HOME=$u '$SANDLOCK_OCI' bundle -q docker://$P:multi $u/b"
+  r=$(ls -d "$u"/.cache/sandlock/images/rootfs/*)
+  [ "$(stat -c %U "$r/bin/busybox")" = nobody ] && [ ! -e "$r/data/victim" ]
+  jq -e '.linux.uidMappings[0].hostID == 65534' "$u/b/config.json"
+  # Device nodes: created as root, skipped and counted otherwise.
+  evil_image device
+  chmod -R a+rX "$BATS_TEST_TMPDIR/evil"
+  cp -a "$BATS_TEST_TMPDIR/evil" "$u/evil"
+  run su nobody -s /bin/sh -c "HOME=$u '$SANDLOCK_OCI' pull --format json oci:$u/evil:e"
+  [ "$status" -eq 0 ] && [ "$(echo "$output" | jq .devices_skipped)" = 1 ]
+  img pull -q "oci:$u/evil:e"
+  [ -c "$(rootfs_of "oci:$u/evil:e")/dev/null" ]
+  rm -rf "$u"
+}
+
+@test "offline: the cache alone" {
+  img pull -q "docker://$P:bb"
+  run img pull --offline "docker://127.0.0.1:1/test/busybox:bb"
+  [ "$status" -ne 0 ] && [[ "$output" == *"not in the cache"* ]]
+  run img pull --offline "docker://$P:bb" --format json
+  [ "$status" -eq 0 ] && [ "$(echo "$output" | jq -r .cached)" = true ]
+}
+
+@test "images, inspect, rmi, prune" {
+  img pull -q "docker://$P:bb"
+  img pull -q "docker://$P:multi"
+  run img images --format json
+  [ "$(echo "$output" | jq length)" = 2 ]
+  img inspect "docker://$P:bb" | jq -e '.config.Cmd == ["echo","hello from image"]'
+  d=$(img images --format json | jq -r ".[] | select(.ref | endswith(\":multi\")) | .digest")
+  img inspect "${d:7:12}" | jq -e .rootfs
+  img rmi "$P:bb"
+  [ "$(img images --format json | jq length)" = 1 ]
+  [ "$(ls "$C/rootfs" | wc -l)" = 1 ]
+  img rmi "docker://$P:multi"
+  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/blobs/sha256")" ]
+  run img rmi "docker://$P:multi"
+  [ "$status" -ne 0 ]
+  run img prune --format json
+  [ "$status" -eq 0 ]
+}
+
+@test "bundle: rootfs and config.json from the image config" {
+  img bundle "docker://$P:bb" "$BATS_TEST_TMPDIR/b" -q
+  b=$BATS_TEST_TMPDIR/b
+  [ -x "$b/rootfs/bin/busybox" ]
+  jq -e '.process.args == ["echo","hello from image"]' "$b/config.json"
+  jq -e '.process.user.uid == 1000 and .process.user.gid == 1000' "$b/config.json"
+  jq -e '.process.user.additionalGids == [10]' "$b/config.json"
+  jq -e '.annotations["org.example"] == "yes"' "$b/config.json"
+  jq -e '.annotations["org.opencontainers.image.exposedPorts"] == "80/tcp"' "$b/config.json"
+  img bundle "docker://$P:bb" "$BATS_TEST_TMPDIR/b2" -q -- id -u
+  jq -e '.process.args == ["id","-u"]' "$BATS_TEST_TMPDIR/b2/config.json"
+}
+
+@test "bundle runs with sandlock-oci run" {
+  require_root
+  img bundle "docker://$P:bb" "$BATS_TEST_TMPDIR/b" -q
+  ROOT=$BATS_TEST_TMPDIR/state
+  run "$SANDLOCK_OCI" --root "$ROOT" run -b "$BATS_TEST_TMPDIR/b" imgtest
+  [ "$status" -eq 0 ] && [[ "$output" == *"hello from image"* ]]
+}
+
+@test "run --image pulls, bundles and runs; -- CMD replaces Cmd" {
+  require_root
+  ROOT=$BATS_TEST_TMPDIR/state
+  run "$SANDLOCK_OCI" --root "$ROOT" run --cache-dir "$C" --image "docker://$P:bb" img1
+  [ "$status" -eq 0 ] && [[ "$output" == *"hello from image"* ]]
+  run "$SANDLOCK_OCI" --root "$ROOT" run --image "docker://$P:bb" --cache-dir "$C" img2 -- id -u
+  [ "$status" -eq 0 ] && [ "$output" = 1000 ]
+  [ ! -e "$ROOT/image-bundles/img2" ]
+}
+
+@test "docker-daemon: from a Docker API socket (legacy docker save layout)" {
+  t=$BATS_TEST_TMPDIR/dd
+  mkdir -p "$t/save/abc"
+  tar -C "$D/l1" -cf "$t/save/abc/layer.tar" .
+  cfg=$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"]=="bb") | .digest' "$D/lay/index.json")
+  cfg=$(jq -r .config.digest "$D/lay/blobs/sha256/${cfg#sha256:}")
+  cp "$D/lay/blobs/sha256/${cfg#sha256:}" "$t/save/${cfg#sha256:}.json"
+  printf '[{"Config":"%s.json","RepoTags":["busybox:latest"],"Layers":["abc/layer.tar"]}]' \
+    "${cfg#sha256:}" > "$t/save/manifest.json"
+  tar -C "$t/save" -cf "$t/save.tar" .
+  python3 - "$t/sock" "$t/save.tar" <<'PY' & spid=$!
+import http.server, socketserver, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def address_string(s): return "unix"
+    def log_message(s, *a): pass
+    def do_GET(s):
+        ok = s.path == "/images/busybox%3Alatest/get"
+        body = open(sys.argv[2], "rb").read() if ok else b'{"message":"No such image"}'
+        s.send_response(200 if ok else 404); s.send_header("Content-Length", str(len(body)))
+        s.end_headers(); s.wfile.write(body)
+class S(socketserver.UnixStreamServer):
+    def get_request(s): r, _ = super().get_request(); return r, ["unix", 0]
+S(sys.argv[1], H).serve_forever()
+PY
+  echo $spid > "$t/pid"
+  for _ in $(seq 100); do [ -S "$t/sock" ] && break; sleep 0.05; done
+  DOCKER_HOST=unix://$t/sock img pull -q docker-daemon:busybox:latest
+  [ -x "$(rootfs_of docker-daemon:busybox:latest)/bin/busybox" ]
+  DOCKER_HOST=unix://$t/sock run img pull docker-daemon:nosuch:latest
+  [ "$status" -ne 0 ] && [[ "$output" == *"404"* ]]
+}
+
+@test "docker-daemon: from a real dockerd on a private socket" {
+  require_root
+  [ -x /usr/sbin/dockerd ] && [ -x /usr/bin/docker ] || skip "Debian's docker.io (dockerd) not installed"
+  t=$BATS_TEST_TMPDIR/dockerd
+  mkdir -p "$t/dd"
+  # vfs: no mounts left behind under the private data root.
+  /usr/sbin/dockerd --iptables=false --ip6tables=false --bridge=none --storage-driver=vfs \
+    -H "unix://$t/docker.sock" --data-root "$t/root" --exec-root "$t/exec" \
+    --pidfile "$t/dd/pid.dockerd" > "$t/log" 2>&1 &
+  echo $! > "$t/dd/pid"
+  for _ in $(seq 200); do [ -S "$t/docker.sock" ] && break; sleep 0.05; done
+  [ -S "$t/docker.sock" ] || { cat "$t/log"; false; }
+  tar -C "$D/l1" -cf - . | /usr/bin/docker -H "unix://$t/docker.sock" import \
+    -c 'CMD ["echo","hi"]' - sandlock-test/bb:v1 >/dev/null
+  DOCKER_HOST=unix://$t/docker.sock img pull -q docker-daemon:sandlock-test/bb:v1
+  r=$(rootfs_of docker-daemon:sandlock-test/bb:v1)
+  [ -x "$r/bin/busybox" ] && [ "$(cat "$r/data/victim")" = gone ]
+  img inspect docker-daemon:sandlock-test/bb:v1 | jq -e '.config.Cmd == ["echo","hi"]'
+  DOCKER_HOST=unix://$t/docker.sock run img pull docker-daemon:sandlock-test/none:v1
+  [ "$status" -ne 0 ] && [[ "$output" == *"404"* ]]
+}

@@ -1,0 +1,201 @@
+/* The layer unpacker under ASan: tars built in memory with libarchive,
+ * applied to a temp dir; escapes refused with the entry named, symlinks
+ * resolved inside the root, whiteouts, opaque dirs, hardlinks, the bomb
+ * bound. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "image/priv.h"
+#include "tests/unit/tap.h"
+
+struct mem
+{
+  char buf[1 << 16];
+  size_t len;
+  bool done;
+};
+
+static ssize_t
+mem_read (void *data, const void **buf)
+{
+  struct mem *m = data;
+  if (m->done)
+    return 0;
+  m->done = true;
+  *buf = m->buf;
+  return (ssize_t) m->len;
+}
+
+/* Entries: "f:NAME:DATA", "d:NAME", "l:NAME:TARGET" (symlink),
+ * "h:NAME:TARGET" (hardlink). */
+static void
+build (struct mem *m, const char *const *ents)
+{
+  struct archive *a = archive_write_new ();
+  size_t used = 0;
+  archive_write_set_format_pax_restricted (a);
+  archive_write_open_memory (a, m->buf, sizeof m->buf, &used);
+  for (; *ents; ents++)
+    {
+      _cleanup_free_ char *s = xstrdup (*ents);
+      char *name = s + 2, *arg = strchr (name, ':');
+      struct archive_entry *e = archive_entry_new ();
+      if (arg)
+        *arg++ = '\0';
+      archive_entry_set_pathname (e, name);
+      archive_entry_set_perm (e, 0644);
+      switch (s[0])
+        {
+        case 'f':
+          archive_entry_set_filetype (e, AE_IFREG);
+          archive_entry_set_size (e, (la_int64_t) strlen (arg));
+          break;
+        case 'd':
+          archive_entry_set_filetype (e, AE_IFDIR);
+          archive_entry_set_perm (e, 0755);
+          break;
+        case 'l':
+          archive_entry_set_filetype (e, AE_IFLNK);
+          archive_entry_set_symlink (e, arg);
+          break;
+        default:
+          archive_entry_set_filetype (e, AE_IFREG);
+          archive_entry_set_hardlink (e, arg);
+          break;
+        }
+      archive_write_header (a, e);
+      if (s[0] == 'f')
+        archive_write_data (a, arg, strlen (arg));
+      archive_entry_free (e);
+    }
+  archive_write_close (a);
+  archive_write_free (a);
+  m->len = used;
+  m->done = false;
+}
+
+static int
+apply (int root, const char *const *ents, uint64_t limit, struct rt_err **err)
+{
+  static struct mem m;
+  struct img_unpack_stats st = { 0 };
+  build (&m, ents);
+  return img_unpack_layer (root, mem_read, &m, limit, "layer", &st, err);
+}
+
+static bool
+file_is (int root, const char *path, const char *want)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  struct rt_err *e = NULL;
+  if (rt_read_file_at (root, path, 4096, &buf, &len, &e) < 0)
+    {
+      rt_err_free (&e);
+      return false;
+    }
+  return strcmp (buf, want) == 0;
+}
+
+static void
+refused (int root, const char *const *ents, const char *entry, const char *what)
+{
+  struct rt_err *e = NULL;
+  int r = apply (root, ents, 1 << 20, &e);
+  ok (r < 0 && e && strstr (e->msg, entry), "%s refused naming %s (%s)", what, entry,
+      e ? e->msg : "accepted");
+  rt_err_free (&e);
+}
+
+int
+main (void)
+{
+  char tmpl[] = "/tmp/test_image_unpack.XXXXXX";
+  char *dir = mkdtemp (tmpl);
+  _cleanup_free_ char *outside = NULL;
+  int root;
+  struct rt_err *e = NULL;
+  struct stat a, b;
+
+  if (dir == NULL)
+    return 77;
+  outside = xasprintf ("%s.outside", dir);
+  mkdir (outside, 0755);
+  {
+    _cleanup_free_ char *r = xasprintf ("%s/root", dir);
+    mkdir (r, 0755);
+    root = open (r, O_RDONLY | O_DIRECTORY);
+  }
+
+  {
+    const char *l1[] = { "d:etc", "f:etc/passwd:root\n", "f:data/victim:v", "f:opq/old:o",
+                         "f:a/b/c/deep:x", "l:etc/sh:/bin/busybox", NULL };
+    ok (apply (root, l1, 1 << 20, &e) == 0, "layer 1 %s", e ? e->msg : "");
+    ok (file_is (root, "a/b/c/deep", "x"), "missing parents created");
+  }
+  {
+    const char *l2[] = { "f:opq/-mine:m", "f:opq/.wh..wh..opq:", "f:opq/new:n",
+                         "f:data/.wh.victim:", "h:data/hl:etc/passwd",
+                         "l:up:/", "f:up/upfile:u", NULL };
+    ok (apply (root, l2, 1 << 20, &e) == 0, "layer 2 %s", e ? e->msg : "");
+    ok (faccessat (root, "data/victim", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "whiteout removed the file");
+    ok (faccessat (root, "opq/old", F_OK, 0) < 0 && file_is (root, "opq/new", "n")
+        && file_is (root, "opq/-mine", "m"), "opaque dir: lower entries gone, this layer's kept");
+    ok (fstatat (root, "data/hl", &a, 0) == 0 && fstatat (root, "etc/passwd", &b, 0) == 0
+        && a.st_ino == b.st_ino, "hardlink shares the inode");
+    ok (file_is (root, "upfile", "u"), "write through a symlink to / lands at the rootfs top");
+  }
+  {
+    _cleanup_free_ char *t = xasprintf ("l:esc:%s", outside);
+    const char *l[] = { t, "f:esc/pwned:p", NULL };
+    refused (root, l, "esc/pwned", "symlink to a host dir the rootfs lacks");
+    _cleanup_free_ char *p = xasprintf ("%s/pwned", outside);
+    ok (access (p, F_OK) < 0, "nothing written outside");
+  }
+  {
+    const char *l[] = { "f:../evil:x", NULL };
+    refused (root, l, "../evil", "..");
+  }
+  {
+    const char *l[] = { "f:/abs:x", NULL };
+    refused (root, l, "/abs", "absolute");
+  }
+  {
+    const char *l[] = { "h:hl2:../../../etc/passwd", NULL };
+    refused (root, l, "hl2", "hardlink outside");
+  }
+  {
+    const char *l[] = { "f:a/../../.wh.x:", NULL };
+    refused (root, l, "a/../../.wh.x", "whiteout outside");
+  }
+  {
+    const char *l[] = { "f:big:0123456789012345678901234567890123456789", NULL };
+    struct img_unpack_stats st = { 0 };
+    static struct mem m;
+    build (&m, l);
+    ok (img_unpack_layer (root, mem_read, &m, 540, "layer", &st, &e) < 0 && strstr (e->msg, "bomb"),
+        "over the byte bound refused");
+    rt_err_free (&e);
+    (void) l;
+  }
+  {
+    const char *l[] = { "f:etc/sh:replaced", NULL };
+    ok (apply (root, l, 1 << 20, &e) == 0 && file_is (root, "etc/sh", "replaced"),
+        "a file replaces a symlink without following it");
+  }
+  {
+    struct rt_err *e2 = NULL;
+    _cleanup_free_ char *r = xasprintf ("%s/root", dir);
+    rt_rm_rf_at (AT_FDCWD, r, &e2);
+    rmdir (dir);
+    rmdir (outside);
+    rt_err_free (&e2);
+  }
+  close (root);
+  return tap_done ();
+}
