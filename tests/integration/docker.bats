@@ -141,3 +141,22 @@ wait_log() {
   fi
   dk rm -f "$id"
 }
+
+@test "docker run -it and exec -it through a real pty" {
+  command -v script >/dev/null || skip "script(1) missing"
+  local D="env DOCKER_CONFIG=$ENG_DIR/cli docker -H unix://$ENG_DIR/docker.sock"
+  run script -qec "$D run -it --rm --runtime sandlock --network none $IMG sh" /dev/null \
+    < <(printf 'tty\necho typed-$((6*7))\nexit 3\n')
+  echo "$output"
+  [ "$status" -eq 3 ]
+  [[ "$output" == *"/dev/pts/0"* ]]
+  [[ "$output" == *typed-42* ]]
+  id=$(drun -d "$IMG" sleep 1000)
+  run script -qec "$D exec -it $id sh" /dev/null \
+    < <(printf 'tty\necho typed-$((6*7))\nexit 4\n')
+  echo "$output"
+  [ "$status" -eq 4 ]
+  [[ "$output" == *"/dev/pts/"* ]]
+  [[ "$output" == *typed-42* ]]
+  dk rm -f "$id"
+}
