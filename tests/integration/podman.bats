@@ -392,6 +392,6 @@ wait_log() {
   # mount namespace)
   run bash -c "source $_top/tests/lib/engines.bash; leftover_cgroups $CGP | grep -v '/conmon\$'"
   [ -z "$output" ]
-  run in_ns find /run/sandlock-oci -mindepth 1 -maxdepth 1
+  run in_ns find /run/sandlock-oci -mindepth 1 -maxdepth 1 -not -name .seccomp-cache
   [ -z "$output" ]
 }
