@@ -42,6 +42,7 @@
   X (IMG_LIB_ARCHIVE, archive_read_support_filter_zstd) \
   X (IMG_LIB_ARCHIVE, archive_read_support_format_tar) \
   X (IMG_LIB_ARCHIVE, archive_read_support_format_empty) \
+  X (IMG_LIB_ARCHIVE, archive_read_support_format_raw) \
   X (IMG_LIB_ARCHIVE, archive_read_open) \
   X (IMG_LIB_ARCHIVE, archive_read_next_header) \
   X (IMG_LIB_ARCHIVE, archive_read_data_block) \
@@ -105,6 +106,7 @@ const struct img_dl *img_dl (void);
 #define archive_read_support_filter_zstd (img_dl ()->archive_read_support_filter_zstd)
 #define archive_read_support_format_tar (img_dl ()->archive_read_support_format_tar)
 #define archive_read_support_format_empty (img_dl ()->archive_read_support_format_empty)
+#define archive_read_support_format_raw (img_dl ()->archive_read_support_format_raw)
 #define archive_read_open (img_dl ()->archive_read_open)
 #define archive_read_next_header (img_dl ()->archive_read_next_header)
 #define archive_read_data_block (img_dl ()->archive_read_data_block)

@@ -73,6 +73,7 @@ struct img_config_doc
   char **label_keys, **label_values;
   size_t labels_len;
   char **ports;                 /* ExposedPorts keys */
+  char **diff_ids;              /* rootfs.diff_ids: sha256 of each layer uncompressed */
 };
 int img_config_parse (const char *buf, size_t len, struct img_config_doc **out,
                       struct rt_err **err);
@@ -194,9 +195,11 @@ struct img_unpack_stats
 };
 typedef ssize_t (*img_read_fn) (void *data, const void **buf);
 /* Applies one layer (tar, gzip or zstd; whiteouts) read through |rd| to the
- * tree at |rootfd|.  |limit| bounds the bytes written. */
+ * tree at |rootfd|.  |limit| bounds the bytes written.  When |diff_id| is
+ * not NULL it receives "sha256:<hex>" of the whole uncompressed stream
+ * (trailing bytes after the tar's end included): the layer's diff_id. */
 int img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data,
-                      uint64_t limit, const char *what,
+                      uint64_t limit, const char *what, char *diff_id,
                       struct img_unpack_stats *st, struct rt_err **err);
 /* Resolves |path| (relative to the rootfs) for safety checks; rejects
  * absolute names and ".." components.  Returns the cleaned path. */

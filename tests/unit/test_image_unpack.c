@@ -33,12 +33,16 @@ mem_read (void *data, const void **buf)
 
 /* Entries: "f:NAME:DATA", "d:NAME", "l:NAME:TARGET" (symlink),
  * "h:NAME:TARGET" (hardlink). */
+static int build_filter = ARCHIVE_FILTER_NONE;
+
 static void
 build (struct mem *m, const char *const *ents)
 {
   struct archive *a = archive_write_new ();
   size_t used = 0;
   archive_write_set_format_pax_restricted (a);
+  if (build_filter != ARCHIVE_FILTER_NONE)
+    archive_write_add_filter (a, build_filter);
   archive_write_open_memory (a, m->buf, sizeof m->buf, &used);
   for (; *ents; ents++)
     {
@@ -85,7 +89,7 @@ apply (int root, const char *const *ents, uint64_t limit, struct rt_err **err)
   static struct mem m;
   struct img_unpack_stats st = { 0 };
   build (&m, ents);
-  return img_unpack_layer (root, mem_read, &m, limit, "layer", &st, err);
+  return img_unpack_layer (root, mem_read, &m, limit, "layer", NULL, &st, err);
 }
 
 static bool
@@ -178,7 +182,7 @@ main (void)
     struct img_unpack_stats st = { 0 };
     static struct mem m;
     build (&m, l);
-    ok (img_unpack_layer (root, mem_read, &m, 540, "layer", &st, &e) < 0 && strstr (e->msg, "bomb"),
+    ok (img_unpack_layer (root, mem_read, &m, 540, "layer", NULL, &st, &e) < 0 && strstr (e->msg, "bomb"),
         "over the byte bound refused");
     rt_err_free (&e);
     (void) l;
@@ -187,6 +191,40 @@ main (void)
     const char *l[] = { "f:etc/sh:replaced", NULL };
     ok (apply (root, l, 1 << 20, &e) == 0 && file_is (root, "etc/sh", "replaced"),
         "a file replaces a symlink without following it");
+  }
+  {
+    /* The diff_id: sha256 of the uncompressed stream, the tar's trailing
+     * blocks included, whatever the compression. */
+    const char *l[] = { "d:dd", "f:dd/x:diff id content", NULL };
+    const int filters[] = { ARCHIVE_FILTER_NONE, ARCHIVE_FILTER_GZIP, ARCHIVE_FILTER_ZSTD };
+    const char *names[] = { "plain", "gzip", "zstd" };
+    char want[72], got[72];
+    static struct mem m;
+    build_filter = ARCHIVE_FILTER_NONE;
+    build (&m, l);
+    img_sha256_str (m.buf, m.len, want);
+    for (int i = 0; i < 3; i++)
+      {
+        struct img_unpack_stats st = { 0 };
+        build_filter = filters[i];
+        build (&m, l);
+        memset (got, 0, sizeof got);
+        ok (img_unpack_layer (root, mem_read, &m, 1 << 20, "layer", got, &st, &e) == 0
+            && strcmp (got, want) == 0 && file_is (root, "dd/x", "diff id content"),
+            "%s layer: diff_id %s is the raw tar's %s %s", names[i], got, want,
+            e ? e->msg : "");
+        rt_err_free (&e);
+      }
+    build_filter = ARCHIVE_FILTER_NONE;
+    m.len = 0;
+    m.done = false;
+    {
+      struct img_unpack_stats st = { 0 };
+      img_sha256_str ("", 0, want);
+      ok (img_unpack_layer (root, mem_read, &m, 1 << 20, "layer", got, &st, &e) == 0
+          && strcmp (got, want) == 0, "empty layer: diff_id of nothing %s", e ? e->msg : "");
+      rt_err_free (&e);
+    }
   }
   {
     struct rt_err *e2 = NULL;
