@@ -233,4 +233,10 @@ int img_cache_read_records (struct img_cache *c, struct img_image ***out,
                             size_t *n, struct rt_err **err);
 char *img_cache_rootfs_path (struct img_cache *c, const char *mdigest);
 
+/* ---- trace.c ---- */
+/* With SANDLOCK_IMAGE_TRACE=1 in the environment, prints "+MS [TID] what"
+ * to stderr (milliseconds since the first call): where a pull spends its
+ * wall time (docs/benchmarks-image.md).  Costs one branch otherwise. */
+void img_trace (const char *what);
+
 #endif

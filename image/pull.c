@@ -71,6 +71,8 @@ static int
 push_sink (void *data, const void *buf, size_t len)
 {
   struct job *j = data;
+  if (j->v.got == len)
+    img_trace ("layer: first bytes");
   if (img_stream_push (&j->st, buf, len) < 0)
     return -1;
   if (j->v.got - j->last_report >= (1u << 20))
@@ -98,6 +100,7 @@ worker (void *arg)
         }
       j = &p->jobs[p->next++];
       pthread_mutex_unlock (&p->mu);
+      img_trace ("layer: download start");
       img_verify_init (&j->v, j->d, p->src->what, push_sink, j);
       r = p->src->get_blob (p->src, j->d, img_verify_sink, &j->v, &e);
       if (r < 0 && j->v.err == NULL)
@@ -111,6 +114,7 @@ worker (void *arg)
           if (img_verify_finish (&j->v, &j->err) < 0)
             r = -1;
         }
+      img_trace ("layer: downloaded and verified");
       report (j, true);
       img_stream_close (&j->st, r < 0);
     }
@@ -168,6 +172,7 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
       const void *buf;
       uint64_t limit = d->size * IMG_BOMB_RATIO + IMG_BOMB_SLACK;
 
+      img_trace ("layer: unpack start");
       if (img_unpack_layer (rootfd, img_stream_read, &j->st, limit, what, diff_ids[i],
                             &st, &ue) < 0)
         ret = -1;
@@ -194,6 +199,7 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
           ret = -1;
         }
     }
+  img_trace ("layers unpacked");
   for (size_t i = 0; i < nthreads; i++)
     pthread_join (th[i], NULL);
   for (size_t i = 0; i < m->n; i++)
@@ -402,7 +408,9 @@ static void *
 fetch_config (void *arg)
 {
   struct config_fetch *cf = arg;
+  img_trace ("config: fetch start");
   cf->ret = img_fetch_small (cf->src, cf->d, &cf->body, &cf->len, &cf->err);
+  img_trace ("config: fetched");
   return NULL;
 }
 
@@ -423,13 +431,16 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
 
   if (open_source (o, r, what, c, &tmpdir, &src, err) < 0)
     goto out;
+  img_trace ("source opened");
   if (resolve_manifest (o, r, src, &mbody, &mlen, mdigest, &m, err) < 0)
     goto out;
+  img_trace ("manifest resolved");
   if (img_cache_put_blob (c, mdigest, mbody, mlen, err) < 0)
     goto out;
   lockfd = img_cache_lock (c, mdigest + 7, true, err);
   if (lockfd < 0)
     goto out;
+  img_trace ("image lock taken");
   im = xcalloc (1, sizeof *im);
   im->cached = img_cache_has_rootfs (c, mdigest);
   diff_ids = xcalloc (m->n + 1, sizeof *diff_ids);
@@ -446,6 +457,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
       if (!im->cached)
         br = unpack_rootfs (o, c, src, m, mdigest, diff_ids, &ust, &tmp, err);
       pthread_join (th, NULL);
+      img_trace ("config joined");
       if (br < 0)
         {
           rt_err_free (&cf.err);
@@ -492,6 +504,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   im->platform = platform_of (cd);
   if (img_cache_write_record (c, im, err) < 0)
     goto out;
+  img_trace ("record written");
   *out = rt_steal_ptr (&im);
   ret = 0;
 out:
@@ -528,6 +541,7 @@ img_pull (const struct img_opts *o, const char *text, struct img_image **out,
 
   if (img_ref_parse (text, &r, err) < 0)
     return -1;
+  img_trace ("pull: start");
   what = img_ref_format (r);
   if (o->offline)
     ret = img_lookup (o, text, out, err);

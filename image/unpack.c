@@ -621,6 +621,8 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
   struct archive_entry *e;
   int r, ret = 0;
 
+  img_trace ("libarchive ready");
+
   archive_read_support_format_tar (a);
   archive_read_support_format_empty (a);
   if (diff_id)
@@ -650,6 +652,7 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
       if (ret == 0)
         ret = apply_entry (&u, a, e, err);
     }
+  img_trace ("layer: entries applied");
   if (ret == 0 && diff_id)
     ret = raw_finish (&raw, diff_id, what, err);
   cache_drop (&u);
