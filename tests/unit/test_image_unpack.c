@@ -31,6 +31,52 @@ mem_read (void *data, const void **buf)
   return (ssize_t) m->len;
 }
 
+/* A large layer in the heap, handed out in 64 KiB reads. */
+struct big
+{
+  char *buf;
+  size_t len, off;
+};
+
+static ssize_t
+big_read (void *data, const void **buf)
+{
+  struct big *b = data;
+  size_t n = b->len - b->off < 65536 ? b->len - b->off : 65536;
+  *buf = b->buf + b->off;
+  b->off += n;
+  return (ssize_t) n;
+}
+
+/* A tar of one file of |size| bytes, through |filter|. */
+static void
+build_big (struct big *b, size_t size, int filter)
+{
+  struct archive *a = archive_write_new ();
+  struct archive_entry *e = archive_entry_new ();
+  char *data = xmalloc (size);
+  size_t used = 0, cap = size + (1 << 20);
+  for (size_t i = 0; i < size; i++)
+    data[i] = (char) ((i * 2654435761u) >> 13);
+  b->buf = xmalloc (cap);
+  archive_write_set_format_pax_restricted (a);
+  if (filter != ARCHIVE_FILTER_NONE)
+    archive_write_add_filter (a, filter);
+  archive_write_open_memory (a, b->buf, cap, &used);
+  archive_entry_set_pathname (e, "big");
+  archive_entry_set_filetype (e, AE_IFREG);
+  archive_entry_set_perm (e, 0644);
+  archive_entry_set_size (e, (la_int64_t) size);
+  archive_write_header (a, e);
+  archive_write_data (a, data, size);
+  archive_entry_free (e);
+  archive_write_close (a);
+  archive_write_free (a);
+  free (data);
+  b->len = used;
+  b->off = 0;
+}
+
 /* Entries: "f:NAME:DATA", "d:NAME", "l:NAME:TARGET" (symlink),
  * "h:NAME:TARGET" (hardlink). */
 static int build_filter = ARCHIVE_FILTER_NONE;
@@ -225,6 +271,24 @@ main (void)
           && strcmp (got, want) == 0, "empty layer: diff_id of nothing %s", e ? e->msg : "");
       rt_err_free (&e);
     }
+  }
+  {
+    /* A layer of many decompressed blocks: the diff_id spans them all. */
+    struct big bl = { 0 };
+    struct img_unpack_stats st = { 0 };
+    char want[72], got[72];
+    struct stat bs;
+    build_big (&bl, 20u << 20, ARCHIVE_FILTER_NONE);
+    img_sha256_str (bl.buf, bl.len, want);
+    free (bl.buf);
+    build_big (&bl, 20u << 20, ARCHIVE_FILTER_GZIP);
+    ok (img_unpack_layer (root, big_read, &bl, 1u << 30, "layer", got, &st, &e) == 0
+        && strcmp (got, want) == 0 && fstatat (root, "big", &bs, 0) == 0
+        && bs.st_size == (20 << 20), "20 MiB gzip layer: diff_id %s is %s %s",
+        got, want, e ? e->msg : "");
+    rt_err_free (&e);
+    free (bl.buf);
+    unlinkat (root, "big", 0);
   }
   {
     struct rt_err *e2 = NULL;
