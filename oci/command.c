@@ -96,10 +96,14 @@ oci_log_error (const struct oci_globals *g, const char *msg)
   log_line (g, "error", msg);
 }
 
+/* Warnings and debug lines go to --log alone when it is given, as runc's
+ * do: containerd's shim hands the container's stdio to the runtime, so a
+ * line on stderr at create would land in the container's own output. */
 void
 oci_log_warning (const struct oci_globals *g, const char *msg)
 {
-  fprintf (stderr, "sandlock-oci: warning: %s\n", msg);
+  if (g == NULL || g->log == NULL)
+    fprintf (stderr, "sandlock-oci: warning: %s\n", msg);
   log_line (g, "warning", msg);
 }
 
@@ -116,7 +120,8 @@ oci_debug (const struct oci_globals *g, const char *fmt, ...)
   va_end (ap);
   if (m == NULL)
     return;
-  fprintf (stderr, "sandlock-oci: debug: %s\n", m);
+  if (g->log == NULL)
+    fprintf (stderr, "sandlock-oci: debug: %s\n", m);
   log_line (g, "debug", m);
   free (m);
 }

@@ -11,6 +11,7 @@
 
 #include "command.h"
 #include "common/util.h"
+#include "runtime/confine.h"
 
 static void
 usage_all (FILE *f)
@@ -161,6 +162,13 @@ main (int argc, char **argv)
     }
   if (g.root == NULL)
     g.root = default_root ();
+  {
+    /* Compiled seccomp profiles are cached next to the containers' state,
+     * in a directory only this user can write. */
+    char *cache = xasprintf ("%s/.seccomp-cache", g.root);
+    rt_confine_set_cache_dir (cache);
+    free (cache);
+  }
   c = oci_command_find (argv[optind]);
   if (c == NULL)
     {

@@ -637,8 +637,10 @@ parse_device (struct pctx *c, yajl_val o, void *dst)
   TRY (req_str (c, o, "type", &d->type));
   TRY (opt_i64 (c, o, "major", &d->major));
   TRY (opt_i64 (c, o, "minor", &d->minor));
+  /* podman writes the whole st_mode (S_IFCHR | 0666 = 8630), as Go's
+   * os.FileMode conversion gives it; only the permission bits are used. */
   TRY_BIT (d->file_mode_present,
-           opt_u32r (c, o, "fileMode", 0, 07777, &d->file_mode));
+           opt_u32r (c, o, "fileMode", 0, 0177777, &d->file_mode));
   TRY_BIT (d->uid_present, opt_u32 (c, o, "uid", &d->uid));
   TRY_BIT (d->gid_present, opt_u32 (c, o, "gid", &d->gid));
   return 0;

@@ -288,9 +288,12 @@ v1_cpuset_pids_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
               : cg_write (pids, "pids.max", "max", err) < 0)
         return -1;
     }
-  /* Best effort: blkio.weight exists only with CFQ/BFQ on the device. */
+  /* Best effort: blkio.weight exists only with CFQ/BFQ on the device.
+   * Weight 0 means "not set" (Docker writes blockIO.weight 0 for every
+   * container; the kernel refuses 0 with ERANGE), as in runc and in the
+   * v2 path. */
   blkio = cg_v1_dir (cg, "blkio");
-  if (r->blkio.weight_present && blkio)
+  if (r->blkio.weight_present && r->blkio.weight && blkio)
     {
       const char *f = cg_exists (blkio, "blkio.weight") ? "blkio.weight"
                       : cg_exists (blkio, "blkio.bfq.weight")
@@ -301,6 +304,12 @@ v1_cpuset_pids_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
     }
   return 0;
 }
+
+static const char *const default_allow[] = {
+  "c *:* m",  "b *:* m",  "c 1:3 rwm", "c 1:5 rwm",   "c 1:7 rwm",
+  "c 1:8 rwm", "c 1:9 rwm", "c 5:0 rwm", "c 5:1 rwm", "c 5:2 rwm",
+  "c 136:* rwm", "c 10:200 rwm",
+};
 
 /* Rules in order, as the kernel's devices.allow/deny lists apply them; "a"
  * switches the default (deny "a" = whitelist mode). */
@@ -326,6 +335,13 @@ v1_devices (struct rt_cgroup *cg, const struct rt_resources *r,
                      d->access ? d->access : "rwm") < 0)
         return rt_err_wrap (err, "linux.resources.devices[%zu]", i);
     }
+  /* The runtime-spec's default devices (and /dev/pts, /dev/ptmx, mknod of
+   * any node) are always usable, after the config's rules, as runc and crun
+   * do: podman writes only "deny a" and relies on the runtime for these, so
+   * without them /dev/null and /dev/ptmx fail with EPERM. */
+  for (size_t i = 0; i < ARRAY_SIZE (default_allow); i++)
+    if (cg_writef (dir, "devices.allow", err, "%s", default_allow[i]) < 0)
+      return rt_err_wrap (err, "default device rule");
   return 0;
 }
 

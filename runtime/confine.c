@@ -101,6 +101,12 @@ rt_confine_for_exec (struct rt_confine *cf, bool own_pidns, bool own_netns)
 }
 
 void
+rt_confine_set_cache_dir (const char *dir)
+{
+  rt_sc_cache_set_dir (dir);
+}
+
+void
 rt_confine_free (struct rt_confine *cf)
 {
   if (cf == NULL)

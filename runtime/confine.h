@@ -76,6 +76,10 @@ const struct rt_sc_prog *rt_confine_seccomp_prog (const struct rt_confine *cf);
 void rt_confine_for_exec (struct rt_confine *cf, bool own_pidns,
                           bool own_netns);
 
+/* Where compiled seccomp programs of config-supplied profiles are cached
+ * (a directory only the runtime's user can write; NULL: no cache). */
+void rt_confine_set_cache_dir (const char *dir);
+
 void rt_confine_free (struct rt_confine *cf);
 
 /* Human-readable status of each protection on this kernel (for `check`),

@@ -20,6 +20,7 @@ struct rt_mount_plan
   uint64_t attr_set, attr_clr;  /* MOUNT_ATTR_* for recursive r* options */
   char *data;                   /* fs-specific options, comma-joined */
   bool bind, rec, is_cgroup;
+  bool tmpcopyup;               /* tmpfs: copy the directory's content up */
 };
 
 struct rt_rlimit_plan

@@ -2,7 +2,9 @@
  * inside the rootfs (openat2 RESOLVE_IN_ROOT, so a symlink in the image can
  * never point a mount outside it), default devices, pivot_root, masked and
  * read-only paths. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -129,10 +132,17 @@ plan_one (const struct rt_mount *m, size_t i, struct rt_mount_plan *mp,
             else
               mp->flags |= mount_opts[j].flag;
           }
-      /* tmpcopyup and idmap are crun/runc extensions this runtime does not
-       * implement: refuse rather than silently ignore them. */
-      if (!known && (strcmp (o, "tmpcopyup") == 0 || strcmp (o, "idmap") == 0
-                     || strcmp (o, "ridmap") == 0))
+      /* tmpcopyup (runc/crun extension; podman passes it for --tmpfs and
+       * --read-only): the tmpfs starts with the content of the directory it
+       * covers. */
+      if (strcmp (o, "tmpcopyup") == 0)
+        {
+          mp->tmpcopyup = true;
+          continue;
+        }
+      /* idmap is a crun/runc extension this runtime does not implement:
+       * refuse rather than silently ignore it. */
+      if (!known && (strcmp (o, "idmap") == 0 || strcmp (o, "ridmap") == 0))
         return rt_err_set (err, 0, "mounts[%zu].options[%zu]: \"%s\" is not "
                            "supported", i, k, o);
       if (!known)
@@ -140,6 +150,10 @@ plan_one (const struct rt_mount *m, size_t i, struct rt_mount_plan *mp,
     }
   if (m->type && strcmp (m->type, "bind") == 0)
     mp->bind = true;
+  if (mp->tmpcopyup && (mp->bind || m->type == NULL
+                        || strcmp (m->type, "tmpfs") != 0))
+    return rt_err_set (err, 0, "mounts[%zu].options: \"tmpcopyup\" needs a "
+                       "tmpfs mount", i);
   if (!mp->bind && (m->type == NULL || m->type[0] == '\0'))
     return rt_err_set (err, 0, "mounts[%zu].type: required for a non-bind "
                        "mount of \"%s\"", i, m->destination);
@@ -436,6 +450,80 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
   return 0;
 }
 
+/* Copies the tree under |src| into |dst| (both directories): files,
+ * directories, symlinks and nodes with their mode and owner.  Names are
+ * relative to the fds, so nothing is resolved outside either tree. */
+static int
+copy_tree (int src, int dst, const char *where, struct rt_err **err)
+{
+  _cleanup_fd_ int it = openat (src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = it >= 0 ? fdopendir (it) : NULL;
+  struct dirent *de;
+  int ret = 0;
+
+  if (d == NULL)
+    return rt_err_set (err, errno, "tmpcopyup: read `%s`", where);
+  it = -1;                      /* owned by |d| now */
+  while (ret == 0 && (errno = 0, de = readdir (d)) != NULL)
+    {
+      const char *n = de->d_name;
+      struct stat st;
+      if (strcmp (n, ".") == 0 || strcmp (n, "..") == 0)
+        continue;
+      if (fstatat (src, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        ret = rt_err_set (err, errno, "tmpcopyup: stat `%s/%s`", where, n);
+      else if (S_ISDIR (st.st_mode))
+        {
+          _cleanup_fd_ int s = -1, t = -1;
+          _cleanup_free_ char *sub = xasprintf ("%s/%s", where, n);
+          if (mkdirat (dst, n, 0700) < 0
+              || (s = openat (src, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
+                                          | O_CLOEXEC)) < 0
+              || (t = openat (dst, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
+                                          | O_CLOEXEC)) < 0)
+            ret = rt_err_set (err, errno, "tmpcopyup: copy `%s`", sub);
+          else
+            ret = copy_tree (s, t, sub, err);
+        }
+      else if (S_ISREG (st.st_mode))
+        {
+          _cleanup_fd_ int s = openat (src, n, O_RDONLY | O_NOFOLLOW
+                                                   | O_CLOEXEC);
+          _cleanup_fd_ int t = openat (dst, n, O_WRONLY | O_CREAT | O_EXCL
+                                                   | O_NOFOLLOW | O_CLOEXEC,
+                                       0600);
+          ssize_t r = 0;
+          off_t left = st.st_size;
+          if (s >= 0 && t >= 0)
+            while (left > 0 && (r = sendfile (t, s, NULL, (size_t) left)) > 0)
+              left -= r;
+          if (s < 0 || t < 0 || r < 0)
+            ret = rt_err_set (err, errno, "tmpcopyup: copy `%s/%s`", where, n);
+        }
+      else if (S_ISLNK (st.st_mode))
+        {
+          char target[PATH_MAX];
+          ssize_t len = readlinkat (src, n, target, sizeof target - 1);
+          if (len >= 0)
+            target[len] = '\0';
+          if (len < 0 || symlinkat (target, dst, n) < 0)
+            ret = rt_err_set (err, errno, "tmpcopyup: copy `%s/%s`", where, n);
+        }
+      else if (mknodat (dst, n, st.st_mode, st.st_rdev) < 0)
+        ret = rt_err_set (err, errno, "tmpcopyup: copy `%s/%s`", where, n);
+      if (ret == 0
+          && (fchownat (dst, n, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0
+              || (!S_ISLNK (st.st_mode)
+                  && fchmodat (dst, n, st.st_mode & 07777, 0) < 0)))
+        ret = rt_err_set (err, errno, "tmpcopyup: owner/mode of `%s/%s`",
+                          where, n);
+    }
+  if (ret == 0 && errno != 0)
+    ret = rt_err_set (err, errno, "tmpcopyup: read `%s`", where);
+  closedir (d);
+  return ret;
+}
+
 static int
 do_mount (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
           struct rt_err **err)
@@ -474,15 +562,33 @@ do_mount (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
         return 0;
       return rt_err_set (err, e, "mount %s on `%s`", m->type, m->destination);
     }
-  if (mp->propagation || mp->attr_set)
-    {
-      /* |fd| still names the directory underneath: propagation and
-       * mount_setattr must act on the new mount, so open it again. */
-      close (fd);
-      fd = rt_open_in_root (rootfd, m->destination, true, false, err);
-      if (fd < 0)
-        return -1;
-    }
+  {
+    /* |fd| still names the covered directory, not the new mount: the
+     * propagation change and mount_setattr below must go through a fresh
+     * open of the destination (through |fd| they fail with EINVAL, or would
+     * change the mount underneath). */
+    _cleanup_fd_ int top = rt_open_in_root (rootfd, m->destination, false,
+                                            false, err);
+    if (top < 0)
+      return -1;
+    if (mp->tmpcopyup)
+      {
+        /* Copy before any ro flag takes effect below. */
+        _cleanup_fd_ int under = open (fdpath (fd, buf), O_RDONLY
+                                                         | O_DIRECTORY
+                                                         | O_CLOEXEC);
+        _cleanup_fd_ int topdir = open (fdpath (top, buf), O_RDONLY
+                                                           | O_DIRECTORY
+                                                           | O_CLOEXEC);
+        if (under < 0 || topdir < 0)
+          return rt_err_set (err, errno, "tmpcopyup: open `%s`",
+                             m->destination);
+        if (copy_tree (under, topdir, m->destination, err) < 0)
+          return -1;
+      }
+    close (fd);
+    fd = rt_steal_fd (&top);
+  }
   if (mp->propagation
       && mount (NULL, fdpath (fd, buf), NULL, mp->propagation, NULL) < 0)
     return rt_err_set (err, errno, "set propagation of `%s`", m->destination);

@@ -462,8 +462,16 @@ rt_sc_compile (const struct rt_config *c, bool default_disabled,
                       && strv_has (proc->capabilities->effective,
                                    proc->capabilities->effective_len,
                                    "CAP_SYS_ADMIN");
-  if (c->seccomp)
-    r = build_profile (c->seccomp, &ctx, &p, err);
+  if (c->seccomp && rt_sc_cache_load (c->seccomp, &p) == 1)
+    r = 0;                      /* the same profile compiled before */
+  else if (c->seccomp)
+    {
+      r = build_profile (c->seccomp, &ctx, &p, err);
+      if (r >= 0)
+        r = export_bpf (ctx, &p, err);
+      if (r >= 0)
+        rt_sc_cache_store (c->seccomp, &p);
+    }
   else if (default_disabled)
     {
       *out = p;
@@ -476,7 +484,7 @@ rt_sc_compile (const struct rt_config *c, bool default_disabled,
       r = ctx ? build_default (c, ctx, err)
               : rt_err_set (err, ENOMEM, "seccomp: seccomp_init");
     }
-  if (r >= 0)
+  if (r >= 0 && p.insns == NULL && ctx)
     r = export_bpf (ctx, &p, err);
   if (ctx)
     seccomp_release (ctx);

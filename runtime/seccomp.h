@@ -65,4 +65,10 @@ int rt_sc_child_load (const struct rt_sc_prog *p, const char *status,
 
 void rt_sc_prog_clear (struct rt_sc_prog *p);
 
+/* Compiled-profile cache (runtime/seccomp-cache.c).  |dir| NULL disables
+ * it.  load: 1 and p->insns/len/flags/notify set on a hit, 0 on a miss. */
+void rt_sc_cache_set_dir (const char *dir);
+int rt_sc_cache_load (const struct rt_seccomp *s, struct rt_sc_prog *p);
+void rt_sc_cache_store (const struct rt_seccomp *s, const struct rt_sc_prog *p);
+
 #endif

@@ -448,8 +448,8 @@ static const struct
        "\"minor\":9223372036854775808}]"),
     "linux.devices[0].minor: out of range "
     "(-9223372036854775808..9223372036854775807): 9223372036854775808" },
-  { L ("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"c\",\"fileMode\":4096}]"),
-    "linux.devices[0].fileMode: out of range (0..4095): 4096" },
+  { L ("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"c\",\"fileMode\":65536}]"),
+    "linux.devices[0].fileMode: out of range (0..65535): 65536" },
   { R ("\"memory\":{\"limit\":-2}"),
     "linux.resources.memory.limit: out of range (-1..9223372036854775807): -2" },
   { R ("\"memory\":{\"swap\":1.0}"),
