@@ -377,8 +377,8 @@ check_diff_ids (const char *what, const struct img_manifest *m,
   while (cd->diff_ids && cd->diff_ids[n])
     n++;
   if (n != m->n)
-    return rt_err_set (err, 0, "%s: config %s: rootfs.diff_ids lists %zu layers, "
-                       "the manifest %zu", what, m->config.digest, n, m->n);
+    return rt_err_set (err, 0, "%s: config %s: rootfs.diff_ids has %zu entries for "
+                       "the manifest's %zu layers", what, m->config.digest, n, m->n);
   for (size_t i = 0; i < n; i++)
     if (strcmp (cd->diff_ids[i], got[i]) != 0)
       return rt_err_set (err, 0, "%s: layer %s: diff_id mismatch: the config says %s, "

@@ -30,6 +30,7 @@ setup_file() {
   $MK image "$D/lay" "$l1" --tag zst --compress zstd >/dev/null
   $MK image "$D/lay" "$l1" "$l2" --tag baddiff --bad-diff-id 1 >/dev/null
   $MK image "$D/lay" "$l1" --tag baddiffzst --compress zstd --bad-diff-id 0 >/dev/null
+  $MK image "$D/lay" "$l1" "$l2" --tag fewdiff --drop-diff-id >/dev/null
   $MK image "$D/lay" "$l1" --arch amd64 >/dev/null
   $MK image "$D/lay" "$l1" "$l2" --arch arm64 --variant v8 >/dev/null
   $MK index "$D/lay" --tag multiarch >/dev/null
@@ -202,6 +203,8 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   tar -C "$D/lay" -cf "$BATS_TEST_TMPDIR/arch.tar" .
   run img pull "oci-archive:$BATS_TEST_TMPDIR/arch.tar:baddiff"
   [ "$status" -ne 0 ] && [[ "$output" == *"layer $l2: diff_id mismatch"* ]]
+  run img pull "oci:$D/lay:fewdiff"
+  [ "$status" -ne 0 ] && [[ "$output" == *"rootfs.diff_ids has 1 entries for the manifest's 2 layers"* ]]
   [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/tmp")" ] && [ -z "$(ls "$C/refs")" ]
   # The good images still verify (every layer, gzip and zstd).
   img pull -q "docker://$P:multi"
