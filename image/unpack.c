@@ -576,14 +576,22 @@ raw_open (struct raw_ctx *c, struct read_ctx *rc, const char *what, struct rt_er
   return 0;
 }
 
+/* Bytes allowed after the tar's end: writers pad to a 10 KiB record; a
+ * compressed stream of zeros must not make us hash without bound. */
+#define RAW_TRAILER_MAX (64u << 20)
+
 /* Hashes what the tar reader left (the end-of-archive padding and anything
  * after it) and writes the digest. */
 static int
 raw_finish (struct raw_ctx *c, char diff_id[72], const char *what, struct rt_err **err)
 {
   const void *buf;
-  while (raw_read_cb (c->outer, c, &buf) > 0)
-    ;
+  la_ssize_t n;
+  uint64_t trailer = 0;
+  while ((n = raw_read_cb (c->outer, c, &buf)) > 0)
+    if ((trailer += (uint64_t) n) > RAW_TRAILER_MAX)
+      return rt_err_set (err, 0, "%s: more than %u MiB after the end of the tar",
+                         what, RAW_TRAILER_MAX >> 20);
   if (!c->eof)
     return rt_err_set (err, 0, "%s: %s", what, archive_error_string (c->outer)
                        ? archive_error_string (c->outer) : "decompression failed");

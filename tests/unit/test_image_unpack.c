@@ -291,6 +291,40 @@ main (void)
     unlinkat (root, "big", 0);
   }
   {
+    /* A small tar followed by 65 MiB of zeros, gzipped to ~65 KiB: the
+     * diff_id hashing of what follows the tar's end is bounded. */
+    const char *l[] = { "f:tiny:t", NULL };
+    static struct mem m;
+    struct big bl = { 0 };
+    struct img_unpack_stats st = { 0 };
+    struct archive *w = archive_write_new ();
+    struct archive_entry *ae = archive_entry_new ();
+    size_t used = 0, cap = 8u << 20;
+    char got[72];
+    _cleanup_free_ char *zeros = xcalloc (1, 1u << 20);
+    build_filter = ARCHIVE_FILTER_NONE;
+    build (&m, l);
+    bl.buf = xmalloc (cap);
+    archive_write_set_format_raw (w);
+    archive_write_add_filter (w, ARCHIVE_FILTER_GZIP);
+    archive_write_open_memory (w, bl.buf, cap, &used);
+    archive_entry_set_pathname (ae, "x");
+    archive_entry_set_filetype (ae, AE_IFREG);
+    archive_write_header (w, ae);
+    archive_write_data (w, m.buf, m.len);
+    for (int i = 0; i < 65; i++)
+      archive_write_data (w, zeros, 1u << 20);
+    archive_entry_free (ae);
+    archive_write_close (w);
+    archive_write_free (w);
+    bl.len = used;
+    ok (img_unpack_layer (root, big_read, &bl, 1u << 30, "layer", got, &st, &e) < 0
+        && strstr (e->msg, "after the end of the tar"), "65 MiB after the tar refused: %s",
+        e ? e->msg : "accepted");
+    rt_err_free (&e);
+    free (bl.buf);
+  }
+  {
     struct rt_err *e2 = NULL;
     _cleanup_free_ char *r = xasprintf ("%s/root", dir);
     rt_rm_rf_at (AT_FDCWD, r, &e2);
