@@ -42,6 +42,7 @@
   X (IMG_LIB_ARCHIVE, archive_read_support_filter_zstd) \
   X (IMG_LIB_ARCHIVE, archive_read_support_format_tar) \
   X (IMG_LIB_ARCHIVE, archive_read_support_format_empty) \
+  X (IMG_LIB_ARCHIVE, archive_read_support_format_raw) \
   X (IMG_LIB_ARCHIVE, archive_read_open) \
   X (IMG_LIB_ARCHIVE, archive_read_next_header) \
   X (IMG_LIB_ARCHIVE, archive_read_data_block) \
@@ -78,61 +79,68 @@ struct img_dl
 #undef IMG_DL_MEMBER
 };
 
-/* The table, loaded once.  A library that cannot be loaded ends the
+/* The table, with library |lib| (IMG_LIB_*) loaded: each library is
+ * loaded once, on its own first use, lazily bound (RTLD_LAZY: most of
+ * their symbols are never called).  Separately, because a pull needs
+ * libcurl before its first request but libarchive (~3.5 ms: libxml2, ICU,
+ * libstdc++) only when the first layer is unpacked, which is while that
+ * layer's first bytes are still awaited; a pull of a cached image never
+ * loads it.  A library that cannot be loaded ends the
  * process with a message, as the dynamic loader would have at exec. */
-const struct img_dl *img_dl (void);
+const struct img_dl *img_dl (int lib);
 
 #ifndef IMG_DL_NO_MACROS
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
 #undef curl_share_setopt
-#define curl_global_init (img_dl ()->curl_global_init)
-#define curl_easy_init (img_dl ()->curl_easy_init)
-#define curl_easy_setopt (img_dl ()->curl_easy_setopt)
-#define curl_easy_perform (img_dl ()->curl_easy_perform)
-#define curl_easy_getinfo (img_dl ()->curl_easy_getinfo)
-#define curl_easy_cleanup (img_dl ()->curl_easy_cleanup)
-#define curl_easy_strerror (img_dl ()->curl_easy_strerror)
-#define curl_easy_escape (img_dl ()->curl_easy_escape)
-#define curl_free (img_dl ()->curl_free)
-#define curl_slist_append (img_dl ()->curl_slist_append)
-#define curl_slist_free_all (img_dl ()->curl_slist_free_all)
-#define curl_share_init (img_dl ()->curl_share_init)
-#define curl_share_setopt (img_dl ()->curl_share_setopt)
-#define curl_share_cleanup (img_dl ()->curl_share_cleanup)
-#define archive_read_new (img_dl ()->archive_read_new)
-#define archive_read_support_filter_gzip (img_dl ()->archive_read_support_filter_gzip)
-#define archive_read_support_filter_zstd (img_dl ()->archive_read_support_filter_zstd)
-#define archive_read_support_format_tar (img_dl ()->archive_read_support_format_tar)
-#define archive_read_support_format_empty (img_dl ()->archive_read_support_format_empty)
-#define archive_read_open (img_dl ()->archive_read_open)
-#define archive_read_next_header (img_dl ()->archive_read_next_header)
-#define archive_read_data_block (img_dl ()->archive_read_data_block)
-#define archive_read_free (img_dl ()->archive_read_free)
-#define archive_error_string (img_dl ()->archive_error_string)
-#define archive_errno (img_dl ()->archive_errno)
-#define archive_set_error (img_dl ()->archive_set_error)
-#define archive_entry_pathname (img_dl ()->archive_entry_pathname)
-#define archive_entry_hardlink (img_dl ()->archive_entry_hardlink)
-#define archive_entry_filetype (img_dl ()->archive_entry_filetype)
-#define archive_entry_symlink (img_dl ()->archive_entry_symlink)
-#define archive_entry_perm (img_dl ()->archive_entry_perm)
-#define archive_entry_uid (img_dl ()->archive_entry_uid)
-#define archive_entry_gid (img_dl ()->archive_entry_gid)
-#define archive_entry_rdev (img_dl ()->archive_entry_rdev)
-#define archive_entry_mtime (img_dl ()->archive_entry_mtime)
-#define archive_entry_mtime_nsec (img_dl ()->archive_entry_mtime_nsec)
-#define archive_entry_size (img_dl ()->archive_entry_size)
-#define archive_entry_xattr_reset (img_dl ()->archive_entry_xattr_reset)
-#define archive_entry_xattr_next (img_dl ()->archive_entry_xattr_next)
-#define EVP_MD_CTX_new (img_dl ()->EVP_MD_CTX_new)
-#define EVP_DigestInit_ex (img_dl ()->EVP_DigestInit_ex)
-#define EVP_sha256 (img_dl ()->EVP_sha256)
-#define EVP_DigestUpdate (img_dl ()->EVP_DigestUpdate)
-#define EVP_DigestFinal_ex (img_dl ()->EVP_DigestFinal_ex)
-#define EVP_MD_CTX_free (img_dl ()->EVP_MD_CTX_free)
-#define EVP_EncodeBlock (img_dl ()->EVP_EncodeBlock)
-#define EVP_DecodeBlock (img_dl ()->EVP_DecodeBlock)
+#define curl_global_init (img_dl (IMG_LIB_CURL)->curl_global_init)
+#define curl_easy_init (img_dl (IMG_LIB_CURL)->curl_easy_init)
+#define curl_easy_setopt (img_dl (IMG_LIB_CURL)->curl_easy_setopt)
+#define curl_easy_perform (img_dl (IMG_LIB_CURL)->curl_easy_perform)
+#define curl_easy_getinfo (img_dl (IMG_LIB_CURL)->curl_easy_getinfo)
+#define curl_easy_cleanup (img_dl (IMG_LIB_CURL)->curl_easy_cleanup)
+#define curl_easy_strerror (img_dl (IMG_LIB_CURL)->curl_easy_strerror)
+#define curl_easy_escape (img_dl (IMG_LIB_CURL)->curl_easy_escape)
+#define curl_free (img_dl (IMG_LIB_CURL)->curl_free)
+#define curl_slist_append (img_dl (IMG_LIB_CURL)->curl_slist_append)
+#define curl_slist_free_all (img_dl (IMG_LIB_CURL)->curl_slist_free_all)
+#define curl_share_init (img_dl (IMG_LIB_CURL)->curl_share_init)
+#define curl_share_setopt (img_dl (IMG_LIB_CURL)->curl_share_setopt)
+#define curl_share_cleanup (img_dl (IMG_LIB_CURL)->curl_share_cleanup)
+#define archive_read_new (img_dl (IMG_LIB_ARCHIVE)->archive_read_new)
+#define archive_read_support_filter_gzip (img_dl (IMG_LIB_ARCHIVE)->archive_read_support_filter_gzip)
+#define archive_read_support_filter_zstd (img_dl (IMG_LIB_ARCHIVE)->archive_read_support_filter_zstd)
+#define archive_read_support_format_tar (img_dl (IMG_LIB_ARCHIVE)->archive_read_support_format_tar)
+#define archive_read_support_format_empty (img_dl (IMG_LIB_ARCHIVE)->archive_read_support_format_empty)
+#define archive_read_support_format_raw (img_dl (IMG_LIB_ARCHIVE)->archive_read_support_format_raw)
+#define archive_read_open (img_dl (IMG_LIB_ARCHIVE)->archive_read_open)
+#define archive_read_next_header (img_dl (IMG_LIB_ARCHIVE)->archive_read_next_header)
+#define archive_read_data_block (img_dl (IMG_LIB_ARCHIVE)->archive_read_data_block)
+#define archive_read_free (img_dl (IMG_LIB_ARCHIVE)->archive_read_free)
+#define archive_error_string (img_dl (IMG_LIB_ARCHIVE)->archive_error_string)
+#define archive_errno (img_dl (IMG_LIB_ARCHIVE)->archive_errno)
+#define archive_set_error (img_dl (IMG_LIB_ARCHIVE)->archive_set_error)
+#define archive_entry_pathname (img_dl (IMG_LIB_ARCHIVE)->archive_entry_pathname)
+#define archive_entry_hardlink (img_dl (IMG_LIB_ARCHIVE)->archive_entry_hardlink)
+#define archive_entry_filetype (img_dl (IMG_LIB_ARCHIVE)->archive_entry_filetype)
+#define archive_entry_symlink (img_dl (IMG_LIB_ARCHIVE)->archive_entry_symlink)
+#define archive_entry_perm (img_dl (IMG_LIB_ARCHIVE)->archive_entry_perm)
+#define archive_entry_uid (img_dl (IMG_LIB_ARCHIVE)->archive_entry_uid)
+#define archive_entry_gid (img_dl (IMG_LIB_ARCHIVE)->archive_entry_gid)
+#define archive_entry_rdev (img_dl (IMG_LIB_ARCHIVE)->archive_entry_rdev)
+#define archive_entry_mtime (img_dl (IMG_LIB_ARCHIVE)->archive_entry_mtime)
+#define archive_entry_mtime_nsec (img_dl (IMG_LIB_ARCHIVE)->archive_entry_mtime_nsec)
+#define archive_entry_size (img_dl (IMG_LIB_ARCHIVE)->archive_entry_size)
+#define archive_entry_xattr_reset (img_dl (IMG_LIB_ARCHIVE)->archive_entry_xattr_reset)
+#define archive_entry_xattr_next (img_dl (IMG_LIB_ARCHIVE)->archive_entry_xattr_next)
+#define EVP_MD_CTX_new (img_dl (IMG_LIB_CRYPTO)->EVP_MD_CTX_new)
+#define EVP_DigestInit_ex (img_dl (IMG_LIB_CRYPTO)->EVP_DigestInit_ex)
+#define EVP_sha256 (img_dl (IMG_LIB_CRYPTO)->EVP_sha256)
+#define EVP_DigestUpdate (img_dl (IMG_LIB_CRYPTO)->EVP_DigestUpdate)
+#define EVP_DigestFinal_ex (img_dl (IMG_LIB_CRYPTO)->EVP_DigestFinal_ex)
+#define EVP_MD_CTX_free (img_dl (IMG_LIB_CRYPTO)->EVP_MD_CTX_free)
+#define EVP_EncodeBlock (img_dl (IMG_LIB_CRYPTO)->EVP_EncodeBlock)
+#define EVP_DecodeBlock (img_dl (IMG_LIB_CRYPTO)->EVP_DecodeBlock)
 #endif
 
 #endif

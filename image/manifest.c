@@ -223,6 +223,7 @@ img_config_doc_free (struct img_config_doc *c)
   rt_strv_free (c->cmd);
   rt_strv_free (c->env);
   rt_strv_free (c->ports);
+  rt_strv_free (c->diff_ids);
   for (size_t i = 0; i < c->labels_len; i++)
     {
       free (c->label_keys[i]);
@@ -259,6 +260,7 @@ img_config_parse (const char *buf, size_t len, struct img_config_doc **out,
   c->os = dup_or_null (img_json_str (v, "os"));
   c->arch = dup_or_null (img_json_str (v, "architecture"));
   c->variant = dup_or_null (img_json_str (v, "variant"));
+  c->diff_ids = img_json_strv (img_json_get (v, "rootfs"), "diff_ids");
   labels = img_json_get (cfg, "Labels");
   if (labels && YAJL_IS_OBJECT (labels))
     {

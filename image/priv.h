@@ -73,6 +73,7 @@ struct img_config_doc
   char **label_keys, **label_values;
   size_t labels_len;
   char **ports;                 /* ExposedPorts keys */
+  char **diff_ids;              /* rootfs.diff_ids: sha256 of each layer uncompressed */
 };
 int img_config_parse (const char *buf, size_t len, struct img_config_doc **out,
                       struct rt_err **err);
@@ -194,9 +195,11 @@ struct img_unpack_stats
 };
 typedef ssize_t (*img_read_fn) (void *data, const void **buf);
 /* Applies one layer (tar, gzip or zstd; whiteouts) read through |rd| to the
- * tree at |rootfd|.  |limit| bounds the bytes written. */
+ * tree at |rootfd|.  |limit| bounds the bytes written.  When |diff_id| is
+ * not NULL it receives "sha256:<hex>" of the whole uncompressed stream
+ * (trailing bytes after the tar's end included): the layer's diff_id. */
 int img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data,
-                      uint64_t limit, const char *what,
+                      uint64_t limit, const char *what, char *diff_id,
                       struct img_unpack_stats *st, struct rt_err **err);
 /* Resolves |path| (relative to the rootfs) for safety checks; rejects
  * absolute names and ".." components.  Returns the cleaned path. */
@@ -229,5 +232,11 @@ int img_cache_write_record (struct img_cache *c, const struct img_image *im,
 int img_cache_read_records (struct img_cache *c, struct img_image ***out,
                             size_t *n, struct rt_err **err);
 char *img_cache_rootfs_path (struct img_cache *c, const char *mdigest);
+
+/* ---- trace.c ---- */
+/* With SANDLOCK_IMAGE_TRACE=1 in the environment, prints "+MS [TID] what"
+ * to stderr (milliseconds since the first call): where a pull spends its
+ * wall time (docs/benchmarks-image.md).  Costs one branch otherwise. */
+void img_trace (const char *what);
 
 #endif

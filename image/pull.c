@@ -71,6 +71,8 @@ static int
 push_sink (void *data, const void *buf, size_t len)
 {
   struct job *j = data;
+  if (j->v.got == len)
+    img_trace ("layer: first bytes");
   if (img_stream_push (&j->st, buf, len) < 0)
     return -1;
   if (j->v.got - j->last_report >= (1u << 20))
@@ -98,6 +100,7 @@ worker (void *arg)
         }
       j = &p->jobs[p->next++];
       pthread_mutex_unlock (&p->mu);
+      img_trace ("layer: download start");
       img_verify_init (&j->v, j->d, p->src->what, push_sink, j);
       r = p->src->get_blob (p->src, j->d, img_verify_sink, &j->v, &e);
       if (r < 0 && j->v.err == NULL)
@@ -111,6 +114,7 @@ worker (void *arg)
           if (img_verify_finish (&j->v, &j->err) < 0)
             r = -1;
         }
+      img_trace ("layer: downloaded and verified");
       report (j, true);
       img_stream_close (&j->st, r < 0);
     }
@@ -128,10 +132,12 @@ cancel_others (struct pool *p, const struct job *keep)
       img_stream_cancel (&p->jobs[i].st);
 }
 
+/* Unpacks every layer of |m| into |rootfd|; diff_ids[i] (72 bytes each)
+ * receives layer i's uncompressed digest. */
 static int
 unpack_layers (const struct img_opts *o, struct img_source *src,
-               const struct img_manifest *m, int rootfd, struct img_unpack_stats *stp,
-               struct rt_err **err)
+               const struct img_manifest *m, int rootfd, char (*diff_ids)[72],
+               struct img_unpack_stats *stp, struct rt_err **err)
 {
   struct pool p = { .src = src, .o = o, .n = m->n };
   size_t nthreads = o->jobs > 0 ? (size_t) o->jobs : 3;
@@ -166,7 +172,9 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
       const void *buf;
       uint64_t limit = d->size * IMG_BOMB_RATIO + IMG_BOMB_SLACK;
 
-      if (img_unpack_layer (rootfd, img_stream_read, &j->st, limit, what, &st, &ue) < 0)
+      img_trace ("layer: unpack start");
+      if (img_unpack_layer (rootfd, img_stream_read, &j->st, limit, what, diff_ids[i],
+                            &st, &ue) < 0)
         ret = -1;
       else
         while (img_stream_read (&j->st, &buf) > 0)  /* tar padding after the end */
@@ -191,6 +199,7 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
           ret = -1;
         }
     }
+  img_trace ("layers unpacked");
   for (size_t i = 0; i < nthreads; i++)
     pthread_join (th[i], NULL);
   for (size_t i = 0; i < m->n; i++)
@@ -326,13 +335,14 @@ remove_stale_tmp (struct img_cache *c, const char *hex)
   closedir (d);
 }
 
+/* Unpacks the layers into a fresh tmp/HEX.XXXXXX (*tmp_out, removed on
+ * failure); the caller renames it once the diff_ids are checked. */
 static int
-build_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source *src,
-              const struct img_manifest *m, const char *mdigest,
-              struct img_unpack_stats *st, struct rt_err **err)
+unpack_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source *src,
+               const struct img_manifest *m, const char *mdigest, char (*diff_ids)[72],
+               struct img_unpack_stats *st, char **tmp_out, struct rt_err **err)
 {
   _cleanup_free_ char *tmp = xasprintf ("%s/tmp/%s.XXXXXX", c->dir, mdigest + 7);
-  _cleanup_free_ char *final = img_cache_rootfs_path (c, mdigest);
   _cleanup_fd_ int rootfd = -1;
   struct rt_err *e = NULL;
 
@@ -342,15 +352,38 @@ build_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source *
   chmod (tmp, 0755);
   rootfd = open (tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
-    return rt_err_set (err, errno, "open `%s`", tmp);
-  if (unpack_layers (o, src, m, rootfd, st, err) < 0 || rename (tmp, final) < 0)
     {
-      if (*err == NULL)
-        rt_err_set (err, errno, "rename `%s` to `%s`", tmp, final);
+      rt_err_set (err, errno, "open `%s`", tmp);
+      rmdir (tmp);
+      return -1;
+    }
+  if (unpack_layers (o, src, m, rootfd, diff_ids, st, err) < 0)
+    {
       rt_rm_rf_at (AT_FDCWD, tmp, &e);
       rt_err_free (&e);
       return -1;
     }
+  *tmp_out = rt_steal_ptr (&tmp);
+  return 0;
+}
+
+/* The config's rootfs.diff_ids must name exactly the uncompressed layers
+ * we unpacked, in order. */
+static int
+check_diff_ids (const char *what, const struct img_manifest *m,
+                const struct img_config_doc *cd, char (*got)[72], struct rt_err **err)
+{
+  size_t n = 0;
+  while (cd->diff_ids && cd->diff_ids[n])
+    n++;
+  if (n != m->n)
+    return rt_err_set (err, 0, "%s: config %s: rootfs.diff_ids has %zu entries for "
+                       "the manifest's %zu layers", what, m->config.digest, n, m->n);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (cd->diff_ids[i], got[i]) != 0)
+      return rt_err_set (err, 0, "%s: layer %s: diff_id mismatch: the config says %s, "
+                         "the uncompressed layer hashes to %s", what, m->descs[i].digest,
+                         cd->diff_ids[i], got[i]);
   return 0;
 }
 
@@ -375,7 +408,9 @@ static void *
 fetch_config (void *arg)
 {
   struct config_fetch *cf = arg;
+  img_trace ("config: fetch start");
   cf->ret = img_fetch_small (cf->src, cf->d, &cf->body, &cf->len, &cf->err);
+  img_trace ("config: fetched");
   return NULL;
 }
 
@@ -383,7 +418,8 @@ static int
 pull_online (const struct img_opts *o, const struct img_ref *r, const char *what,
              struct img_cache *c, struct img_image **out, struct rt_err **err)
 {
-  _cleanup_free_ char *tmpdir = NULL, *mbody = NULL, *cbody = NULL;
+  _cleanup_free_ char *tmpdir = NULL, *mbody = NULL, *cbody = NULL, *tmp = NULL;
+  _cleanup_free_ char (*diff_ids)[72] = NULL;
   struct img_source *src = NULL;
   struct img_manifest *m = NULL;
   struct img_config_doc *cd = NULL;
@@ -391,20 +427,23 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   char mdigest[72];
   size_t mlen = 0, clen = 0;
   int lockfd = -1, ret = -1;
-  bool built = false;
   struct img_unpack_stats ust = { 0 };
 
   if (open_source (o, r, what, c, &tmpdir, &src, err) < 0)
     goto out;
+  img_trace ("source opened");
   if (resolve_manifest (o, r, src, &mbody, &mlen, mdigest, &m, err) < 0)
     goto out;
+  img_trace ("manifest resolved");
   if (img_cache_put_blob (c, mdigest, mbody, mlen, err) < 0)
     goto out;
   lockfd = img_cache_lock (c, mdigest + 7, true, err);
   if (lockfd < 0)
     goto out;
+  img_trace ("image lock taken");
   im = xcalloc (1, sizeof *im);
   im->cached = img_cache_has_rootfs (c, mdigest);
+  diff_ids = xcalloc (m->n + 1, sizeof *diff_ids);
   if (img_cache_get_blob (c, m->config.digest, &cbody, &clen, err) < 0)
     {
       /* Not cached: fetch it while the layers stream (one round trip
@@ -416,8 +455,9 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
       if (pthread_create (&th, NULL, fetch_config, &cf) != 0)
         abort ();
       if (!im->cached)
-        br = build_rootfs (o, c, src, m, mdigest, &ust, err);
+        br = unpack_rootfs (o, c, src, m, mdigest, diff_ids, &ust, &tmp, err);
       pthread_join (th, NULL);
+      img_trace ("config joined");
       if (br < 0)
         {
           rt_err_free (&cf.err);
@@ -433,12 +473,26 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
       clen = cf.len;
       if (img_cache_put_blob (c, m->config.digest, cbody, clen, err) < 0)
         goto out;
-      built = true;
     }
+  else if (!im->cached
+           && unpack_rootfs (o, c, src, m, mdigest, diff_ids, &ust, &tmp, err) < 0)
+    goto out;
   if (img_config_parse (cbody, clen, &cd, err) < 0)
     goto out;
-  if (!im->cached && !built && build_rootfs (o, c, src, m, mdigest, &ust, err) < 0)
-    goto out;
+  if (tmp)
+    {
+      /* Only a tree whose every layer matched its diff_id becomes visible. */
+      _cleanup_free_ char *final = img_cache_rootfs_path (c, mdigest);
+      if (check_diff_ids (src->what, m, cd, diff_ids, err) < 0)
+        goto out;
+      if (rename (tmp, final) < 0)
+        {
+          rt_err_set (err, errno, "rename `%s` to `%s`", tmp, final);
+          goto out;
+        }
+      free (tmp);
+      tmp = NULL;
+    }
   im->devices_skipped = ust.devices_skipped;
   im->ref = img_ref_format (r);
   im->manifest_digest = xstrdup (mdigest);
@@ -450,9 +504,16 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   im->platform = platform_of (cd);
   if (img_cache_write_record (c, im, err) < 0)
     goto out;
+  img_trace ("record written");
   *out = rt_steal_ptr (&im);
   ret = 0;
 out:
+  if (tmp)
+    {
+      struct rt_err *e = NULL;
+      rt_rm_rf_at (AT_FDCWD, tmp, &e);
+      rt_err_free (&e);
+    }
   if (lockfd >= 0)
     close (lockfd);
   img_image_free (im);
@@ -480,6 +541,7 @@ img_pull (const struct img_opts *o, const char *text, struct img_image **out,
 
   if (img_ref_parse (text, &r, err) < 0)
     return -1;
+  img_trace ("pull: start");
   what = img_ref_format (r);
   if (o->offline)
     ret = img_lookup (o, text, out, err);

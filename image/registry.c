@@ -57,7 +57,10 @@ static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void
 curl_init_once (void)
 {
+  img_dl (IMG_LIB_CURL);
+  img_trace ("libcurl loaded");
   curl_global_init (CURL_GLOBAL_DEFAULT);
+  img_trace ("curl_global_init done");
 }
 
 static void

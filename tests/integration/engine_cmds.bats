@@ -308,6 +308,10 @@ wait_nprocs() {
     c sandlock-oci --root "$2" pause ""
     c sandlock-oci ps -f ""
     c sandlock-oci kill "$3" TER
+    c sandlock-oci pull --pl
+    c sandlock-oci images --format ""
+    c sandlock-oci run --im
+    c sandlock-oci pull oci-
   ' _ "$script" "$ROOT" "$ID"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "start state" ]
@@ -316,4 +320,8 @@ wait_nprocs() {
   [ "${lines[3]}" = "$ID" ]
   [ "${lines[4]}" = "table json" ]
   [ "${lines[5]}" = "TERM" ]
+  [ "${lines[6]}" = "--platform" ]
+  [ "${lines[7]}" = "text json" ]
+  [ "${lines[8]}" = "--image" ]
+  [ "${lines[9]}" = "oci-archive:" ]
 }

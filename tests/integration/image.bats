@@ -28,6 +28,9 @@ setup_file() {
     --label org.example=yes --port 80/tcp >/dev/null
   $MK image "$D/lay" "$l1" "$l2" --tag multi >/dev/null
   $MK image "$D/lay" "$l1" --tag zst --compress zstd >/dev/null
+  $MK image "$D/lay" "$l1" "$l2" --tag baddiff --bad-diff-id 1 >/dev/null
+  $MK image "$D/lay" "$l1" --tag baddiffzst --compress zstd --bad-diff-id 0 >/dev/null
+  $MK image "$D/lay" "$l1" "$l2" --tag fewdiff --drop-diff-id >/dev/null
   $MK image "$D/lay" "$l1" --arch amd64 >/dev/null
   $MK image "$D/lay" "$l1" "$l2" --arch arm64 --variant v8 >/dev/null
   $MK index "$D/lay" --tag multiarch >/dev/null
@@ -36,7 +39,7 @@ setup_file() {
   reg_start PLAIN "$D/plain"
   reg_start TLS "$D/tls" tls
   echo "REG_PLAIN_PORT=$REG_PLAIN_PORT REG_TLS_PORT=$REG_TLS_PORT" > "$D/ports"
-  for t in bb multi zst; do push "$D/lay:$t" "$REG_PLAIN_PORT" "test/busybox:$t"; done
+  for t in bb multi zst baddiff; do push "$D/lay:$t" "$REG_PLAIN_PORT" "test/busybox:$t"; done
   push "$D/lay:multiarch" "$REG_PLAIN_PORT" test/busybox:multiarch --all
   skopeo copy --quiet --dest-cert-dir "$D/cadir" --dest-creds tester:s3cret \
     "oci:$D/lay:bb" "docker://127.0.0.1:$REG_TLS_PORT/secure/busybox:bb" >/dev/null
@@ -182,6 +185,30 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   run img pull "docker://127.0.0.1:$PROXY_M_PORT/test/busybox:bb"
   [ "$status" -ne 0 ] && [[ "$output" == *"digest mismatch"*sha256:* ]]
   [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/tmp")" ] && [ -z "$(ls "$C/refs")" ]
+}
+
+@test "a layer whose uncompressed content differs from its diff_id is refused" {
+  l2=$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"]=="baddiff") | .digest' "$D/lay/index.json")
+  l2=$(jq -r '.layers[1].digest' "$D/lay/blobs/sha256/${l2#sha256:}")
+  bad=sha256:$(printf 'not this layer' | sha256sum | cut -d' ' -f1)
+  run img pull "docker://$P:baddiff"
+  [ "$status" -ne 0 ] || { echo "$output"; false; }
+  [[ "$output" == *"layer $l2: diff_id mismatch: the config says $bad, the uncompressed layer hashes to sha256:"* ]]
+  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/tmp")" ] && [ -z "$(ls "$C/refs")" ]
+  # Nothing kept is trusted: the next pull checks again.
+  run img pull "docker://$P:baddiff"
+  [ "$status" -ne 0 ] && [[ "$output" == *"diff_id mismatch"* ]]
+  run img pull "oci:$D/lay:baddiffzst"
+  [ "$status" -ne 0 ] && [[ "$output" == *"diff_id mismatch: the config says $bad"* ]]
+  tar -C "$D/lay" -cf "$BATS_TEST_TMPDIR/arch.tar" .
+  run img pull "oci-archive:$BATS_TEST_TMPDIR/arch.tar:baddiff"
+  [ "$status" -ne 0 ] && [[ "$output" == *"layer $l2: diff_id mismatch"* ]]
+  run img pull "oci:$D/lay:fewdiff"
+  [ "$status" -ne 0 ] && [[ "$output" == *"rootfs.diff_ids has 1 entries for the manifest's 2 layers"* ]]
+  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/tmp")" ] && [ -z "$(ls "$C/refs")" ]
+  # The good images still verify (every layer, gzip and zstd).
+  img pull -q "docker://$P:multi"
+  img pull -q "oci:$D/lay:zst"
 }
 
 @test "truncated blob fails as a size mismatch" {
@@ -388,22 +415,28 @@ PY
 
 @test "docker-daemon: from a Docker API socket (legacy docker save layout)" {
   t=$BATS_TEST_TMPDIR/dd
-  mkdir -p "$t/save/abc"
-  tar -C "$D/l1" -cf "$t/save/abc/layer.tar" .
-  cfg=$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"]=="bb") | .digest' "$D/lay/index.json")
-  cfg=$(jq -r .config.digest "$D/lay/blobs/sha256/${cfg#sha256:}")
-  cp "$D/lay/blobs/sha256/${cfg#sha256:}" "$t/save/${cfg#sha256:}.json"
-  printf '[{"Config":"%s.json","RepoTags":["busybox:latest"],"Layers":["abc/layer.tar"]}]' \
-    "${cfg#sha256:}" > "$t/save/manifest.json"
-  tar -C "$t/save" -cf "$t/save.tar" .
+  mkdir -p "$t/save/abc" "$t/bad/abc"
+  man=$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"]=="bb") | .digest' "$D/lay/index.json")
+  cfg=$(jq -r .config.digest "$D/lay/blobs/sha256/${man#sha256:}")
+  layer=$(jq -r '.layers[0].digest' "$D/lay/blobs/sha256/${man#sha256:}")
+  # The very tar the config's diff_id names; GNU tar's own would differ.
+  zcat "$D/lay/blobs/sha256/${layer#sha256:}" > "$t/save/abc/layer.tar"
+  tar -C "$D/l1" -cf "$t/bad/abc/layer.tar" .
+  for s in save bad; do
+    cp "$D/lay/blobs/sha256/${cfg#sha256:}" "$t/$s/${cfg#sha256:}.json"
+    printf '[{"Config":"%s.json","RepoTags":["busybox:latest"],"Layers":["abc/layer.tar"]}]' \
+      "${cfg#sha256:}" > "$t/$s/manifest.json"
+    tar -C "$t/$s" -cf "$t/$s.tar" .
+  done
   python3 - "$t/sock" "$t/save.tar" <<'PY' & spid=$!
 import http.server, socketserver, sys
 class H(http.server.BaseHTTPRequestHandler):
     def address_string(s): return "unix"
     def log_message(s, *a): pass
     def do_GET(s):
-        ok = s.path == "/images/busybox%3Alatest/get"
-        body = open(sys.argv[2], "rb").read() if ok else b'{"message":"No such image"}'
+        ok = s.path in ("/images/busybox%3Alatest/get", "/images/bad%3Alatest/get")
+        f = sys.argv[2] if "busybox" in s.path else sys.argv[2].replace("save.tar", "bad.tar")
+        body = open(f, "rb").read() if ok else b'{"message":"No such image"}'
         s.send_response(200 if ok else 404); s.send_header("Content-Length", str(len(body)))
         s.end_headers(); s.wfile.write(body)
 class S(socketserver.UnixStreamServer):
@@ -416,6 +449,9 @@ PY
   [ -x "$(rootfs_of docker-daemon:busybox:latest)/bin/busybox" ]
   DOCKER_HOST=unix://$t/sock run img pull docker-daemon:nosuch:latest
   [ "$status" -ne 0 ] && [[ "$output" == *"404"* ]]
+  # A layer.tar that is not the one the config's diff_id names.
+  DOCKER_HOST=unix://$t/sock run img pull docker-daemon:bad:latest
+  [ "$status" -ne 0 ] && [[ "$output" == *"diff_id mismatch"* ]]
 }
 
 @test "docker-daemon: from a real dockerd on a private socket" {

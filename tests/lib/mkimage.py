@@ -58,6 +58,10 @@ def cmd_image(a):
             data, mt = raw, "application/vnd.oci.image.layer.v1.tar"
         d, n = put_blob(a.layout, data)
         layers.append({"mediaType": mt, "digest": d, "size": n})
+    if a.bad_diff_id is not None:   # a config that lies about layer N's content
+        diff_ids[a.bad_diff_id] = "sha256:" + hashlib.sha256(b"not this layer").hexdigest()
+    if a.drop_diff_id:              # a config that lists fewer layers than the manifest
+        diff_ids.pop()
     cfg = {"Env": json.loads(a.env) if a.env else ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}
     if a.entrypoint: cfg["Entrypoint"] = json.loads(a.entrypoint)
     if a.cmd: cfg["Cmd"] = json.loads(a.cmd)
@@ -128,6 +132,7 @@ i.add_argument("layout"); i.add_argument("layers", nargs="+")
 i.add_argument("--tag"); i.add_argument("--arch", default="amd64"); i.add_argument("--variant")
 i.add_argument("--compress", default="gzip"); i.add_argument("--level", type=int, default=6); i.add_argument("--entrypoint"); i.add_argument("--cmd")
 i.add_argument("--user"); i.add_argument("--env"); i.add_argument("--workdir")
+i.add_argument("--bad-diff-id", type=int, metavar="N"); i.add_argument("--drop-diff-id", action="store_true");
 i.add_argument("--label", action="append"); i.add_argument("--port", action="append")
 x = sub.add_parser("index"); x.add_argument("layout"); x.add_argument("--tag", required=True)
 e = sub.add_parser("evil"); e.add_argument("out"); e.add_argument("case"); e.add_argument("--target", default="/tmp")

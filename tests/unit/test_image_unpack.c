@@ -31,14 +31,64 @@ mem_read (void *data, const void **buf)
   return (ssize_t) m->len;
 }
 
+/* A large layer in the heap, handed out in 64 KiB reads. */
+struct big
+{
+  char *buf;
+  size_t len, off;
+};
+
+static ssize_t
+big_read (void *data, const void **buf)
+{
+  struct big *b = data;
+  size_t n = b->len - b->off < 65536 ? b->len - b->off : 65536;
+  *buf = b->buf + b->off;
+  b->off += n;
+  return (ssize_t) n;
+}
+
+/* A tar of one file of |size| bytes, through |filter|. */
+static void
+build_big (struct big *b, size_t size, int filter)
+{
+  struct archive *a = archive_write_new ();
+  struct archive_entry *e = archive_entry_new ();
+  char *data = xmalloc (size);
+  size_t used = 0, cap = size + (1 << 20);
+  for (size_t i = 0; i < size; i++)
+    data[i] = (char) ((i * 2654435761u) >> 13);
+  b->buf = xmalloc (cap);
+  archive_write_set_format_pax_restricted (a);
+  if (filter != ARCHIVE_FILTER_NONE)
+    archive_write_add_filter (a, filter);
+  archive_write_open_memory (a, b->buf, cap, &used);
+  archive_entry_set_pathname (e, "big");
+  archive_entry_set_filetype (e, AE_IFREG);
+  archive_entry_set_perm (e, 0644);
+  archive_entry_set_size (e, (la_int64_t) size);
+  archive_write_header (a, e);
+  archive_write_data (a, data, size);
+  archive_entry_free (e);
+  archive_write_close (a);
+  archive_write_free (a);
+  free (data);
+  b->len = used;
+  b->off = 0;
+}
+
 /* Entries: "f:NAME:DATA", "d:NAME", "l:NAME:TARGET" (symlink),
  * "h:NAME:TARGET" (hardlink). */
+static int build_filter = ARCHIVE_FILTER_NONE;
+
 static void
 build (struct mem *m, const char *const *ents)
 {
   struct archive *a = archive_write_new ();
   size_t used = 0;
   archive_write_set_format_pax_restricted (a);
+  if (build_filter != ARCHIVE_FILTER_NONE)
+    archive_write_add_filter (a, build_filter);
   archive_write_open_memory (a, m->buf, sizeof m->buf, &used);
   for (; *ents; ents++)
     {
@@ -85,7 +135,7 @@ apply (int root, const char *const *ents, uint64_t limit, struct rt_err **err)
   static struct mem m;
   struct img_unpack_stats st = { 0 };
   build (&m, ents);
-  return img_unpack_layer (root, mem_read, &m, limit, "layer", &st, err);
+  return img_unpack_layer (root, mem_read, &m, limit, "layer", NULL, &st, err);
 }
 
 static bool
@@ -178,7 +228,7 @@ main (void)
     struct img_unpack_stats st = { 0 };
     static struct mem m;
     build (&m, l);
-    ok (img_unpack_layer (root, mem_read, &m, 540, "layer", &st, &e) < 0 && strstr (e->msg, "bomb"),
+    ok (img_unpack_layer (root, mem_read, &m, 540, "layer", NULL, &st, &e) < 0 && strstr (e->msg, "bomb"),
         "over the byte bound refused");
     rt_err_free (&e);
     (void) l;
@@ -187,6 +237,92 @@ main (void)
     const char *l[] = { "f:etc/sh:replaced", NULL };
     ok (apply (root, l, 1 << 20, &e) == 0 && file_is (root, "etc/sh", "replaced"),
         "a file replaces a symlink without following it");
+  }
+  {
+    /* The diff_id: sha256 of the uncompressed stream, the tar's trailing
+     * blocks included, whatever the compression. */
+    const char *l[] = { "d:dd", "f:dd/x:diff id content", NULL };
+    const int filters[] = { ARCHIVE_FILTER_NONE, ARCHIVE_FILTER_GZIP, ARCHIVE_FILTER_ZSTD };
+    const char *names[] = { "plain", "gzip", "zstd" };
+    char want[72], got[72];
+    static struct mem m;
+    build_filter = ARCHIVE_FILTER_NONE;
+    build (&m, l);
+    img_sha256_str (m.buf, m.len, want);
+    for (int i = 0; i < 3; i++)
+      {
+        struct img_unpack_stats st = { 0 };
+        build_filter = filters[i];
+        build (&m, l);
+        memset (got, 0, sizeof got);
+        ok (img_unpack_layer (root, mem_read, &m, 1 << 20, "layer", got, &st, &e) == 0
+            && strcmp (got, want) == 0 && file_is (root, "dd/x", "diff id content"),
+            "%s layer: diff_id %s is the raw tar's %s %s", names[i], got, want,
+            e ? e->msg : "");
+        rt_err_free (&e);
+      }
+    build_filter = ARCHIVE_FILTER_NONE;
+    m.len = 0;
+    m.done = false;
+    {
+      struct img_unpack_stats st = { 0 };
+      img_sha256_str ("", 0, want);
+      ok (img_unpack_layer (root, mem_read, &m, 1 << 20, "layer", got, &st, &e) == 0
+          && strcmp (got, want) == 0, "empty layer: diff_id of nothing %s", e ? e->msg : "");
+      rt_err_free (&e);
+    }
+  }
+  {
+    /* A layer of many decompressed blocks: the diff_id spans them all. */
+    struct big bl = { 0 };
+    struct img_unpack_stats st = { 0 };
+    char want[72], got[72];
+    struct stat bs;
+    build_big (&bl, 20u << 20, ARCHIVE_FILTER_NONE);
+    img_sha256_str (bl.buf, bl.len, want);
+    free (bl.buf);
+    build_big (&bl, 20u << 20, ARCHIVE_FILTER_GZIP);
+    ok (img_unpack_layer (root, big_read, &bl, 1u << 30, "layer", got, &st, &e) == 0
+        && strcmp (got, want) == 0 && fstatat (root, "big", &bs, 0) == 0
+        && bs.st_size == (20 << 20), "20 MiB gzip layer: diff_id %s is %s %s",
+        got, want, e ? e->msg : "");
+    rt_err_free (&e);
+    free (bl.buf);
+    unlinkat (root, "big", 0);
+  }
+  {
+    /* A small tar followed by 65 MiB of zeros, gzipped to ~65 KiB: the
+     * diff_id hashing of what follows the tar's end is bounded. */
+    const char *l[] = { "f:tiny:t", NULL };
+    static struct mem m;
+    struct big bl = { 0 };
+    struct img_unpack_stats st = { 0 };
+    struct archive *w = archive_write_new ();
+    struct archive_entry *ae = archive_entry_new ();
+    size_t used = 0, cap = 8u << 20;
+    char got[72];
+    _cleanup_free_ char *zeros = xcalloc (1, 1u << 20);
+    build_filter = ARCHIVE_FILTER_NONE;
+    build (&m, l);
+    bl.buf = xmalloc (cap);
+    archive_write_set_format_raw (w);
+    archive_write_add_filter (w, ARCHIVE_FILTER_GZIP);
+    archive_write_open_memory (w, bl.buf, cap, &used);
+    archive_entry_set_pathname (ae, "x");
+    archive_entry_set_filetype (ae, AE_IFREG);
+    archive_write_header (w, ae);
+    archive_write_data (w, m.buf, m.len);
+    for (int i = 0; i < 65; i++)
+      archive_write_data (w, zeros, 1u << 20);
+    archive_entry_free (ae);
+    archive_write_close (w);
+    archive_write_free (w);
+    bl.len = used;
+    ok (img_unpack_layer (root, big_read, &bl, 1u << 30, "layer", got, &st, &e) < 0
+        && strstr (e->msg, "after the end of the tar"), "65 MiB after the tar refused: %s",
+        e ? e->msg : "accepted");
+    rt_err_free (&e);
+    free (bl.buf);
   }
   {
     struct rt_err *e2 = NULL;
