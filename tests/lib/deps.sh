@@ -3,7 +3,7 @@
 # need, when run as root and something is missing.  Never edits /etc.
 set -e
 build="libseccomp-dev libyajl-dev libarchive-dev libcurl4-openssl-dev libssl-dev libcap-dev libzstd-dev pkg-config gcc make busybox-static"
-tests="bats bats-assert bats-support jq runc crun hyperfine libclang-rt-14-dev skopeo umoci docker-registry podman conmon containerd docker.io uidmap util-linux iproute2 openssl"
+tests="bats curl zstd python3 bats-assert bats-support jq runc crun hyperfine libclang-rt-14-dev skopeo umoci docker-registry podman conmon containerd docker.io uidmap util-linux iproute2 openssl"
 want=$build
 [ "$1" = build ] || want="$build $tests"
 missing=""
