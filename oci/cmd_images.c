@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "common/json.h"
 #include "image_cli.h"
 
 static int
@@ -45,13 +46,13 @@ cmd_images (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       if (c.json)
         {
           printf ("%s{\"ref\":", i ? "," : "");
-          image_cli_json_str (stdout, im->ref);
+          rt_json_str (stdout, im->ref);
           printf (",\"digest\":");
-          image_cli_json_str (stdout, im->manifest_digest);
+          rt_json_str (stdout, im->manifest_digest);
           printf (",\"size\":%" PRIu64 ",\"created\":", im->size);
-          image_cli_json_str (stdout, im->created);
+          rt_json_str (stdout, im->created);
           printf (",\"platform\":");
-          image_cli_json_str (stdout, im->platform);
+          rt_json_str (stdout, im->platform);
           printf ("}");
         }
       else if (c.quiet)

@@ -21,13 +21,8 @@ cmd_pause (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       rt_err_set (err, 0, "container not running");
       goto out;
     }
-  if (st.cgroup_path == NULL)
-    {
-      rt_err_set (err, 0, "pause: container \"%s\" has no cgroup (pausing "
-                  "needs the cgroup freezer)", st.id);
-      goto out;
-    }
-  if (rt_cgroup_open (st.cgroup_path, &cg, err) < 0
+  if (oci_state_cgroup (&st, "pause", "pausing needs the cgroup freezer",
+                        &cg, err) < 0
       || rt_cgroup_freeze (cg, true, err) < 0)
     goto out;
   ret = 0;

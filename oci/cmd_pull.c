@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "common/json.h"
 #include "image_cli.h"
 
 static void
@@ -18,15 +19,15 @@ print_image (const struct image_cli *c, const struct img_image *im)
       return;
     }
   printf ("{\"ref\":");
-  image_cli_json_str (stdout, im->ref);
+  rt_json_str (stdout, im->ref);
   printf (",\"digest\":");
-  image_cli_json_str (stdout, im->manifest_digest);
+  rt_json_str (stdout, im->manifest_digest);
   printf (",\"config\":");
-  image_cli_json_str (stdout, im->config_digest);
+  rt_json_str (stdout, im->config_digest);
   printf (",\"rootfs\":");
-  image_cli_json_str (stdout, im->rootfs);
+  rt_json_str (stdout, im->rootfs);
   printf (",\"platform\":");
-  image_cli_json_str (stdout, im->platform);
+  rt_json_str (stdout, im->platform);
   printf (",\"size\":%" PRIu64 ",\"cached\":%s,\"devices_skipped\":%" PRIu64 "}\n",
           im->size, im->cached ? "true" : "false", im->devices_skipped);
 }

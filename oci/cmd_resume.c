@@ -22,7 +22,7 @@ cmd_resume (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       rt_err_set (err, 0, "container not paused");
       goto out;
     }
-  if (rt_cgroup_open (st.cgroup_path, &cg, err) < 0
+  if (oci_state_cgroup (&st, "resume", NULL, &cg, err) < 0
       || rt_cgroup_freeze (cg, false, err) < 0)
     goto out;
   ret = 0;

@@ -251,12 +251,7 @@ cmd_update (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       rt_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;
     }
-  if (st.cgroup_path == NULL)
-    {
-      rt_err_set (err, 0, "update: container \"%s\" has no cgroup", st.id);
-      goto out;
-    }
-  if (rt_cgroup_open (st.cgroup_path, &cg, err) < 0
+  if (oci_state_cgroup (&st, "update", NULL, &cg, err) < 0
       || rt_cgroup_update (cg, file ? file : r, err) < 0)
     goto out;
   ret = 0;

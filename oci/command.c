@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "common/json.h"
 #include "common/util.h"
 
 static struct oci_command *commands;
@@ -39,23 +40,6 @@ oci_command_list (void)
 }
 
 static void
-json_escape (FILE *f, const char *s)
-{
-  for (; *s; s++)
-    {
-      unsigned char ch = (unsigned char) *s;
-      if (ch == '"' || ch == '\\')
-        fprintf (f, "\\%c", ch);
-      else if (ch == '\n')
-        fputs ("\\n", f);
-      else if (ch < 0x20)
-        fprintf (f, "\\u%04x", ch);
-      else
-        fputc (ch, f);
-    }
-}
-
-static void
 log_line (const struct oci_globals *g, const char *level, const char *msg)
 {
   FILE *f;
@@ -80,9 +64,9 @@ log_line (const struct oci_globals *g, const char *level, const char *msg)
   strftime (ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
   if (g->log_format == OCI_LOG_JSON)
     {
-      fprintf (f, "{\"level\":\"%s\",\"msg\":\"", level);
-      json_escape (f, msg);
-      fprintf (f, "\",\"time\":\"%s.%06ldZ\"}\n", ts, (long) tv.tv_usec);
+      fprintf (f, "{\"level\":\"%s\",\"msg\":", level);
+      rt_json_str (f, msg);
+      fprintf (f, ",\"time\":\"%s.%06ldZ\"}\n", ts, (long) tv.tv_usec);
     }
   else
     fprintf (f, "%s.%06ldZ %s: %s\n", ts, (long) tv.tv_usec, level, msg);

@@ -191,27 +191,6 @@ image_cli_get (struct image_cli *c, const char *ref, struct img_image **out,
   return r;
 }
 
-void
-image_cli_json_str (FILE *f, const char *s)
-{
-  if (s == NULL)
-    {
-      fputs ("null", f);
-      return;
-    }
-  fputc ('"', f);
-  for (; *s; s++)
-    {
-      unsigned char ch = (unsigned char) *s;
-      if (ch == '"' || ch == '\\')
-        fprintf (f, "\\%c", ch);
-      else if (ch < 0x20)
-        fprintf (f, "\\u%04x", ch);
-      else
-        fputc (ch, f);
-    }
-  fputc ('"', f);
-}
 
 int
 image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *dir,

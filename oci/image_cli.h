@@ -48,8 +48,6 @@ void image_cli_finish (struct image_cli *c);
 int image_cli_get (struct image_cli *c, const char *ref, struct img_image **out,
                    struct rt_err **err);
 
-/* Writes |s| as a JSON string (with quotes) to |f|. */
-void image_cli_json_str (FILE *f, const char *s);
 
 /* Writes a bundle for |im| into |dir|: the rootfs copied from the cache,
  * config.json from the image config (|cmd| replaces Cmd). */

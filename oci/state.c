@@ -32,6 +32,17 @@ oci_id_valid (const char *id)
   return n > 0 && n <= 1024;
 }
 
+int
+oci_state_cgroup (const struct oci_state *st, const char *cmd,
+                  const char *why, struct rt_cgroup **cg, struct rt_err **err)
+{
+  if (st->cgroup_path == NULL)
+    return rt_err_set (err, 0, "%s: container \"%s\" has no cgroup%s%s%s",
+                       cmd, st->id, why ? " (" : "", why ? why : "",
+                       why ? ")" : "");
+  return rt_cgroup_open (st->cgroup_path, cg, err);
+}
+
 char *
 oci_now_rfc3339 (void)
 {

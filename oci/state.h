@@ -67,6 +67,13 @@ void oci_state_free (struct oci_state *st);
 int oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
                            struct rt_err **err);
 
+/* Opens the cgroup of a loaded container; fails with "CMD: container ID
+ * has no cgroup (WHY)" when it was created without one (rootless). */
+struct rt_cgroup;
+int oci_state_cgroup (const struct oci_state *st, const char *cmd,
+                      const char *why, struct rt_cgroup **cg,
+                      struct rt_err **err);
+
 /* RFC 3339 timestamp with nanoseconds, malloc'd. */
 char *oci_now_rfc3339 (void);
 

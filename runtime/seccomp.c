@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "common/util.h"
 #include "runtime.h"
 #include "seccomp.h"
@@ -512,23 +513,6 @@ rt_sc_needs_early_load (const struct rt_sc_prog *p)
 
 /* ---- listener state ---------------------------------------------------- */
 
-static void
-json_str (FILE *f, const char *s)
-{
-  fputc ('"', f);
-  for (; s && *s; s++)
-    {
-      unsigned char ch = (unsigned char) *s;
-      if (ch == '"' || ch == '\\')
-        fprintf (f, "\\%c", ch);
-      else if (ch < 0x20)
-        fprintf (f, "\\u%04x", ch);
-      else
-        fputc (ch, f);
-    }
-  fputc ('"', f);
-}
-
 /* The parts of the state that come from config.json, kept so that
  * rt_sc_set_state() can rebuild the message once id and bundle are known. */
 static void
@@ -540,18 +524,18 @@ save_state_parts (struct rt_sc_prog *p, const struct rt_config *c)
   FILE *f = open_memstream (&buf, &len);
   if (f == NULL)
     abort ();
-  json_str (f, c->oci_version ? c->oci_version : "1.0.2");
+  rt_json_str (f, c->oci_version ? c->oci_version : "1.0.2");
   fputc ('\0', f);
-  json_str (f, s && s->listener_metadata ? s->listener_metadata : "");
+  rt_json_str (f, s && s->listener_metadata ? s->listener_metadata : "");
   fputc ('\0', f);
   fputc ('{', f);
   for (size_t i = 0; i < c->annotations_len; i++)
     {
       if (i)
         fputc (',', f);
-      json_str (f, c->annotations[i].key);
+      rt_json_str (f, c->annotations[i].key);
       fputc (':', f);
-      json_str (f, c->annotations[i].value);
+      rt_json_str (f, c->annotations[i].value);
     }
   fputc ('}', f);
   fclose (f);
@@ -580,7 +564,7 @@ rt_sc_set_state (struct rt_sc_prog *p, const char *id, const char *bundle)
     abort ();
   fprintf (f, ",\"metadata\":%s,\"state\":{\"ociVersion\":%s,\"id\":",
            meta, ver);
-  json_str (f, id);
+  rt_json_str (f, id);
   fputs (",\"status\":\"", f);
   fclose (f);
   p->state_mid = buf;
@@ -589,7 +573,7 @@ rt_sc_set_state (struct rt_sc_prog *p, const char *id, const char *bundle)
   if (f == NULL)
     abort ();
   fputs (",\"bundle\":", f);
-  json_str (f, bundle);
+  rt_json_str (f, bundle);
   fprintf (f, ",\"annotations\":%s}}", ann);
   fclose (f);
   p->state_tail = buf;

@@ -1,0 +1,12 @@
+/* Writing JSON by hand where a generator would be overkill (log lines,
+ * small messages): one escaping routine for the whole project. */
+#ifndef SANDLOCK_COMMON_JSON_H
+#define SANDLOCK_COMMON_JSON_H
+
+#include <stdio.h>
+
+/* Writes |s| as a quoted JSON string ("null" when |s| is NULL): quotes,
+ * backslashes and control characters escaped. */
+void rt_json_str (FILE *f, const char *s);
+
+#endif
