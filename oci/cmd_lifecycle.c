@@ -101,7 +101,7 @@ cmd_delete (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       if (force && strstr ((*err)->msg, "does not exist"))
         {
           rt_err_free (err);
-          return 0;
+          return oci_state_remove_orphan (g, argv[optind], err) < 0 ? -1 : 0;
         }
       return -1;
     }

@@ -327,6 +327,26 @@ oci_state_remove (const struct oci_globals *g, struct oci_state *st,
   return rt_rm_rf_at (rootfd, st->id, err);
 }
 
+int
+oci_state_remove_orphan (const struct oci_globals *g, const char *id,
+                         struct rt_err **err)
+{
+  _cleanup_fd_ int rootfd = -1, dfd = -1;
+  if (!oci_id_valid (id))
+    return 0;
+  rootfd = open_root (g, false, err);
+  if (rootfd < 0)
+    return *err ? -1 : 0;
+  dfd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0)
+    return 0;
+  if (lock_dir (dfd, id, err) < 0)
+    return -1;
+  if (faccessat (dfd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    return 0;                   /* a real container after all */
+  return rt_rm_rf_at (rootfd, id, err);
+}
+
 void
 oci_state_free (struct oci_state *st)
 {

@@ -62,6 +62,13 @@ int oci_state_remove (const struct oci_globals *g, struct oci_state *st,
 
 void oci_state_free (struct oci_state *st);
 
+/* delete -f of an id whose directory exists without state.json (a create
+ * that died before writing it): takes the lock, so a create in progress is
+ * waited for, and removes the directory only if state.json is still
+ * missing.  0 when there was nothing to do. */
+int oci_state_remove_orphan (const struct oci_globals *g, const char *id,
+                             struct rt_err **err);
+
 /* Kills, waits for and cleans up a container: cgroup, poststop hooks, state
  * directory.  Used by delete and by run when the container exits. */
 int oci_container_destroy (const struct oci_globals *g, struct oci_state *st,

@@ -233,3 +233,19 @@ teardown() { common_teardown; }
   [ "$status" -eq 4 ]
   [[ "$output" == *isatty* ]]
 }
+
+@test "delete -f clears a state directory left without state.json; the id is usable again" {
+  mkdir -p "$ROOT/orphan"
+  run rt create -b "$BUNDLE" orphan
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"already exists"* ]]
+  run rt delete orphan
+  [ "$status" -eq 1 ]
+  rt delete -f orphan
+  [ ! -e "$ROOT/orphan" ]
+  cmd true
+  rt create -b "$BUNDLE" orphan
+  # a real container is never taken for an orphan
+  rt delete -f orphan
+  [ ! -e "$ROOT/orphan" ]
+}
