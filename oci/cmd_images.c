@@ -11,17 +11,8 @@ static int
 parse (const char *cmd, struct image_cli *c, int argc, char **argv, int nargs,
        struct rt_err **err)
 {
-  const struct option *opts = image_cli_merge (NULL);
-  int opt;
-  optind = 0;  /* 0: full reinit, so options may follow arguments */
-  while ((opt = getopt_long (argc, argv, "q", opts, NULL)) != -1)
-    {
-      int r = image_cli_opt (c, opt, optarg, err);
-      if (r < 0)
-        return -1;
-      if (r == 0)
-        return rt_err_set (err, 0, "%s: unknown option (see `help %s`)", cmd, cmd);
-    }
+  if (image_cli_parse (cmd, c, argc, argv, err) < 0)
+    return -1;
   if (argc - optind != nargs)
     return rt_err_set (err, 0, "%s: expected %s", cmd, nargs ? "one image reference"
                                                           : "no arguments");

@@ -36,19 +36,10 @@ static int
 cmd_pull (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1 };
-  const struct option *opts = image_cli_merge (NULL);
   struct img_image *im = NULL;
-  int opt;
 
-  optind = 0;  /* 0: full reinit, so options may follow arguments */
-  while ((opt = getopt_long (argc, argv, "q", opts, NULL)) != -1)
-    {
-      int r = image_cli_opt (&c, opt, optarg, err);
-      if (r < 0)
-        return -1;
-      if (r == 0)
-        return rt_err_set (err, 0, "pull: unknown option (see `help pull`)");
-    }
+  if (image_cli_parse ("pull", &c, argc, argv, err) < 0)
+    return -1;
   if (argc - optind != 1)
     return rt_err_set (err, 0, "pull: expected one image reference");
   if (image_cli_get (&c, argv[optind], &im, err) < 0)

@@ -34,6 +34,25 @@ const struct option image_cli_options[] = {
   { 0, 0, 0, 0 },
 };
 
+int
+image_cli_parse (const char *cmd, struct image_cli *c, int argc, char **argv,
+                 struct rt_err **err)
+{
+  const struct option *opts = image_cli_merge (NULL);
+  int opt;
+  optind = 0;  /* 0: full reinit, so options may follow arguments */
+  while ((opt = getopt_long (argc, argv, "q", opts, NULL)) != -1)
+    {
+      int r = image_cli_opt (c, opt, optarg, err);
+      if (r < 0)
+        return -1;
+      if (r == 0)
+        return rt_err_set (err, 0, "%s: unknown option (see `help %s`)", cmd,
+                           cmd);
+    }
+  return optind;
+}
+
 const struct option *
 image_cli_merge (const struct option *extra)
 {
@@ -79,7 +98,13 @@ image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **er
       c->o.offline = true;
       return 1;
     case O_JOBS:
-      c->o.jobs = atoi (arg);
+      {
+        char *end;
+        long v;
+        errno = 0;
+        v = strtol (arg, &end, 10);
+        c->o.jobs = errno || end == arg || *end ? 0 : (int) (v < 0 || v > 16 ? 0 : v);
+      }
       if (c->o.jobs < 1 || c->o.jobs > 16)
         return rt_err_set (err, 0, "--jobs: expected 1..16, got `%s`", arg);
       return 1;

@@ -36,6 +36,11 @@ extern const struct option image_cli_options[];
  * image option, 0 when not, < 0 on a bad value. */
 int image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **err);
 
+/* Parses argv with the shared image options for |cmd|; returns the index
+ * of the first non-option argument, or < 0 with *err naming the option. */
+int image_cli_parse (const char *cmd, struct image_cli *c, int argc,
+                     char **argv, struct rt_err **err);
+
 /* Builds the option array: |extra| (terminated) followed by the shared
  * ones.  Returns a static buffer. */
 const struct option *image_cli_merge (const struct option *extra);

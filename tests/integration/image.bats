@@ -475,3 +475,17 @@ PY
   DOCKER_HOST=unix://$t/docker.sock run img pull docker-daemon:sandlock-test/none:v1
   [ "$status" -ne 0 ] && [[ "$output" == *"404"* ]]
 }
+
+@test "bad option values are refused before any network use, naming the option" {
+  for v in 3x 0 17 ''; do
+    run "$SANDLOCK_OCI" pull --jobs "$v" docker://127.0.0.1:1/nothing
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--jobs: expected 1..16"* ]]
+  done
+  run "$SANDLOCK_OCI" bundle --tls-verify=maybe docker://127.0.0.1:1/x "$BATS_TEST_TMPDIR/b"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"--tls-verify: expected true or false"* ]]
+  run "$SANDLOCK_OCI" images --bogus
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"images: unknown option"* ]]
+}
