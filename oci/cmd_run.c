@@ -41,15 +41,19 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   struct oci_state st;
   sigset_t set, old;
   int code, console[2] = { -1, -1 };
-  _cleanup_fd_ int master = -1;
-  _cleanup_free_ char *img_bundle = NULL;
+  _cleanup_fd_ int master = -1, img_lock = -1;
+  _cleanup_free_ char *img_tmp = NULL;
 
-  if (image_run_prepare (g, &argc, &argv, &img_bundle, err) < 0)
+  if (image_run_prepare (g, &argc, &argv, &img_tmp, &img_lock, err) < 0)
     return -1;
   if (oci_parse_create_flags ("run", argc, argv, &a, true, err) < 0)
-    return -1;
-  if (img_bundle)
-    a.bundle = img_bundle;
+    {
+      image_run_discard (img_tmp);
+      return -1;
+    }
+  /* From here the bundle is oci_create's, then the container's: it goes
+   * wherever the container goes (oci_state_remove). */
+  a.image_bundle_tmp = img_tmp;
   /* Block before the child exists so no signal is lost; the container
    * process restores the mask before execve. */
   if (!a.detach)
@@ -108,12 +112,6 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   oci_state_free (&st);
   if (console[0] >= 0)
     close (console[0]);
-  if (img_bundle)
-    {
-      struct rt_err *e2 = NULL;
-      rt_rm_rf_at (AT_FDCWD, img_bundle, &e2);
-      rt_err_free (&e2);
-    }
   return code;
 fail:
   if (!a.detach)
@@ -131,5 +129,6 @@ OCI_COMMAND (run_command, "run", "create and start a container, wait for it",
              "Without -d, waits for the container, forwards signals to it,\n"
              "deletes it when it exits and exits with its status (128+N when\n"
              "killed by signal N).  With --image, pulls REF when needed and runs\n"
-             "it from a bundle built under the state root.\n",
+             "it from a bundle built under the state root, ROOT/image-bundles/ID,\n"
+             "which is deleted with the container.\n",
              cmd_run)

@@ -149,25 +149,47 @@ out:
   return ret;
 }
 
+static void
+discard_image_bundle (const char *tmp)
+{
+  struct rt_err *e = NULL;
+  if (tmp && rt_rm_rf_at (AT_FDCWD, tmp, &e) < 0)
+    rt_err_free (&e);
+}
+
 int
 oci_create (struct oci_globals *g, const struct oci_create_args *a,
             struct oci_state *st, struct rt_err **err)
 {
+  _cleanup_free_ char *image_bundle = NULL;
+
   memset (st, 0, sizeof *st);
   st->dirfd = -1;
   if (a->preserve_fds < 0)
-    return rt_err_set (err, 0, "--preserve-fds: must not be negative");
+    {
+      discard_image_bundle (a->image_bundle_tmp);
+      return rt_err_set (err, 0, "--preserve-fds: must not be negative");
+    }
   if (oci_state_create (g, a->id, st, err) < 0)
     {
-      /* An existing id is someone else's container: leave it alone. */
+      /* An existing id is someone else's container: leave it (and its
+       * image bundle) alone. */
+      discard_image_bundle (a->image_bundle_tmp);
       oci_state_free (st);
       return -1;
     }
-  if (resolve_bundle (a->bundle, &st->bundle, err) < 0
+  if ((a->image_bundle_tmp
+       && oci_state_adopt_image_bundle (g, st, a->image_bundle_tmp,
+                                        &image_bundle, err) < 0)
+      || resolve_bundle (image_bundle ? image_bundle : a->bundle, &st->bundle,
+                         err) < 0
       || do_create (g, a, st, err) < 0)
     {
       struct rt_err *e2 = NULL;
-      /* Nothing half-created stays: kill what may run, drop the state. */
+      if (image_bundle == NULL)
+        discard_image_bundle (a->image_bundle_tmp);
+      /* Nothing half-created stays: kill what may run, drop the state
+       * (and the image bundle, which st->image_bundle names). */
       if (st->pid > 0)
         oci_container_destroy (g, st, &e2);
       else

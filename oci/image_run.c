@@ -1,17 +1,134 @@
 /* `run --image REF ID [-- CMD...]`: pulls REF when needed and builds a
  * bundle for it under the state root, then run continues as usual with
- * that bundle. */
+ * that bundle.
+ *
+ * The bundle is built in ROOT/image-bundles/.run-XXXXXX and only becomes
+ * ROOT/image-bundles/ID once oci_create holds the id (state.c), so a
+ * second `run` of an existing id never touches the first one's bundle.
+ * Each build directory is flock()ed by the run building it; one left by a
+ * killed run (^C during a pull) is unlocked and the next `run --image`
+ * removes it.  The lock of ROOT/image-bundles itself (shared while a build
+ * directory is made and locked, exclusive while sweeping) keeps the sweep
+ * from taking a directory between its mkdtemp and its flock. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "image_cli.h"
 #include "image_run.h"
+#include "state.h"
+
+#define BUILD_PREFIX ".run-"
+
+static int
+lock_fd (int fd, int op, const char *what, struct rt_err **err)
+{
+  while (flock (fd, op) < 0)
+    if (errno != EINTR)
+      return rt_err_set (err, errno, "lock `%s`", what);
+  return 0;
+}
+
+/* Removes the build directories no live run holds.  Called with |bfd|
+ * locked exclusively. */
+static void
+sweep_builds (int bfd)
+{
+  int dfd = fcntl (bfd, F_DUPFD_CLOEXEC, 0);
+  DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
+  struct dirent *de;
+
+  if (d == NULL)
+    {
+      if (dfd >= 0)
+        close (dfd);
+      return;
+    }
+  while ((de = readdir (d)) != NULL)
+    {
+      _cleanup_fd_ int fd = -1;
+      struct rt_err *e = NULL;
+      if (!rt_startswith (de->d_name, BUILD_PREFIX))
+        continue;
+      fd = openat (bfd, de->d_name,
+                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
+        continue;               /* not a directory, or a run is building it */
+      if (rt_rm_rf_at (bfd, de->d_name, &e) < 0)
+        rt_err_free (&e);
+    }
+  closedir (d);
+}
+
+/* Makes and locks a new build directory; *tmp its path, *lockfd its fd. */
+static int
+new_build_dir (struct oci_globals *g, char **tmp, int *lockfd,
+               struct rt_err **err)
+{
+  _cleanup_free_ char *dir = xasprintf ("%s/%s", g->root, OCI_IMAGE_BUNDLES);
+  _cleanup_free_ char *path = NULL;
+  _cleanup_fd_ int bfd = -1, fd = -1;
+
+  if (rt_mkdir_p (dir, 0700, err) < 0)
+    return -1;
+  bfd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (bfd < 0)
+    return rt_err_set (err, errno, "open `%s`", dir);
+  if (lock_fd (bfd, LOCK_EX, dir, err) < 0)
+    return -1;
+  sweep_builds (bfd);
+  /* Not atomic (flock(2)), and need not be: only mkdtemp-to-flock below
+   * must not meet a sweep. */
+  if (lock_fd (bfd, LOCK_SH, dir, err) < 0)
+    return -1;
+  path = xasprintf ("%s/" BUILD_PREFIX "XXXXXX", dir);
+  if (mkdtemp (path) == NULL)
+    return rt_err_set (err, errno, "create a build directory in `%s`", dir);
+  fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || lock_fd (fd, LOCK_EX, path, err) < 0 || fchmod (fd, 0755) < 0)
+    {
+      struct rt_err *e = NULL;
+      if (*err == NULL)
+        rt_err_set (err, errno, "build directory `%s`", path);
+      if (rt_rm_rf_at (AT_FDCWD, path, &e) < 0)
+        rt_err_free (&e);
+      return -1;
+    }
+  *tmp = rt_steal_ptr (&path);
+  *lockfd = rt_steal_fd (&fd);
+  return 0;
+}
+
+void
+image_run_discard (const char *tmp)
+{
+  struct rt_err *e = NULL;
+  if (tmp && rt_rm_rf_at (AT_FDCWD, tmp, &e) < 0)
+    rt_err_free (&e);
+}
+
+/* Fails early, before any pull, for an id create would refuse anyway; the
+ * authoritative check is oci_state_create's, under the id's lock. */
+static int
+check_id (struct oci_globals *g, const char *id, struct rt_err **err)
+{
+  _cleanup_free_ char *p = NULL;
+  if (!oci_id_valid (id))
+    return rt_err_set (err, 0, "run --image: invalid container id \"%s\"", id);
+  p = xasprintf ("%s/%s", g->root, id);
+  if (faccessat (AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    return rt_err_set (err, 0, "container \"%s\" already exists", id);
+  return 0;
+}
 
 int
-image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **bundle,
-                   struct rt_err **err)
+image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
+                   int *lockfd, struct rt_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1, .quiet = true };
   const char *ref = NULL;
@@ -20,7 +137,8 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **bundle
   int ac = *argc, n = 0, ret;
   struct img_image *im = NULL;
 
-  *bundle = NULL;
+  *tmp = NULL;
+  *lockfd = -1;
   out = xcalloc ((size_t) ac + 1, sizeof *out);
   for (int i = 0; i < ac; i++)
     {
@@ -50,24 +168,24 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **bundle
       free (out);
       return rt_err_set (err, 0, "run --image: expected REF ID [-- CMD...]");
     }
-  if (img_pull (&c.o, ref, &im, err) < 0)
+  if (check_id (g, out[n - 1], err) < 0 || img_pull (&c.o, ref, &im, err) < 0)
     {
       free (out);
       return -1;
     }
-  *bundle = xasprintf ("%s/image-bundles/%s", g->root, out[n - 1]);
-  {
-    struct rt_err *e = NULL;
-    rt_rm_rf_at (AT_FDCWD, *bundle, &e);   /* a bundle a crashed run left */
-    rt_err_free (&e);
-  }
-  ret = image_cli_bundle (&c, im, *bundle, cmd && *cmd ? cmd : NULL, err);
+  ret = new_build_dir (g, tmp, lockfd, err);
+  if (ret == 0)
+    ret = image_cli_bundle (&c, im, *tmp, cmd && *cmd ? cmd : NULL, err);
   img_image_free (im);
   if (ret < 0)
     {
       free (out);
-      free (*bundle);
-      *bundle = NULL;
+      image_run_discard (*tmp);
+      free (*tmp);
+      *tmp = NULL;
+      if (*lockfd >= 0)
+        close (*lockfd);
+      *lockfd = -1;
       return -1;
     }
   *argc = n;

@@ -21,10 +21,16 @@ struct oci_create_args
   bool no_pivot;
   bool no_new_keyring;
   bool detach;
+  /* run --image: the bundle built under ROOT/image-bundles, which
+   * oci_create either makes the container's own (renamed to
+   * ROOT/image-bundles/ID, deleted with it) or removes.  Overrides bundle. */
+  const char *image_bundle_tmp;
 };
 
 /* Creates the container; on success |st| is loaded and locked, status
- * "created", and the init pid is in st->pid.  On failure nothing is left. */
+ * "created", and the init pid is in st->pid.  On failure nothing is left
+ * (no state, no image bundle; an existing container of that id is not
+ * touched). */
 int oci_create (struct oci_globals *g, const struct oci_create_args *a,
                 struct oci_state *st, struct rt_err **err);
 

@@ -20,11 +20,15 @@
 #include "spec.h"
 #include "state.h"
 
+/* The record that a container owns its image bundle (see state.h). */
+#define IMAGE_BUNDLE_MARK "image-bundle"
+
 bool
 oci_id_valid (const char *id)
 {
   size_t n = 0;
-  if (id == NULL || strcmp (id, ".") == 0 || strcmp (id, "..") == 0)
+  if (id == NULL || strcmp (id, ".") == 0 || strcmp (id, "..") == 0
+      || strcmp (id, OCI_IMAGE_BUNDLES) == 0)
     return false;
   for (const char *s = id; *s; s++, n++)
     if (!isalnum ((unsigned char) *s) && !strchr ("_+-.", *s))
@@ -197,6 +201,8 @@ oci_state_load (const struct oci_globals *g, const char *id,
     }
   if (parse_state (st, buf, err) < 0)
     return -1;
+  st->image_bundle = faccessat (st->dirfd, IMAGE_BUNDLE_MARK, F_OK,
+                                AT_SYMLINK_NOFOLLOW) == 0;
   oci_state_refresh (st);
   return 0;
 }
@@ -317,6 +323,64 @@ oci_state_config (const struct oci_state *st, struct rt_config **out,
   return oci_spec_parse (buf, len, out, err);
 }
 
+static int
+open_image_bundles (int rootfd)
+{
+  return openat (rootfd, OCI_IMAGE_BUNDLES,
+                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int
+oci_state_adopt_image_bundle (const struct oci_globals *g,
+                              struct oci_state *st, const char *tmp,
+                              char **bundle, struct rt_err **err)
+{
+  _cleanup_fd_ int rootfd = -1, bfd = -1;
+  _cleanup_free_ char *path = NULL;
+
+  rootfd = open_root (g, false, err);
+  if (rootfd < 0)
+    return *err ? -1 : rt_err_set (err, ENOENT, "--root `%s`", g->root);
+  bfd = open_image_bundles (rootfd);
+  if (bfd < 0)
+    return rt_err_set (err, errno, "open `%s/%s`", g->root, OCI_IMAGE_BUNDLES);
+  path = xasprintf ("%s/%s/%s", g->root, OCI_IMAGE_BUNDLES, st->id);
+  /* The record first: whatever happens next, deleting the container
+   * removes the bundle. */
+  if (rt_atomic_write_at (st->dirfd, IMAGE_BUNDLE_MARK, path, strlen (path),
+                          0600, err) < 0)
+    return -1;
+  st->image_bundle = true;
+  /* We hold the id, so what is there is no live container's. */
+  if (rt_rm_rf_at (bfd, st->id, err) < 0)
+    return rt_err_wrap (err, "remove the stale image bundle `%s`", path);
+  if (renameat (AT_FDCWD, tmp, bfd, st->id) < 0)
+    return rt_err_set (err, errno, "move image bundle `%s` to `%s`", tmp, path);
+  *bundle = rt_steal_ptr (&path);
+  return 0;
+}
+
+/* Removes ROOT/image-bundles/ID: a symlink there is unlinked, not followed
+ * (rt_rm_rf_at opens nothing without O_NOFOLLOW). */
+static void
+remove_image_bundle (const struct oci_globals *g, int rootfd, const char *id)
+{
+  struct rt_err *e = NULL;
+  _cleanup_fd_ int bfd = open_image_bundles (rootfd);
+  if (bfd < 0)
+    {
+      if (errno != ENOENT)
+        rt_err_set (&e, errno, "open `%s/%s`", g->root, OCI_IMAGE_BUNDLES);
+    }
+  else if (rt_rm_rf_at (bfd, id, &e) < 0)
+    rt_err_wrap (&e, "remove the image bundle of `%s`", id);
+  if (e)
+    {
+      oci_log_warning (g, e->msg);
+      rt_err_free (&e);
+    }
+}
+
 int
 oci_state_remove (const struct oci_globals *g, struct oci_state *st,
                   struct rt_err **err)
@@ -324,6 +388,10 @@ oci_state_remove (const struct oci_globals *g, struct oci_state *st,
   _cleanup_fd_ int rootfd = open_root (g, false, err);
   if (rootfd < 0)
     return *err ? -1 : 0;
+  /* The bundle before the record of it: killed in between, a later
+   * delete still knows. */
+  if (st->image_bundle)
+    remove_image_bundle (g, rootfd, st->id);
   return rt_rm_rf_at (rootfd, st->id, err);
 }
 
@@ -344,6 +412,8 @@ oci_state_remove_orphan (const struct oci_globals *g, const char *id,
     return -1;
   if (faccessat (dfd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     return 0;                   /* a real container after all */
+  if (faccessat (dfd, IMAGE_BUNDLE_MARK, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    remove_image_bundle (g, rootfd, id);
   return rt_rm_rf_at (rootfd, id, err);
 }
 

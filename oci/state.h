@@ -28,10 +28,19 @@ struct oci_state
   struct rt_kv *annotations;
   size_t annotations_len;
   int dirfd;                    /* locked container directory, or -1 */
+  /* ROOT/image-bundles/ID was built for this container by `run --image`
+   * and goes with it.  Recorded as the file "image-bundle" in the state
+   * directory, written before the bundle is moved into place, so that even
+   * a create killed before state.json existed leaves the record. */
+  bool image_bundle;
 };
 
+/* Under the state root: the bundles `run --image` builds, one per container
+ * id.  The name is reserved: oci_id_valid() refuses it. */
+#define OCI_IMAGE_BUNDLES "image-bundles"
+
 /* Container ids: letters, digits, '_', '+', '-', '.'; 1..1024 chars; not
- * "." or "..".  (runc's rule.) */
+ * "." or "..".  (runc's rule.)  Nor OCI_IMAGE_BUNDLES, which is ours. */
 bool oci_id_valid (const char *id);
 
 /* Creates <root>/<id> (refusing an existing id) and locks it. */
@@ -56,7 +65,19 @@ char *oci_state_json (const struct oci_state *st, bool pretty);
 int oci_state_config (const struct oci_state *st, struct rt_config **out,
                       struct rt_err **err);
 
-/* Removes <root>/<id> entirely. */
+/* Makes the bundle built at |tmp| (a directory under
+ * ROOT/image-bundles) the image bundle of the freshly created, locked |st|:
+ * records the ownership, replaces whatever a killed run left at
+ * ROOT/image-bundles/ID (no container has that id: we hold it) and renames
+ * |tmp| there.  *bundle gets that path (caller frees).  On failure |tmp| is
+ * left to the caller. */
+int oci_state_adopt_image_bundle (const struct oci_globals *g,
+                                  struct oci_state *st, const char *tmp,
+                                  char **bundle, struct rt_err **err);
+
+/* Removes <root>/<id> entirely, and first the container's image bundle
+ * when it owns one (never following a symlink; a failure there is a
+ * warning: the container is still deleted). */
 int oci_state_remove (const struct oci_globals *g, struct oci_state *st,
                       struct rt_err **err);
 

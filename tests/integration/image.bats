@@ -58,6 +58,7 @@ setup() {
 }
 
 teardown() {
+  if [ -d "$BATS_TEST_TMPDIR/state" ]; then ROOT=$BATS_TEST_TMPDIR/state common_teardown; fi
   reg_stop_all "$BATS_TEST_TMPDIR"
   reg_stop_all "$BATS_TEST_TMPDIR/dockerd"
   if [ -f "$BATS_TEST_TMPDIR/dockerd/dd/pid.dockerd" ]; then
@@ -411,6 +412,121 @@ PY
   run "$SANDLOCK_OCI" --root "$ROOT" run --image "docker://$P:bb" --cache-dir "$C" img2 -- id -u
   [ "$status" -eq 0 ] && [ "$output" = 1000 ]
   [ ! -e "$ROOT/image-bundles/img2" ]
+}
+
+# The bundles `run --image` builds belong to their container: gone with it.
+ibundles() { ls -A "$ROOT/image-bundles" 2>/dev/null | tr '\n' ' '; }
+
+@test "run -d --image: delete and delete -f remove the container's image bundle" {
+  require_root
+  ROOT=$BATS_TEST_TMPDIR/state
+  rt run -d --cache-dir "$C" --image "docker://$P:bb" d1 -- busybox sleep 100
+  [ "$(rt state d1 | jq -r .status)" = running ]
+  [ -x "$ROOT/image-bundles/d1/rootfs/bin/busybox" ]
+  rt delete -f d1
+  [ ! -e "$ROOT/image-bundles/d1" ]
+  [ ! -e "$ROOT/d1" ]
+  rt run -d --cache-dir "$C" --image "docker://$P:bb" d2 -- true
+  for _ in $(seq 100); do [ "$(rt state d2 | jq -r .status)" = stopped ] && break; sleep 0.05; done
+  [ -d "$ROOT/image-bundles/d2" ]
+  rt delete d2
+  [ ! -e "$ROOT/image-bundles/d2" ]
+  # A symlink put in the bundle's place is removed, never followed.
+  mkdir -p "$BATS_TEST_TMPDIR/victim" && echo keep > "$BATS_TEST_TMPDIR/victim/f"
+  rt run -d --cache-dir "$C" --image "docker://$P:bb" d3 -- busybox sleep 100
+  mv "$ROOT/image-bundles/d3" "$BATS_TEST_TMPDIR/moved"
+  ln -s "$BATS_TEST_TMPDIR/victim" "$ROOT/image-bundles/d3"
+  rt delete -f d3
+  [ ! -L "$ROOT/image-bundles/d3" ]
+  [ "$(cat "$BATS_TEST_TMPDIR/victim/f")" = keep ]
+  [ -z "$(ibundles)" ]
+}
+
+@test "delete never removes a bundle the runtime did not build for that container" {
+  require_root
+  ROOT=$BATS_TEST_TMPDIR/state
+  img bundle "docker://$P:bb" "$BATS_TEST_TMPDIR/ub" -q -- busybox sleep 100
+  rt run -d -b "$BATS_TEST_TMPDIR/ub" u1
+  rt delete -f u1
+  [ -f "$BATS_TEST_TMPDIR/ub/config.json" ]
+  # Even at the very path run --image would use, a user's bundle is the user's.
+  mkdir -p "$ROOT/image-bundles"
+  cp -a "$BATS_TEST_TMPDIR/ub" "$ROOT/image-bundles/u2"
+  rt run -d -b "$ROOT/image-bundles/u2" u2
+  rt delete -f u2
+  [ -f "$ROOT/image-bundles/u2/config.json" ]
+  # A container that ran from another container's image bundle leaves it alone.
+  rt run -d --cache-dir "$C" --image "docker://$P:bb" owner -- busybox sleep 100
+  rt run -d -b "$ROOT/image-bundles/owner" borrower
+  rt delete -f borrower
+  [ -f "$ROOT/image-bundles/owner/config.json" ]
+  [ "$(rt state owner | jq -r .status)" = running ]
+}
+
+@test "a failed run --image leaves no bundle and never touches an existing container" {
+  require_root
+  ROOT=$BATS_TEST_TMPDIR/state
+  rt run -d --cache-dir "$C" --image "docker://$P:bb" e1 -- busybox sleep 100
+  cfg=$(cat "$ROOT/image-bundles/e1/config.json")
+  ino=$(stat -c %i "$ROOT/image-bundles/e1/rootfs/bin/busybox")
+  run rt run --cache-dir "$C" --image "docker://$P:bb" e1 -- id
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'"e1" already exists'* ]]
+  [ "$(cat "$ROOT/image-bundles/e1/config.json")" = "$cfg" ]
+  [ "$(stat -c %i "$ROOT/image-bundles/e1/rootfs/bin/busybox")" = "$ino" ]
+  [ "$(rt state e1 | jq -r .status)" = running ]
+  # An id that is a path must not reach the file system.
+  run rt run --cache-dir "$C" --image "docker://$P:bb" ../e1 -- id
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"invalid container id"* ]]
+  [ "$(rt state e1 | jq -r .status)" = running ]
+  # Bad flags; a command the image lacks; the reserved name.
+  run rt run --preserve-fds x --cache-dir "$C" --image "docker://$P:bb" f1
+  [ "$status" -ne 0 ]
+  run rt run --cache-dir "$C" --image "docker://$P:bb" f2 -- /no/such/program
+  [ "$status" -ne 0 ]
+  run rt run -d --cache-dir "$C" --image "docker://$P:bb" f3 -- /no/such/program
+  [ "$status" -ne 0 ]
+  run rt run --cache-dir "$C" --image "docker://$P:bb" image-bundles
+  [ "$status" -ne 0 ]
+  [ "$(ibundles)" = "e1 " ]
+  [ ! -e "$ROOT/f1" ]
+  [ ! -e "$ROOT/f2" ]
+  [ ! -e "$ROOT/f3" ]
+  # delete -f of the reserved name is a no-op, not an rm -rf of every bundle.
+  rt delete -f image-bundles
+  [ "$(ibundles)" = "e1 " ]
+  rt delete -f e1
+  [ -z "$(ibundles)" ]
+}
+
+@test "run --image cleans what killed runs left: stale bundles, build dirs, half-created state" {
+  require_root
+  ROOT=$BATS_TEST_TMPDIR/state
+  # A run killed while it built its bundle leaves a build directory.
+  mkdir -p "$ROOT/image-bundles/.run-stale1/rootfs" "$ROOT/image-bundles/.run-live1"
+  # ... and one a live run is building (it holds the flock) stays.
+  (exec 9<"$ROOT/image-bundles/.run-live1" 3>&-; flock 9; exec sleep 100) &
+  lpid=$!
+  for _ in $(seq 100); do grep -q "$(stat -c %i "$ROOT/image-bundles/.run-live1")" /proc/locks && break; sleep 0.05; done
+  # A bundle left behind for an id no container has.
+  mkdir -p "$ROOT/image-bundles/g1/rootfs" && : > "$ROOT/image-bundles/g1/stale"
+  run rt run --cache-dir "$C" --image "docker://$P:bb" g1 -- id -u
+  [ "$status" -eq 0 ]
+  [ "$output" = 1000 ]
+  [ "$(ibundles)" = ".run-live1 " ]
+  kill "$lpid"
+  wait "$lpid" || true
+  rmdir "$ROOT/image-bundles/.run-live1"
+  # A run killed between reserving the id and writing state.json leaves a
+  # state directory without state.json: delete -f finds the record of the
+  # bundle there and removes both.
+  rt run -d --cache-dir "$C" --image "docker://$P:bb" h1 -- true
+  for _ in $(seq 100); do [ "$(rt state h1 | jq -r .status)" = stopped ] && break; sleep 0.05; done
+  rm "$ROOT/h1/state.json"
+  rt delete -f h1
+  [ ! -e "$ROOT/h1" ]
+  [ -z "$(ibundles)" ]
 }
 
 @test "docker-daemon: from a Docker API socket (legacy docker save layout)" {
