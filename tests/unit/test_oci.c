@@ -16,8 +16,9 @@
 static void
 test_ids (void)
 {
-  static const char *good[] = { "a", "abc-DEF_1.2+3", "0", "x.y" };
-  static const char *bad[] = { "", ".", "..", "a/b", "a b", "a;b", "ä", "a\n" };
+  static const char *good[] = { "a", "abc-DEF_1.2+3", "0", "x.y", "image-bundles2" };
+  static const char *bad[] = { "", ".", "..", "a/b", "a b", "a;b", "ä", "a\n",
+                                 OCI_IMAGE_BUNDLES };
   char *long_ok = xmalloc (1025), *too_long = xmalloc (1026);
   for (size_t i = 0; i < ARRAY_SIZE (good); i++)
     ok (oci_id_valid (good[i]), "id \"%s\" is valid", good[i]);
