@@ -5,6 +5,7 @@
 
 load ../lib/common
 load ../lib/registry
+load ../lib/engines
 
 MK="python3 $SANDLOCK_TESTS_DIR/lib/mkimage.py"
 
@@ -41,7 +42,7 @@ setup_file() {
   echo "REG_PLAIN_PORT=$REG_PLAIN_PORT REG_TLS_PORT=$REG_TLS_PORT" > "$D/ports"
   for t in bb multi zst baddiff; do push "$D/lay:$t" "$REG_PLAIN_PORT" "test/busybox:$t"; done
   push "$D/lay:multiarch" "$REG_PLAIN_PORT" test/busybox:multiarch --all
-  skopeo copy --quiet --dest-cert-dir "$D/cadir" --dest-creds tester:s3cret \
+  sk copy --quiet --dest-cert-dir "$D/cadir" --dest-creds tester:s3cret \
     "oci:$D/lay:bb" "docker://127.0.0.1:$REG_TLS_PORT/secure/busybox:bb" >/dev/null
 }
 
@@ -60,10 +61,7 @@ setup() {
 teardown() {
   if [ -d "$BATS_TEST_TMPDIR/state" ]; then ROOT=$BATS_TEST_TMPDIR/state common_teardown; fi
   reg_stop_all "$BATS_TEST_TMPDIR"
-  reg_stop_all "$BATS_TEST_TMPDIR/dockerd"
-  if [ -f "$BATS_TEST_TMPDIR/dockerd/dd/pid.dockerd" ]; then
-    for _ in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/dockerd/dd/pid.dockerd" ] || break; sleep 0.05; done
-  fi
+  if [ -f "$BATS_TEST_TMPDIR/dockerd/ns.pid" ]; then ENG_DIR=$BATS_TEST_TMPDIR/dockerd private_dockerd_stop; fi
   if [ -f "$BATS_TEST_TMPDIR/nobody-dir" ]; then rm -rf "$(cat "$BATS_TEST_TMPDIR/nobody-dir")"; fi
 }
 
@@ -570,26 +568,60 @@ PY
   [ "$status" -ne 0 ] && [[ "$output" == *"diff_id mismatch"* ]]
 }
 
+# What a Docker daemon leaves on a host: its fixed paths (/run/docker is
+# made whatever --exec-root says; key.json lands next to the config file,
+# /etc/docker by default), and mounts.
+host_docker_traces() {
+  find /run/docker /run/docker.sock /etc/docker /var/lib/docker /root/.docker \
+    -printf '%p %i %y %s %T@\n' 2>/dev/null | sort
+  awk '{ print $5 }' /proc/self/mountinfo | sort
+}
+
+# dockerd (vfs storage) on private roots under $ENG_DIR, in the private
+# mount namespace tests/lib/engines.bash gives every engine (a tmpfs over
+# its /run), so nothing it makes outside $ENG_DIR reaches the host.
+private_dockerd_start() {
+  mkdir -p "$ENG_DIR"/{cwd,cli}
+  engine_mntns || return 1
+  # Its identity key goes to /etc/docker/key.json unless told (20.10).
+  printf '{"deprecated-key-path": "%s/key.json"}\n' "$ENG_DIR" > "$ENG_DIR/daemon.json"
+  in_ns /usr/sbin/dockerd --config-file "$ENG_DIR/daemon.json" \
+    --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
+    --bridge=none --userland-proxy=false --storage-driver=vfs \
+    -H "unix://$ENG_DIR/docker.sock" --data-root "$ENG_DIR/root" \
+    --exec-root "$ENG_DIR/exec" --pidfile "$ENG_DIR/dockerd.pid" \
+    </dev/null >"$ENG_DIR/log" 2>&1 3>&- &
+  echo $! > "$ENG_DIR/dockerd.ppid"
+  _wait_for 'dk version' 300 || { tail -5 "$ENG_DIR/log"; return 1; }
+}
+
+# Stops it by pid (it removes its pid file when done), then whatever is
+# left in its mount namespace, and the namespace.
+private_dockerd_stop() {
+  local p
+  p=$(cat "$ENG_DIR/dockerd.ppid" 2>/dev/null) && kill "$p" 2>/dev/null
+  for _ in $(seq 200); do [ -e "$ENG_DIR/dockerd.pid" ] || break; sleep 0.05; done
+  engine_mntns_stop
+  rm -f "$ENG_DIR/ns.pid"
+}
+
 @test "docker-daemon: from a real dockerd on a private socket" {
   require_root
   [ -x /usr/sbin/dockerd ] && [ -x /usr/bin/docker ] || skip "Debian's docker.io (dockerd) not installed"
-  t=$BATS_TEST_TMPDIR/dockerd
-  mkdir -p "$t/dd"
-  # vfs: no mounts left behind under the private data root.
-  /usr/sbin/dockerd --iptables=false --ip6tables=false --bridge=none --storage-driver=vfs \
-    -H "unix://$t/docker.sock" --data-root "$t/root" --exec-root "$t/exec" \
-    --pidfile "$t/dd/pid.dockerd" > "$t/log" 2>&1 &
-  echo $! > "$t/dd/pid"
-  for _ in $(seq 200); do [ -S "$t/docker.sock" ] && break; sleep 0.05; done
-  [ -S "$t/docker.sock" ] || { cat "$t/log"; false; }
-  tar -C "$D/l1" -cf - . | /usr/bin/docker -H "unix://$t/docker.sock" import \
-    -c 'CMD ["echo","hi"]' - sandlock-test/bb:v1 >/dev/null
-  DOCKER_HOST=unix://$t/docker.sock img pull -q docker-daemon:sandlock-test/bb:v1
+  before=$(host_docker_traces)
+  export ENG_DIR=$BATS_TEST_TMPDIR/dockerd
+  private_dockerd_start
+  tar -C "$D/l1" -cf - . | dk import -c 'CMD ["echo","hi"]' - sandlock-test/bb:v1 >/dev/null
+  DOCKER_HOST=unix://$ENG_DIR/docker.sock img pull -q docker-daemon:sandlock-test/bb:v1
   r=$(rootfs_of docker-daemon:sandlock-test/bb:v1)
-  [ -x "$r/bin/busybox" ] && [ "$(cat "$r/data/victim")" = gone ]
+  [ -x "$r/bin/busybox" ]
+  [ "$(cat "$r/data/victim")" = gone ]
   img inspect docker-daemon:sandlock-test/bb:v1 | jq -e '.config.Cmd == ["echo","hi"]'
-  DOCKER_HOST=unix://$t/docker.sock run img pull docker-daemon:sandlock-test/none:v1
-  [ "$status" -ne 0 ] && [[ "$output" == *"404"* ]]
+  DOCKER_HOST=unix://$ENG_DIR/docker.sock run img pull docker-daemon:sandlock-test/none:v1
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"404"* ]]
+  private_dockerd_stop
+  [ "$(host_docker_traces)" = "$before" ]
 }
 
 @test "bad option values are refused before any network use, naming the option" {

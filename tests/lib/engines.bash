@@ -331,13 +331,14 @@ dk() { DOCKER_CONFIG=$ENG_DIR/cli docker -H "unix://$ENG_DIR/docker.sock" "$@"; 
 
 # Starts dockerd; returns 1 with the reason in $ENG_DIR/dockerd.why when it
 # cannot start.  No iptables, no bridge, no ip forwarding: containers use
-# --network none or host.  key.json lands next to --config-file.
+# --network none or host.  Its identity key (key.json) would go to
+# /etc/docker whatever --config-file says: daemon.json points it here.
 docker_setup() {
   [ -n "${ENG_DIR:-}" ] || engine_dir
   mkdir -p "$ENG_DIR"/{cwd,cli,droot,dexec}
   engine_mntns || { echo "no private mount namespace" > "$ENG_DIR/dockerd.why"; return 1; }
   export DK_CGP=sl-docker-$$
-  echo '{}' > "$ENG_DIR/daemon.json"
+  printf '{"deprecated-key-path": "%s/key.json"}\n' "$ENG_DIR" > "$ENG_DIR/daemon.json"
   in_ns dockerd --config-file "$ENG_DIR/daemon.json" \
     --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
     --bridge=none --userland-proxy=false \

@@ -87,7 +87,23 @@ reg_stop_all() {
   done
 }
 
+# skopeo without touching the host's container state: as root it keeps a
+# blob-info cache in /var/lib/containers/cache, so it runs in a private
+# mount namespace with a tmpfs there (over /var/lib when /var/lib/containers
+# does not exist, so that it is not created either); otherwise the cache
+# goes under the test's temp dir.
+sk() {
+  if [ "$(id -u)" != 0 ]; then
+    XDG_DATA_HOME=${BATS_FILE_TMPDIR:-/tmp}/xdg skopeo "$@"
+    return
+  fi
+  local over=/var/lib/containers
+  [ -d "$over" ] || over=/var/lib
+  unshare -m --propagation private \
+    sh -c 'mount -t tmpfs tmpfs "$0" && exec skopeo "$@"' "$over" "$@"
+}
+
 # push LAYOUT:TAG PORT NAME:TAG [skopeo args]: plain-HTTP push with skopeo.
 push() {
-  skopeo copy --quiet --dest-tls-verify=false "${@:4}" "oci:$1" "docker://127.0.0.1:$2/$3" >/dev/null
+  sk copy --quiet --dest-tls-verify=false "${@:4}" "oci:$1" "docker://127.0.0.1:$2/$3" >/dev/null
 }
