@@ -1,34 +1,34 @@
-/* Loads libcurl, libarchive and libcrypto on first use (image/dl.h says
- * why). */
+/* Loads libcurl, libarchive, libcrypto and the decompressors on first use
+ * (image/dl.h says why). */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #define IMG_DL_NO_MACROS 1
 #include "image/dl.h"
-
-#define NLIBS 3
+#include "image/priv.h"
 
 static struct img_dl table;
-static pthread_once_t once[NLIBS] = { PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT };
+static pthread_once_t once[IMG_NLIBS] = {
+  PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
+  PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
+};
+static bool loaded[IMG_NLIBS];
+static char why[IMG_NLIBS][256];
 
-static const char *const sonames[NLIBS] = {
+static const char *const sonames[IMG_NLIBS] = {
   [IMG_LIB_CURL] = "libcurl.so.4",
   [IMG_LIB_ARCHIVE] = "libarchive.so.13",
   [IMG_LIB_CRYPTO] = "libcrypto.so.3",
+  [IMG_LIB_ISAL] = "libisal.so.2",
+  [IMG_LIB_ZLIB] = "libz.so.1",
+  [IMG_LIB_ZSTD] = "libzstd.so.1",
 };
 
-static void __attribute__ ((noreturn))
-die (const char *what, const char *why)
-{
-  /* Not an error a caller can handle: the installation lacks a library
-   * the binary was built against (the dynamic loader would have refused
-   * to start it). */
-  dprintf (STDERR_FILENO, "sandlock-oci: cannot load %s: %s\n", what, why ? why : "?");
-  _exit (127);
-}
-
+/* Fills the library's entries; on failure leaves why[lib] set and the
+ * library marked not loaded. */
 static void
 load (int lib)
 {
@@ -36,32 +36,82 @@ load (int lib)
    * dependency trees up front (RTLD_NOW) cost ~3 ms of a ~40 ms pull. */
   void *h = dlopen (sonames[lib], RTLD_LAZY | RTLD_LOCAL);
   if (h == NULL)
-    die (sonames[lib], dlerror ());
+    {
+      snprintf (why[lib], sizeof why[lib], "cannot load %s: %s", sonames[lib], dlerror ());
+      return;
+    }
 #define IMG_DL_LOAD(l, name)                                    \
   if (l == lib)                                                 \
     {                                                           \
       void *p_ = dlsym (h, #name);                              \
       if (p_ == NULL)                                           \
-        die (#name, dlerror ());                                \
+        {                                                       \
+          snprintf (why[lib], sizeof why[lib], "cannot load %s: %s", #name, dlerror ()); \
+          return;                                               \
+        }                                                       \
       table.name = (__typeof__ (table.name)) p_;                \
     }
   IMG_DL_LIST (IMG_DL_LOAD)
 #undef IMG_DL_LOAD
+  loaded[lib] = true;
 }
 
-static void load_curl (void) { load (IMG_LIB_CURL); }
-static void load_archive (void) { load (IMG_LIB_ARCHIVE); }
-static void load_crypto (void) { load (IMG_LIB_CRYPTO); }
+#define LOADER(lib, fn) static void fn (void) { load (lib); }
+LOADER (IMG_LIB_CURL, load_curl)
+LOADER (IMG_LIB_ARCHIVE, load_archive)
+LOADER (IMG_LIB_CRYPTO, load_crypto)
+LOADER (IMG_LIB_ISAL, load_isal)
+LOADER (IMG_LIB_ZLIB, load_zlib)
+LOADER (IMG_LIB_ZSTD, load_zstd)
+#undef LOADER
 
-static void (*const loaders[NLIBS]) (void) = {
+static void (*const loaders[IMG_NLIBS]) (void) = {
   [IMG_LIB_CURL] = load_curl,
   [IMG_LIB_ARCHIVE] = load_archive,
   [IMG_LIB_CRYPTO] = load_crypto,
+  [IMG_LIB_ISAL] = load_isal,
+  [IMG_LIB_ZLIB] = load_zlib,
+  [IMG_LIB_ZSTD] = load_zstd,
 };
+
+const struct img_dl *
+img_dl_try (int lib)
+{
+  pthread_once (&once[lib], loaders[lib]);
+  return loaded[lib] ? &table : NULL;
+}
 
 const struct img_dl *
 img_dl (int lib)
 {
-  pthread_once (&once[lib], loaders[lib]);
+  if (img_dl_try (lib) == NULL)
+    {
+      /* Not an error a caller can handle: the installation lacks a
+       * library the binary was built against (the dynamic loader would
+       * have refused to start it). */
+      dprintf (STDERR_FILENO, "sandlock-oci: %s\n", why[lib]);
+      _exit (127);
+    }
   return &table;
+}
+
+static void *
+prefetch (void *arg)
+{
+  (void) arg;
+  (void) img_dl_try (IMG_LIB_ARCHIVE);
+  (void) img_dl_try (IMG_LIB_ISAL);
+  return NULL;
+}
+
+void
+img_dl_prefetch_unpack (void)
+{
+  pthread_attr_t at;
+  pthread_t th;
+  pthread_attr_init (&at);
+  pthread_attr_setdetachstate (&at, PTHREAD_CREATE_DETACHED);
+  /* No thread: the libraries load on first use instead. */
+  (void) pthread_create (&th, &at, prefetch, NULL);
+  pthread_attr_destroy (&at);
 }

@@ -1,4 +1,5 @@
-/* libcurl, libarchive and libcrypto, loaded on first use.
+/* libcurl, libarchive, libcrypto and the decompressors (ISA-L, zlib,
+ * libzstd), loaded on first use.
  *
  * Linked directly, their dependency trees (libcurl alone pulls in ldap,
  * kerberos, ssh2, rtmp, idn2, brotli, ...) cost every sandlock-oci
@@ -17,10 +18,17 @@
 #include <archive_entry.h>
 #include <curl/curl.h>
 #include <openssl/evp.h>
+#include <isa-l/igzip_lib.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #define IMG_LIB_CURL 0
 #define IMG_LIB_ARCHIVE 1
 #define IMG_LIB_CRYPTO 2
+#define IMG_LIB_ISAL 3
+#define IMG_LIB_ZLIB 4
+#define IMG_LIB_ZSTD 5
+#define IMG_NLIBS 6
 
 #define IMG_DL_LIST(X) \
   X (IMG_LIB_CURL, curl_global_init) \
@@ -38,11 +46,8 @@
   X (IMG_LIB_CURL, curl_share_setopt) \
   X (IMG_LIB_CURL, curl_share_cleanup) \
   X (IMG_LIB_ARCHIVE, archive_read_new) \
-  X (IMG_LIB_ARCHIVE, archive_read_support_filter_gzip) \
-  X (IMG_LIB_ARCHIVE, archive_read_support_filter_zstd) \
   X (IMG_LIB_ARCHIVE, archive_read_support_format_tar) \
   X (IMG_LIB_ARCHIVE, archive_read_support_format_empty) \
-  X (IMG_LIB_ARCHIVE, archive_read_support_format_raw) \
   X (IMG_LIB_ARCHIVE, archive_read_open) \
   X (IMG_LIB_ARCHIVE, archive_read_next_header) \
   X (IMG_LIB_ARCHIVE, archive_read_data_block) \
@@ -70,7 +75,20 @@
   X (IMG_LIB_CRYPTO, EVP_DigestFinal_ex) \
   X (IMG_LIB_CRYPTO, EVP_MD_CTX_free) \
   X (IMG_LIB_CRYPTO, EVP_EncodeBlock) \
-  X (IMG_LIB_CRYPTO, EVP_DecodeBlock)
+  X (IMG_LIB_CRYPTO, EVP_DecodeBlock) \
+  X (IMG_LIB_ISAL, isal_inflate_init) \
+  X (IMG_LIB_ISAL, isal_inflate_reset) \
+  X (IMG_LIB_ISAL, isal_inflate) \
+  X (IMG_LIB_ZLIB, inflateInit2_) \
+  X (IMG_LIB_ZLIB, inflate) \
+  X (IMG_LIB_ZLIB, inflateReset) \
+  X (IMG_LIB_ZLIB, inflateEnd) \
+  X (IMG_LIB_ZSTD, ZSTD_createDStream) \
+  X (IMG_LIB_ZSTD, ZSTD_initDStream) \
+  X (IMG_LIB_ZSTD, ZSTD_decompressStream) \
+  X (IMG_LIB_ZSTD, ZSTD_isError) \
+  X (IMG_LIB_ZSTD, ZSTD_getErrorName) \
+  X (IMG_LIB_ZSTD, ZSTD_freeDStream)
 
 struct img_dl
 {
@@ -88,6 +106,9 @@ struct img_dl
  * loads it.  A library that cannot be loaded ends the
  * process with a message, as the dynamic loader would have at exec. */
 const struct img_dl *img_dl (int lib);
+/* The same, or NULL when the library is not installed (for the optional
+ * ones: ISA-L, whose absence falls back to zlib). */
+const struct img_dl *img_dl_try (int lib);
 
 #ifndef IMG_DL_NO_MACROS
 #undef curl_easy_setopt
@@ -108,11 +129,8 @@ const struct img_dl *img_dl (int lib);
 #define curl_share_setopt (img_dl (IMG_LIB_CURL)->curl_share_setopt)
 #define curl_share_cleanup (img_dl (IMG_LIB_CURL)->curl_share_cleanup)
 #define archive_read_new (img_dl (IMG_LIB_ARCHIVE)->archive_read_new)
-#define archive_read_support_filter_gzip (img_dl (IMG_LIB_ARCHIVE)->archive_read_support_filter_gzip)
-#define archive_read_support_filter_zstd (img_dl (IMG_LIB_ARCHIVE)->archive_read_support_filter_zstd)
 #define archive_read_support_format_tar (img_dl (IMG_LIB_ARCHIVE)->archive_read_support_format_tar)
 #define archive_read_support_format_empty (img_dl (IMG_LIB_ARCHIVE)->archive_read_support_format_empty)
-#define archive_read_support_format_raw (img_dl (IMG_LIB_ARCHIVE)->archive_read_support_format_raw)
 #define archive_read_open (img_dl (IMG_LIB_ARCHIVE)->archive_read_open)
 #define archive_read_next_header (img_dl (IMG_LIB_ARCHIVE)->archive_read_next_header)
 #define archive_read_data_block (img_dl (IMG_LIB_ARCHIVE)->archive_read_data_block)
@@ -141,6 +159,19 @@ const struct img_dl *img_dl (int lib);
 #define EVP_MD_CTX_free (img_dl (IMG_LIB_CRYPTO)->EVP_MD_CTX_free)
 #define EVP_EncodeBlock (img_dl (IMG_LIB_CRYPTO)->EVP_EncodeBlock)
 #define EVP_DecodeBlock (img_dl (IMG_LIB_CRYPTO)->EVP_DecodeBlock)
+#define isal_inflate_init (img_dl (IMG_LIB_ISAL)->isal_inflate_init)
+#define isal_inflate_reset (img_dl (IMG_LIB_ISAL)->isal_inflate_reset)
+#define isal_inflate (img_dl (IMG_LIB_ISAL)->isal_inflate)
+#define inflateInit2_ (img_dl (IMG_LIB_ZLIB)->inflateInit2_)
+#define inflate (img_dl (IMG_LIB_ZLIB)->inflate)
+#define inflateReset (img_dl (IMG_LIB_ZLIB)->inflateReset)
+#define inflateEnd (img_dl (IMG_LIB_ZLIB)->inflateEnd)
+#define ZSTD_createDStream (img_dl (IMG_LIB_ZSTD)->ZSTD_createDStream)
+#define ZSTD_initDStream (img_dl (IMG_LIB_ZSTD)->ZSTD_initDStream)
+#define ZSTD_decompressStream (img_dl (IMG_LIB_ZSTD)->ZSTD_decompressStream)
+#define ZSTD_isError (img_dl (IMG_LIB_ZSTD)->ZSTD_isError)
+#define ZSTD_getErrorName (img_dl (IMG_LIB_ZSTD)->ZSTD_getErrorName)
+#define ZSTD_freeDStream (img_dl (IMG_LIB_ZSTD)->ZSTD_freeDStream)
 #endif
 
 #endif

@@ -194,6 +194,23 @@ struct img_unpack_stats
   uint64_t files, bytes, devices_skipped;
 };
 typedef ssize_t (*img_read_fn) (void *data, const void **buf);
+/* ---- dl.c ---- */
+/* Starts loading what unpacking needs (libarchive, ISA-L) on a detached
+ * thread, to overlap the ~3 ms it takes with a registry round trip. */
+void img_dl_prefetch_unpack (void);
+
+/* ---- decomp.c ---- */
+/* A layer stream (gzip, zstd or plain tar, told by its first bytes)
+ * decompressed: img_decomp_read hands out the next block, valid until the
+ * following call; 0 at the end, < 0 on an error (img_decomp_error says
+ * which).  Bytes after the last gzip member are left unread. */
+struct img_decomp;
+int img_decomp_open (struct img_decomp **out, img_read_fn rd, void *rd_data,
+                     const char *what, struct rt_err **err);
+ssize_t img_decomp_read (struct img_decomp *d, const void **buf);
+const char *img_decomp_error (const struct img_decomp *d);
+void img_decomp_free (struct img_decomp *d);
+
 /* Applies one layer (tar, gzip or zstd; whiteouts) read through |rd| to the
  * tree at |rootfd|.  |limit| bounds the bytes written.  When |diff_id| is
  * not NULL it receives "sha256:<hex>" of the whole uncompressed stream

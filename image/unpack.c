@@ -497,105 +497,55 @@ apply_one (struct unpacker *u, struct archive *a, struct archive_entry *e,
     }
 }
 
+/* libarchive reads plain tar from the decompressor (image/decomp.c),
+ * and each block it is handed is hashed on the way: the diff_id is the
+ * sha256 of the layer *uncompressed*, taken without a copy or a second
+ * pass. */
 struct read_ctx
 {
-  img_read_fn rd;
-  void *data;
+  struct img_decomp *dec;
+  struct img_hash h;
+  bool hash;
 };
 
 static la_ssize_t
 read_cb (struct archive *a, void *data, const void **buf)
 {
   struct read_ctx *c = data;
-  ssize_t n = c->rd (c->data, buf);
+  ssize_t n = img_decomp_read (c->dec, buf);
   if (n < 0)
-    archive_set_error (a, EIO, "layer stream failed");
-  return n;
-}
-
-/* The diff_id is the sha256 of the layer *uncompressed*.  To hash those
- * bytes without a second pass or a temporary file, one archive reader
- * (gzip/zstd filters, "raw" format) decompresses the stream, and its data
- * blocks -- pointers into the decompressor's buffer, no copy -- are hashed
- * and handed to the tar reader through this callback. */
-struct raw_ctx
-{
-  struct archive *outer;
-  struct img_hash h;
-  bool eof;
-};
-
-static la_ssize_t
-raw_read_cb (struct archive *a, void *data, const void **buf)
-{
-  struct raw_ctx *c = data;
-  size_t size = 0;
-  la_int64_t off;
-  int r;
-
-  if (c->eof)
-    return 0;
-  r = archive_read_data_block (c->outer, buf, &size, &off);
-  if (r == ARCHIVE_EOF)
     {
-      c->eof = true;
-      return 0;
-    }
-  if (r < ARCHIVE_WARN)
-    {
-      const char *m = archive_error_string (c->outer);
-      archive_set_error (a, archive_errno (c->outer) > 0 ? archive_errno (c->outer) : EIO,
-                         "%s", m ? m : "decompression failed");
+      archive_set_error (a, EIO, "%s", img_decomp_error (c->dec));
       return -1;
     }
-  img_hash_update (&c->h, *buf, size);
-  return (la_ssize_t) size;
-}
-
-/* Opens the decompressing reader on |rc|; c->eof when the stream is empty. */
-static int
-raw_open (struct raw_ctx *c, struct read_ctx *rc, const char *what, struct rt_err **err)
-{
-  struct archive_entry *e;
-  int r;
-
-  c->outer = archive_read_new ();
-  archive_read_support_filter_gzip (c->outer);
-  archive_read_support_filter_zstd (c->outer);
-  archive_read_support_format_raw (c->outer);
-  archive_read_support_format_empty (c->outer);
-  img_hash_init (&c->h);
-  if (archive_read_open (c->outer, rc, NULL, read_cb, NULL) != ARCHIVE_OK)
-    return rt_err_set (err, 0, "%s: %s", what, archive_error_string (c->outer));
-  r = archive_read_next_header (c->outer, &e);
-  if (r == ARCHIVE_EOF)
-    c->eof = true;
-  else if (r < ARCHIVE_WARN)
-    return rt_err_set (err, 0, "%s: %s", what, archive_error_string (c->outer)
-                       ? archive_error_string (c->outer) : "bad layer stream");
-  return 0;
+  if (c->hash)
+    img_hash_update (&c->h, *buf, (size_t) n);
+  return n;
 }
 
 /* Bytes allowed after the tar's end: writers pad to a 10 KiB record; a
  * compressed stream of zeros must not make us hash without bound. */
-#define RAW_TRAILER_MAX (64u << 20)
+#define TRAILER_MAX (64u << 20)
 
 /* Hashes what the tar reader left (the end-of-archive padding and anything
  * after it) and writes the digest. */
 static int
-raw_finish (struct raw_ctx *c, char diff_id[72], const char *what, struct rt_err **err)
+hash_finish (struct read_ctx *c, char diff_id[72], const char *what, struct rt_err **err)
 {
   const void *buf;
-  la_ssize_t n;
+  ssize_t n;
   uint64_t trailer = 0;
-  while ((n = raw_read_cb (c->outer, c, &buf)) > 0)
-    if ((trailer += (uint64_t) n) > RAW_TRAILER_MAX)
-      return rt_err_set (err, 0, "%s: more than %u MiB after the end of the tar",
-                         what, RAW_TRAILER_MAX >> 20);
-  if (!c->eof)
-    return rt_err_set (err, 0, "%s: %s", what, archive_error_string (c->outer)
-                       ? archive_error_string (c->outer) : "decompression failed");
+  while ((n = img_decomp_read (c->dec, &buf)) > 0)
+    {
+      img_hash_update (&c->h, buf, (size_t) n);
+      if ((trailer += (uint64_t) n) > TRAILER_MAX)
+        return rt_err_set (err, 0, "%s: more than %u MiB after the end of the tar",
+                           what, TRAILER_MAX >> 20);
+    }
+  if (n < 0)
+    return rt_err_set (err, 0, "%s: %s", what, img_decomp_error (c->dec));
   img_hash_final (&c->h, diff_id);
+  c->hash = false;
   return 0;
 }
 
@@ -623,31 +573,21 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
 {
   struct unpacker u = { .rootfd = rootfd, .root = geteuid () == 0, .what = what,
                         .cfd = -1, .limit = limit, .st = st };
-  struct read_ctx rc = { rd, rd_data };
-  struct raw_ctx raw = { 0 };
-  struct archive *a = archive_read_new ();
+  struct read_ctx rc = { .hash = diff_id != NULL };
+  struct archive *a;
   struct archive_entry *e;
   int r, ret = 0;
 
+  if (img_decomp_open (&rc.dec, rd, rd_data, what, err) < 0)
+    return -1;
+  if (rc.hash)
+    img_hash_init (&rc.h);
+  a = archive_read_new ();
   img_trace ("libarchive ready");
-
   archive_read_support_format_tar (a);
   archive_read_support_format_empty (a);
-  if (diff_id)
-    {
-      /* The decompression happens in |raw.outer|; |a| reads plain tar. */
-      if (raw_open (&raw, &rc, what, err) < 0)
-        ret = -1;
-      else if (archive_read_open (a, &raw, NULL, raw_read_cb, NULL) != ARCHIVE_OK)
-        ret = rt_err_set (err, 0, "%s: %s", what, archive_error_string (a));
-    }
-  else
-    {
-      archive_read_support_filter_gzip (a);
-      archive_read_support_filter_zstd (a);
-      if (archive_read_open (a, &rc, NULL, read_cb, NULL) != ARCHIVE_OK)
-        ret = rt_err_set (err, 0, "%s: %s", what, archive_error_string (a));
-    }
+  if (archive_read_open (a, &rc, NULL, read_cb, NULL) != ARCHIVE_OK)
+    ret = rt_err_set (err, 0, "%s: %s", what, archive_error_string (a));
   while (ret == 0 && (r = archive_read_next_header (a, &e)) != ARCHIVE_EOF)
     {
       if (r < ARCHIVE_WARN)
@@ -662,15 +602,14 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
     }
   img_trace ("layer: entries applied");
   if (ret == 0 && diff_id)
-    ret = raw_finish (&raw, diff_id, what, err);
+    ret = hash_finish (&rc, diff_id, what, err);
   cache_drop (&u);
   fix_dir_times (&u);
   free (u.inos);
   st->bytes += u.written;
   archive_read_free (a);
-  if (raw.outer)
-    archive_read_free (raw.outer);
-  if (raw.h.ctx)
-    img_hash_dispose (&raw.h);
+  img_decomp_free (rc.dec);
+  if (rc.hash)
+    img_hash_dispose (&rc.h);
   return ret;
 }

@@ -2,7 +2,7 @@
 # Installs the Debian packages the build (and, without "build", the tests)
 # need, when run as root and something is missing.  Never edits /etc.
 set -e
-build="libseccomp-dev libyajl-dev libarchive-dev libcurl4-openssl-dev libssl-dev libcap-dev libzstd-dev pkg-config gcc make busybox-static"
+build="libseccomp-dev libyajl-dev libarchive-dev libcurl4-openssl-dev libssl-dev libcap-dev libzstd-dev libisal-dev zlib1g-dev pkg-config gcc make busybox-static"
 tests="bats curl zstd python3 bats-assert bats-support jq runc crun hyperfine libclang-rt-14-dev skopeo umoci docker-registry podman conmon containerd docker.io uidmap util-linux iproute2 openssl"
 want=$build
 [ "$1" = build ] || want="$build $tests"
