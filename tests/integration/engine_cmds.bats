@@ -118,10 +118,54 @@ wait_nprocs() {
   run rt ps -f yaml "$ID"
   [ "$status" -eq 1 ]
   [[ "$output" == *"invalid format option"* ]]
-  run rt ps "$ID" aux
+  run rt ps "$ID" -l
   [ "$status" -eq 1 ]
-  [[ "$output" == *'ps option "aux" is not supported'* ]]
+  [[ "$output" == *'ps option "-l" is not supported'* ]]
   rt ps "$ID" -ef | grep -q 'sleep 301'
+}
+
+# procps' output with runs of blanks squeezed, rows in pid order.
+squeeze() { sed -e 's/^ *//' -e 's/ *$//' -e 's/  */ /g'; }
+
+@test "ps: -o/--format fields, aux and --no-headers match procps ps" {
+  command -v ps >/dev/null || skip "procps ps missing"
+  cmd sh -c 'sleep 300 & sleep 301 & wait'
+  rt run -d -b "$BUNDLE" "$ID"
+  wait_nprocs 3
+  pids=$(rt ps -f json "$ID" | jq -r 'join(",")')
+  f=pid,ppid,pgid,sid,tpgid,uid,ruid,user,gid,group,comm,stat,s,nlwp,ni,vsz,tty,time,args
+  want=$(ps -ww -o "$f" -p "$pids" | squeeze)
+  [ "$(rt ps "$ID" -o "$f" | squeeze)" = "$want" ]
+  # the same through --format, several -o, and -oLIST
+  [ "$(rt ps "$ID" --format "$f" | squeeze)" = "$want" ]
+  [ "$(rt ps "$ID" -o pid,ppid,pgid,sid,tpgid -o uid,ruid,user,gid,group "-ocomm,stat,s,nlwp,ni,vsz,tty,time,args" | squeeze)" = "$want" ]
+  [ "$(rt ps "$ID" --no-headers -o "$f" | squeeze)" = "$(ps -ww --no-headers -o "$f" -p "$pids" | squeeze)" ]
+  # renamed and hidden headers, widths
+  [ "$(rt ps "$ID" -o pid=ID,ppid -o comm=Name | squeeze)" = "$(ps -o pid=ID,ppid -o comm=Name -p "$pids" | squeeze)" ]
+  [ "$(rt ps "$ID" -o pid:12,comm | head -1)" = "$(ps -o pid:12,comm -p "$pids" | head -1)" ]
+  [ "$(rt ps "$ID" -o pid= -o comm= | squeeze)" = "$(ps -o pid= -o comm= -p "$pids" | squeeze)" ]
+  # BSD user format; RSS left out (it may move between the two reads)
+  drop_rss() { awk '{ $6 = ""; print }' | squeeze; }
+  [ "$(rt ps "$ID" aux | drop_rss)" = "$(ps u -ww -p "$pids" | drop_rss)" ]
+  rt ps "$ID" -o rss,vsz,etimes,pcpu,pmem --no-headers > "$BATS_TEST_TMPDIR/m"
+  [ "$(wc -l < "$BATS_TEST_TMPDIR/m")" = 3 ]
+  awk '$1 <= 0 || $2 < $1 || $3 < 0 || $4 !~ /^[0-9]+\.[0-9]$/ || $5 !~ /^[0-9]+\.[0-9]$/ { bad = 1 }
+       END { exit bad }' "$BATS_TEST_TMPDIR/m"
+  # selection options are accepted (every process is listed anyway)
+  [ "$(rt ps "$ID" -e -o pid --no-headers | wc -l)" = 3 ]
+  [ "$(rt ps "$ID" ax -o pid --no-headers | wc -l)" = 3 ]
+  run rt ps "$ID" -o pid,nosuch
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'unknown field "nosuch"'* ]]
+  run rt ps "$ID" --sort=pid
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'ps option "--sort=pid" is not supported'* ]]
+  run rt ps "$ID" -o
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"-o needs a list of fields"* ]]
+  run rt ps -f json "$ID" -o pid
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"not supported with --format json"* ]]
 }
 
 @test "update: flags change memory, pids and cpu limits in the cgroup" {
