@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "image_run.h"
 #include "lifecycle.h"
 #include "runtime/runtime.h"
 #include "spec.h"
@@ -149,14 +150,6 @@ out:
   return ret;
 }
 
-static void
-discard_image_bundle (const char *tmp)
-{
-  struct rt_err *e = NULL;
-  if (tmp && rt_rm_rf_at (AT_FDCWD, tmp, &e) < 0)
-    rt_err_free (&e);
-}
-
 int
 oci_create (struct oci_globals *g, const struct oci_create_args *a,
             struct oci_state *st, struct rt_err **err)
@@ -167,14 +160,14 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
   st->dirfd = -1;
   if (a->preserve_fds < 0)
     {
-      discard_image_bundle (a->image_bundle_tmp);
+      image_run_discard (a->image_bundle_tmp);
       return rt_err_set (err, 0, "--preserve-fds: must not be negative");
     }
   if (oci_state_create (g, a->id, st, err) < 0)
     {
       /* An existing id is someone else's container: leave it (and its
        * image bundle) alone. */
-      discard_image_bundle (a->image_bundle_tmp);
+      image_run_discard (a->image_bundle_tmp);
       oci_state_free (st);
       return -1;
     }
@@ -187,7 +180,7 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
     {
       struct rt_err *e2 = NULL;
       if (image_bundle == NULL)
-        discard_image_bundle (a->image_bundle_tmp);
+        image_run_discard (a->image_bundle_tmp);
       /* Nothing half-created stays: kill what may run, drop the state
        * (and the image bundle, which st->image_bundle names). */
       if (st->pid > 0)
