@@ -59,7 +59,8 @@ limits() {
   grep -qx "$pid" "$(cgdir memory)/cgroup.procs"
   run rt delete -f "$id"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
-  [ ! -e "$(cgdir memory)" ] && [ ! -e "$(cgdir pids)" ]
+  [ ! -e "$(cgdir memory)" ]
+  [ ! -e "$(cgdir pids)" ]
 }
 
 @test "cgroup: pids.limit holds inside the container" {
@@ -98,10 +99,12 @@ limits() {
     cfg '.linux.resources={"unified":{"memory.high":"1000000"}}'
     want="needs a cgroup v2 host"
   fi
-  ! mk "$(cid)"
+  run mk "$(cid)"
+  [ "$status" -ne 0 ]
   output=$(cat "$BATS_TEST_TMPDIR/create.out")
   [[ "$output" == *"$want"* ]] || { echo "$output"; false; }
-  [ ! -e "$(cgdir memory)" ] && [ ! -e "$(cgdir pids)" ]
+  [ ! -e "$(cgdir memory)" ]
+  [ ! -e "$(cgdir pids)" ]
 }
 
 @test "cgroup: without cgroupsPath the container goes to /sandlock-oci/<id>" {

@@ -73,7 +73,8 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   [ "$status" -eq 0 ] || { echo "$output"; false; }
   r=$(echo "$output" | jq -r .rootfs)
   [ "$(echo "$output" | jq -r .cached)" = false ]
-  [ -x "$r/bin/busybox" ] && [ -L "$r/bin/sh" ]
+  [ -x "$r/bin/busybox" ]
+  [ -L "$r/bin/sh" ]
   [ "$(cat "$r/etc/passwd" | head -1)" = "root:x:0:0:root:/root:/bin/sh" ]
   run img pull "docker://$P:bb" --format json
   [ "$(echo "$output" | jq -r .cached)" = true ]
@@ -97,7 +98,8 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   r=$(rootfs_of "docker://$P:multi")
   [ ! -e "$r/data/victim" ]
   [ -f "$r/data/keep/k" ]
-  [ ! -e "$r/opq/old" ] && [ "$(cat "$r/opq/new")" = new ]
+  [ ! -e "$r/opq/old" ]
+  [ "$(cat "$r/opq/new")" = new ]
   [ "$(cat "$r/opq/-early")" = early ]
   [ "$(stat -c %i "$r/data/a")" = "$(stat -c %i "$r/data/b")" ]
   [ "$(readlink "$r/etc/link")" = ../data/a ]
@@ -110,9 +112,11 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
 
 @test "platform selection from an index, and its error" {
   run img pull "docker://$P:multiarch" --format json
-  [ "$status" -eq 0 ] && [ "$(echo "$output" | jq -r .platform)" = linux/amd64 ]
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .platform)" = linux/amd64 ]
   run img pull "docker://$P:multiarch" --platform linux/arm64 --format json
-  [ "$status" -eq 0 ] && [ "$(echo "$output" | jq -r .platform)" = linux/arm64/v8 ]
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .platform)" = linux/arm64/v8 ]
   run img pull "docker://$P:multiarch" --platform linux/s390x
   [ "$status" -ne 0 ]
   [[ "$output" == *"no image for platform linux/s390x"*"linux/amd64"*"linux/arm64/v8"* ]]
@@ -122,16 +126,20 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   d=$(img pull "docker://$P:bb" --format json | jq -r .digest)
   img pull -q "docker://$P@$d"
   run img pull "docker://$P:bb@$d"
-  [ "$status" -ne 0 ] && [[ "$output" == *"not both"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"not both"* ]]
   run img pull "docker://$P:nope"
-  [ "$status" -ne 0 ] && [[ "$output" == *"404 MANIFEST_UNKNOWN"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"404 MANIFEST_UNKNOWN"* ]]
   run img pull "$P:bb"
-  [ "$status" -ne 0 ] && [[ "$output" == *"missing transport"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"missing transport"* ]]
 }
 
 @test "TLS: refused without the CA, verified with --cert-dir or SSL_CERT_FILE" {
   run img pull "docker://$S" --creds tester:s3cret
-  [ "$status" -ne 0 ] && [[ "$output" == *"--cert-dir"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--cert-dir"* ]]
   img pull -q "docker://$S" --cert-dir "$D/cadir" --creds tester:s3cret
   rm -rf "$C"
   SSL_CERT_FILE=$D/certs/ca.crt img pull -q "docker://$S" --creds tester:s3cret
@@ -141,9 +149,11 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
 
 @test "basic auth: required, wrong password, --creds, auth file, DOCKER_CONFIG" {
   run img pull "docker://$S" --cert-dir "$D/cadir"
-  [ "$status" -ne 0 ] && [[ "$output" == *"401"*"credentials"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"401"*"credentials"* ]]
   run img pull "docker://$S" --cert-dir "$D/cadir" --creds tester:wrong
-  [ "$status" -ne 0 ] && [[ "$output" == *"UNAUTHORIZED"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"UNAUTHORIZED"* ]]
   mkdir -p "$BATS_TEST_TMPDIR/dc"
   printf '{"auths":{"127.0.0.1:%s":{"auth":"%s"}}}' "$REG_TLS_PORT" \
     "$(printf tester:s3cret | base64)" > "$BATS_TEST_TMPDIR/dc/config.json"
@@ -153,7 +163,8 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   printf '{"credHelpers":{"127.0.0.1:%s":"pass"}}' "$REG_TLS_PORT" > "$BATS_TEST_TMPDIR/h.json"
   rm -rf "$C"
   run img pull "docker://$S" --cert-dir "$D/cadir" --authfile "$BATS_TEST_TMPDIR/h.json"
-  [ "$status" -ne 0 ] && [[ "$output" == *"docker-credential-pass"*"not run"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"docker-credential-pass"*"not run"* ]]
 }
 
 @test "bearer token: anonymous, and with credentials" {
@@ -163,7 +174,8 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   proxy_start B "$BATS_TEST_TMPDIR/pb" "$REG_PLAIN_PORT" --bearer bob:pw
   rm -rf "$C"
   run img pull "docker://127.0.0.1:$PROXY_B_PORT/test/busybox:bb"
-  [ "$status" -ne 0 ] && [[ "$output" == *"token request"*"UNAUTHORIZED"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"token request"*"UNAUTHORIZED"* ]]
   img pull -q "docker://127.0.0.1:$PROXY_B_PORT/test/busybox:bb" --creds bob:pw
 }
 
@@ -182,8 +194,11 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
 @test "digest mismatch fails the pull, names the digest, leaves nothing" {
   proxy_start M "$BATS_TEST_TMPDIR/pm" "$REG_PLAIN_PORT" --corrupt
   run img pull "docker://127.0.0.1:$PROXY_M_PORT/test/busybox:bb"
-  [ "$status" -ne 0 ] && [[ "$output" == *"digest mismatch"*sha256:* ]]
-  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/tmp")" ] && [ -z "$(ls "$C/refs")" ]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"digest mismatch"*sha256:* ]]
+  [ -z "$(ls "$C/rootfs")" ]
+  [ -z "$(ls "$C/tmp")" ]
+  [ -z "$(ls "$C/refs")" ]
 }
 
 @test "a layer whose uncompressed content differs from its diff_id is refused" {
@@ -193,18 +208,26 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   run img pull "docker://$P:baddiff"
   [ "$status" -ne 0 ] || { echo "$output"; false; }
   [[ "$output" == *"layer $l2: diff_id mismatch: the config says $bad, the uncompressed layer hashes to sha256:"* ]]
-  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/tmp")" ] && [ -z "$(ls "$C/refs")" ]
+  [ -z "$(ls "$C/rootfs")" ]
+  [ -z "$(ls "$C/tmp")" ]
+  [ -z "$(ls "$C/refs")" ]
   # Nothing kept is trusted: the next pull checks again.
   run img pull "docker://$P:baddiff"
-  [ "$status" -ne 0 ] && [[ "$output" == *"diff_id mismatch"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"diff_id mismatch"* ]]
   run img pull "oci:$D/lay:baddiffzst"
-  [ "$status" -ne 0 ] && [[ "$output" == *"diff_id mismatch: the config says $bad"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"diff_id mismatch: the config says $bad"* ]]
   tar -C "$D/lay" -cf "$BATS_TEST_TMPDIR/arch.tar" .
   run img pull "oci-archive:$BATS_TEST_TMPDIR/arch.tar:baddiff"
-  [ "$status" -ne 0 ] && [[ "$output" == *"layer $l2: diff_id mismatch"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"layer $l2: diff_id mismatch"* ]]
   run img pull "oci:$D/lay:fewdiff"
-  [ "$status" -ne 0 ] && [[ "$output" == *"rootfs.diff_ids has 1 entries for the manifest's 2 layers"* ]]
-  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/tmp")" ] && [ -z "$(ls "$C/refs")" ]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"rootfs.diff_ids has 1 entries for the manifest's 2 layers"* ]]
+  [ -z "$(ls "$C/rootfs")" ]
+  [ -z "$(ls "$C/tmp")" ]
+  [ -z "$(ls "$C/refs")" ]
   # The good images still verify (every layer, gzip and zstd).
   img pull -q "docker://$P:multi"
   img pull -q "oci:$D/lay:zst"
@@ -213,7 +236,8 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
 @test "truncated blob fails as a size mismatch" {
   proxy_start T "$BATS_TEST_TMPDIR/pt" "$REG_PLAIN_PORT" --truncate
   run img pull "docker://127.0.0.1:$PROXY_T_PORT/test/busybox:bb"
-  [ "$status" -ne 0 ] && [[ "$output" == *"size mismatch"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"size mismatch"* ]]
   [ -z "$(ls "$C/rootfs")" ]
 }
 
@@ -231,7 +255,8 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   f=$BATS_TEST_TMPDIR/bad/blobs/sha256/${layer#sha256:}
   printf 'X' | dd of="$f" bs=1 seek=100 conv=notrunc status=none
   run img pull "oci:$BATS_TEST_TMPDIR/bad:zst"
-  [ "$status" -ne 0 ] && [[ "$output" == *"$layer"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"$layer"* ]]
   truncate -s 1000 "$f"
   run img pull "oci:$BATS_TEST_TMPDIR/bad:zst"
   [ "$status" -ne 0 ]
@@ -244,14 +269,18 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   ln -s /etc/passwd "$t/index.json"
   tar -C "$t" -cf "$BATS_TEST_TMPDIR/ev.tar" .
   run img pull "oci-archive:$BATS_TEST_TMPDIR/ev.tar"
-  [ "$status" -ne 0 ] && [[ "$output" != *"root:"* ]] && [[ "$output" == *index.json* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" != *"root:"* ]]
+  [[ "$output" == *index.json* ]]
   # A FIFO as a blob must not hang the reader.
   rm "$t/index.json"
   mkfifo "$t/blobs/sha256/$(printf %064d 0)"
   printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%064d","size":10}]}' 0 > "$t/index.json"
   tar -C "$t" -cf "$BATS_TEST_TMPDIR/ev2.tar" .
   run timeout 10 "$SANDLOCK_OCI" pull --cache-dir "$C" "oci-archive:$BATS_TEST_TMPDIR/ev2.tar"
-  [ "$status" -ne 0 ] && [ "$status" -ne 124 ] && [[ "$output" == *"not a regular file"* ]]
+  [ "$status" -ne 0 ]
+  [ "$status" -ne 124 ]
+  [[ "$output" == *"not a regular file"* ]]
 }
 
 evil_image() { # CASE [target]
@@ -270,8 +299,10 @@ evil_image() { # CASE [target]
     [[ "$output" == *"entry \`"* ]]
     [[ "$output" == *"escapes the rootfs"* ]]
   done
-  [ ! -e "$BATS_TEST_TMPDIR/escaped" ] && [ ! -e /tmp/escaped-abs ]
-  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/tmp")" ]
+  [ ! -e "$BATS_TEST_TMPDIR/escaped" ]
+  [ ! -e /tmp/escaped-abs ]
+  [ -z "$(ls "$C/rootfs")" ]
+  [ -z "$(ls "$C/tmp")" ]
 }
 
 @test "symlink-then-write and symlink whiteout never reach the host" {
@@ -280,7 +311,8 @@ evil_image() { # CASE [target]
   # evil -> $out: resolved inside the rootfs, where $out does not exist.
   evil_image symlink "$out"
   run img pull "oci:$BATS_TEST_TMPDIR/evil:e"
-  [ "$status" -ne 0 ] && [[ "$output" == *"entry \`evil/escaped\`"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"entry \`evil/escaped\`"* ]]
   [ ! -e "$out/escaped" ]
   # evil -> /: the write lands at the rootfs's top, not the host's.
   rm -rf "$BATS_TEST_TMPDIR/evil"
@@ -307,7 +339,8 @@ PY
   $MK image "$BATS_TEST_TMPDIR/bomb" "$BATS_TEST_TMPDIR/bomb.tar" --tag b >/dev/null
   rm -f "$BATS_TEST_TMPDIR/bomb.tar"
   run img pull "oci:$BATS_TEST_TMPDIR/bomb:b"
-  [ "$status" -ne 0 ] && [[ "$output" == *"decompression bomb"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"decompression bomb"* ]]
   [ -z "$(ls "$C/rootfs")" ]
 }
 
@@ -315,7 +348,8 @@ PY
   pids=()
   for i in 1 2 3 4; do img pull -q "docker://$P:multi" > "$BATS_TEST_TMPDIR/o$i" 2>&1 & pids+=($!); done
   for p in "${pids[@]}"; do wait "$p"; done
-  [ "$(ls "$C/rootfs" | wc -l)" = 1 ] && [ -z "$(ls "$C/tmp")" ]
+  [ "$(ls "$C/rootfs" | wc -l)" = 1 ]
+  [ -z "$(ls "$C/tmp")" ]
   [ ! -e "$(rootfs_of "docker://$P:multi")/data/victim" ]
 }
 
@@ -325,7 +359,9 @@ PY
   "$SANDLOCK_OCI" pull --cache-dir "$C" -q "docker://127.0.0.1:$PROXY_K_PORT/test/busybox:bb" & pid=$!
   for _ in $(seq 100); do [ -n "$(ls "$C/tmp" 2>/dev/null)" ] && break; sleep 0.05; done
   kill -9 $pid; wait $pid || true
-  [ -n "$(ls "$C/tmp")" ] && [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/refs")" ]
+  [ -n "$(ls "$C/tmp")" ]
+  [ -z "$(ls "$C/rootfs")" ]
+  [ -z "$(ls "$C/refs")" ]
   run img pull --offline "docker://127.0.0.1:$PROXY_K_PORT/test/busybox:bb"
   [ "$status" -ne 0 ]
   img pull -q "docker://$P:bb"
@@ -341,14 +377,16 @@ PY
   chmod 777 "$u"
   su nobody -s /bin/sh -c "HOME=$u XDG_CACHE_HOME= '$SANDLOCK_OCI' pull -q docker://$P:multi && HOME=$u '$SANDLOCK_OCI' bundle -q docker://$P:multi $u/b"
   r=$(ls -d "$u"/.cache/sandlock/images/rootfs/*)
-  [ "$(stat -c %U "$r/bin/busybox")" = nobody ] && [ ! -e "$r/data/victim" ]
+  [ "$(stat -c %U "$r/bin/busybox")" = nobody ]
+  [ ! -e "$r/data/victim" ]
   jq -e '.linux.uidMappings[0].hostID == 65534' "$u/b/config.json"
   # Device nodes: created as root, skipped and counted otherwise.
   evil_image device
   chmod -R a+rX "$BATS_TEST_TMPDIR/evil"
   cp -a "$BATS_TEST_TMPDIR/evil" "$u/evil"
   run su nobody -s /bin/sh -c "HOME=$u '$SANDLOCK_OCI' pull --format json oci:$u/evil:e"
-  [ "$status" -eq 0 ] && [ "$(echo "$output" | jq .devices_skipped)" = 1 ]
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq .devices_skipped)" = 1 ]
   img pull -q "oci:$u/evil:e"
   [ -c "$(rootfs_of "oci:$u/evil:e")/dev/null" ]
   rm -rf "$u"
@@ -357,9 +395,11 @@ PY
 @test "offline: the cache alone" {
   img pull -q "docker://$P:bb"
   run img pull --offline "docker://127.0.0.1:1/test/busybox:bb"
-  [ "$status" -ne 0 ] && [[ "$output" == *"not in the cache"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"not in the cache"* ]]
   run img pull --offline "docker://$P:bb" --format json
-  [ "$status" -eq 0 ] && [ "$(echo "$output" | jq -r .cached)" = true ]
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .cached)" = true ]
 }
 
 @test "images, inspect, rmi, prune" {
@@ -374,7 +414,8 @@ PY
   [ "$(img images --format json | jq length)" = 1 ]
   [ "$(ls "$C/rootfs" | wc -l)" = 1 ]
   img rmi "docker://$P:multi"
-  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/blobs/sha256")" ]
+  [ -z "$(ls "$C/rootfs")" ]
+  [ -z "$(ls "$C/blobs/sha256")" ]
   run img rmi "docker://$P:multi"
   [ "$status" -ne 0 ]
   run img prune --format json
@@ -399,16 +440,19 @@ PY
   img bundle "docker://$P:bb" "$BATS_TEST_TMPDIR/b" -q
   ROOT=$BATS_TEST_TMPDIR/state
   run "$SANDLOCK_OCI" --root "$ROOT" run -b "$BATS_TEST_TMPDIR/b" imgtest
-  [ "$status" -eq 0 ] && [[ "$output" == *"hello from image"* ]]
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"hello from image"* ]]
 }
 
 @test "run --image pulls, bundles and runs; -- CMD replaces Cmd" {
   require_root
   ROOT=$BATS_TEST_TMPDIR/state
   run "$SANDLOCK_OCI" --root "$ROOT" run --cache-dir "$C" --image "docker://$P:bb" img1
-  [ "$status" -eq 0 ] && [[ "$output" == *"hello from image"* ]]
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"hello from image"* ]]
   run "$SANDLOCK_OCI" --root "$ROOT" run --image "docker://$P:bb" --cache-dir "$C" img2 -- id -u
-  [ "$status" -eq 0 ] && [ "$output" = 1000 ]
+  [ "$status" -eq 0 ]
+  [ "$output" = 1000 ]
   [ ! -e "$ROOT/image-bundles/img2" ]
 }
 
@@ -562,10 +606,12 @@ PY
   DOCKER_HOST=unix://$t/sock img pull -q docker-daemon:busybox:latest
   [ -x "$(rootfs_of docker-daemon:busybox:latest)/bin/busybox" ]
   DOCKER_HOST=unix://$t/sock run img pull docker-daemon:nosuch:latest
-  [ "$status" -ne 0 ] && [[ "$output" == *"404"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"404"* ]]
   # A layer.tar that is not the one the config's diff_id names.
   DOCKER_HOST=unix://$t/sock run img pull docker-daemon:bad:latest
-  [ "$status" -ne 0 ] && [[ "$output" == *"diff_id mismatch"* ]]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"diff_id mismatch"* ]]
 }
 
 # What a Docker daemon leaves on a host: its fixed paths (/run/docker is

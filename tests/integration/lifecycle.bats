@@ -214,7 +214,8 @@ teardown() { common_teardown; }
   for p in "${pids[@]}"; do wait "$p"; done
   [ -z "$(ls "$ROOT")" ]
   ! pgrep -f "^sleep 30$" >/dev/null || [ -z "$(ps -eo pid,args | awk '$2=="sleep" && $3=="30"' | head -1)" ]
-  ! grep -q "$BUNDLE" /proc/self/mountinfo
+  run grep -q "$BUNDLE" /proc/self/mountinfo
+  [ "$status" -eq 1 ]
   ! ls -d /sys/fs/cgroup/*/sandlock-oci/par* 2>/dev/null
 }
 
