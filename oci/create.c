@@ -85,10 +85,13 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       rt_err_set (err, 0, "root.path: required");
       goto out;
     }
-  st->rootfs = cfg->root_path[0] == '/'
-                   ? realpath (cfg->root_path, NULL)
-                   : realpath (xasprintf ("%s/%s", st->bundle, cfg->root_path),
-                               NULL);
+  {
+    _cleanup_free_ char *rel = cfg->root_path[0] == '/'
+                                   ? NULL
+                                   : xasprintf ("%s/%s", st->bundle,
+                                                cfg->root_path);
+    st->rootfs = realpath (rel ? rel : cfg->root_path, NULL);
+  }
   if (st->rootfs == NULL)
     {
       rt_err_set (err, errno, "root.path `%s`", cfg->root_path);
