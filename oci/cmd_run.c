@@ -43,9 +43,13 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   int code, console[2] = { -1, -1 };
   _cleanup_fd_ int master = -1, img_lock = -1;
   _cleanup_free_ char *img_tmp = NULL;
+  _cleanup_free_ char **img_argv = NULL;
+  int r = image_run_prepare (g, &argc, &argv, &img_tmp, &img_lock, err);
 
-  if (image_run_prepare (g, &argc, &argv, &img_tmp, &img_lock, err) < 0)
+  if (r < 0)
     return -1;
+  if (r > 0)
+    img_argv = argv;            /* the array is ours, its strings argv's */
   if (oci_parse_create_flags ("run", argc, argv, &a, true, err) < 0)
     {
       image_run_discard (img_tmp);

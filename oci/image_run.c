@@ -189,6 +189,6 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
       return -1;
     }
   *argc = n;
-  *argv = out;                  /* leaked until exit, like argv itself */
+  *argv = out;
   return 1;
 }
