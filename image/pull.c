@@ -432,6 +432,8 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   if (open_source (o, r, what, c, &tmpdir, &src, err) < 0)
     goto out;
   img_trace ("source opened");
+  /* While the manifest is on its way (registry time, not ours). */
+  img_dl_prefetch_unpack ();
   if (resolve_manifest (o, r, src, &mbody, &mlen, mdigest, &m, err) < 0)
     goto out;
   img_trace ("manifest resolved");
