@@ -721,15 +721,22 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
   struct archive_entry *e;
   int r, ret = 0;
 
+  /* libarchive (~3 ms to load, the first time) and ISA-L are loaded
+   * before the first read, which waits for the layer's first bytes. */
+  a = archive_read_new ();
+  (void) img_dl_try (IMG_LIB_ISAL);
+  img_trace ("libarchive ready");
   if (img_decomp_open (&rc.dec, rd, rd_data, what, err) < 0)
-    return -1;
+    {
+      archive_read_free (a);
+      return -1;
+    }
+  img_trace ("layer: first bytes in");
   u.root = u.euid == 0;
   u.first = dir_is_empty (rootfd);
   u.umask = process_umask ();
   if (rc.hash)
     img_hash_init (&rc.h);
-  a = archive_read_new ();
-  img_trace ("libarchive ready");
   archive_read_support_format_tar (a);
   archive_read_support_format_empty (a);
   if (archive_read_open (a, &rc, NULL, read_cb, NULL) != ARCHIVE_OK)
