@@ -260,13 +260,17 @@ whiteout (struct unpacker *u, const char *parent, const char *base,
     return errno == ENOENT ? 0 : fail (u, err, errno, entry, "open whiteout directory");
   if (strcmp (target, ".wh..opq") == 0)
     {
-      _cleanup_fd_ int dfd = openat (pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      DIR *d;
+      int dfd = openat (pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
       struct dirent *de;
       int ret = 0;
-      if (dfd < 0 || (d = fdopendir (dfd)) == NULL)
-        return fail (u, err, errno, entry, "open opaque directory");
-      dfd = -1;
+      if (d == NULL)
+        {
+          int e = errno;
+          if (dfd >= 0)
+            close (dfd);
+          return fail (u, err, e, entry, "open opaque directory");
+        }
       while (ret == 0 && (de = readdir (d)))
         if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0
             && !ino_has (u, de->d_ino))
