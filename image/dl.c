@@ -8,7 +8,6 @@
 
 #define IMG_DL_NO_MACROS 1
 #include "image/dl.h"
-#include "image/priv.h"
 
 static struct img_dl table;
 static pthread_once_t once[IMG_NLIBS] = {
@@ -93,25 +92,4 @@ img_dl (int lib)
       _exit (127);
     }
   return &table;
-}
-
-static void *
-prefetch (void *arg)
-{
-  (void) arg;
-  (void) img_dl_try (IMG_LIB_ARCHIVE);
-  (void) img_dl_try (IMG_LIB_ISAL);
-  return NULL;
-}
-
-void
-img_dl_prefetch_unpack (void)
-{
-  pthread_attr_t at;
-  pthread_t th;
-  pthread_attr_init (&at);
-  pthread_attr_setdetachstate (&at, PTHREAD_CREATE_DETACHED);
-  /* No thread: the libraries load on first use instead. */
-  (void) pthread_create (&th, &at, prefetch, NULL);
-  pthread_attr_destroy (&at);
 }

@@ -194,11 +194,6 @@ struct img_unpack_stats
   uint64_t files, bytes, devices_skipped;
 };
 typedef ssize_t (*img_read_fn) (void *data, const void **buf);
-/* ---- dl.c ---- */
-/* Starts loading what unpacking needs (libarchive, ISA-L) on a detached
- * thread, to overlap the ~3 ms it takes with a registry round trip. */
-void img_dl_prefetch_unpack (void);
-
 /* ---- decomp.c ---- */
 /* A layer stream (gzip, zstd or plain tar, told by its first bytes)
  * decompressed: img_decomp_read hands out the next block, valid until the

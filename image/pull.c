@@ -45,8 +45,41 @@ struct job
   uint64_t last_report;
 };
 
+/* Opened when the first layer's first bytes arrive (or when no layer will
+ * arrive): the config is fetched then, not alongside the layer requests.
+ * On a local registry both requests at once made the layer's first byte
+ * wait for the registry to serve the config (which is needed only at the
+ * end); once bytes flow, the config's round trip overlaps the unpacking. */
+struct gate
+{
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool open;
+};
+
+static void
+gate_open (struct gate *g)
+{
+  if (g == NULL)
+    return;
+  pthread_mutex_lock (&g->mu);
+  g->open = true;
+  pthread_cond_broadcast (&g->cv);
+  pthread_mutex_unlock (&g->mu);
+}
+
+static void
+gate_wait (struct gate *g)
+{
+  pthread_mutex_lock (&g->mu);
+  while (!g->open)
+    pthread_cond_wait (&g->cv, &g->mu);
+  pthread_mutex_unlock (&g->mu);
+}
+
 struct pool
 {
+  struct gate *first_bytes;
   struct img_source *src;
   const struct img_opts *o;
   struct job *jobs;
@@ -72,7 +105,10 @@ push_sink (void *data, const void *buf, size_t len)
 {
   struct job *j = data;
   if (j->v.got == len)
-    img_trace ("layer: first bytes");
+    {
+      img_trace ("layer: first bytes");
+      gate_open (j->pool->first_bytes);
+    }
   if (img_stream_push (&j->st, buf, len) < 0)
     return -1;
   if (j->v.got - j->last_report >= (1u << 20))
@@ -137,9 +173,9 @@ cancel_others (struct pool *p, const struct job *keep)
 static int
 unpack_layers (const struct img_opts *o, struct img_source *src,
                const struct img_manifest *m, int rootfd, char (*diff_ids)[72],
-               struct img_unpack_stats *stp, struct rt_err **err)
+               struct gate *first_bytes, struct img_unpack_stats *stp, struct rt_err **err)
 {
-  struct pool p = { .src = src, .o = o, .n = m->n };
+  struct pool p = { .first_bytes = first_bytes, .src = src, .o = o, .n = m->n };
   size_t nthreads = o->jobs > 0 ? (size_t) o->jobs : 3;
   pthread_t th[16];
   struct img_unpack_stats st = { 0 };
@@ -200,6 +236,7 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
         }
     }
   img_trace ("layers unpacked");
+  gate_open (first_bytes);      /* no bytes came (failure, empty layers) */
   for (size_t i = 0; i < nthreads; i++)
     pthread_join (th[i], NULL);
   for (size_t i = 0; i < m->n; i++)
@@ -340,7 +377,8 @@ remove_stale_tmp (struct img_cache *c, const char *hex)
 static int
 unpack_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source *src,
                const struct img_manifest *m, const char *mdigest, char (*diff_ids)[72],
-               struct img_unpack_stats *st, char **tmp_out, struct rt_err **err)
+               struct gate *first_bytes, struct img_unpack_stats *st, char **tmp_out,
+               struct rt_err **err)
 {
   _cleanup_free_ char *tmp = xasprintf ("%s/tmp/%s.XXXXXX", c->dir, mdigest + 7);
   _cleanup_fd_ int rootfd = -1;
@@ -357,7 +395,7 @@ unpack_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source 
       rmdir (tmp);
       return -1;
     }
-  if (unpack_layers (o, src, m, rootfd, diff_ids, st, err) < 0)
+  if (unpack_layers (o, src, m, rootfd, diff_ids, first_bytes, st, err) < 0)
     {
       rt_rm_rf_at (AT_FDCWD, tmp, &e);
       rt_err_free (&e);
@@ -396,6 +434,7 @@ platform_of (const struct img_config_doc *cd)
 
 struct config_fetch
 {
+  struct gate *gate;            /* NULL: fetch at once */
   struct img_source *src;
   const struct img_desc *d;
   char *body;
@@ -408,6 +447,8 @@ static void *
 fetch_config (void *arg)
 {
   struct config_fetch *cf = arg;
+  if (cf->gate)
+    gate_wait (cf->gate);
   img_trace ("config: fetch start");
   cf->ret = img_fetch_small (cf->src, cf->d, &cf->body, &cf->len, &cf->err);
   img_trace ("config: fetched");
@@ -448,14 +489,15 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
     {
       /* Not cached: fetch it while the layers stream (one round trip
        * less on small images). */
-      struct config_fetch cf = { .src = src, .d = &m->config };
+      struct gate gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, im->cached };
+      struct config_fetch cf = { .gate = &gate, .src = src, .d = &m->config };
       pthread_t th;
       int br = 0;
       rt_err_free (err);
       if (pthread_create (&th, NULL, fetch_config, &cf) != 0)
         abort ();
       if (!im->cached)
-        br = unpack_rootfs (o, c, src, m, mdigest, diff_ids, &ust, &tmp, err);
+        br = unpack_rootfs (o, c, src, m, mdigest, diff_ids, &gate, &ust, &tmp, err);
       pthread_join (th, NULL);
       img_trace ("config joined");
       if (br < 0)
@@ -475,7 +517,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
         goto out;
     }
   else if (!im->cached
-           && unpack_rootfs (o, c, src, m, mdigest, diff_ids, &ust, &tmp, err) < 0)
+           && unpack_rootfs (o, c, src, m, mdigest, diff_ids, NULL, &ust, &tmp, err) < 0)
     goto out;
   if (img_config_parse (cbody, clen, &cd, err) < 0)
     goto out;

@@ -36,9 +36,16 @@ struct unpacker
 {
   int rootfd;
   bool root;
+  uid_t euid;
+  gid_t egid;
+  /* The rootfs was empty when this layer started: nothing below it for
+   * whiteouts to hide, nothing in the way of what it creates. */
+  bool first;
+  mode_t umask;                 /* the process umask, or 07777 when unknown */
   const char *what;
-  char *cpath;                  /* cached parent: path and O_PATH fd */
+  char *cpath;                  /* cached parent: path and O_PATH fd, */
   int cfd;
+  gid_t cgid;                   /* the group a file created in it gets */
   struct dir_time *dirs;
   size_t ndirs, cap_dirs;
   uint64_t written, limit;
@@ -160,6 +167,7 @@ static int
 open_parent (struct unpacker *u, const char *dir, const char *entry,
              struct rt_err **err)
 {
+  struct stat s;
   int fd;
   if (u->cpath && strcmp (u->cpath, dir) == 0)
     return u->cfd;
@@ -193,12 +201,23 @@ open_parent (struct unpacker *u, const char *dir, const char *entry,
     }
   if (fd < 0)
     return fail (u, err, errno, entry, "open parent directory");
+  if (fstat (fd, &s) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return fail (u, err, e, entry, "stat parent directory");
+    }
   cache_drop (u);
   u->cpath = xstrdup (dir);
   u->cfd = fd;
+  /* A set-group-ID directory hands its group down (ext4, xfs, tmpfs). */
+  u->cgid = (s.st_mode & S_ISGID) ? s.st_gid : u->egid;
   return fd;
 }
 
+/* Clears the way for an entry whose creation met EEXIST.  Returns 1 when
+ * a directory is there and |keep_dir| (a directory entry over a
+ * directory: kept, its metadata updated), 0 when the name is free now. */
 static int
 remove_existing (struct unpacker *u, int pfd, const char *base, bool keep_dir,
                  const char *entry, struct rt_err **err)
@@ -210,7 +229,6 @@ remove_existing (struct unpacker *u, int pfd, const char *base, bool keep_dir,
     {
       if (keep_dir)
         return 1;
-      cache_drop (u);
       return rt_rm_rf_at (pfd, base, err) < 0 ? rt_err_wrap (err, "%s: entry `%s`", u->what, entry) : 0;
     }
   if (unlinkat (pfd, base, 0) < 0 && errno != ENOENT)
@@ -218,24 +236,41 @@ remove_existing (struct unpacker *u, int pfd, const char *base, bool keep_dir,
   return 0;
 }
 
+/* Whiteouts hide what the layers *below* put there (image-spec
+ * layer.md), never what this layer itself created, whatever the order
+ * of the entries: so nothing to do in a first layer, and what this
+ * layer made is skipped (by inode) in the others. */
 static int
 whiteout (struct unpacker *u, const char *parent, const char *base,
           const char *entry, struct rt_err **err)
 {
-  _cleanup_fd_ int pfd = open_in_root (u->rootfd, parent, O_PATH | O_DIRECTORY);
+  _cleanup_fd_ int pfd = -1;
   const char *target = base + 4;
+  struct stat s;
+
+  if (strcmp (target, ".wh..opq") != 0 && rt_startswith (target, ".wh."))
+    return 0;                   /* other AUFS metadata (.wh..wh.plnk) */
+  if (*target == '\0' || strcmp (target, ".") == 0 || strcmp (target, "..") == 0)
+    return fail (u, err, 0, entry, "invalid whiteout name");
+  if (u->first)
+    return 0;
+  cache_drop (u);               /* it may be about to go */
+  pfd = open_in_root (u->rootfd, parent, O_PATH | O_DIRECTORY);
   if (pfd < 0)
     return errno == ENOENT ? 0 : fail (u, err, errno, entry, "open whiteout directory");
-  cache_drop (u);
   if (strcmp (target, ".wh..opq") == 0)
     {
-      _cleanup_fd_ int dfd = openat (pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      DIR *d;
+      int dfd = openat (pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
       struct dirent *de;
       int ret = 0;
-      if (dfd < 0 || (d = fdopendir (dfd)) == NULL)
-        return fail (u, err, errno, entry, "open opaque directory");
-      dfd = -1;
+      if (d == NULL)
+        {
+          int e = errno;
+          if (dfd >= 0)
+            close (dfd);
+          return fail (u, err, e, entry, "open opaque directory");
+        }
       while (ret == 0 && (de = readdir (d)))
         if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0
             && !ino_has (u, de->d_ino))
@@ -243,10 +278,10 @@ whiteout (struct unpacker *u, const char *parent, const char *base,
       closedir (d);
       return ret < 0 ? rt_err_wrap (err, "%s: entry `%s`", u->what, entry) : 0;
     }
-  if (rt_startswith (target, ".wh."))
-    return 0;                   /* other AUFS metadata (.wh..wh.plnk) */
-  if (*target == '\0' || strcmp (target, ".") == 0 || strcmp (target, "..") == 0)
-    return fail (u, err, 0, entry, "invalid whiteout name");
+  if (fstatat (pfd, target, &s, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : fail (u, err, errno, entry, "stat whiteout target");
+  if (ino_has (u, (uint64_t) s.st_ino))
+    return 0;
   if (rt_rm_rf_at (pfd, target, err) < 0)
     return rt_err_wrap (err, "%s: entry `%s`", u->what, entry);
   return 0;
@@ -279,17 +314,40 @@ set_xattrs (struct unpacker *u, struct archive_entry *e, int fd)
     }
 }
 
-static int
-set_meta_fd (struct unpacker *u, struct archive_entry *e, int fd, bool dir,
-             const char *entry, struct rt_err **err)
+/* The mode an entry ends with: its own, plus owner access when not root
+ * (the cache must stay readable and removable by its owner). */
+static mode_t
+final_mode (const struct unpacker *u, struct archive_entry *e, bool dir)
 {
   mode_t mode = archive_entry_perm (e);
-  if (u->root && fchown (fd, archive_entry_uid (e), archive_entry_gid (e)) < 0)
-    return fail (u, err, errno, entry, "chown");
   if (!u->root)
     mode |= dir ? S_IRWXU : S_IRUSR | S_IWUSR;
-  if (fchmod (fd, mode) < 0)
-    return fail (u, err, errno, entry, "chmod");
+  return mode;
+}
+
+/* Owner, mode and xattrs of |fd|.  |created| says that this call made it
+ * with final_mode() & 0777 in the cached parent: then the owner (the
+ * creator's, with the parent's group rule) and the permission bits (less
+ * the umask) are known, and the chown / chmod calls are made only when
+ * they would change something -- two system calls per file saved on the
+ * common case (root, uid/gid 0, no umask bits in the way). */
+static int
+set_meta_fd (struct unpacker *u, struct archive_entry *e, int fd, bool dir,
+             bool created, const char *entry, struct rt_err **err)
+{
+  mode_t mode = final_mode (u, e, dir);
+  bool chowned = false;
+  if (u->root && !(created && archive_entry_uid (e) == (la_int64_t) u->euid
+                   && archive_entry_gid (e) == (la_int64_t) u->cgid))
+    {
+      if (fchown (fd, archive_entry_uid (e), archive_entry_gid (e)) < 0)
+        return fail (u, err, errno, entry, "chown");
+      chowned = true;
+    }
+  /* chown clears set-ID bits, so they are set after it. */
+  if (!created || chowned || (mode & 07000) || (mode & u->umask))
+    if (fchmod (fd, mode) < 0)
+      return fail (u, err, errno, entry, "chmod");
   set_xattrs (u, e, fd);
   return 0;
 }
@@ -301,21 +359,24 @@ entry_mtime (struct archive_entry *e)
   return t;
 }
 
+/* Creates and fills a regular file.  Returns 1, having created nothing,
+ * when the name is taken. */
 static int
 write_file (struct unpacker *u, struct archive *a, struct archive_entry *e,
             int pfd, const char *base, const char *entry, struct rt_err **err)
 {
   _cleanup_fd_ int fd = openat (pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                0600);
+                                final_mode (u, e, false) & 0777);
   const void *buf;
   size_t size;
   la_int64_t off;
   int r;
   int64_t total = archive_entry_size (e);
+  uint64_t end = 0;
   struct timespec ts[2];
 
   if (fd < 0)
-    return fail (u, err, errno, entry, "create");
+    return errno == EEXIST ? 1 : fail (u, err, errno, entry, "create");
   if (charge (u, total > 0 ? (uint64_t) total : 0, entry, err) < 0)
     return -1;
   while ((r = archive_read_data_block (a, &buf, &size, &off)) == ARCHIVE_OK)
@@ -333,13 +394,15 @@ write_file (struct unpacker *u, struct archive *a, struct archive_entry *e,
             }
           w += (size_t) n;
         }
+      if ((uint64_t) off + size > end)
+        end = (uint64_t) off + size;
     }
   if (r != ARCHIVE_EOF)
     return fail (u, err, archive_errno (a) > 0 ? archive_errno (a) : 0, entry,
                  archive_error_string (a) ? archive_error_string (a) : "read data");
-  if (total > 0 && ftruncate (fd, total) < 0)  /* sparse tails */
+  if (total > 0 && end < (uint64_t) total && ftruncate (fd, total) < 0)  /* sparse tail */
     return fail (u, err, errno, entry, "truncate");
-  if (set_meta_fd (u, e, fd, false, entry, err) < 0)
+  if (set_meta_fd (u, e, fd, false, true, entry, err) < 0)
     return -1;
   ts[0] = ts[1] = entry_mtime (e);
   (void) futimens (fd, ts);
@@ -347,18 +410,28 @@ write_file (struct unpacker *u, struct archive *a, struct archive_entry *e,
   return 0;
 }
 
+/* Returns 1 when |base| exists and is not a directory (to be removed). */
 static int
 make_dir (struct unpacker *u, struct archive_entry *e, int pfd, const char *base,
           const char *rel, struct rt_err **err)
 {
   _cleanup_fd_ int fd = -1;
   struct dir_time *dt;
-  if (mkdirat (pfd, base, 0700) < 0 && errno != EEXIST)
-    return fail (u, err, errno, rel, "mkdir");
+  bool created = true;
+  if (mkdirat (pfd, base, final_mode (u, e, true) & 0777) < 0)
+    {
+      if (errno != EEXIST)
+        return fail (u, err, errno, rel, "mkdir");
+      created = false;
+    }
   fd = openat (pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
-    return fail (u, err, errno, rel, "open directory");
-  if (set_meta_fd (u, e, fd, true, rel, err) < 0)
+    {
+      if (!created && (errno == ENOTDIR || errno == ELOOP))
+        return 1;
+      return fail (u, err, errno, rel, "open directory");
+    }
+  if (set_meta_fd (u, e, fd, true, created, rel, err) < 0)
     return -1;
   if (u->ndirs == u->cap_dirs)
     {
@@ -371,6 +444,7 @@ make_dir (struct unpacker *u, struct archive_entry *e, int pfd, const char *base
   return 0;
 }
 
+/* Returns 1 when the name is taken. */
 static int
 make_hardlink (struct unpacker *u, const char *target, int pfd,
                const char *base, const char *entry, struct rt_err **err)
@@ -395,68 +469,65 @@ make_hardlink (struct unpacker *u, const char *target, int pfd,
     return fail (u, err, 0, entry, "hardlink to a directory");
   if (linkat (tfd, "", pfd, base, AT_EMPTY_PATH) == 0)
     return 0;
+  if (errno == EEXIST)
+    return 1;
   /* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link does not. */
   snprintf (proc, sizeof proc, "/proc/self/fd/%d", tfd);
   if (linkat (AT_FDCWD, proc, pfd, base, AT_SYMLINK_FOLLOW) < 0)
-    return fail (u, err, errno, entry, "link");
+    return errno == EEXIST ? 1 : fail (u, err, errno, entry, "link");
   return 0;
 }
 
-static int apply_one (struct unpacker *u, struct archive *a,
-                      struct archive_entry *e, char **relp, int *pfd_out,
-                      const char **base_out, struct rt_err **err);
-
+/* Returns 1 when the name is taken. */
 static int
-apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
-             struct rt_err **err)
+make_symlink (struct unpacker *u, struct archive_entry *e, int pfd, const char *base,
+              const char *name, struct rt_err **err)
 {
-  int pfd = -1;
-  const char *base = NULL;
-  _cleanup_free_ char *rel = NULL;  /* |base| points into it */
-  struct stat s;
-  int r = apply_one (u, a, e, &rel, &pfd, &base, err);
-  if (r == 0 && pfd >= 0 && base && fstatat (pfd, base, &s, AT_SYMLINK_NOFOLLOW) == 0)
-    ino_add (u, (uint64_t) s.st_ino);
-  return r;
+  const char *target = archive_entry_symlink (e);
+  struct timespec ts[2];
+  if (target == NULL)
+    return fail (u, err, 0, name, "symlink without a target");
+  if (symlinkat (target, pfd, base) < 0)
+    return errno == EEXIST ? 1 : fail (u, err, errno, name, "symlink");
+  if (u->root && !(archive_entry_uid (e) == (la_int64_t) u->euid
+                   && archive_entry_gid (e) == (la_int64_t) u->cgid)
+      && fchownat (pfd, base, archive_entry_uid (e), archive_entry_gid (e),
+                   AT_SYMLINK_NOFOLLOW) < 0)
+    return fail (u, err, errno, name, "chown symlink");
+  ts[0] = ts[1] = entry_mtime (e);
+  (void) utimensat (pfd, base, ts, AT_SYMLINK_NOFOLLOW);
+  return 0;
 }
 
+/* Returns 1 when the name is taken. */
 static int
-apply_one (struct unpacker *u, struct archive *a, struct archive_entry *e,
-           char **relp, int *pfd_out, const char **base_out, struct rt_err **err)
+make_node (struct unpacker *u, struct archive_entry *e, mode_t type, int pfd,
+           const char *base, const char *name, struct rt_err **err)
 {
-  const char *name = archive_entry_pathname (e);
-  char *rel = NULL;
-  const char *base, *hl = archive_entry_hardlink (e);
-  char *slash;
-  int pfd, ex;
-  mode_t type = archive_entry_filetype (e);
-  struct timespec ts[2];
+  if (type != AE_IFIFO && !u->root)
+    {
+      u->st->devices_skipped++;
+      return 0;
+    }
+  if (mknodat (pfd, base, type | (archive_entry_perm (e) & 0777), archive_entry_rdev (e)) < 0)
+    return errno == EEXIST ? 1 : fail (u, err, errno, name, "mknod");
+  if (u->root && fchownat (pfd, base, archive_entry_uid (e), archive_entry_gid (e),
+                           AT_SYMLINK_NOFOLLOW) < 0)
+    return fail (u, err, errno, name, "chown node");
+  /* The permission bits, exactly (mknod applied the umask). */
+  if (fchmodat (pfd, base, archive_entry_perm (e), 0) < 0)
+    return fail (u, err, errno, name, "chmod node");
+  return 0;
+}
 
-  if (name == NULL)
-    return rt_err_set (err, 0, "%s: entry without a name", u->what);
-  if (img_clean_path (name, &rel) < 0)
-    return fail (u, err, 0, name, "path escapes the rootfs (absolute or `..`)");
-  *relp = rel;
-  if (*rel == '\0')
-    return 0;                   /* "./" itself: the rootfs keeps its mode */
-  slash = strrchr (rel, '/');
-  base = slash ? slash + 1 : rel;
-  if (slash)
-    *slash = '\0';
-  if (rt_startswith (base, ".wh."))
-    return whiteout (u, slash ? rel : "", base, name, err);
-  pfd = open_parent (u, slash ? rel : "", name, err);
-  if (pfd < 0)
-    return -1;
-  ex = remove_existing (u, pfd, base, !hl && type == AE_IFDIR, name, err);
-  if (ex < 0)
-    return -1;
-  if (ex == 0 && !hl && type == AE_IFDIR)
-    pfd = open_parent (u, slash ? rel : "", name, err); /* cache was dropped */
-  if (pfd < 0)
-    return -1;
-  *pfd_out = pfd;
-  *base_out = base;
+/* Creates the entry in |pfd|; 1 when its name is taken (nothing made). */
+static int
+create_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
+              int pfd, const char *base, const char *rel, const char *name,
+              struct rt_err **err)
+{
+  const char *hl = archive_entry_hardlink (e);
+  mode_t type = archive_entry_filetype (e);
   if (hl)
     return make_hardlink (u, hl, pfd, base, name, err);
   switch (type)
@@ -464,37 +535,73 @@ apply_one (struct unpacker *u, struct archive *a, struct archive_entry *e,
     case AE_IFREG:
       return write_file (u, a, e, pfd, base, name, err);
     case AE_IFDIR:
-      if (slash)
-        *slash = '/';
       return make_dir (u, e, pfd, base, rel, err);
     case AE_IFLNK:
-      if (archive_entry_symlink (e) == NULL)
-        return fail (u, err, 0, name, "symlink without a target");
-      if (symlinkat (archive_entry_symlink (e), pfd, base) < 0)
-        return fail (u, err, errno, name, "symlink");
-      if (u->root && fchownat (pfd, base, archive_entry_uid (e), archive_entry_gid (e),
-                               AT_SYMLINK_NOFOLLOW) < 0)
-        return fail (u, err, errno, name, "chown symlink");
-      ts[0] = ts[1] = entry_mtime (e);
-      (void) utimensat (pfd, base, ts, AT_SYMLINK_NOFOLLOW);
-      return 0;
+      return make_symlink (u, e, pfd, base, name, err);
     case AE_IFCHR:
     case AE_IFBLK:
     case AE_IFIFO:
-      if (type != AE_IFIFO && !u->root)
-        {
-          u->st->devices_skipped++;
-          return 0;
-        }
-      if (mknodat (pfd, base, type | archive_entry_perm (e), archive_entry_rdev (e)) < 0)
-        return fail (u, err, errno, name, "mknod");
-      if (u->root && fchownat (pfd, base, archive_entry_uid (e), archive_entry_gid (e),
-                               AT_SYMLINK_NOFOLLOW) < 0)
-        return fail (u, err, errno, name, "chown node");
-      return 0;
+      return make_node (u, e, type, pfd, base, name, err);
     default:
       return 0;                 /* sockets: nothing to create */
     }
+}
+
+/* Applies one entry.  Creation is tried first: the name is usually free
+ * (always, in a first layer), and what is in the way is removed only
+ * when EEXIST says so. */
+static int
+apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
+             struct rt_err **err)
+{
+  const char *name = archive_entry_pathname (e);
+  _cleanup_free_ char *rel = NULL;
+  char *slash;
+  const char *base, *dir;
+  bool is_dir = archive_entry_hardlink (e) == NULL && archive_entry_filetype (e) == AE_IFDIR;
+  int pfd, r;
+  struct stat s;
+
+  if (name == NULL)
+    return rt_err_set (err, 0, "%s: entry without a name", u->what);
+  if (img_clean_path (name, &rel) < 0)
+    return fail (u, err, 0, name, "path escapes the rootfs (absolute or `..`)");
+  if (*rel == '\0')
+    return 0;                   /* "./" itself: the rootfs keeps its mode */
+  slash = strrchr (rel, '/');
+  base = slash ? slash + 1 : rel;
+  if (rt_startswith (base, ".wh."))
+    {
+      if (slash)
+        *slash = '\0';
+      return whiteout (u, slash ? rel : "", base, name, err);
+    }
+  /* |dir| is the parent's path: a copy, as |rel| stays whole for
+   * make_dir. */
+  _cleanup_free_ char *parent = slash ? xasprintf ("%.*s", (int) (slash - rel), rel) : NULL;
+  dir = parent ? parent : "";
+  pfd = open_parent (u, dir, name, err);
+  if (pfd < 0)
+    return -1;
+  r = create_entry (u, a, e, pfd, base, rel, name, err);
+  if (r == 1)
+    {
+      int ex = remove_existing (u, pfd, base, is_dir, name, err);
+      if (ex < 0)
+        return -1;
+      if (ex == 1)
+        return 0;   /* unreachable: make_dir keeps an existing directory */
+      r = create_entry (u, a, e, pfd, base, rel, name, err);
+      if (r == 1)
+        return fail (u, err, EEXIST, name, "created concurrently");
+    }
+  if (r < 0)
+    return -1;
+  /* Remembered for later whiteouts of this same layer; a first layer has
+   * none that act. */
+  if (!u->first && fstatat (pfd, base, &s, AT_SYMLINK_NOFOLLOW) == 0)
+    ino_add (u, (uint64_t) s.st_ino);
+  return 0;
 }
 
 /* libarchive reads plain tar from the decompressor (image/decomp.c),
@@ -549,6 +656,46 @@ hash_finish (struct read_ctx *c, char diff_id[72], const char *what, struct rt_e
   return 0;
 }
 
+static bool
+dir_is_empty (int dirfd)
+{
+  int fd = openat (dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  struct dirent *de;
+  bool empty = d != NULL;
+  if (d == NULL && fd >= 0)
+    close (fd);
+  while (d && (de = readdir (d)))
+    if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+      {
+        empty = false;
+        break;
+      }
+  if (d)
+    closedir (d);
+  return empty;
+}
+
+/* The umask, read without changing it (umask(2) would, for a moment, for
+ * every thread); 07777 -- "always chmod" -- when /proc cannot say. */
+static mode_t
+process_umask (void)
+{
+  _cleanup_free_ char *st = NULL;
+  const char *p;
+  unsigned long m;
+  char *end;
+  struct rt_err *e = NULL;
+  if (rt_read_file_at (AT_FDCWD, "/proc/self/status", 1 << 16, &st, NULL, &e) < 0
+      || (p = strstr (st, "\nUmask:")) == NULL)
+    {
+      rt_err_free (&e);
+      return 07777;
+    }
+  m = strtoul (p + 7, &end, 8);
+  return end == p + 7 ? 07777 : (mode_t) (m & 0777);
+}
+
 /* Directory times last: creating children moved them. */
 static void
 fix_dir_times (struct unpacker *u)
@@ -571,19 +718,29 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
                   const char *what, char *diff_id, struct img_unpack_stats *st,
                   struct rt_err **err)
 {
-  struct unpacker u = { .rootfd = rootfd, .root = geteuid () == 0, .what = what,
+  struct unpacker u = { .rootfd = rootfd, .euid = geteuid (), .egid = getegid (), .what = what,
                         .cfd = -1, .limit = limit, .st = st };
   struct read_ctx rc = { .hash = diff_id != NULL };
   struct archive *a;
   struct archive_entry *e;
   int r, ret = 0;
 
+  /* libarchive (~3 ms to load, the first time) and ISA-L are loaded
+   * before the first read, which waits for the layer's first bytes. */
+  a = archive_read_new ();
+  (void) img_dl_try (IMG_LIB_ISAL);
+  img_trace ("libarchive ready");
   if (img_decomp_open (&rc.dec, rd, rd_data, what, err) < 0)
-    return -1;
+    {
+      archive_read_free (a);
+      return -1;
+    }
+  img_trace ("layer: first bytes in");
+  u.root = u.euid == 0;
+  u.first = dir_is_empty (rootfd);
+  u.umask = process_umask ();
   if (rc.hash)
     img_hash_init (&rc.h);
-  a = archive_read_new ();
-  img_trace ("libarchive ready");
   archive_read_support_format_tar (a);
   archive_read_support_format_empty (a);
   if (archive_read_open (a, &rc, NULL, read_cb, NULL) != ARCHIVE_OK)

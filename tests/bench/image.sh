@@ -44,11 +44,18 @@ rm -rf "$dir/lay"
 mkdir -p "$dir/runs"
 
 printf '%-4s %10s %10s %8s   %10s %10s %8s\n' image ours_s theirs_s wall_x ours_cpu theirs_cpu cpu_x
+# Each timed run gets a fresh $cur, made by --prepare outside the timing: the
+# previous one is renamed away, not deleted (ext4 creates files slowly next
+# to thousands just deleted), so only the pull itself is measured.
+cur=$dir/runs/cur
+prep="mv $cur $dir/runs/old.\$(date +%s%N) 2>/dev/null; mkdir $cur"
 for t in a b c; do
   ref="docker://127.0.0.1:$REG_B_PORT/bench/img:$t"
-  hyperfine --runs "$RUNS" --warmup 1 --export-json "$dir/$t.json" \
-    "d=\$(mktemp -d -p $dir/runs); $SANDLOCK_OCI pull -q --cache-dir \$d/cache $ref >/dev/null" \
-    "d=\$(mktemp -d -p $dir/runs); skopeo copy -q --src-tls-verify=false $ref oci:\$d/lay:x && umoci raw unpack --image \$d/lay:x \$d/rootfs >/dev/null 2>&1" \
+  runs=$RUNS
+  [ "$t" = c ] && runs=${RUNS_C:-$((RUNS * 6))}   # ~35 ms each: more runs, steadier median
+  hyperfine --runs "$runs" --warmup 2 --export-json "$dir/$t.json" --prepare "$prep" \
+    "$SANDLOCK_OCI pull -q --cache-dir $cur/cache $ref" \
+    "skopeo copy -q --src-tls-verify=false $ref oci:$cur/lay:x && umoci raw unpack --image $cur/lay:x $cur/rootfs" \
     >/dev/null
   jq -r --arg t "$t" '.results as $r |
      [$r[0].median, $r[1].median, ($r[0].user + $r[0].system), ($r[1].user + $r[1].system)] |

@@ -113,6 +113,22 @@ build (struct mem *m, const char *const *ents)
           archive_entry_set_filetype (e, AE_IFLNK);
           archive_entry_set_symlink (e, arg);
           break;
+        case 'm':               /* m:NAME:MODE:UID:GID (octal mode, 'd' suffix: directory) */
+          {
+            char *end;
+            unsigned long mode = strtoul (arg, &end, 8);
+            unsigned long uid, gid;
+            bool isdir = *end == 'd';
+            uid = strtoul (end + (isdir ? 2 : 1), &end, 10);
+            gid = strtoul (end + 1, NULL, 10);
+            archive_entry_set_filetype (e, isdir ? AE_IFDIR : AE_IFREG);
+            archive_entry_set_perm (e, (mode_t) mode);
+            archive_entry_set_uid (e, (la_int64_t) uid);
+            archive_entry_set_gid (e, (la_int64_t) gid);
+            if (!isdir)
+              archive_entry_set_size (e, 1);
+          }
+          break;
         default:
           archive_entry_set_filetype (e, AE_IFREG);
           archive_entry_set_hardlink (e, arg);
@@ -121,6 +137,8 @@ build (struct mem *m, const char *const *ents)
       archive_write_header (a, e);
       if (s[0] == 'f')
         archive_write_data (a, arg, strlen (arg));
+      else if (s[0] == 'm' && archive_entry_filetype (e) == AE_IFREG)
+        archive_write_data (a, "m", 1);
       archive_entry_free (e);
     }
   archive_write_close (a);
@@ -323,6 +341,97 @@ main (void)
         e ? e->msg : "accepted");
     rt_err_free (&e);
     free (bl.buf);
+  }
+  {
+    /* Whiteouts act on the layers below only: one in the same layer as
+     * the file it names leaves that file (image-spec layer.md). */
+    const char *l1[] = { "f:wo/lower:l", "f:wo2/lower:l", NULL };
+    const char *l2[] = { "f:wo/mine:m", "f:wo/.wh.mine:", "f:wo/.wh.lower:",
+                         "f:wo2/.wh..wh..opq:", "f:wo2/after:a", NULL };
+    ok (apply (root, l1, 1 << 20, &e) == 0 && apply (root, l2, 1 << 20, &e) == 0,
+        "layers with same-layer whiteouts %s", e ? e->msg : "");
+    ok (file_is (root, "wo/mine", "m") && faccessat (root, "wo/lower", F_OK, 0) < 0,
+        "a whiteout removes the lower file, not this layer's own");
+    ok (file_is (root, "wo2/after", "a") && faccessat (root, "wo2/lower", F_OK, 0) < 0,
+        "an opaque marker before this layer's file keeps the file");
+  }
+  {
+    /* A first layer: its whiteouts have nothing below them. */
+    _cleanup_free_ char *r2 = xasprintf ("%s/root2", dir);
+    int root2;
+    const char *l[] = { "f:x/file:1", "f:x/.wh.file:", "f:y/a:1", "f:y/.wh..wh..opq:", NULL };
+    mkdir (r2, 0755);
+    root2 = open (r2, O_RDONLY | O_DIRECTORY);
+    ok (apply (root2, l, 1 << 20, &e) == 0 && file_is (root2, "x/file", "1")
+        && file_is (root2, "y/a", "1"), "first layer: whiteouts hide nothing of its own %s",
+        e ? e->msg : "");
+    rt_err_free (&e);
+    {
+      struct rt_err *e2 = NULL;
+      rt_rm_rf_at (AT_FDCWD, r2, &e2);
+      rt_err_free (&e2);
+    }
+    close (root2);
+  }
+  {
+    /* Modes and owners come out exactly, whatever the umask and the
+     * parent's set-group-ID bit; the chown/chmod calls skipped when
+     * creation already got them right must not change the result. */
+    const char *l[] = { "m:modes/r640:0640:0:0", "m:modes/suid:04755:0:0",
+                        "m:modes/own:0600:1234:5678", "m:modes/d700:0700d:0:0",
+                        "m:modes/sg:02775d:0:4321", "m:modes/sg/f:0644:0:0",
+                        "m:modes/sg/sub:0755d:0:0", NULL };
+    const char *l2[] = { "m:modes/d700:0711d:0:0", "m:modes/r640:0604:0:0", NULL };
+    mode_t old = umask (077);
+    struct stat st;
+    bool root_user = geteuid () == 0;
+    ok (apply (root, l, 1 << 20, &e) == 0, "modes layer %s", e ? e->msg : "");
+    umask (old);
+    ok (fstatat (root, "modes/r640", &st, 0) == 0 && (st.st_mode & 07777) == 0640,
+        "0640 under umask 077: %o", st.st_mode & 07777);
+    ok (fstatat (root, "modes/d700", &st, 0) == 0 && (st.st_mode & 07777) == 0700,
+        "directory 0700: %o", st.st_mode & 07777);
+    ok (apply (root, l2, 1 << 20, &e) == 0 && fstatat (root, "modes/d700", &st, 0) == 0
+        && (st.st_mode & 07777) == 0711, "an upper layer's directory entry re-modes it: %o %s",
+        st.st_mode & 07777, e ? e->msg : "");
+    ok (fstatat (root, "modes/r640", &st, 0) == 0 && (st.st_mode & 07777) == 0604,
+        "an upper layer's file replaces the lower one's mode: %o", st.st_mode & 07777);
+    if (root_user)
+      {
+        ok (fstatat (root, "modes/suid", &st, 0) == 0 && (st.st_mode & 07777) == 04755,
+            "set-user-ID kept: %o", st.st_mode & 07777);
+        ok (fstatat (root, "modes/own", &st, 0) == 0 && st.st_uid == 1234 && st.st_gid == 5678,
+            "owner 1234:5678: %u:%u", st.st_uid, st.st_gid);
+        ok (fstatat (root, "modes/sg", &st, 0) == 0 && st.st_gid == 4321
+            && (st.st_mode & 07777) == 02775, "set-group-ID directory %o gid %u",
+            st.st_mode & 07777, st.st_gid);
+        ok (fstatat (root, "modes/sg/f", &st, 0) == 0 && st.st_gid == 0,
+            "a file in it keeps its own group 0, not the inherited 4321: %u", st.st_gid);
+        ok (fstatat (root, "modes/sg/sub", &st, 0) == 0 && st.st_gid == 0
+            && (st.st_mode & 07777) == 0755, "a directory in it: gid %u mode %o (no inherited set-group-ID)",
+            st.st_gid, st.st_mode & 07777);
+      }
+    else
+      skip ("owner checks need root");
+    rt_err_free (&e);
+  }
+  {
+    /* What is in the way is replaced, never followed. */
+    _cleanup_free_ char *lnk = xasprintf ("l:rep/l:%s", outside);
+    const char *l1[] = { "f:rep/d/inner:i", "f:rep/f:f", lnk, "f:rep/h:old", NULL };
+    const char *l2[] = { "f:rep/d:now a file", "d:rep/f", "d:rep/l", "h:rep/h:etc/passwd", NULL };
+    struct stat st, pw;
+    ok (apply (root, l1, 1 << 20, &e) == 0 && apply (root, l2, 1 << 20, &e) == 0,
+        "replacing layer %s", e ? e->msg : "");
+    ok (file_is (root, "rep/d", "now a file"), "a file replaces a directory");
+    ok (fstatat (root, "rep/f", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode),
+        "a directory replaces a file");
+    ok (fstatat (root, "rep/l", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode)
+        && fstatat (AT_FDCWD, outside, &pw, 0) == 0 && st.st_ino != pw.st_ino,
+        "a directory replaces a symlink to the host, not following it");
+    ok (fstatat (root, "rep/h", &st, 0) == 0 && fstatat (root, "etc/passwd", &pw, 0) == 0
+        && st.st_ino == pw.st_ino, "a hardlink replaces a file");
+    rt_err_free (&e);
   }
   {
     struct rt_err *e2 = NULL;
