@@ -10,6 +10,16 @@
 # reported as ratios skopeo+umoci / sandlock-oci (> 1: we are faster).
 #   SANDLOCK_OCI=./sandlock-oci RUNS=5 tests/bench/image.sh
 set -euo pipefail
+# skopeo as root rewrites /var/lib/containers/cache/blob-info-cache-v1.boltdb
+# on every copy: the whole bench (both tools alike) runs in a private mount
+# namespace with a tmpfs there, so the host's state is left alone.
+if [ "$(id -u)" = 0 ] && [ -z "${SANDLOCK_BENCH_NS:-}" ] && command -v unshare >/dev/null; then
+  over=/var/lib/containers
+  [ -d "$over" ] || over=/var/lib
+  export SANDLOCK_BENCH_NS=1
+  exec unshare -m --propagation private \
+    sh -c 'mount -t tmpfs tmpfs "$0" && exec "$@"' "$over" bash "$0" "$@"
+fi
 cd "$(dirname "$0")/../.."
 export SANDLOCK_OCI=${SANDLOCK_OCI:-$PWD/sandlock-oci}
 export SANDLOCK_TESTS_DIR=$PWD/tests
