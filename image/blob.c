@@ -167,14 +167,17 @@ img_verify_sink (void *data, const void *buf, size_t len)
                   " bytes (size mismatch)", v->what, v->d->digest, v->d->size);
       return -1;
     }
-  img_hash_update (&v->h, buf, len);
   v->got += len;
+  /* Handed on first, hashed after: the unpacker starts on these bytes
+   * while they are hashed.  Nothing it makes of them is kept unless the
+   * digest matches at the end. */
   if (v->next && v->next (v->next_data, buf, len) < 0)
     {
       if (v->err == NULL)
         rt_err_set (&v->err, ECANCELED, "%s: blob %s", v->what, v->d->digest);
       return -1;
     }
+  img_hash_update (&v->h, buf, len);
   return 0;
 }
 
