@@ -23,7 +23,7 @@
 #include "image/priv.h"
 #include "image/dl.h"
 
-#define OUT_CAP (512u << 10)
+#define OUT_CAP IMG_DECOMP_BLOCK
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 enum kind
@@ -358,6 +358,24 @@ img_decomp_read (struct img_decomp *d, const void **buf)
     default:
       return read_zstd (d);
     }
+}
+
+bool
+img_decomp_compressed (const struct img_decomp *d)
+{
+  return d->kind != K_PLAIN;
+}
+
+ssize_t
+img_decomp_read_into (struct img_decomp *d, void *out)
+{
+  uint8_t *own = d->out;
+  const void *buf;
+  ssize_t n;
+  d->out = out;
+  n = img_decomp_read (d, &buf);
+  d->out = own;
+  return n;
 }
 
 const char *

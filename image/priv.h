@@ -203,15 +203,22 @@ struct img_decomp;
 int img_decomp_open (struct img_decomp **out, img_read_fn rd, void *rd_data,
                      const char *what, struct rt_err **err);
 ssize_t img_decomp_read (struct img_decomp *d, const void **buf);
+/* For compressed streams: the same, into |out| (IMG_DECOMP_BLOCK bytes),
+ * so that a consumer may hold several blocks at once. */
+#define IMG_DECOMP_BLOCK (512u << 10)
+bool img_decomp_compressed (const struct img_decomp *d);
+ssize_t img_decomp_read_into (struct img_decomp *d, void *out);
 const char *img_decomp_error (const struct img_decomp *d);
 void img_decomp_free (struct img_decomp *d);
 
 /* Applies one layer (tar, gzip or zstd; whiteouts) read through |rd| to the
- * tree at |rootfd|.  |limit| bounds the bytes written.  When |diff_id| is
+ * tree at |rootfd|.  |size_hint| is its compressed size when known (0
+ * otherwise): large compressed layers are decompressed on a thread of
+ * their own.  |limit| bounds the bytes written.  When |diff_id| is
  * not NULL it receives "sha256:<hex>" of the whole uncompressed stream
  * (trailing bytes after the tar's end included): the layer's diff_id. */
 int img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data,
-                      uint64_t limit, const char *what, char *diff_id,
+                      uint64_t size_hint, uint64_t limit, const char *what, char *diff_id,
                       struct img_unpack_stats *st, struct rt_err **err);
 /* Resolves |path| (relative to the rootfs) for safety checks; rejects
  * absolute names and ".." components.  Returns the cleaned path. */

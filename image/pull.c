@@ -209,7 +209,7 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
       uint64_t limit = d->size * IMG_BOMB_RATIO + IMG_BOMB_SLACK;
 
       img_trace ("layer: unpack start");
-      if (img_unpack_layer (rootfd, img_stream_read, &j->st, limit, what, diff_ids[i],
+      if (img_unpack_layer (rootfd, img_stream_read, &j->st, d->size, limit, what, diff_ids[i],
                             &st, &ue) < 0)
         ret = -1;
       else

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -605,28 +606,158 @@ apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
 }
 
 /* libarchive reads plain tar from the decompressor (image/decomp.c),
- * and each block it is handed is hashed on the way: the diff_id is the
- * sha256 of the layer *uncompressed*, taken without a copy or a second
- * pass. */
+ * and each block is hashed on the way: the diff_id is the sha256 of the
+ * layer *uncompressed*, taken without a second pass.
+ *
+ * A compressed layer is decompressed and hashed on a thread of its own,
+ * a few blocks ahead of the tar reader, so that inflate and SHA-256 (user
+ * time) overlap the file creation and writes (kernel time) instead of
+ * taking turns: on a 190 MB layer of 12.6k files that is most of the
+ * inflate time off the wall clock.  A plain tar is read inline: there is
+ * nothing to overlap but the hash, and its blocks are the download's own
+ * buffers. */
+#define RING 4
+/* Below this compressed size the thread, its hand-offs and its ring cost
+ * more than they overlap: a 1 MB busybox layer took ~3 ms more CPU and
+ * ~1 ms more wall threaded; a 37 MB one 27 % less wall. */
+#define PIPE_MIN (8u << 20)
+
 struct read_ctx
 {
   struct img_decomp *dec;
   struct img_hash h;
   bool hash;
+  bool threaded;
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  uint8_t *ring[RING];
+  size_t len[RING];
+  unsigned produced, released;  /* blocks; the reader holds one at most */
+  bool holding, eof, failed, stop;
 };
+
+static void *
+producer (void *arg)
+{
+  struct read_ctx *c = arg;
+  for (;;)
+    {
+      unsigned slot;
+      ssize_t n;
+      pthread_mutex_lock (&c->mu);
+      while (c->produced - c->released == RING && !c->stop)
+        pthread_cond_wait (&c->cv, &c->mu);
+      slot = c->produced % RING;
+      if (c->stop)
+        {
+          pthread_mutex_unlock (&c->mu);
+          return NULL;
+        }
+      pthread_mutex_unlock (&c->mu);
+      n = img_decomp_read_into (c->dec, c->ring[slot]);
+      if (n > 0 && c->hash)
+        img_hash_update (&c->h, c->ring[slot], (size_t) n);
+      pthread_mutex_lock (&c->mu);
+      if (n > 0)
+        {
+          c->len[slot] = (size_t) n;
+          c->produced++;
+        }
+      else
+        {
+          c->eof = true;
+          c->failed = n < 0;
+        }
+      pthread_cond_broadcast (&c->cv);
+      pthread_mutex_unlock (&c->mu);
+      if (n <= 0)
+        return NULL;
+    }
+}
+
+/* The next block of the uncompressed stream: > 0 bytes, 0 at the end,
+ * < 0 on an error (img_decomp_error). */
+static ssize_t
+next_block (struct read_ctx *c, const void **buf)
+{
+  ssize_t n;
+  if (!c->threaded)
+    {
+      n = img_decomp_read (c->dec, buf);
+      if (n > 0 && c->hash)
+        img_hash_update (&c->h, *buf, (size_t) n);
+      return n;
+    }
+  pthread_mutex_lock (&c->mu);
+  if (c->holding)
+    {
+      c->released++;
+      c->holding = false;
+      pthread_cond_broadcast (&c->cv);
+    }
+  while (c->released == c->produced && !c->eof)
+    pthread_cond_wait (&c->cv, &c->mu);
+  if (c->released != c->produced)
+    {
+      unsigned slot = c->released % RING;
+      *buf = c->ring[slot];
+      n = (ssize_t) c->len[slot];
+      c->holding = true;
+    }
+  else
+    n = c->failed ? -1 : 0;
+  pthread_mutex_unlock (&c->mu);
+  return n;
+}
+
+static void
+reader_start (struct read_ctx *c, uint64_t size_hint)
+{
+  if (!img_decomp_compressed (c->dec) || size_hint < PIPE_MIN)
+    return;
+  pthread_mutex_init (&c->mu, NULL);
+  pthread_cond_init (&c->cv, NULL);
+  for (int i = 0; i < RING; i++)
+    c->ring[i] = xmalloc (IMG_DECOMP_BLOCK);
+  c->threaded = pthread_create (&c->th, NULL, producer, c) == 0;
+  if (!c->threaded)
+    {
+      for (int i = 0; i < RING; i++)
+        free (c->ring[i]);
+      pthread_cond_destroy (&c->cv);
+      pthread_mutex_destroy (&c->mu);
+    }
+}
+
+/* Stops and joins the producer (it finishes the block in hand). */
+static void
+reader_stop (struct read_ctx *c)
+{
+  if (!c->threaded)
+    return;
+  pthread_mutex_lock (&c->mu);
+  c->stop = true;
+  pthread_cond_broadcast (&c->cv);
+  pthread_mutex_unlock (&c->mu);
+  pthread_join (c->th, NULL);
+  for (int i = 0; i < RING; i++)
+    free (c->ring[i]);
+  pthread_cond_destroy (&c->cv);
+  pthread_mutex_destroy (&c->mu);
+  c->threaded = false;
+}
 
 static la_ssize_t
 read_cb (struct archive *a, void *data, const void **buf)
 {
   struct read_ctx *c = data;
-  ssize_t n = img_decomp_read (c->dec, buf);
+  ssize_t n = next_block (c, buf);
   if (n < 0)
     {
       archive_set_error (a, EIO, "%s", img_decomp_error (c->dec));
       return -1;
     }
-  if (c->hash)
-    img_hash_update (&c->h, *buf, (size_t) n);
   return n;
 }
 
@@ -642,15 +773,13 @@ hash_finish (struct read_ctx *c, char diff_id[72], const char *what, struct rt_e
   const void *buf;
   ssize_t n;
   uint64_t trailer = 0;
-  while ((n = img_decomp_read (c->dec, &buf)) > 0)
-    {
-      img_hash_update (&c->h, buf, (size_t) n);
-      if ((trailer += (uint64_t) n) > TRAILER_MAX)
-        return rt_err_set (err, 0, "%s: more than %u MiB after the end of the tar",
-                           what, TRAILER_MAX >> 20);
-    }
+  while ((n = next_block (c, &buf)) > 0)
+    if ((trailer += (uint64_t) n) > TRAILER_MAX)
+      return rt_err_set (err, 0, "%s: more than %u MiB after the end of the tar",
+                         what, TRAILER_MAX >> 20);
   if (n < 0)
     return rt_err_set (err, 0, "%s: %s", what, img_decomp_error (c->dec));
+  reader_stop (c);
   img_hash_final (&c->h, diff_id);
   c->hash = false;
   return 0;
@@ -714,9 +843,9 @@ fix_dir_times (struct unpacker *u)
 }
 
 int
-img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
-                  const char *what, char *diff_id, struct img_unpack_stats *st,
-                  struct rt_err **err)
+img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t size_hint,
+                  uint64_t limit, const char *what, char *diff_id,
+                  struct img_unpack_stats *st, struct rt_err **err)
 {
   struct unpacker u = { .rootfd = rootfd, .euid = geteuid (), .egid = getegid (), .what = what,
                         .cfd = -1, .limit = limit, .st = st };
@@ -741,6 +870,7 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
   u.umask = process_umask ();
   if (rc.hash)
     img_hash_init (&rc.h);
+  reader_start (&rc, size_hint);
   archive_read_support_format_tar (a);
   archive_read_support_format_empty (a);
   if (archive_read_open (a, &rc, NULL, read_cb, NULL) != ARCHIVE_OK)
@@ -760,6 +890,7 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t limit,
   img_trace ("layer: entries applied");
   if (ret == 0 && diff_id)
     ret = hash_finish (&rc, diff_id, what, err);
+  reader_stop (&rc);
   cache_drop (&u);
   fix_dir_times (&u);
   free (u.inos);

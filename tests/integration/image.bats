@@ -29,6 +29,11 @@ setup_file() {
     --label org.example=yes --port 80/tcp >/dev/null
   $MK image "$D/lay" "$l1" "$l2" --tag multi >/dev/null
   $MK image "$D/lay" "$l1" --tag zst --compress zstd >/dev/null
+  # Layer 3: 12 MiB that do not compress: decompressed on its own thread
+  # (image/unpack.c PIPE_MIN).
+  mkdir -p "$D/l3/big" && head -c 12M /dev/urandom > "$D/l3/big/blob"
+  sha256sum < "$D/l3/big/blob" | cut -d' ' -f1 > "$D/big.sha"
+  $MK image "$D/lay" "$l1" "$D/l3" --tag big >/dev/null
   $MK image "$D/lay" "$l1" "$l2" --tag baddiff --bad-diff-id 1 >/dev/null
   $MK image "$D/lay" "$l1" --tag baddiffzst --compress zstd --bad-diff-id 0 >/dev/null
   $MK image "$D/lay" "$l1" "$l2" --tag fewdiff --drop-diff-id >/dev/null
@@ -40,7 +45,7 @@ setup_file() {
   reg_start PLAIN "$D/plain"
   reg_start TLS "$D/tls" tls
   echo "REG_PLAIN_PORT=$REG_PLAIN_PORT REG_TLS_PORT=$REG_TLS_PORT" > "$D/ports"
-  for t in bb multi zst baddiff; do push "$D/lay:$t" "$REG_PLAIN_PORT" "test/busybox:$t"; done
+  for t in bb multi zst baddiff big; do push "$D/lay:$t" "$REG_PLAIN_PORT" "test/busybox:$t"; done
   push "$D/lay:multiarch" "$REG_PLAIN_PORT" test/busybox:multiarch --all
   sk copy --quiet --dest-cert-dir "$D/cadir" --dest-creds tester:s3cret \
     "oci:$D/lay:bb" "docker://127.0.0.1:$REG_TLS_PORT/secure/busybox:bb" >/dev/null
@@ -184,6 +189,15 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   img pull -q "docker://127.0.0.1:$PROXY_R_PORT/test/busybox:multi"
   grep -q '/blobs/.* bytes=[1-9]' "$BATS_TEST_TMPDIR/pr/requests"
   [ -x "$(rootfs_of "docker://127.0.0.1:$PROXY_R_PORT/test/busybox:multi")/bin/busybox" ]
+}
+
+@test "a large layer, decompressed on its own thread, through a dropped connection" {
+  proxy_start R "$BATS_TEST_TMPDIR/pr" "$REG_PLAIN_PORT" --drop-once
+  img pull -q "docker://127.0.0.1:$PROXY_R_PORT/test/busybox:big"
+  grep -q '/blobs/.* bytes=[1-9]' "$BATS_TEST_TMPDIR/pr/requests"
+  r=$(rootfs_of "docker://127.0.0.1:$PROXY_R_PORT/test/busybox:big")
+  [ "$(sha256sum < "$r/big/blob" | cut -d' ' -f1)" = "$(cat "$D/big.sha")" ]
+  [ -x "$r/bin/busybox" ]
 }
 
 @test "503s are retried" {

@@ -153,7 +153,7 @@ apply (int root, const char *const *ents, uint64_t limit, struct rt_err **err)
   static struct mem m;
   struct img_unpack_stats st = { 0 };
   build (&m, ents);
-  return img_unpack_layer (root, mem_read, &m, limit, "layer", NULL, &st, err);
+  return img_unpack_layer (root, mem_read, &m, 0, limit, "layer", NULL, &st, err);
 }
 
 static bool
@@ -246,7 +246,7 @@ main (void)
     struct img_unpack_stats st = { 0 };
     static struct mem m;
     build (&m, l);
-    ok (img_unpack_layer (root, mem_read, &m, 540, "layer", NULL, &st, &e) < 0 && strstr (e->msg, "bomb"),
+    ok (img_unpack_layer (root, mem_read, &m, 0, 540, "layer", NULL, &st, &e) < 0 && strstr (e->msg, "bomb"),
         "over the byte bound refused");
     rt_err_free (&e);
     (void) l;
@@ -273,7 +273,7 @@ main (void)
         build_filter = filters[i];
         build (&m, l);
         memset (got, 0, sizeof got);
-        ok (img_unpack_layer (root, mem_read, &m, 1 << 20, "layer", got, &st, &e) == 0
+        ok (img_unpack_layer (root, mem_read, &m, 0, 1 << 20, "layer", got, &st, &e) == 0
             && strcmp (got, want) == 0 && file_is (root, "dd/x", "diff id content"),
             "%s layer: diff_id %s is the raw tar's %s %s", names[i], got, want,
             e ? e->msg : "");
@@ -285,7 +285,7 @@ main (void)
     {
       struct img_unpack_stats st = { 0 };
       img_sha256_str ("", 0, want);
-      ok (img_unpack_layer (root, mem_read, &m, 1 << 20, "layer", got, &st, &e) == 0
+      ok (img_unpack_layer (root, mem_read, &m, 0, 1 << 20, "layer", got, &st, &e) == 0
           && strcmp (got, want) == 0, "empty layer: diff_id of nothing %s", e ? e->msg : "");
       rt_err_free (&e);
     }
@@ -300,13 +300,38 @@ main (void)
     img_sha256_str (bl.buf, bl.len, want);
     free (bl.buf);
     build_big (&bl, 20u << 20, ARCHIVE_FILTER_GZIP);
-    ok (img_unpack_layer (root, big_read, &bl, 1u << 30, "layer", got, &st, &e) == 0
-        && strcmp (got, want) == 0 && fstatat (root, "big", &bs, 0) == 0
-        && bs.st_size == (20 << 20), "20 MiB gzip layer: diff_id %s is %s %s",
-        got, want, e ? e->msg : "");
-    rt_err_free (&e);
+    /* size hint 0: decompressed inline; huge: on the decompression thread */
+    for (int threaded = 0; threaded < 2; threaded++)
+      {
+        bl.off = 0;
+        memset (got, 0, sizeof got);
+        ok (img_unpack_layer (root, big_read, &bl, threaded ? UINT64_MAX : 0, 1u << 30,
+                              "layer", got, &st, &e) == 0
+            && strcmp (got, want) == 0 && fstatat (root, "big", &bs, 0) == 0
+            && bs.st_size == (20 << 20), "20 MiB gzip layer%s: diff_id %s is %s %s",
+            threaded ? " (threaded)" : "", got, want, e ? e->msg : "");
+        rt_err_free (&e);
+        unlinkat (root, "big", 0);
+      }
+    {
+      /* Cut short: the decompression thread's error reaches the reader. */
+      size_t full = bl.len;
+      bl.off = 0;
+      bl.len = full / 2;
+      ok (img_unpack_layer (root, big_read, &bl, UINT64_MAX, 1u << 30, "layer", got, &st, &e) < 0
+          && e && strstr (e->msg, "truncated"), "threaded: a truncated layer fails: %s",
+          e ? e->msg : "accepted");
+      rt_err_free (&e);
+      bl.len = full;
+      /* Stopped by the reader (the bomb bound) while the thread runs. */
+      bl.off = 0;
+      ok (img_unpack_layer (root, big_read, &bl, UINT64_MAX, 1u << 20, "layer", got, &st, &e) < 0
+          && e && strstr (e->msg, "bomb"), "threaded: the reader's error stops the thread: %s",
+          e ? e->msg : "accepted");
+      rt_err_free (&e);
+      unlinkat (root, "big", 0);
+    }
     free (bl.buf);
-    unlinkat (root, "big", 0);
   }
   {
     /* A small tar followed by 65 MiB of zeros, gzipped to ~65 KiB: the
@@ -336,10 +361,16 @@ main (void)
     archive_write_close (w);
     archive_write_free (w);
     bl.len = used;
-    ok (img_unpack_layer (root, big_read, &bl, 1u << 30, "layer", got, &st, &e) < 0
-        && strstr (e->msg, "after the end of the tar"), "65 MiB after the tar refused: %s",
-        e ? e->msg : "accepted");
-    rt_err_free (&e);
+    for (int threaded = 0; threaded < 2; threaded++)
+      {
+        bl.off = 0;
+        ok (img_unpack_layer (root, big_read, &bl, threaded ? UINT64_MAX : 0, 1u << 30,
+                              "layer", got, &st, &e) < 0
+            && strstr (e->msg, "after the end of the tar"), "65 MiB after the tar refused%s: %s",
+            threaded ? " (threaded)" : "", e ? e->msg : "accepted");
+        rt_err_free (&e);
+        unlinkat (root, "tiny", 0);
+      }
     free (bl.buf);
   }
   {
