@@ -84,6 +84,44 @@ zstd_of (struct blob *out, const void *data, size_t len)
   free (tmp);
 }
 
+static uint32_t
+crc32_of (const uint8_t *p, size_t n)
+{
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; i++)
+    {
+      c ^= p[i];
+      for (int k = 0; k < 8; k++)
+        c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+    }
+  return ~c;
+}
+
+/* |plain| (a member with the bare 10-byte header libarchive writes)
+ * rewritten with every optional header field: FEXTRA, FNAME, FCOMMENT
+ * and FHCRC (whose CRC-16 is wrong when |bad_hcrc|). */
+static void
+gzip_full_header (struct blob *out, const struct blob *plain, bool bad_hcrc)
+{
+  static const uint8_t extra[] = { 'S', 'L', 4, 0, 1, 2, 3, 4 };
+  uint8_t h[10];
+  uint16_t xlen = sizeof extra, hcrc;
+  memcpy (h, plain->buf, 10);
+  h[3] = 0x04 | 0x08 | 0x10 | 0x02;
+  out->buf = NULL;
+  out->len = 0;
+  append (out, h, 10);
+  append (out, &xlen, 2);
+  append (out, extra, sizeof extra);
+  append (out, "layer.tar", 10);
+  append (out, "a comment", 10);
+  hcrc = (uint16_t) (crc32_of (out->buf, out->len) & 0xffff);
+  if (bad_hcrc)
+    hcrc ^= 1;
+  append (out, &hcrc, 2);
+  append (out, plain->buf + 10, plain->len - 10);
+}
+
 /* Decompresses |in| whole; returns 0 and the output, or -1 and the error. */
 static int
 run (const struct blob *in, size_t bytewise, struct blob *out, char *msg, size_t msglen)
@@ -160,6 +198,20 @@ main (void)
       free (out.buf);
       one.len -= 13;
 
+      {
+        struct blob full = { 0 };
+        ok (one.buf[3] == 0, "%s: libarchive writes a bare gzip header", name);
+        gzip_full_header (&full, &one, false);
+        ok (run (&full, 0, &out, msg, sizeof msg) == 0 && same (&out, data, N),
+            "%s: extra field, name, comment and header CRC %s", name, msg);
+        free (out.buf);
+        free (full.buf);
+        gzip_full_header (&full, &one, true);
+        ok (run (&full, 0, &out, msg, sizeof msg) < 0,
+            "%s: a wrong header CRC is refused: %s", name, msg);
+        free (out.buf);
+        free (full.buf);
+      }
       append (&cut, one.buf, one.len - 4);
       ok (run (&cut, 0, &out, msg, sizeof msg) < 0 && strstr (msg, "truncated"),
           "%s: a missing trailer is refused: %s", name, msg);
