@@ -184,6 +184,43 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   img pull -q "docker://127.0.0.1:$PROXY_B_PORT/test/busybox:bb" --creds bob:pw
 }
 
+# The digests of IMAGE's config and layers in $D/lay, one a line, sorted.
+blobs_of() {
+  local m
+  m=$(jq -r --arg t "$1" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"]==$t) | .digest' "$D/lay/index.json")
+  jq -r '.config.digest, .layers[].digest' "$D/lay/blobs/sha256/${m#sha256:}" | sort
+}
+
+@test "blob redirects: followed to another host, Authorization dropped there" {
+  px=$BATS_TEST_TMPDIR/pz
+  proxy_start Z "$px" "$REG_PLAIN_PORT" --bearer bob:pw --blob-store "$px/store"
+  img pull -q "docker://127.0.0.1:$PROXY_Z_PORT/test/busybox:multi" --creds bob:pw
+  r=$(rootfs_of "docker://127.0.0.1:$PROXY_Z_PORT/test/busybox:multi")
+  [ ! -e "$r/data/victim" ]
+  [ "$(cat "$r/opq/new")" = new ]
+  want=$(blobs_of multi)
+  [ "$(echo "$want" | wc -l)" = 3 ]
+  # The registry got every blob request with the token (and redirected it) ...
+  for d in $want; do
+    grep -qx "GET /v2/test/busybox/blobs/$d - auth=Bearer" "$px/requests"
+  done
+  # ... the store served every blob, and never saw an Authorization header.
+  [ "$(jq -r 'select(.method == "GET") | .path | sub(".*/blobs/"; "")' "$px/store" | sort -u)" = "$want" ]
+  [ "$(jq -s '[.[].headers | keys[] | ascii_downcase | select(. == "authorization")] | length' "$px/store")" = 0 ]
+  # Wrong bytes from the store fail the pull, naming the blob's digest.
+  rm -rf "$C"
+  proxy_start W "$BATS_TEST_TMPDIR/pw" "$REG_PLAIN_PORT" --bearer bob:pw \
+    --blob-store "$BATS_TEST_TMPDIR/pw/store" --corrupt
+  run img pull "docker://127.0.0.1:$PROXY_W_PORT/test/busybox:bb" --creds bob:pw
+  [ "$status" -ne 0 ]
+  [ -s "$BATS_TEST_TMPDIR/pw/store" ]
+  # Config or layer, whichever fails first: one of the image's blobs.
+  [[ "$output" =~ blob\ (sha256:[0-9a-f]{64}):\ digest\ mismatch\ \(content\ hashes\ to\ sha256: ]]
+  blobs_of bb | grep -qx "${BASH_REMATCH[1]}"
+  [ -z "$(ls "$C/rootfs")" ]
+  [ -z "$(ls "$C/refs")" ]
+}
+
 @test "a dropped connection mid-blob resumes with Range" {
   proxy_start R "$BATS_TEST_TMPDIR/pr" "$REG_PLAIN_PORT" --drop-once
   img pull -q "docker://127.0.0.1:$PROXY_R_PORT/test/busybox:multi"
