@@ -184,12 +184,15 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   img pull -q "docker://127.0.0.1:$PROXY_B_PORT/test/busybox:bb" --creds bob:pw
 }
 
-# The digests of IMAGE's config and layers in $D/lay, one a line, sorted.
-blobs_of() {
+# The manifest file of TAG in $D/lay.
+manifest_of() {
   local m
   m=$(jq -r --arg t "$1" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"]==$t) | .digest' "$D/lay/index.json")
-  jq -r '.config.digest, .layers[].digest' "$D/lay/blobs/sha256/${m#sha256:}" | sort
+  echo "$D/lay/blobs/sha256/${m#sha256:}"
 }
+
+# The digests of TAG's config and layers in $D/lay, one a line, sorted.
+blobs_of() { jq -r '.config.digest, .layers[].digest' "$(manifest_of "$1")" | sort; }
 
 @test "blob redirects: followed to another host, Authorization dropped there" {
   px=$BATS_TEST_TMPDIR/pz
@@ -219,6 +222,43 @@ blobs_of() {
   blobs_of bb | grep -qx "${BASH_REMATCH[1]}"
   [ -z "$(ls "$C/rootfs")" ]
   [ -z "$(ls "$C/refs")" ]
+}
+
+# What a terminal shows of a pull: escape sequences and CRs dropped.
+on_tty() {
+  script -qefc "$(printf '%q ' "$SANDLOCK_OCI" pull --cache-dir "$C" "$@")" /dev/null </dev/null |
+    sed -e 's/\x1b\[[0-9]*[AK]//g' -e 's/\r//g'
+}
+
+@test "progress on a TTY: a line per layer and a total, with sizes and rate; none piped or -q" {
+  command -v script >/dev/null || skip "util-linux script missing"
+  # --jobs 1: the second layer has not started when the first is drawn.
+  on_tty --jobs 1 "docker://$P:big" > "$BATS_TEST_TMPDIR/tty"
+  res=$(tail -1 "$BATS_TEST_TMPDIR/tty")
+  [[ "$res" =~ ^docker://$P:big\ sha256:[0-9a-f]{64}$ ]]
+  # The last redraw: each layer (manifest order) done, then the total.
+  m=$(manifest_of big)
+  [ "$(jq '.layers | length' "$m")" = 2 ]
+  want=$(jq -r '.layers[] | "\(.digest) \(.size)"' "$m" |
+    awk '{ printf "%-19s %8.1f / %8.1f MB  done\n", substr($1, 1, 19), $2 / 1e6, $2 / 1e6; t += $2 }
+         END { printf "total               %8.1f / %8.1f MB\n", t / 1e6, t / 1e6 }')
+  got=$(tail -4 "$BATS_TEST_TMPDIR/tty" | head -3 | sed -E 's/  [0-9]+\.[0-9] MB\/s$//')
+  [ "$got" = "$want" ]
+  tail -2 "$BATS_TEST_TMPDIR/tty" | head -1 | grep -Eq '  [0-9]+\.[0-9] MB/s$'
+  # Every line drawn names its layer or is the total.
+  [ -z "$(grep -Ev '^(sha256:[0-9a-f]{12} |total |docker://)' "$BATS_TEST_TMPDIR/tty")" ]
+  # The 12 MB layer was drawn part-way too: fewer bytes than its size, not done.
+  big=$(jq -r '.layers[1] | "\(.digest[0:19]) \(.size)"' "$m")
+  awk -v d="${big% *}" -v s="${big#* }" '$1 == d && $5 == "MB" && $2 + 0 < $4 + 0 && $4 == sprintf("%.1f", s / 1e6) { n++ }
+    END { exit !(n > 0) }' "$BATS_TEST_TMPDIR/tty"
+  # Not a TTY, or -q: the result line alone.
+  rm -rf "$C"
+  run img pull "docker://$P:big"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$res" ]
+  rm -rf "$C"
+  on_tty -q "docker://$P:big" > "$BATS_TEST_TMPDIR/tty"
+  [ "$(cat "$BATS_TEST_TMPDIR/tty")" = "$res" ]
 }
 
 @test "a dropped connection mid-blob resumes with Range" {
