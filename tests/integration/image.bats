@@ -662,6 +662,16 @@ ibundles() { ls -A "$ROOT/image-bundles" 2>/dev/null | tr '\n' ' '; }
   [ -z "$(ibundles)" ]
 }
 
+# docker_api DIR NAME:TAG=SAVE.tar...: tests/lib/dockerapi.py on DIR/sock
+# (stopped by teardown through DIR/pid).
+docker_api() {
+  local dir=$1; shift
+  python3 "$SANDLOCK_TESTS_DIR/lib/dockerapi.py" "$dir/sock" "$@" & echo $! > "$dir/pid"
+  for _ in $(seq 100); do [ -S "$dir/sock" ] && return 0; sleep 0.05; done
+  echo "docker API on $dir/sock did not come up" >&2
+  return 1
+}
+
 @test "docker-daemon: from a Docker API socket (legacy docker save layout)" {
   t=$BATS_TEST_TMPDIR/dd
   mkdir -p "$t/save/abc" "$t/bad/abc"
@@ -677,23 +687,7 @@ ibundles() { ls -A "$ROOT/image-bundles" 2>/dev/null | tr '\n' ' '; }
       "${cfg#sha256:}" > "$t/$s/manifest.json"
     tar -C "$t/$s" -cf "$t/$s.tar" .
   done
-  python3 - "$t/sock" "$t/save.tar" <<'PY' & spid=$!
-import http.server, socketserver, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def address_string(s): return "unix"
-    def log_message(s, *a): pass
-    def do_GET(s):
-        ok = s.path in ("/images/busybox%3Alatest/get", "/images/bad%3Alatest/get")
-        f = sys.argv[2] if "busybox" in s.path else sys.argv[2].replace("save.tar", "bad.tar")
-        body = open(f, "rb").read() if ok else b'{"message":"No such image"}'
-        s.send_response(200 if ok else 404); s.send_header("Content-Length", str(len(body)))
-        s.end_headers(); s.wfile.write(body)
-class S(socketserver.UnixStreamServer):
-    def get_request(s): r, _ = super().get_request(); return r, ["unix", 0]
-S(sys.argv[1], H).serve_forever()
-PY
-  echo $spid > "$t/pid"
-  for _ in $(seq 100); do [ -S "$t/sock" ] && break; sleep 0.05; done
+  docker_api "$t" busybox:latest="$t/save.tar" bad:latest="$t/bad.tar"
   DOCKER_HOST=unix://$t/sock img pull -q docker-daemon:busybox:latest
   [ -x "$(rootfs_of docker-daemon:busybox:latest)/bin/busybox" ]
   DOCKER_HOST=unix://$t/sock run img pull docker-daemon:nosuch:latest
@@ -703,6 +697,35 @@ PY
   DOCKER_HOST=unix://$t/sock run img pull docker-daemon:bad:latest
   [ "$status" -ne 0 ]
   [[ "$output" == *"diff_id mismatch"* ]]
+}
+
+@test "docker-daemon: Docker 25+ docker save (OCI layout beside manifest.json)" {
+  t=$BATS_TEST_TMPDIR/dd
+  mkdir -p "$t"
+  md=$($MK docker-save "$D/lay" bb "$t/oci.tar")
+  $MK docker-save "$D/lay" bb "$t/bad.tar" --name bad:latest --bad-layer >/dev/null
+  tar -tf "$t/oci.tar" | grep -qx manifest.json
+  layer=$(tar -xOf "$t/oci.tar" "blobs/sha256/${md#sha256:}" | jq -r '.layers[0].digest')
+  docker_api "$t" busybox:latest="$t/oci.tar" bad:latest="$t/bad.tar"
+  export DOCKER_HOST=unix://$t/sock
+  run img pull docker-daemon:busybox:latest --format json
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  # Docker's own manifest, not one rebuilt from manifest.json.
+  [ "$(echo "$output" | jq -r .digest)" = "$md" ]
+  r=$(echo "$output" | jq -r .rootfs)
+  [ -x "$r/bin/busybox" ]
+  [ -L "$r/bin/sh" ]
+  [ "$(head -1 "$r/etc/passwd")" = "root:x:0:0:root:/root:/bin/sh" ]
+  img inspect docker-daemon:busybox:latest | jq -e '.config.Cmd == ["echo","hello from image"] and .config.User == "user"'
+  [ -z "$(ls "$C/tmp")" ]
+  # A layer blob whose bytes do not hash to its name (a fresh cache: the
+  # good layer is in this one).
+  rm -rf "$C"
+  run img pull docker-daemon:bad:latest
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"$layer"*"digest mismatch"* ]]
+  [ "$(img images --format json | jq length)" = 0 ]
+  [ -z "$(ls "$C/tmp")" ]
 }
 
 # What a Docker daemon leaves on a host: its fixed paths (/run/docker is
