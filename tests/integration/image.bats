@@ -125,6 +125,13 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   run img pull "docker://$P:multiarch" --platform linux/s390x
   [ "$status" -ne 0 ]
   [[ "$output" == *"no image for platform linux/s390x"*"linux/amd64"*"linux/arm64/v8"* ]]
+  # The same index from a layout (no Content-Type: the index entry's type).
+  run img pull "oci:$D/lay:multiarch" --format json
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(echo "$output" | jq -r .platform)" = linux/amd64 ]
+  run img pull "oci:$D/lay:multiarch" --platform linux/arm64 --format json
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(echo "$output" | jq -r .platform)" = linux/arm64/v8 ]
 }
 
 @test "pull by digest; tag with digest refused; unknown manifest named" {
@@ -703,10 +710,11 @@ docker_api() {
   t=$BATS_TEST_TMPDIR/dd
   mkdir -p "$t"
   md=$($MK docker-save "$D/lay" bb "$t/oci.tar")
+  mm=$($MK docker-save "$D/lay" multi "$t/ctr.tar" --name ctr:v1 --containerd)
   $MK docker-save "$D/lay" bb "$t/bad.tar" --name bad:latest --bad-layer >/dev/null
   tar -tf "$t/oci.tar" | grep -qx manifest.json
   layer=$(tar -xOf "$t/oci.tar" "blobs/sha256/${md#sha256:}" | jq -r '.layers[0].digest')
-  docker_api "$t" busybox:latest="$t/oci.tar" bad:latest="$t/bad.tar"
+  docker_api "$t" busybox:latest="$t/oci.tar" ctr:v1="$t/ctr.tar" bad:latest="$t/bad.tar"
   export DOCKER_HOST=unix://$t/sock
   run img pull docker-daemon:busybox:latest --format json
   [ "$status" -eq 0 ] || { echo "$output"; false; }
@@ -718,6 +726,16 @@ docker_api() {
   [ "$(head -1 "$r/etc/passwd")" = "root:x:0:0:root:/root:/bin/sh" ]
   img inspect docker-daemon:busybox:latest | jq -e '.config.Cmd == ["echo","hello from image"] and .config.User == "user"'
   [ -z "$(ls "$C/tmp")" ]
+  # The containerd image store's save: index.json names an image index.
+  run img pull docker-daemon:ctr:v1 --format json
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(echo "$output" | jq -r .digest)" = "$mm" ]
+  [ "$(echo "$output" | jq -r .platform)" = linux/amd64 ]
+  r=$(echo "$output" | jq -r .rootfs)
+  [ ! -e "$r/data/victim" ]
+  [ ! -e "$r/opq/old" ]
+  [ "$(cat "$r/opq/new")" = new ]
+  [ "$(stat -c %i "$r/data/a")" = "$(stat -c %i "$r/data/b")" ]
   # A layer blob whose bytes do not hash to its name (a fresh cache: the
   # good layer is in this one).
   rm -rf "$C"
