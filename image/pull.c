@@ -335,10 +335,16 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
           img_manifest_free (m);
           return -1;
         }
-      img_manifest_free (m);
-      m = NULL;
-      if (img_manifest_parse (body, len, mt2 ? mt2 : d->media_type, src->what, &m, err) < 0)
-        return -1;
+      {
+        /* |d| points into the index: free it only once parsed. */
+        struct img_manifest *idx = m;
+        int pr;
+        m = NULL;
+        pr = img_manifest_parse (body, len, mt2 ? mt2 : d->media_type, src->what, &m, err);
+        img_manifest_free (idx);
+        if (pr < 0)
+          return -1;
+      }
       if (m->is_index)
         {
           img_manifest_free (m);

@@ -151,10 +151,16 @@ draw (struct progress *p)
 {
   uint64_t done = 0, total = 0;
   double s = elapsed (&p->start);
+  int lines = 0;
   if (p->drawn)
     fprintf (stderr, "\033[%dA", p->drawn);
   for (int i = 0; i < p->n; i++)
     {
+      /* A layer that has not reported yet has no digest to show: no line
+       * (lines only ever get added, so a redraw covers the last one). */
+      if (p->l[i].digest[0] == '\0')
+        continue;
+      lines++;
       done += p->l[i].done;
       total += p->l[i].total;
       fprintf (stderr, "\r\033[K%-19s %8.1f / %8.1f MB%s\n", p->l[i].digest,
@@ -162,7 +168,7 @@ draw (struct progress *p)
     }
   fprintf (stderr, "\r\033[Ktotal               %8.1f / %8.1f MB  %.1f MB/s\n",
            done / 1e6, total / 1e6, s > 0 ? done / 1e6 / s : 0.0);
-  p->drawn = p->n + 1;
+  p->drawn = lines + 1;
 }
 
 static void

@@ -125,6 +125,13 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   run img pull "docker://$P:multiarch" --platform linux/s390x
   [ "$status" -ne 0 ]
   [[ "$output" == *"no image for platform linux/s390x"*"linux/amd64"*"linux/arm64/v8"* ]]
+  # The same index from a layout (no Content-Type: the index entry's type).
+  run img pull "oci:$D/lay:multiarch" --format json
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(echo "$output" | jq -r .platform)" = linux/amd64 ]
+  run img pull "oci:$D/lay:multiarch" --platform linux/arm64 --format json
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(echo "$output" | jq -r .platform)" = linux/arm64/v8 ]
 }
 
 @test "pull by digest; tag with digest refused; unknown manifest named" {
@@ -182,6 +189,83 @@ rootfs_of() { img pull --offline "$1" --format json | jq -r .rootfs; }
   [ "$status" -ne 0 ]
   [[ "$output" == *"token request"*"UNAUTHORIZED"* ]]
   img pull -q "docker://127.0.0.1:$PROXY_B_PORT/test/busybox:bb" --creds bob:pw
+}
+
+# The manifest file of TAG in $D/lay.
+manifest_of() {
+  local m
+  m=$(jq -r --arg t "$1" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"]==$t) | .digest' "$D/lay/index.json")
+  echo "$D/lay/blobs/sha256/${m#sha256:}"
+}
+
+# The digests of TAG's config and layers in $D/lay, one a line, sorted.
+blobs_of() { jq -r '.config.digest, .layers[].digest' "$(manifest_of "$1")" | sort; }
+
+@test "blob redirects: followed to another host, Authorization dropped there" {
+  px=$BATS_TEST_TMPDIR/pz
+  proxy_start Z "$px" "$REG_PLAIN_PORT" --bearer bob:pw --blob-store "$px/store"
+  img pull -q "docker://127.0.0.1:$PROXY_Z_PORT/test/busybox:multi" --creds bob:pw
+  r=$(rootfs_of "docker://127.0.0.1:$PROXY_Z_PORT/test/busybox:multi")
+  [ ! -e "$r/data/victim" ]
+  [ "$(cat "$r/opq/new")" = new ]
+  want=$(blobs_of multi)
+  [ "$(echo "$want" | wc -l)" = 3 ]
+  # The registry got every blob request with the token (and redirected it) ...
+  for d in $want; do
+    grep -qx "GET /v2/test/busybox/blobs/$d - auth=Bearer" "$px/requests"
+  done
+  # ... the store served every blob, and never saw an Authorization header.
+  [ "$(jq -r 'select(.method == "GET") | .path | sub(".*/blobs/"; "")' "$px/store" | sort -u)" = "$want" ]
+  [ "$(jq -s '[.[].headers | keys[] | ascii_downcase | select(. == "authorization")] | length' "$px/store")" = 0 ]
+  # Wrong bytes from the store fail the pull, naming the blob's digest.
+  rm -rf "$C"
+  proxy_start W "$BATS_TEST_TMPDIR/pw" "$REG_PLAIN_PORT" --bearer bob:pw \
+    --blob-store "$BATS_TEST_TMPDIR/pw/store" --corrupt
+  run img pull "docker://127.0.0.1:$PROXY_W_PORT/test/busybox:bb" --creds bob:pw
+  [ "$status" -ne 0 ]
+  [ -s "$BATS_TEST_TMPDIR/pw/store" ]
+  # Config or layer, whichever fails first: one of the image's blobs.
+  [[ "$output" =~ blob\ (sha256:[0-9a-f]{64}):\ digest\ mismatch\ \(content\ hashes\ to\ sha256: ]]
+  blobs_of bb | grep -qx "${BASH_REMATCH[1]}"
+  [ -z "$(ls "$C/rootfs")" ]
+  [ -z "$(ls "$C/refs")" ]
+}
+
+# What a terminal shows of a pull: escape sequences and CRs dropped.
+on_tty() {
+  script -qefc "$(printf '%q ' "$SANDLOCK_OCI" pull --cache-dir "$C" "$@")" /dev/null </dev/null |
+    sed -e 's/\x1b\[[0-9]*[AK]//g' -e 's/\r//g'
+}
+
+@test "progress on a TTY: a line per layer and a total, with sizes and rate; none piped or -q" {
+  command -v script >/dev/null || skip "util-linux script missing"
+  # --jobs 1: the second layer has not started when the first is drawn.
+  on_tty --jobs 1 "docker://$P:big" > "$BATS_TEST_TMPDIR/tty"
+  res=$(tail -1 "$BATS_TEST_TMPDIR/tty")
+  [[ "$res" =~ ^docker://$P:big\ sha256:[0-9a-f]{64}$ ]]
+  # The last redraw: each layer (manifest order) done, then the total.
+  m=$(manifest_of big)
+  [ "$(jq '.layers | length' "$m")" = 2 ]
+  want=$(jq -r '.layers[] | "\(.digest) \(.size)"' "$m" |
+    awk '{ printf "%-19s %8.1f / %8.1f MB  done\n", substr($1, 1, 19), $2 / 1e6, $2 / 1e6; t += $2 }
+         END { printf "total               %8.1f / %8.1f MB\n", t / 1e6, t / 1e6 }')
+  got=$(tail -4 "$BATS_TEST_TMPDIR/tty" | head -3 | sed -E 's/  [0-9]+\.[0-9] MB\/s$//')
+  [ "$got" = "$want" ]
+  tail -2 "$BATS_TEST_TMPDIR/tty" | head -1 | grep -Eq '  [0-9]+\.[0-9] MB/s$'
+  # Every line drawn names its layer or is the total.
+  [ -z "$(grep -Ev '^(sha256:[0-9a-f]{12} |total |docker://)' "$BATS_TEST_TMPDIR/tty")" ]
+  # The 12 MB layer was drawn part-way too: fewer bytes than its size, not done.
+  big=$(jq -r '.layers[1] | "\(.digest[0:19]) \(.size)"' "$m")
+  awk -v d="${big% *}" -v s="${big#* }" '$1 == d && $5 == "MB" && $2 + 0 < $4 + 0 && $4 == sprintf("%.1f", s / 1e6) { n++ }
+    END { exit !(n > 0) }' "$BATS_TEST_TMPDIR/tty"
+  # Not a TTY, or -q: the result line alone.
+  rm -rf "$C"
+  run img pull "docker://$P:big"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$res" ]
+  rm -rf "$C"
+  on_tty -q "docker://$P:big" > "$BATS_TEST_TMPDIR/tty"
+  [ "$(cat "$BATS_TEST_TMPDIR/tty")" = "$res" ]
 }
 
 @test "a dropped connection mid-blob resumes with Range" {
@@ -585,6 +669,16 @@ ibundles() { ls -A "$ROOT/image-bundles" 2>/dev/null | tr '\n' ' '; }
   [ -z "$(ibundles)" ]
 }
 
+# docker_api DIR NAME:TAG=SAVE.tar...: tests/lib/dockerapi.py on DIR/sock
+# (stopped by teardown through DIR/pid).
+docker_api() {
+  local dir=$1; shift
+  python3 "$SANDLOCK_TESTS_DIR/lib/dockerapi.py" "$dir/sock" "$@" & echo $! > "$dir/pid"
+  for _ in $(seq 100); do [ -S "$dir/sock" ] && return 0; sleep 0.05; done
+  echo "docker API on $dir/sock did not come up" >&2
+  return 1
+}
+
 @test "docker-daemon: from a Docker API socket (legacy docker save layout)" {
   t=$BATS_TEST_TMPDIR/dd
   mkdir -p "$t/save/abc" "$t/bad/abc"
@@ -600,23 +694,7 @@ ibundles() { ls -A "$ROOT/image-bundles" 2>/dev/null | tr '\n' ' '; }
       "${cfg#sha256:}" > "$t/$s/manifest.json"
     tar -C "$t/$s" -cf "$t/$s.tar" .
   done
-  python3 - "$t/sock" "$t/save.tar" <<'PY' & spid=$!
-import http.server, socketserver, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def address_string(s): return "unix"
-    def log_message(s, *a): pass
-    def do_GET(s):
-        ok = s.path in ("/images/busybox%3Alatest/get", "/images/bad%3Alatest/get")
-        f = sys.argv[2] if "busybox" in s.path else sys.argv[2].replace("save.tar", "bad.tar")
-        body = open(f, "rb").read() if ok else b'{"message":"No such image"}'
-        s.send_response(200 if ok else 404); s.send_header("Content-Length", str(len(body)))
-        s.end_headers(); s.wfile.write(body)
-class S(socketserver.UnixStreamServer):
-    def get_request(s): r, _ = super().get_request(); return r, ["unix", 0]
-S(sys.argv[1], H).serve_forever()
-PY
-  echo $spid > "$t/pid"
-  for _ in $(seq 100); do [ -S "$t/sock" ] && break; sleep 0.05; done
+  docker_api "$t" busybox:latest="$t/save.tar" bad:latest="$t/bad.tar"
   DOCKER_HOST=unix://$t/sock img pull -q docker-daemon:busybox:latest
   [ -x "$(rootfs_of docker-daemon:busybox:latest)/bin/busybox" ]
   DOCKER_HOST=unix://$t/sock run img pull docker-daemon:nosuch:latest
@@ -626,6 +704,46 @@ PY
   DOCKER_HOST=unix://$t/sock run img pull docker-daemon:bad:latest
   [ "$status" -ne 0 ]
   [[ "$output" == *"diff_id mismatch"* ]]
+}
+
+@test "docker-daemon: Docker 25+ docker save (OCI layout beside manifest.json)" {
+  t=$BATS_TEST_TMPDIR/dd
+  mkdir -p "$t"
+  md=$($MK docker-save "$D/lay" bb "$t/oci.tar")
+  mm=$($MK docker-save "$D/lay" multi "$t/ctr.tar" --name ctr:v1 --containerd)
+  $MK docker-save "$D/lay" bb "$t/bad.tar" --name bad:latest --bad-layer >/dev/null
+  tar -tf "$t/oci.tar" | grep -qx manifest.json
+  layer=$(tar -xOf "$t/oci.tar" "blobs/sha256/${md#sha256:}" | jq -r '.layers[0].digest')
+  docker_api "$t" busybox:latest="$t/oci.tar" ctr:v1="$t/ctr.tar" bad:latest="$t/bad.tar"
+  export DOCKER_HOST=unix://$t/sock
+  run img pull docker-daemon:busybox:latest --format json
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  # Docker's own manifest, not one rebuilt from manifest.json.
+  [ "$(echo "$output" | jq -r .digest)" = "$md" ]
+  r=$(echo "$output" | jq -r .rootfs)
+  [ -x "$r/bin/busybox" ]
+  [ -L "$r/bin/sh" ]
+  [ "$(head -1 "$r/etc/passwd")" = "root:x:0:0:root:/root:/bin/sh" ]
+  img inspect docker-daemon:busybox:latest | jq -e '.config.Cmd == ["echo","hello from image"] and .config.User == "user"'
+  [ -z "$(ls "$C/tmp")" ]
+  # The containerd image store's save: index.json names an image index.
+  run img pull docker-daemon:ctr:v1 --format json
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(echo "$output" | jq -r .digest)" = "$mm" ]
+  [ "$(echo "$output" | jq -r .platform)" = linux/amd64 ]
+  r=$(echo "$output" | jq -r .rootfs)
+  [ ! -e "$r/data/victim" ]
+  [ ! -e "$r/opq/old" ]
+  [ "$(cat "$r/opq/new")" = new ]
+  [ "$(stat -c %i "$r/data/a")" = "$(stat -c %i "$r/data/b")" ]
+  # A layer blob whose bytes do not hash to its name (a fresh cache: the
+  # good layer is in this one).
+  rm -rf "$C"
+  run img pull docker-daemon:bad:latest
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"$layer"*"digest mismatch"* ]]
+  [ "$(img images --format json | jq length)" = 0 ]
+  [ -z "$(ls "$C/tmp")" ]
 }
 
 # What a Docker daemon leaves on a host: its fixed paths (/run/docker is

@@ -9,6 +9,14 @@
       Prints the manifest digest.
   mkimage.py index LAYOUT --tag T
       Wraps the untagged manifests of index.json in an image index tagged T.
+  mkimage.py docker-save LAYOUT TAG OUT.tar [--name N:T] [--containerd] [--bad-layer]
+      Writes what Docker 25+ `docker save N:T` does for the image tagged TAG:
+      an OCI layout (uncompressed layers, index.json annotated with
+      io.containerd.image.name and ref.name) plus manifest.json and
+      repositories.  --containerd: index.json points at an image index, as
+      with the containerd image store.  --bad-layer: one byte of the layer
+      blob flipped (its file keeps the old digest).  Prints the image
+      manifest's digest.
   mkimage.py evil OUT.tar CASE
       Writes a malicious layer: dotdot, absolute, symlink, hardlink, whiteout.
 """
@@ -101,6 +109,61 @@ def cmd_index(a):
     save_index(a.layout, idx)
     print(d)
 
+def cmd_docker_save(a):
+    lay = json.load(open(f"{a.layout}/index.json"))
+    src = [m for m in lay["manifests"]
+           if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == a.tag][0]
+    man = json.load(open(f"{a.layout}/blobs/sha256/{src['digest'][7:]}"))
+    files = {}                      # path in the tar -> bytes
+    def blob(data):
+        d = hashlib.sha256(data).hexdigest()
+        files[f"blobs/sha256/{d}"] = data
+        return "sha256:" + d, len(data)
+    cfg = open(f"{a.layout}/blobs/sha256/{man['config']['digest'][7:]}", "rb").read()
+    cd, cn = blob(cfg)
+    layers = []
+    for l in man["layers"]:
+        raw = open(f"{a.layout}/blobs/sha256/{l['digest'][7:]}", "rb").read()
+        if l["mediaType"].endswith("+gzip"):
+            raw = gzip.decompress(raw)
+        elif l["mediaType"].endswith("+zstd"):
+            raw = subprocess.run(["zstd", "-q", "-d", "-c"], input=raw, stdout=subprocess.PIPE, check=True).stdout
+        d, n = blob(raw)
+        layers.append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": d, "size": n})
+    # Serialized unlike image/daemon.c's own manifest, so the digest tells
+    # which one a pull used.
+    md, mn = blob(json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                              "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                                         "digest": cd, "size": cn},
+                              "layers": layers}, indent=2).encode())
+    top = {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": md, "size": mn}
+    if a.containerd:
+        cfgj = json.loads(cfg)
+        top = dict(zip(("digest", "size"), blob(json.dumps({
+            "schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+            "manifests": [dict(top, platform={"architecture": cfgj["architecture"], "os": cfgj["os"]})]
+        }).encode())), mediaType="application/vnd.oci.image.index.v1+json")
+    name, tag = a.name.rsplit(":", 1)
+    top["annotations"] = {"io.containerd.image.name": "docker.io/library/" + a.name,
+                          "org.opencontainers.image.ref.name": tag}
+    files["index.json"] = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+                                      "manifests": [top]}).encode()
+    files["oci-layout"] = b'{"imageLayoutVersion":"1.0.0"}'
+    files["manifest.json"] = json.dumps([{"Config": "blobs/sha256/" + cd[7:], "RepoTags": [a.name],
+                                          "Layers": ["blobs/sha256/" + l["digest"][7:] for l in layers]}]).encode()
+    files["repositories"] = json.dumps({name: {tag: layers[-1]["digest"][7:]}}).encode()
+    if a.bad_layer:
+        p = "blobs/sha256/" + layers[0]["digest"][7:]
+        b = bytearray(files[p]); b[len(b) // 2] ^= 1; files[p] = bytes(b)
+    with tarfile.open(a.out, "w") as t:
+        for d in ("blobs", "blobs/sha256"):
+            ti = tarfile.TarInfo(d); ti.type = tarfile.DIRTYPE; ti.mode = 0o755
+            t.addfile(ti)
+        for p in sorted(files):
+            ti = tarfile.TarInfo(p); ti.size = len(files[p]); ti.mode = 0o644
+            t.addfile(ti, io.BytesIO(files[p]))
+    print(md)
+
 def cmd_evil(a):
     def info(name, type_=tarfile.REGTYPE, data=b"", link=""):
         ti = tarfile.TarInfo(name); ti.type = type_; ti.size = len(data); ti.linkname = link; ti.mode = 0o644
@@ -135,6 +198,9 @@ i.add_argument("--user"); i.add_argument("--env"); i.add_argument("--workdir")
 i.add_argument("--bad-diff-id", type=int, metavar="N"); i.add_argument("--drop-diff-id", action="store_true");
 i.add_argument("--label", action="append"); i.add_argument("--port", action="append")
 x = sub.add_parser("index"); x.add_argument("layout"); x.add_argument("--tag", required=True)
+ds = sub.add_parser("docker-save"); ds.add_argument("layout"); ds.add_argument("tag"); ds.add_argument("out")
+ds.add_argument("--name", default="busybox:latest"); ds.add_argument("--containerd", action="store_true")
+ds.add_argument("--bad-layer", action="store_true")
 e = sub.add_parser("evil"); e.add_argument("out"); e.add_argument("case"); e.add_argument("--target", default="/tmp")
 a = p.parse_args()
-{"image": cmd_image, "index": cmd_index, "evil": cmd_evil}[a.action](a)
+{"image": cmd_image, "index": cmd_index, "docker-save": cmd_docker_save, "evil": cmd_evil}[a.action](a)

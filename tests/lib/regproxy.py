@@ -9,9 +9,15 @@
   --truncate           serve blob bodies cut in half (Content-Length too)
   --fail-first N       answer the first N requests with 503
   --stall              send half of each blob, then hang (for kill tests)
-Every request line (with Range) is appended to --log.
+  --blob-store LOG     answer blob GETs (once authorized) with a 307 to a
+                       second server on another port, a "blob store" that
+                       fetches the blob from the upstream and serves it
+                       (--corrupt applies there); it appends every request
+                       it gets, with all its headers, to LOG as a JSON line
+Every request line (with Range and the Authorization scheme, `-` for none)
+is appended to --log.
 """
-import argparse, base64, http.client, http.server, socketserver, sys, threading
+import argparse, base64, http.client, json, http.server, socketserver, sys, threading
 
 a = argparse.ArgumentParser()
 a.add_argument("--port", type=int, required=True)
@@ -23,6 +29,7 @@ a.add_argument("--corrupt", action="store_true")
 a.add_argument("--truncate", action="store_true")
 a.add_argument("--fail-first", type=int, default=0)
 a.add_argument("--stall", action="store_true")
+a.add_argument("--blob-store")
 args = a.parse_args()
 lock = threading.Lock()
 dropped = set()
@@ -46,7 +53,8 @@ class H(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         with lock, open(args.log, "a") as f:
-            f.write("%s %s %s\n" % (self.command, self.path, self.headers.get("Range", "-")))
+            f.write("%s %s %s auth=%s\n" % (self.command, self.path, self.headers.get("Range", "-"),
+                                            self.headers.get("Authorization", "-").split(" ")[0]))
         if self.path == "/ping":
             return self.send_body(200, b"ok", "text/plain")
         if self.path.startswith("/token"):
@@ -63,6 +71,9 @@ class H(http.server.BaseHTTPRequestHandler):
             chal = 'Bearer realm="http://127.0.0.1:%d/token",service="test"' % args.port
             return self.send_body(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}',
                                   extra=[("WWW-Authenticate", chal)])
+        if args.blob_store and self.command == "GET" and "/blobs/sha256:" in self.path:
+            loc = "http://127.0.0.1:%d%s" % (store.server_address[1], self.path)
+            return self.send_body(307, b"", "text/plain", extra=[("Location", loc)])
         c = http.client.HTTPConnection(args.upstream)
         hdrs = {k: v for k, v in self.headers.items() if k.lower() in ("accept", "range")}
         c.request(self.command, self.path, headers=hdrs)
@@ -99,7 +110,34 @@ class H(http.server.BaseHTTPRequestHandler):
 
     do_HEAD = do_GET
 
+class Store(H):
+    """The blob store a registry redirects to: logs each request's headers,
+    serves the blob from the upstream, no auth of its own."""
+
+    def do_GET(self):
+        with lock, open(args.blob_store, "a") as f:
+            f.write(json.dumps({"method": self.command, "path": self.path,
+                                "headers": dict(self.headers.items())}) + "\n")
+        c = http.client.HTTPConnection(args.upstream)
+        hdrs = {k: v for k, v in self.headers.items() if k.lower() == "range"}
+        c.request(self.command, self.path, headers=hdrs)
+        r = c.getresponse()
+        body = r.read()
+        if args.corrupt and r.status in (200, 206) and body:
+            body = bytes([body[0] ^ 1]) + body[1:]
+        self.send_response(r.status)
+        self.send_header("Content-Type", r.getheader("Content-Type", "application/octet-stream"))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    do_HEAD = do_GET
+
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
+if args.blob_store:
+    store = S(("127.0.0.1", 0), Store)
+    threading.Thread(target=store.serve_forever, daemon=True).start()
 S(("127.0.0.1", args.port), H).serve_forever()
