@@ -52,6 +52,20 @@ img_stream_push (struct img_stream *s, const void *buf, size_t len)
 {
   struct img_chunk *c = NULL;
   pthread_mutex_lock (&s->mu);
+  /* curl hands over 16 KiB at a time (CURL_MAX_WRITE_SIZE).  While the
+   * reader is behind, they are appended to the last queued chunk, so it
+   * gets up to 512 KiB per read: ISA-L's inflate pays a fixed cost per
+   * call (it keeps a copy of its 32 KiB window), which on 16 KiB inputs
+   * made it slower than zlib on incompressible layers. */
+  if (s->tail && s->tail->cap - s->tail->len >= len && s->queued < s->cap && !s->cancelled)
+    {
+      memcpy (s->tail->data + s->tail->len, buf, len);
+      s->tail->len += len;
+      s->queued += len;
+      pthread_cond_broadcast (&s->cv);
+      pthread_mutex_unlock (&s->mu);
+      return 0;
+    }
   if (s->spare && s->spare->cap >= len)
     {
       c = s->spare;
