@@ -9,6 +9,11 @@
 # tree).  Median wall time and mean CPU time (user+sys) from hyperfine,
 # reported as ratios skopeo+umoci / sandlock-oci (> 1: we are faster).
 #   SANDLOCK_OCI=./sandlock-oci RUNS=5 tests/bench/image.sh
+# Start it when nothing has deleted many files for a few minutes (a
+# previous run's cleanup included): ext4 without a journal skips inodes
+# freed in the last 60 s (360 s while their table is unwritten) when it
+# allocates new ones, scanning past them, and file creation then runs
+# several times slower -- whichever tool runs first pays most of it.
 set -euo pipefail
 # skopeo as root rewrites /var/lib/containers/cache/blob-info-cache-v1.boltdb
 # on every copy: the whole bench (both tools alike) runs in a private mount
@@ -56,9 +61,11 @@ mkdir -p "$dir/runs"
 printf '%-4s %10s %10s %8s   %10s %10s %8s\n' image ours_s theirs_s wall_x ours_cpu theirs_cpu cpu_x
 # Each timed run gets a fresh $cur, made by --prepare outside the timing: the
 # previous one is renamed away, not deleted (ext4 creates files slowly next
-# to thousands just deleted), so only the pull itself is measured.
+# to thousands just deleted), and synced, so that no run pays for the
+# writeback of the runs before it (the (a) runs leave GBs of dirty pages,
+# which made whichever tool ran next look several times slower on (b)).
 cur=$dir/runs/cur
-prep="mv $cur $dir/runs/old.\$(date +%s%N) 2>/dev/null; mkdir $cur"
+prep="mv $cur $dir/runs/old.\$(date +%s%N) 2>/dev/null; mkdir $cur; sync"
 for t in a b c; do
   ref="docker://127.0.0.1:$REG_B_PORT/bench/img:$t"
   runs=$RUNS
