@@ -1,6 +1,8 @@
 /* libFuzzer entry for image/: manifests and indexes, image configs,
- * WWW-Authenticate challenges, references, and layer tars (unpacked into a
- * scratch directory).  The first input byte picks the target.  Not built
+ * WWW-Authenticate challenges, references, the layer decompressor (gzip
+ * through ISA-L and through zlib, zstd, plain), and layer tars (unpacked
+ * into a scratch directory, inline and on the decompression thread, with
+ * the diff_id hashed).  The first input byte picks the target.  Not built
  * by `make`.  Build and run from the repo root:
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
@@ -51,8 +53,34 @@ mem_read (void *data, const void **buf)
   return (ssize_t) m->n;
 }
 
+/* Every block the decompressor hands out, till the end or an error; an
+ * error must come with a message. */
 static void
-fuzz_layer (const uint8_t *data, size_t size)
+fuzz_decomp (const uint8_t *data, size_t size, bool zlib)
+{
+  struct mem m = { data, size, false };
+  struct img_decomp *d = NULL;
+  struct rt_err *e = NULL;
+  const void *buf;
+  ssize_t n;
+  if (zlib)
+    setenv ("SANDLOCK_IMAGE_INFLATE", "zlib", 1);
+  else
+    unsetenv ("SANDLOCK_IMAGE_INFLATE");
+  if (img_decomp_open (&d, mem_read, &m, "fuzz", &e) < 0)
+    {
+      check (-1, &e);
+      return;
+    }
+  while ((n = img_decomp_read (d, &buf)) > 0)
+    ;
+  if (n < 0 && img_decomp_error (d) == NULL)
+    abort ();
+  img_decomp_free (d);
+}
+
+static void
+fuzz_layer (const uint8_t *data, size_t size, bool threaded)
 {
   static char base[64];
   char root[128];
@@ -70,7 +98,11 @@ fuzz_layer (const uint8_t *data, size_t size)
   fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     abort ();
-  check (img_unpack_layer (fd, mem_read, &m, 1u << 24, "fuzz", &st, &e), &e);
+  {
+    char diff_id[72];
+    check (img_unpack_layer (fd, mem_read, &m, threaded ? UINT64_MAX : 0, 1u << 24, "fuzz",
+                             diff_id, &st, &e), &e);
+  }
   close (fd);
   /* The seeds try to write "escaped" next to the root. */
   {
@@ -100,7 +132,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     return 0;
   s = (const char *) data + 1;
   size--;
-  switch (data[0] % 5)
+  switch (data[0] % 8)
     {
     case 0:
       {
@@ -141,8 +173,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         img_ref_free (r);
         break;
       }
+    case 4:
+    case 5:
+      fuzz_decomp ((const uint8_t *) s, size, data[0] % 8 == 5);
+      break;
     default:
-      fuzz_layer ((const uint8_t *) s, size);
+      fuzz_layer ((const uint8_t *) s, size, data[0] % 8 == 7);
       break;
     }
   return 0;
