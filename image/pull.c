@@ -236,7 +236,6 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
         }
     }
   img_trace ("layers unpacked");
-  gate_open (first_bytes);      /* no bytes came (failure, empty layers) */
   for (size_t i = 0; i < nthreads; i++)
     pthread_join (th[i], NULL);
   for (size_t i = 0; i < m->n; i++)
@@ -504,6 +503,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
         abort ();
       if (!im->cached)
         br = unpack_rootfs (o, c, src, m, mdigest, diff_ids, &gate, &ust, &tmp, err);
+      gate_open (&gate);        /* unpack_rootfs may fail before any layer starts */
       pthread_join (th, NULL);
       img_trace ("config joined");
       if (br < 0)

@@ -284,6 +284,15 @@ on_tty() {
   [ -x "$r/bin/busybox" ]
 }
 
+@test "a pull that cannot make its temp dir fails at once, naming it" {
+  img pull -q "docker://$P:bb"
+  mv "$C/tmp" "$C/tmp.saved" && : > "$C/tmp"
+  # Not cached: the config fetch waits for layer bytes that never come.
+  run timeout 20 "$SANDLOCK_OCI" pull --cache-dir "$C" "docker://$P:multi"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"cache temp dir"*"Not a directory"* ]]
+}
+
 @test "503s are retried" {
   proxy_start F "$BATS_TEST_TMPDIR/pf" "$REG_PLAIN_PORT" --fail-first 2
   img pull -q "docker://127.0.0.1:$PROXY_F_PORT/test/busybox:bb"
