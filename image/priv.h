@@ -203,8 +203,8 @@ struct img_decomp;
 int img_decomp_open (struct img_decomp **out, img_read_fn rd, void *rd_data,
                      const char *what, struct rt_err **err);
 ssize_t img_decomp_read (struct img_decomp *d, const void **buf);
-/* For compressed streams: the same, into |out| (IMG_DECOMP_BLOCK bytes),
- * so that a consumer may hold several blocks at once. */
+/* The same, into |out| (IMG_DECOMP_BLOCK bytes), so that a consumer may
+ * hold several blocks at once (a plain stream is copied). */
 #define IMG_DECOMP_BLOCK (512u << 10)
 bool img_decomp_compressed (const struct img_decomp *d);
 ssize_t img_decomp_read_into (struct img_decomp *d, void *out);

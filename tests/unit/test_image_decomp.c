@@ -262,6 +262,23 @@ main (void)
     ok (run (&p, 2, &out, msg, sizeof msg) == 0 && same (&out, data, 100000),
         "plain: passed through unchanged %s", msg);
     free (out.buf);
+    {
+      /* read_into copies a plain stream, in blocks of at most the block size */
+      struct src sp = { p.buf, p.len, 0, 0 };
+      struct img_decomp *d = NULL;
+      struct rt_err *e = NULL;
+      uint8_t *blk = xmalloc (IMG_DECOMP_BLOCK);
+      struct blob got = { 0 };
+      ssize_t n;
+      ok (img_decomp_open (&d, src_read, &sp, "layer", &e) == 0 && !img_decomp_compressed (d),
+          "plain: not compressed");
+      while ((n = img_decomp_read_into (d, blk)) > 0)
+        append (&got, blk, (size_t) n);
+      ok (n == 0 && same (&got, data, 100000), "plain: read_into copies it whole");
+      img_decomp_free (d);
+      free (blk);
+      free (got.buf);
+    }
     append (&tiny, "ab", 2);
     ok (run (&tiny, 0, &out, msg, sizeof msg) == 0 && same (&out, "ab", 2),
         "plain: a stream shorter than any magic %s", msg);
