@@ -360,13 +360,16 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
 static void
 remove_stale_tmp (struct img_cache *c, const char *hex)
 {
-  _cleanup_fd_ int fd = openat (c->dirfd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d;
+  int fd = openat (c->dirfd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
   struct dirent *de;
   size_t n = strlen (hex);
-  if (fd < 0 || (d = fdopendir (fd)) == NULL)
-    return;
-  fd = -1;
+  if (d == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return;
+    }
   while ((de = readdir (d)))
     if (strncmp (de->d_name, hex, n) == 0 && de->d_name[n] == '.')
       {
