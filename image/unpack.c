@@ -216,22 +216,18 @@ open_parent (struct unpacker *u, const char *dir, const char *entry,
   return fd;
 }
 
-/* Clears the way for an entry whose creation met EEXIST.  Returns 1 when
- * a directory is there and |keep_dir| (a directory entry over a
- * directory: kept, its metadata updated), 0 when the name is free now. */
+/* Clears the way for an entry whose creation met EEXIST: a directory in
+ * the way goes whole, anything else is unlinked (a directory entry meets
+ * this only when the name is not a directory: make_dir keeps one). */
 static int
-remove_existing (struct unpacker *u, int pfd, const char *base, bool keep_dir,
-                 const char *entry, struct rt_err **err)
+remove_existing (struct unpacker *u, int pfd, const char *base, const char *entry,
+                 struct rt_err **err)
 {
   struct stat s;
   if (fstatat (pfd, base, &s, AT_SYMLINK_NOFOLLOW) < 0)
     return errno == ENOENT ? 0 : fail (u, err, errno, entry, "stat");
   if (S_ISDIR (s.st_mode))
-    {
-      if (keep_dir)
-        return 1;
-      return rt_rm_rf_at (pfd, base, err) < 0 ? rt_err_wrap (err, "%s: entry `%s`", u->what, entry) : 0;
-    }
+    return rt_rm_rf_at (pfd, base, err) < 0 ? rt_err_wrap (err, "%s: entry `%s`", u->what, entry) : 0;
   if (unlinkat (pfd, base, 0) < 0 && errno != ENOENT)
     return fail (u, err, errno, entry, "remove existing");
   return 0;
@@ -326,6 +322,15 @@ final_mode (const struct unpacker *u, struct archive_entry *e, bool dir)
   return mode;
 }
 
+/* Creation in the cached parent already gave the entry its owner: the
+ * creator's uid, and the egid or a set-group-ID parent's group. */
+static bool
+owner_as_created (const struct unpacker *u, struct archive_entry *e)
+{
+  return archive_entry_uid (e) == (la_int64_t) u->euid
+         && archive_entry_gid (e) == (la_int64_t) u->cgid;
+}
+
 /* Owner, mode and xattrs of |fd|.  |created| says that this call made it
  * with final_mode() & 0777 in the cached parent: then the owner (the
  * creator's, with the parent's group rule) and the permission bits (less
@@ -338,8 +343,7 @@ set_meta_fd (struct unpacker *u, struct archive_entry *e, int fd, bool dir,
 {
   mode_t mode = final_mode (u, e, dir);
   bool chowned = false;
-  if (u->root && !(created && archive_entry_uid (e) == (la_int64_t) u->euid
-                   && archive_entry_gid (e) == (la_int64_t) u->cgid))
+  if (u->root && !(created && owner_as_created (u, e)))
     {
       if (fchown (fd, archive_entry_uid (e), archive_entry_gid (e)) < 0)
         return fail (u, err, errno, entry, "chown");
@@ -490,8 +494,7 @@ make_symlink (struct unpacker *u, struct archive_entry *e, int pfd, const char *
     return fail (u, err, 0, name, "symlink without a target");
   if (symlinkat (target, pfd, base) < 0)
     return errno == EEXIST ? 1 : fail (u, err, errno, name, "symlink");
-  if (u->root && !(archive_entry_uid (e) == (la_int64_t) u->euid
-                   && archive_entry_gid (e) == (la_int64_t) u->cgid)
+  if (u->root && !owner_as_created (u, e)
       && fchownat (pfd, base, archive_entry_uid (e), archive_entry_gid (e),
                    AT_SYMLINK_NOFOLLOW) < 0)
     return fail (u, err, errno, name, "chown symlink");
@@ -559,7 +562,6 @@ apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
   _cleanup_free_ char *rel = NULL;
   char *slash;
   const char *base, *dir;
-  bool is_dir = archive_entry_hardlink (e) == NULL && archive_entry_filetype (e) == AE_IFDIR;
   int pfd, r;
   struct stat s;
 
@@ -587,11 +589,8 @@ apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
   r = create_entry (u, a, e, pfd, base, rel, name, err);
   if (r == 1)
     {
-      int ex = remove_existing (u, pfd, base, is_dir, name, err);
-      if (ex < 0)
+      if (remove_existing (u, pfd, base, name, err) < 0)
         return -1;
-      if (ex == 1)
-        return 0;   /* unreachable: make_dir keeps an existing directory */
       r = create_entry (u, a, e, pfd, base, rel, name, err);
       if (r == 1)
         return fail (u, err, EEXIST, name, "created concurrently");
