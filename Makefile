@@ -17,6 +17,22 @@ WARN := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
 CPPFLAGS += -D_GNU_SOURCE -DSANDLOCK_VERSION='"$(VERSION)"' -I.
 PKGS := libseccomp yajl libcap libarchive libcurl openssl libzstd
 LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -lyajl -lcap -larchive -lcurl -lssl -lcrypto -lzstd) -lpthread
+# libarchive's tar reader is linked in from libarchive.a when the -dev
+# package has it (Debian's does): that part of it needs nothing but libc,
+# while libarchive.so.13 drags libxml2, ICU and libstdc++ in, ~3 ms of
+# dynamic loading on every pull (docs/image.md).  ARCHIVE_LINK=shared
+# dlopens the system's libarchive instead, as the other image libraries
+# are; a static build must be rebuilt when libarchive gets a security fix.
+ARCHIVE_A := $(shell $(CC) -print-file-name=libarchive.a)
+ARCHIVE_LINK ?= $(if $(filter /%,$(ARCHIVE_A)),static,shared)
+UNIT_LIBS = $(LIBS)
+ifeq ($(ARCHIVE_LINK),static)
+CPPFLAGS += -DIMG_ARCHIVE_STATIC=1
+LIBS := $(filter-out -larchive,$(LIBS)) $(ARCHIVE_A)
+# The unit tests also build gzip/zstd tars with libarchive's writers, whose
+# static objects want the whole compressor set: they link the shared one.
+UNIT_LIBS = $(filter-out $(ARCHIVE_A),$(LIBS)) -larchive
+endif
 
 B := build
 LIB_SRC := $(wildcard common/*.c runtime/*.c image/*.c cow/*.c criu-lite/*.c) \
@@ -44,7 +60,7 @@ $(B)/asan/%.o: %.c
 
 $(B)/unit/%: tests/unit/%.c $(ASAN_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) -O1 -g $(ASAN) -o $@ $< $(ASAN_OBJ) $(LIBS)
+	$(CC) $(CPPFLAGS) $(WARN) -O1 -g $(ASAN) -o $@ $< $(ASAN_OBJ) $(UNIT_LIBS)
 
 # Static helpers copied into test root filesystems (raw syscalls, receivers).
 $(B)/helpers/%: tests/helpers/%.c

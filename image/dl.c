@@ -1,5 +1,6 @@
 /* Loads libcurl, libarchive, libcrypto and the decompressors on first use
- * (image/dl.h says why). */
+ * (image/dl.h says why); libarchive is linked in instead when the build
+ * found libarchive.a (IMG_ARCHIVE_STATIC, Makefile). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -31,6 +32,19 @@ static const char *const sonames[IMG_NLIBS] = {
 static void
 load (int lib)
 {
+#ifdef IMG_ARCHIVE_STATIC
+  /* Linked in from libarchive.a (Makefile): nothing to load. */
+  if (lib == IMG_LIB_ARCHIVE)
+    {
+#define IMG_DL_STATIC(l, name) \
+      if (l == IMG_LIB_ARCHIVE) \
+        table.name = name;
+      IMG_DL_LIST (IMG_DL_STATIC)
+#undef IMG_DL_STATIC
+      loaded[lib] = true;
+      return;
+    }
+#endif
   /* RTLD_LAZY: binding every symbol of libcurl's and libarchive's
    * dependency trees up front (RTLD_NOW) cost ~3 ms of a ~40 ms pull. */
   void *h = dlopen (sonames[lib], RTLD_LAZY | RTLD_LOCAL);

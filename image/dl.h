@@ -100,10 +100,11 @@ struct img_dl
 /* The table, with library |lib| (IMG_LIB_*) loaded: each library is
  * loaded once, on its own first use, lazily bound (RTLD_LAZY: most of
  * their symbols are never called).  Separately, because a pull needs
- * libcurl before its first request but libarchive (~3.5 ms: libxml2, ICU,
- * libstdc++) only when the first layer is unpacked, which is while that
- * layer's first bytes are still awaited; a pull of a cached image never
- * loads it.  A library that cannot be loaded ends the
+ * libcurl before its first request but a decompressor only when the
+ * first layer is unpacked; a pull of a cached image never loads it.
+ * libarchive is static when the build found libarchive.a
+ * (IMG_ARCHIVE_STATIC, Makefile): the shared one drags libxml2, ICU and
+ * libstdc++ in, ~3.5 ms of loading.  A library that cannot be loaded ends the
  * process with a message, as the dynamic loader would have at exec. */
 const struct img_dl *img_dl (int lib);
 /* The same, or NULL when the library is not installed (for the optional
