@@ -6,9 +6,13 @@
 #       /usr/lib/python3.*),
 #   (c) a busybox image.
 # Every run gets a fresh cache / target directory (never a just-deleted
-# tree).  Median wall time and mean CPU time (user+sys) from hyperfine,
-# reported as ratios skopeo+umoci / sandlock-oci (> 1: we are faster).
-#   SANDLOCK_OCI=./sandlock-oci RUNS=5 tests/bench/image.sh
+# tree).  The two sides run interleaved, round by round
+# (tests/bench/interleave.py: the VM's speed drifts by minutes, and a
+# batch of one command after a batch of the other measured the drift);
+# median wall time and median CPU time (user+sys of each program, from
+# wait4), reported as ratios skopeo+umoci / sandlock-oci (> 1: we are
+# faster).
+#   SANDLOCK_OCI=./sandlock-oci RUNS=5 [IMAGES="a b c"] tests/bench/image.sh
 # Start it when nothing has deleted many files for a few minutes (a
 # previous run's cleanup included): ext4 without a journal skips inodes
 # freed in the last 60 s (360 s while their table is unwritten) when it
@@ -29,7 +33,7 @@ cd "$(dirname "$0")/../.."
 export SANDLOCK_OCI=${SANDLOCK_OCI:-$PWD/sandlock-oci}
 export SANDLOCK_TESTS_DIR=$PWD/tests
 RUNS=${RUNS:-5}
-for t in skopeo umoci hyperfine /usr/bin/docker-registry jq; do
+for t in skopeo umoci python3 /usr/bin/docker-registry jq; do
   command -v "$t" >/dev/null || { echo "# skip: $t not installed"; exit 0; }
 done
 # shellcheck source=../lib/registry.bash
@@ -59,23 +63,27 @@ rm -rf "$dir/lay"
 mkdir -p "$dir/runs"
 
 printf '%-4s %10s %10s %8s   %10s %10s %8s\n' image ours_s theirs_s wall_x ours_cpu theirs_cpu cpu_x
-# Each timed run gets a fresh $cur, made by --prepare outside the timing: the
-# previous one is renamed away, not deleted (ext4 creates files slowly next
-# to thousands just deleted), and synced, so that no run pays for the
-# writeback of the runs before it (the (a) runs leave GBs of dirty pages,
-# which made whichever tool ran next look several times slower on (b)).
+# Each timed run gets a fresh $cur, made by the prepare step outside the
+# timing: the previous one is synced (no run pays for the writeback of
+# the runs before it), its page cache dropped (tests/bench/evict.py: this
+# VM hands free memory back to its host, and writing into such pages cost
+# a host fault each -- runs kept getting slower as the page cache grew),
+# and renamed away, not deleted (ext4 creates files slowly next to
+# thousands just deleted); then 0.2 s for the registry to go idle (right
+# behind a skopeo+umoci run it was still busy, 2-3 ms slower on (c)).
 cur=$dir/runs/cur
-prep="mv $cur $dir/runs/old.\$(date +%s%N) 2>/dev/null; mkdir $cur; sync"
-for t in a b c; do
+prep="sync; python3 tests/bench/evict.py $cur; mv $cur $dir/runs/old.\$(date +%s%N) 2>/dev/null; mkdir $cur; sleep 0.2"
+for t in ${IMAGES:-a b c}; do
   ref="docker://127.0.0.1:$REG_B_PORT/bench/img:$t"
   runs=$RUNS
   [ "$t" = c ] && runs=${RUNS_C:-$((RUNS * 6))}   # ~35 ms each: more runs, steadier median
-  hyperfine --runs "$runs" --warmup 2 --export-json "$dir/$t.json" --prepare "$prep" \
-    "$SANDLOCK_OCI pull -q --cache-dir $cur/cache $ref" \
-    "skopeo copy -q --src-tls-verify=false $ref oci:$cur/lay:x && umoci raw unpack --image $cur/lay:x $cur/rootfs" \
+  python3 tests/bench/interleave.py --runs "$runs" --warmup 2 --prepare "$prep" \
+    --json "$dir/$t.json" \
+    "ours=$SANDLOCK_OCI pull -q --cache-dir $cur/cache $ref" \
+    "theirs=skopeo copy -q --src-tls-verify=false $ref oci:$cur/lay:x && umoci raw unpack --image $cur/lay:x $cur/rootfs" \
     >/dev/null
-  jq -r --arg t "$t" '.results as $r |
-     [$r[0].median, $r[1].median, ($r[0].user + $r[0].system), ($r[1].user + $r[1].system)] |
+  jq -r --arg t "$t" 'def med: sort | if length % 2 == 1 then .[(length/2|floor)] else (.[(length/2-1)] + .[(length/2)]) / 2 end;
+     [(.ours.wall|med), (.theirs.wall|med), (.ours.cpu|med), (.theirs.cpu|med)] |
      "\($t)    \(.[0]*1000|floor)ms \(.[1]*1000|floor)ms \(.[1]/.[0]*100|floor/100)x   \(.[2]*1000|floor)ms \(.[3]*1000|floor)ms \(.[3]/.[2]*100|floor/100)x"' \
      "$dir/$t.json" | awk '{printf "%-4s %10s %10s %8s   %10s %10s %8s\n", $1,$2,$3,$4,$5,$6,$7}'
 done
