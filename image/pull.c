@@ -249,51 +249,69 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
   return ret;
 }
 
+/* Unpacks an oci-archive or a daemon export into a fresh *tmpdir, as an
+ * OCI layout. */
 static int
-open_source (const struct img_opts *o, const struct img_ref *r, const char *what,
-             struct img_cache *c, char **tmpdir, struct img_source **src,
-             struct rt_err **err)
+archive_to_layout (const struct img_ref *r, const char *what, struct img_cache *c,
+                   char **tmpdir, struct rt_err **err)
 {
+  _cleanup_fd_ int dfd = -1;
+  *tmpdir = xasprintf ("%s/tmp/archive.%d.XXXXXX", c->dir, (int) getpid ());
+  if (mkdtemp (*tmpdir) == NULL)
+    return rt_err_set (err, errno, "cache temp dir `%s`", *tmpdir);
+  dfd = open (*tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return rt_err_set (err, errno, "open `%s`", *tmpdir);
+  if (r->transport == IMG_OCI_ARCHIVE)
+    {
+      _cleanup_fd_ int fd = open (r->path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        return rt_err_set (err, errno, "%s: open `%s`", what, r->path);
+      return img_extract_plain (fd, dfd, what, err);
+    }
+  if (img_daemon_export (r, dfd, what, err) < 0)
+    return -1;
+  return img_daemon_to_layout (dfd, what, err);
+}
+
+/* Returns the image's source, or NULL with *err set.  (A pointer rather
+ * than an int and an out-parameter: the caller's NULL check is then what
+ * guards every later use, visibly to clang's analyzer too.) */
+static struct img_source *
+open_source (const struct img_opts *o, const struct img_ref *r, const char *what,
+             struct img_cache *c, char **tmpdir, struct rt_err **err)
+{
+  struct img_source *src = NULL;
+  int ret;
+
   switch (r->transport)
     {
     case IMG_DOCKER:
-      return img_registry_open (o, r, what, src, err);
+      ret = img_registry_open (o, r, what, &src, err);
+      break;
     case IMG_OCI:
-      return img_layout_open (r->path, what, src, err);
+      ret = img_layout_open (r->path, what, &src, err);
+      break;
     case IMG_OCI_ARCHIVE:
     case IMG_DOCKER_DAEMON:
-      {
-        _cleanup_fd_ int dfd = -1;
-        *tmpdir = xasprintf ("%s/tmp/archive.%d.XXXXXX", c->dir, (int) getpid ());
-        if (mkdtemp (*tmpdir) == NULL)
-          return rt_err_set (err, errno, "cache temp dir `%s`", *tmpdir);
-        dfd = open (*tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-          return rt_err_set (err, errno, "open `%s`", *tmpdir);
-        if (r->transport == IMG_OCI_ARCHIVE)
-          {
-            _cleanup_fd_ int fd = open (r->path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0)
-              return rt_err_set (err, errno, "%s: open `%s`", what, r->path);
-            if (img_extract_plain (fd, dfd, what, err) < 0)
-              return -1;
-          }
-        else if (img_daemon_export (r, dfd, what, err) < 0
-                 || img_daemon_to_layout (dfd, what, err) < 0)
-          return -1;
-        return img_layout_open (*tmpdir, what, src, err);
-      }
+      ret = archive_to_layout (r, what, c, tmpdir, err);
+      if (ret >= 0)
+        ret = img_layout_open (*tmpdir, what, &src, err);
+      break;
     default:
-      return rt_err_set (err, 0, "%s: unknown transport", what);
+      ret = rt_err_set (err, 0, "%s: unknown transport", what);
+      break;
     }
+  return ret < 0 ? NULL : src;
 }
 
 /* Gets the platform manifest: the top document, then (for an index) the
- * entry for the platform, each verified against its digest. */
-static int
+ * entry for the platform, each verified against its digest.  Returns it
+ * (its body in *mbody, *mlen), or NULL with *err set. */
+static struct img_manifest *
 resolve_manifest (const struct img_opts *o, const struct img_ref *r,
                   struct img_source *src, char **mbody, size_t *mlen,
-                  char mdigest[72], struct img_manifest **out, struct rt_err **err)
+                  char mdigest[72], struct rt_err **err)
 {
   _cleanup_free_ char *body = NULL, *mt = NULL;
   size_t len;
@@ -303,13 +321,16 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
   if (r->transport == IMG_DOCKER_DAEMON)
     ref = NULL;                 /* the export holds just that image */
   if (src->get_manifest (src, ref, &body, &len, &mt, err) < 0)
-    return -1;
+    return NULL;
   img_sha256_str (body, len, mdigest);
   if (r->digest && strcmp (mdigest, r->digest) != 0)
-    return rt_err_set (err, 0, "%s: manifest digest mismatch (content hashes to %s)",
-                       src->what, mdigest);
+    {
+      rt_err_set (err, 0, "%s: manifest digest mismatch (content hashes to %s)",
+                  src->what, mdigest);
+      return NULL;
+    }
   if (img_manifest_parse (body, len, mt, src->what, &m, err) < 0)
-    return -1;
+    return NULL;
   if (m->is_index)
     {
       const struct img_desc *d;
@@ -317,14 +338,14 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
       if (img_index_select (m, o->platform, src->what, &d, err) < 0)
         {
           img_manifest_free (m);
-          return -1;
+          return NULL;
         }
       free (body);
       body = NULL;
       if (src->get_manifest (src, d->digest, &body, &len, &mt2, err) < 0)
         {
           img_manifest_free (m);
-          return -1;
+          return NULL;
         }
       img_sha256_str (body, len, mdigest);
       if (strcmp (mdigest, d->digest) != 0)
@@ -332,7 +353,7 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
           rt_err_set (err, 0, "%s: manifest %s: digest mismatch (content hashes to %s)",
                       src->what, d->digest, mdigest);
           img_manifest_free (m);
-          return -1;
+          return NULL;
         }
       {
         /* |d| points into the index: free it only once parsed. */
@@ -342,18 +363,18 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
         pr = img_manifest_parse (body, len, mt2 ? mt2 : d->media_type, src->what, &m, err);
         img_manifest_free (idx);
         if (pr < 0)
-          return -1;
+          return NULL;
       }
       if (m->is_index)
         {
           img_manifest_free (m);
-          return rt_err_set (err, 0, "%s: nested index", src->what);
+          rt_err_set (err, 0, "%s: nested index", src->what);
+          return NULL;
         }
     }
-  *out = m;
   *mbody = rt_steal_ptr (&body);
   *mlen = len;
-  return 0;
+  return m;
 }
 
 /* Holding the image lock: removes what a crashed pull of it left behind. */
@@ -478,10 +499,12 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   int lockfd = -1, ret = -1;
   struct img_unpack_stats ust = { 0 };
 
-  if (open_source (o, r, what, c, &tmpdir, &src, err) < 0)
+  src = open_source (o, r, what, c, &tmpdir, err);
+  if (src == NULL)
     goto out;
   img_trace ("source opened");
-  if (resolve_manifest (o, r, src, &mbody, &mlen, mdigest, &m, err) < 0)
+  m = resolve_manifest (o, r, src, &mbody, &mlen, mdigest, err);
+  if (m == NULL)
     goto out;
   img_trace ("manifest resolved");
   if (img_cache_put_blob (c, mdigest, mbody, mlen, err) < 0)
