@@ -731,7 +731,8 @@ cmd_ps (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       pids = xmalloc (sizeof *pids);
       pids[n++] = st.pid;
     }
-  qsort (pids, n, sizeof *pids, pid_cmp);
+  if (n > 1)                    /* pids is NULL when there are none */
+    qsort (pids, n, sizeof *pids, pid_cmp);
   if (json)
     {
       printf ("[");
