@@ -52,8 +52,9 @@ struct rt_cgroup
 /* Layout detection from mountinfo text (first mount of each hierarchy). */
 int cg_host_parse (const char *mountinfo, struct cg_host *h,
                    struct rt_err **err);
-/* The host's layout, parsed once from /proc/self/mountinfo (cached). */
-int cg_host_get (const struct cg_host **h, struct rt_err **err);
+/* The host's layout, parsed once from /proc/self/mountinfo (cached);
+ * NULL with *err set when it cannot be read. */
+const struct cg_host *cg_host_get (struct rt_err **err);
 void cg_host_copy (struct cg_host *dst, const struct cg_host *src);
 void cg_host_clear (struct cg_host *h);
 const char *cg_layout_name (enum cg_layout l);

@@ -252,21 +252,23 @@ cg_host_clear (struct cg_host *h)
 static struct cg_host host_cache;
 static bool host_cached;
 
-int
-cg_host_get (const struct cg_host **h, struct rt_err **err)
+const struct cg_host *
+cg_host_get (struct rt_err **err)
 {
   if (!host_cached)
     {
       _cleanup_free_ char *mi = NULL;
       if (rt_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16 << 20, &mi,
                            NULL, err) < 0)
-        return rt_err_wrap (err, "cgroup: detect layout");
+        {
+          rt_err_wrap (err, "cgroup: detect layout");
+          return NULL;
+        }
       if (cg_host_parse (mi, &host_cache, err) < 0)
-        return -1;
+        return NULL;
       host_cached = true;
     }
-  *h = &host_cache;
-  return 0;
+  return &host_cache;
 }
 
 const char *
@@ -289,9 +291,9 @@ cg_layout_name (enum cg_layout l)
 const char *
 rt_cgroup_layout (void)
 {
-  const struct cg_host *h;
   struct rt_err *e = NULL;
-  if (cg_host_get (&h, &e) < 0)
+  const struct cg_host *h = cg_host_get (&e);
+  if (h == NULL)
     {
       rt_err_free (&e);
       return "none";
@@ -392,10 +394,10 @@ cg_systemd_path (const char *spec, char **out, struct rt_err **err)
 }
 
 /* The runtime's own cgroup, from /proc/self/cgroup: the v2 ("0::") entry on
- * v2 and hybrid hosts, the name=systemd (else the first) entry on v1. */
-static int
-own_cgroup (enum cg_layout layout, const char *self, char **out,
-            struct rt_err **err)
+ * v2 and hybrid hosts, the name=systemd (else the first) entry on v1;
+ * NULL with *err set when there is none. */
+static char *
+own_cgroup (enum cg_layout layout, const char *self, struct rt_err **err)
 {
   _cleanup_free_ char *t = xstrdup (self);
   char *save = NULL, *first = NULL;
@@ -408,21 +410,16 @@ own_cgroup (enum cg_layout layout, const char *self, char **out,
       bool v2 = strcmp (l, "0:") == 0;
       bool sysd = strcmp (c1 + 1, "name=systemd") == 0;
       if ((layout != CG_V1 && v2) || (layout == CG_V1 && sysd))
-        {
-          *out = xstrdup (c2 + 1);
-          return 0;
-        }
+        return xstrdup (c2 + 1);
       if (first == NULL && layout == CG_V1 && !v2)
         first = c2 + 1;
     }
   if (first)
-    {
-      *out = xstrdup (first);
-      return 0;
-    }
-  return rt_err_set (err, ENOENT,
-                     "linux.cgroupsPath: the runtime's own cgroup is not in "
-                     "/proc/self/cgroup");
+    return xstrdup (first);
+  rt_err_set (err, ENOENT,
+              "linux.cgroupsPath: the runtime's own cgroup is not in "
+              "/proc/self/cgroup");
+  return NULL;
 }
 
 int
@@ -439,7 +436,10 @@ cg_resolve_path (const struct rt_cgroup_opts *o, enum cg_layout layout,
   if (o->systemd)
     {
       if (p == NULL || *p == '\0')
-        p = def = xasprintf ("system.slice:sandlock-oci:%s", o->id);
+        {
+          def = xasprintf ("system.slice:sandlock-oci:%s", o->id);
+          p = def;
+        }
       return cg_systemd_path (p, out, err);
     }
   if (p == NULL || *p == '\0')
@@ -454,7 +454,8 @@ cg_resolve_path (const struct rt_cgroup_opts *o, enum cg_layout layout,
       *out = xstrdup (p);
       return 0;
     }
-  if (own_cgroup (layout, self_cgroup, &own, err) < 0)
+  own = own_cgroup (layout, self_cgroup, err);
+  if (own == NULL)
     return -1;
   *out = xasprintf ("%s/%s", strcmp (own, "/") == 0 ? "" : own, p);
   return cg_validate_path (*out, err) < 0 ? -1 : 0;

@@ -172,7 +172,8 @@ rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
   _cleanup_free_ char *self = NULL, *path = NULL;
   struct rt_err *e = NULL;
 
-  if (cg_host_get (&h, err) < 0)
+  h = cg_host_get (err);
+  if (h == NULL)
     return -1;
   if (o->cgroups_path && *o->cgroups_path && *o->cgroups_path != '/'
       && !o->systemd
@@ -254,7 +255,8 @@ int
 rt_cgroup_open (const char *path, struct rt_cgroup **out, struct rt_err **err)
 {
   const struct cg_host *h;
-  if (cg_host_get (&h, err) < 0)
+  h = cg_host_get (err);
+  if (h == NULL)
     return -1;
   return cg_open_on (h, path, out, err);
 }

@@ -928,7 +928,7 @@ test_host (void)
   int status = 0;
   struct rt_cgroup_stats st;
 
-  if (geteuid () != 0 || cg_host_get (&h, &e) < 0 || h->layout == CG_NONE)
+  if (geteuid () != 0 || (h = cg_host_get (&e)) == NULL || h->layout == CG_NONE)
     {
       rt_err_free (&e);
       skip ("host cgroup tests need root and a cgroup mount");
