@@ -463,11 +463,10 @@ v1_cpu_stats (const char *acct, const char *cpu, struct rt_cgroup_stats *st,
   _cleanup_free_ char *stat = NULL, *cstat = NULL;
   long hz = sysconf (_SC_CLK_TCK);
   uint64_t v;
-  int r;
 
   if (read_u64 (acct, "cpuacct.usage", &st->cpu_usage_ns, err) < 0)
     return -1;
-  if (acct && (r = cg_read (acct, "cpuacct.stat", &stat, err)) == -1)
+  if (acct && cg_read (acct, "cpuacct.stat", &stat, err) == -1)
     return -1;
   if (stat && hz > 0)
     {
@@ -476,7 +475,7 @@ v1_cpu_stats (const char *acct, const char *cpu, struct rt_cgroup_stats *st,
       if (cg_keyed (stat, "system", &v))
         st->cpu_system_ns = v * (1000000000ULL / (uint64_t) hz);
     }
-  if (cpu && (r = cg_read (cpu, "cpu.stat", &cstat, err)) == -1)
+  if (cpu && cg_read (cpu, "cpu.stat", &cstat, err) == -1)
     return -1;
   if (cstat)
     {

@@ -398,7 +398,6 @@ cg_v2_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg), *ev = NULL, *cpu = NULL;
   uint64_t v;
-  int r;
 
   if (read_u64 (dir, "memory.current", &st->memory_usage, err) < 0
       || read_u64 (dir, "memory.max", &st->memory_limit, err) < 0
@@ -407,11 +406,11 @@ cg_v2_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
       || read_u64 (dir, "pids.current", &st->pids_current, err) < 0
       || read_u64 (dir, "pids.max", &st->pids_limit, err) < 0)
     return -1;
-  if ((r = cg_read (dir, "memory.events", &ev, err)) == -1)
+  if (cg_read (dir, "memory.events", &ev, err) == -1)
     return -1;
   if (ev)
     cg_keyed (ev, "oom_kill", &st->oom_kill_count);
-  if ((r = cg_read (dir, "cpu.stat", &cpu, err)) == -1)
+  if (cg_read (dir, "cpu.stat", &cpu, err) == -1)
     return -1;
   if (cpu)
     {
