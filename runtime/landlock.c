@@ -165,19 +165,20 @@ path_within (const char *path, const char *dir)
   return strncmp (path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-static int
-parse_port (const char *annotation, const char *s, long *out,
-            struct rt_err **err)
+/* Returns the port, or -1 with *err set. */
+static long
+parse_port (const char *annotation, const char *s, struct rt_err **err)
 {
   char *end;
   errno = 0;
   long v = strtol (s, &end, 10);
   if (s[0] < '0' || s[0] > '9' || *end || errno || v < 0 || v > 65535)
-    return rt_err_set (err, 0,
-                       "annotation %s: \"%s\" is not a TCP port (0-65535)",
-                       annotation, s);
-  *out = v;
-  return 0;
+    {
+      rt_err_set (err, 0, "annotation %s: \"%s\" is not a TCP port (0-65535)",
+                  annotation, s);
+      return -1;
+    }
+  return v;
 }
 
 int
@@ -197,8 +198,8 @@ rt_ll_parse_ports (const char *annotation, const char *value, uint16_t **out,
       if (dash)
         {
           *dash = '\0';
-          if (parse_port (annotation, items[i], &lo, err) < 0
-              || parse_port (annotation, dash + 1, &hi, err) < 0)
+          if ((lo = parse_port (annotation, items[i], err)) < 0
+              || (hi = parse_port (annotation, dash + 1, err)) < 0)
             return -1;
           if (lo > hi)
             return rt_err_set (err, 0, "annotation %s: range %ld-%ld is "
@@ -206,7 +207,7 @@ rt_ll_parse_ports (const char *annotation, const char *value, uint16_t **out,
         }
       else
         {
-          if (parse_port (annotation, items[i], &lo, err) < 0)
+          if ((lo = parse_port (annotation, items[i], err)) < 0)
             return -1;
           hi = lo;
         }
