@@ -456,14 +456,19 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
 static int
 copy_tree (int src, int dst, const char *where, struct rt_err **err)
 {
-  _cleanup_fd_ int it = openat (src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* A plain fd, not _cleanup_fd_: |d| owns it once fdopendir succeeds. */
+  int it = openat (src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR *d = it >= 0 ? fdopendir (it) : NULL;
   struct dirent *de;
   int ret = 0;
 
   if (d == NULL)
-    return rt_err_set (err, errno, "tmpcopyup: read `%s`", where);
-  it = -1;                      /* owned by |d| now */
+    {
+      int e = errno;
+      if (it >= 0)
+        close (it);
+      return rt_err_set (err, e, "tmpcopyup: read `%s`", where);
+    }
   while (ret == 0 && (errno = 0, de = readdir (d)) != NULL)
     {
       const char *n = de->d_name;
