@@ -244,10 +244,11 @@ int
 rt_connect_console (const char *path, struct rt_err **err)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  size_t len = strlen (path);
   int fd;
-  if (strlen (path) >= sizeof sa.sun_path)
+  if (len >= sizeof sa.sun_path)
     return rt_err_set (err, 0, "--console-socket: path too long");
-  strcpy (sa.sun_path, path);
+  memcpy (sa.sun_path, path, len + 1);
   fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return rt_err_set (err, errno, "--console-socket: socket");

@@ -435,10 +435,11 @@ static int
 connect_listener (const char *path, int *out, struct rt_err **err)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof sa.sun_path)
+  size_t len = strlen (path);
+  if (len >= sizeof sa.sun_path)
     return rt_err_set (err, ENAMETOOLONG, "linux.seccomp.listenerPath `%s`",
                        path);
-  strcpy (sa.sun_path, path);
+  memcpy (sa.sun_path, path, len + 1);
   _cleanup_fd_ int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return rt_err_set (err, errno, "linux.seccomp.listenerPath: socket");
@@ -489,7 +490,8 @@ rt_sc_compile (const struct rt_config *c, bool default_disabled,
     r = export_bpf (ctx, &p, err);
   if (ctx)
     seccomp_release (ctx);
-  if (r >= 0 && p.notify)
+  /* Only the config's profile (built or cached) can ask for notify. */
+  if (r >= 0 && c->seccomp && p.notify)
     r = connect_listener (c->seccomp->listener_path, &p.listener_sock, err);
   if (r < 0)
     {
