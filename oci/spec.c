@@ -951,21 +951,24 @@ yajl_freep (yajl_val *v)
     yajl_tree_free (*v);
 }
 
-/* Parses |buf| into a yajl tree whose root is an object.  |name| names the
- * document in messages ("config.json: invalid JSON: ..."). */
-static int
-parse_tree (const char *buf, size_t len, const char *name, yajl_val *out,
-            struct rt_err **err)
+/* Parses |buf| into a yajl tree whose root is an object, or returns NULL
+ * with *err set.  |name| names the document in messages ("config.json:
+ * invalid JSON: ..."). */
+static yajl_val
+parse_tree (const char *buf, size_t len, const char *name, struct rt_err **err)
 {
   _cleanup_free_ char *copy = NULL;
   char ebuf[256] = "";
   yajl_val tree;
 
   if (len > OCI_SPEC_MAX_BYTES)
-    return rt_err_set (err, 0, "%s: too large (%zu bytes, limit %u)", name,
-                       len, OCI_SPEC_MAX_BYTES);
+    {
+      rt_err_set (err, 0, "%s: too large (%zu bytes, limit %u)", name, len,
+                  OCI_SPEC_MAX_BYTES);
+      return NULL;
+    }
   if (prescan (buf, len, name, err) < 0)
-    return -1;
+    return NULL;
   copy = xmalloc (len + 1);
   memcpy (copy, buf, len);
   copy[len] = '\0';
@@ -975,16 +978,17 @@ parse_tree (const char *buf, size_t len, const char *name, yajl_val *out,
       /* yajl's message is "parse error: ...\n<context>\n(right here)";
        * its first line is the message. */
       ebuf[strcspn (ebuf, "\n")] = '\0';
-      return rt_err_set (err, 0, "%s: invalid JSON: %s", name,
-                         ebuf[0] ? ebuf : "parse error");
+      rt_err_set (err, 0, "%s: invalid JSON: %s", name,
+                  ebuf[0] ? ebuf : "parse error");
+      return NULL;
     }
   if (tree->type != yajl_t_object)
     {
       yajl_tree_free (tree);
-      return rt_err_set (err, 0, "%s: expected object", name);
+      rt_err_set (err, 0, "%s: expected object", name);
+      return NULL;
     }
-  *out = tree;
-  return 0;
+  return tree;
 }
 
 /* |name| names the document; with |wrap|, path errors are prefixed with it
@@ -997,7 +1001,8 @@ spec_parse_named (const char *buf, size_t len, const char *name, bool wrap,
   struct rt_config *cfg;
   struct pctx c = { .err = err, .root_name = name };
 
-  if (parse_tree (buf, len, name, &tree, err) < 0)
+  tree = parse_tree (buf, len, name, err);
+  if (tree == NULL)
     return -1;
   cfg = xcalloc (1, sizeof *cfg);
   if (parse_config (&c, tree, cfg) < 0)
@@ -1037,7 +1042,8 @@ oci_process_parse (const char *buf, size_t len, struct rt_process **out,
   /* Paths start at "process" so messages read as in config.json. */
   struct pctx c = { .err = err, .root_name = "process" };
 
-  if (parse_tree (buf, len, "process.json", &tree, err) < 0)
+  tree = parse_tree (buf, len, "process.json", err);
+  if (tree == NULL)
     return -1;
   push_key (&c, "process");
   p = xcalloc (1, sizeof *p);
@@ -1060,7 +1066,8 @@ oci_resources_parse (const char *buf, size_t len, struct rt_resources **out,
   struct rt_resources *r;
   struct pctx c = { .err = err, .root_name = "resources" };
 
-  if (parse_tree (buf, len, "resources", &tree, err) < 0)
+  tree = parse_tree (buf, len, "resources", err);
+  if (tree == NULL)
     return -1;
   push_key (&c, "resources");
   r = xcalloc (1, sizeof *r);
