@@ -36,10 +36,8 @@ load (int lib)
   /* Linked in from libarchive.a (Makefile): nothing to load. */
   if (lib == IMG_LIB_ARCHIVE)
     {
-#define IMG_DL_STATIC(l, name) \
-      if (l == IMG_LIB_ARCHIVE) \
-        table.name = name;
-      IMG_DL_LIST (IMG_DL_STATIC)
+#define IMG_DL_STATIC(l, name) table.name = name;
+      IMG_DL_ARCHIVE_LIST (IMG_DL_STATIC)
 #undef IMG_DL_STATIC
       loaded[lib] = true;
       return;

@@ -30,21 +30,10 @@
 #define IMG_LIB_ZSTD 5
 #define IMG_NLIBS 6
 
-#define IMG_DL_LIST(X) \
-  X (IMG_LIB_CURL, curl_global_init) \
-  X (IMG_LIB_CURL, curl_easy_init) \
-  X (IMG_LIB_CURL, curl_easy_setopt) \
-  X (IMG_LIB_CURL, curl_easy_perform) \
-  X (IMG_LIB_CURL, curl_easy_getinfo) \
-  X (IMG_LIB_CURL, curl_easy_cleanup) \
-  X (IMG_LIB_CURL, curl_easy_strerror) \
-  X (IMG_LIB_CURL, curl_easy_escape) \
-  X (IMG_LIB_CURL, curl_free) \
-  X (IMG_LIB_CURL, curl_slist_append) \
-  X (IMG_LIB_CURL, curl_slist_free_all) \
-  X (IMG_LIB_CURL, curl_share_init) \
-  X (IMG_LIB_CURL, curl_share_setopt) \
-  X (IMG_LIB_CURL, curl_share_cleanup) \
+/* libarchive's entries apart: a static build fills them from its own
+ * symbols (dl.c), and must not name any other library's, not even in dead
+ * code -- unoptimized, that would link libcurl and the rest at startup. */
+#define IMG_DL_ARCHIVE_LIST(X) \
   X (IMG_LIB_ARCHIVE, archive_read_new) \
   X (IMG_LIB_ARCHIVE, archive_read_support_format_tar) \
   X (IMG_LIB_ARCHIVE, archive_read_support_format_empty) \
@@ -67,7 +56,24 @@
   X (IMG_LIB_ARCHIVE, archive_entry_mtime_nsec) \
   X (IMG_LIB_ARCHIVE, archive_entry_size) \
   X (IMG_LIB_ARCHIVE, archive_entry_xattr_reset) \
-  X (IMG_LIB_ARCHIVE, archive_entry_xattr_next) \
+  X (IMG_LIB_ARCHIVE, archive_entry_xattr_next)
+
+#define IMG_DL_LIST(X) \
+  X (IMG_LIB_CURL, curl_global_init) \
+  X (IMG_LIB_CURL, curl_easy_init) \
+  X (IMG_LIB_CURL, curl_easy_setopt) \
+  X (IMG_LIB_CURL, curl_easy_perform) \
+  X (IMG_LIB_CURL, curl_easy_getinfo) \
+  X (IMG_LIB_CURL, curl_easy_cleanup) \
+  X (IMG_LIB_CURL, curl_easy_strerror) \
+  X (IMG_LIB_CURL, curl_easy_escape) \
+  X (IMG_LIB_CURL, curl_free) \
+  X (IMG_LIB_CURL, curl_slist_append) \
+  X (IMG_LIB_CURL, curl_slist_free_all) \
+  X (IMG_LIB_CURL, curl_share_init) \
+  X (IMG_LIB_CURL, curl_share_setopt) \
+  X (IMG_LIB_CURL, curl_share_cleanup) \
+  IMG_DL_ARCHIVE_LIST (X) \
   X (IMG_LIB_CRYPTO, EVP_MD_CTX_new) \
   X (IMG_LIB_CRYPTO, EVP_DigestInit_ex) \
   X (IMG_LIB_CRYPTO, EVP_sha256) \
