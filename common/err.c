@@ -16,7 +16,7 @@ vformat (const char *fmt, va_list ap)
 }
 
 int
-rt_err_set (struct rt_err **err, int errno_, const char *fmt, ...)
+(rt_err_set) (struct rt_err **err, int errno_, const char *fmt, ...)
 {
   va_list ap;
   char *m;
@@ -52,7 +52,7 @@ rt_err_set (struct rt_err **err, int errno_, const char *fmt, ...)
 }
 
 int
-rt_err_wrap (struct rt_err **err, const char *fmt, ...)
+(rt_err_wrap) (struct rt_err **err, const char *fmt, ...)
 {
   va_list ap;
   char *prefix, *full = NULL;

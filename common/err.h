@@ -21,6 +21,14 @@ int rt_err_set (struct rt_err **err, int errno_, const char *fmt, ...)
 int rt_err_wrap (struct rt_err **err, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 
+/* Both always return -1, and say so where the call is: a static analyzer
+ * reads one file at a time and would otherwise follow a `return
+ * rt_err_set (...)` as a possible success into the caller's success path.
+ * (A statement expression, so that a plain `rt_err_set (...);` statement
+ * draws no unused-value warning.) */
+#define rt_err_set(...) ({ rt_err_set (__VA_ARGS__); -1; })
+#define rt_err_wrap(...) ({ rt_err_wrap (__VA_ARGS__); -1; })
+
 /* Frees *err and sets it to NULL; accepts NULL. */
 void rt_err_free (struct rt_err **err);
 

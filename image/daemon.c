@@ -119,9 +119,7 @@ img_daemon_export (const struct img_ref *r, int dirfd, const char *what,
 }
 
 /* Hashes the file at |path| (resolved inside |dirfd|) and hard-links it to
- * blobs/sha256/HEX; fills |desc|.  Its failures end in a literal -1: the
- * caller's analysis then knows |desc| is filled exactly when it returns 0
- * (rt_err_set's -1 is in another file, out of the analyzer's sight). */
+ * blobs/sha256/HEX; fills |desc|. */
 static int
 add_blob (int dirfd, const char *path, const char *mt, struct img_desc *desc,
           const char *what, struct rt_err **err)
@@ -136,27 +134,18 @@ add_blob (int dirfd, const char *path, const char *mt, struct img_desc *desc,
   ssize_t n;
 
   if (fd < 0 || fstat (fd, &s) < 0 || !S_ISREG (s.st_mode))
-    {
-      rt_err_set (err, errno, "%s: docker save entry `%s`", what, path);
-      return -1;
-    }
+    return rt_err_set (err, errno, "%s: docker save entry `%s`", what, path);
   buf = xmalloc (1 << 20);
   img_hash_init (&h);
   while ((n = read (fd, buf, 1 << 20)) > 0)
     img_hash_update (&h, buf, (size_t) n);
   img_hash_final (&h, digest);
   if (n < 0)
-    {
-      rt_err_set (err, errno, "%s: read `%s`", what, path);
-      return -1;
-    }
+    return rt_err_set (err, errno, "%s: read `%s`", what, path);
   dst = xasprintf ("blobs/sha256/%s", digest + 7);
   snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
   if (linkat (AT_FDCWD, proc, dirfd, dst, AT_SYMLINK_FOLLOW) < 0 && errno != EEXIST)
-    {
-      rt_err_set (err, errno, "%s: link `%s`", what, dst);
-      return -1;
-    }
+    return rt_err_set (err, errno, "%s: link `%s`", what, dst);
   desc->digest = xstrdup (digest);
   desc->size = (uint64_t) s.st_size;
   desc->media_type = xstrdup (mt);

@@ -317,9 +317,6 @@ child_sysctl_hostname (struct rt_plan *p, struct rt_err **err)
   return 0;
 }
 
-/* Its failures end in a literal -1 rather than `return rt_err_set (...)`:
- * clang's analyzer, which does not see that function's -1, otherwise
- * follows a failure into child_main's execve of an unset exec_path. */
 static int
 child_setup (struct rt_plan *p, int sock, struct rt_err **err)
 {
@@ -330,19 +327,13 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   if (child_namespaces (p, err) < 0)
     return -1;
   if (setsid () < 0)
-    {
-      rt_err_set (err, errno, "setsid");
-      return -1;
-    }
+    return rt_err_set (err, errno, "setsid");
   if (rt_child_rootfs (p, err) < 0)
     return -1;
   if (c->hooks[RT_HOOK_PRESTART].len || c->hooks[RT_HOOK_CREATE_RUNTIME].len)
     {
       if (rt_sync_send (sock, SYNC_HOOKS, 0, NULL) < 0)
-        {
-          rt_err_set (err, errno, "sync with runtime");
-          return -1;
-        }
+        return rt_err_set (err, errno, "sync with runtime");
       if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_HOOKS_DONE)
         _exit (1);              /* the parent reports its own hook error */
     }
@@ -358,10 +349,7 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
       && syscall (SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */,
                   p->o->id) < 0
       && errno != ENOSYS && errno != EPERM && errno != EACCES)
-    {
-      rt_err_set (err, errno, "join a new session keyring");
-      return -1;
-    }
+    return rt_err_set (err, errno, "join a new session keyring");
   if (rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0
       || rt_proc_sched (pr, err) < 0)
     return -1;
@@ -373,10 +361,7 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
       p->console_fd = -1;
     }
   if (chdir (pr->cwd) < 0)
-    {
-      rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
-      return -1;
-    }
+    return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
   if (rt_proc_resolve_exec (pr, &p->exec_path, err) < 0)
     return -1;
   /* Landlock while the process still holds its capabilities (it needs
