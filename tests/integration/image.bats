@@ -824,3 +824,19 @@ private_dockerd_stop() {
   [ "$status" -eq 1 ]
   [[ "$output" == *"images: unknown option"* ]]
 }
+
+@test "container commands load no image library; a pull loads libcurl" {
+  command -v readelf >/dev/null || skip "readelf missing"
+  # Linked: only what every command needs (image/dl.h says why).
+  run bash -c "readelf -d '$SANDLOCK_OCI' | awk '/NEEDED/ { gsub(/[][]/, \"\", \$5); print \$5 }' | sort | tr '\n' ' '"
+  [ "$output" = "libc.so.6 libcap.so.2 libseccomp.so.2 libyajl.so.2 " ]
+  # Loaded: a container-side command maps none of them at run time ...
+  LD_DEBUG=libs "$SANDLOCK_OCI" spec --bundle "$BATS_TEST_TMPDIR" 2> "$BATS_TEST_TMPDIR/ld"
+  grep -q 'libseccomp' "$BATS_TEST_TMPDIR/ld"
+  run grep -E 'lib(curl|archive|crypto|isal|zstd|z)\.so' "$BATS_TEST_TMPDIR/ld"
+  [ "$status" -eq 1 ]
+  # ... while a pull maps libcurl on its first request (refused here: port 1).
+  LD_DEBUG=libs "$SANDLOCK_OCI" pull -q --cache-dir "$BATS_TEST_TMPDIR/c" \
+    docker://127.0.0.1:1/nothing 2> "$BATS_TEST_TMPDIR/ld2" || true
+  grep -q 'libcurl\.so' "$BATS_TEST_TMPDIR/ld2"
+}
