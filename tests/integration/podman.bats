@@ -292,9 +292,13 @@ wait_log() {
   [ "$(echo $output)" = "0 100000 65536" ]
   run prun --cap-drop ALL "$IMG" grep CapEff: /proc/self/status
   [[ "$output" == *0000000000000000 ]]
-  run prun --init "$IMG" sh -c 'cat /proc/1/cmdline | tr "\0" " "'
-  [ "$status" -eq 0 ]
-  [[ "$output" == *init* ]]
+  if command -v catatonit >/dev/null; then
+    run prun --init "$IMG" sh -c 'cat /proc/1/cmdline | tr "\0" " "'
+    [ "$status" -eq 0 ]
+    [[ "$output" == *init* ]]
+  else
+    echo "# --init not checked: catatonit is not installed" >&3
+  fi
   run prun --sysctl net.ipv4.ip_forward=1 "$IMG" cat /proc/sys/net/ipv4/ip_forward
   [ "$output" = 1 ]
 }
@@ -316,10 +320,15 @@ wait_log() {
   [ "$status" -eq 0 ]
   [ "$output" = 1 ]
   # the capability probe (`checkpoint --help`) must fail until checkpoint
-  # exists: podman then refuses cleanly
-  run pm container checkpoint "$id"
-  [ "$status" -ne 0 ]
-  [[ "$output" == *"does not support checkpoint"* ]]
+  # exists: podman then refuses cleanly.  Without the criu package podman
+  # refuses before it asks the runtime, with another message.
+  if command -v criu >/dev/null; then
+    run pm container checkpoint "$id"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"does not support checkpoint"* ]]
+  else
+    echo "# checkpoint not checked: criu is not installed" >&3
+  fi
   [ "$(pm inspect -f '{{.State.Status}}' "$id")" = running ]
   pm rm -f -t 0 "$id"
 }

@@ -1,9 +1,14 @@
 #!/bin/sh
 # Installs the Debian packages the build (and, without "build", the tests)
 # need, when run as root and something is missing.  Never edits /etc.
+# Installed without recommends, so every package a test needs is named
+# here: catatonit (podman run --init), criu (podman refuses to checkpoint
+# before it asks the runtime when criu is missing), netavark and
+# aardvark-dns (podman's bridge network).  A test whose package is still
+# missing (not root, no package source) skips and names it.
 set -e
 build="libseccomp-dev libyajl-dev libarchive-dev libcurl4-openssl-dev libssl-dev libcap-dev libzstd-dev libisal-dev zlib1g-dev pkg-config gcc make busybox-static"
-tests="bats curl zstd python3 bats-assert bats-support jq runc crun hyperfine libclang-rt-14-dev skopeo umoci docker-registry podman conmon containerd docker.io uidmap util-linux iproute2 openssl"
+tests="bats curl zstd python3 bats-assert bats-support jq runc crun hyperfine libclang-rt-14-dev skopeo umoci docker-registry podman conmon catatonit criu netavark aardvark-dns containerd docker.io uidmap util-linux iproute2 openssl"
 want=$build
 [ "$1" = build ] || want="$build $tests"
 missing=""
