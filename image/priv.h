@@ -23,6 +23,8 @@
 #define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
 #define MT_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
 #define MT_DOCKER_V1 "application/vnd.docker.distribution.manifest.v1"
+#define MT_OCI_CONFIG "application/vnd.oci.image.config.v1+json"
+#define MT_DOCKER_CONFIG "application/vnd.docker.container.image.v1+json"
 
 /* ---- json.c: a yajl tree behind a tiny API ---- */
 /* yajl stays inside image/: this header is not included by other folders. */
@@ -47,18 +49,30 @@ struct img_desc
 
 struct img_manifest
 {
+  char *media_type;             /* what the document is (one of MT_*) */
+  char *artifact_type;          /* OCI 1.1 artifactType, or NULL */
   bool is_index;
   struct img_desc *descs;       /* index: manifests; manifest: layers */
   size_t n;
   struct img_desc config;       /* manifest only */
 };
 
-/* Parses a manifest or index; |media_type| from the transport may be NULL
- * (then the document's mediaType field, then its shape, decide). */
+/* Parses a manifest or index.  |media_type| is what the transport says it
+ * is (a Content-Type, an index entry's mediaType; NULL, or a generic
+ * application/json, text/plain, application/octet-stream: unknown).  The
+ * document's own mediaType must agree with it; when the document has
+ * none, the transport's type decides, then its shape (an OCI document may
+ * omit it, a Docker one may not). */
 int img_manifest_parse (const char *buf, size_t len, const char *media_type,
                         const char *what, struct img_manifest **out,
                         struct rt_err **err);
 void img_manifest_free (struct img_manifest *m);
+/* A manifest an image runtime can unpack: not an artifact (artifactType,
+ * a config of another type: helm charts, signatures, SBOMs), and layers of
+ * OCI or Docker tar types, plain, gzip or zstd (foreign/non-distributable
+ * layers refused). */
+int img_manifest_check_image (const struct img_manifest *m, const char *what,
+                              struct rt_err **err);
 void img_desc_clear (struct img_desc *d);
 
 /* Picks the descriptor of |idx| for |platform| ("os/arch[/variant]"). */

@@ -377,14 +377,21 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
           return NULL;
         }
       {
-        /* |d| points into the index: free it only once parsed. */
+        /* |d| points into the index: free it only once parsed.  What
+         * the index says the entry is must be what was fetched. */
         struct img_manifest *idx = m;
         int pr;
         m = NULL;
         pr = img_manifest_parse (body, len, mt2 ? mt2 : d->media_type, src->what, &m, err);
+        if (pr == 0 && d->media_type && strcmp (d->media_type, m->media_type) != 0)
+          pr = rt_err_set (err, 0, "%s: manifest %s: the index lists it as `%s`, it is `%s`",
+                           src->what, d->digest, d->media_type, m->media_type);
         img_manifest_free (idx);
         if (pr < 0)
-          return NULL;
+          {
+            img_manifest_free (m);
+            return NULL;
+          }
       }
       if (m->is_index)
         {
@@ -392,6 +399,11 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
           rt_err_set (err, 0, "%s: nested index", src->what);
           return NULL;
         }
+    }
+  if (img_manifest_check_image (m, src->what, err) < 0)
+    {
+      img_manifest_free (m);
+      return NULL;
     }
   *mbody = rt_steal_ptr (&body);
   *mlen = len;

@@ -161,3 +161,89 @@ chunked() {
   [ "$status" -ne 0 ]
   [[ "$output" == *"diff_id mismatch"* ]]
 }
+
+# ---- media types (issue 11 item 4) ----
+
+@test "layers and configs of types no image runtime knows are refused, naming the type" {
+  $MK image "$T/lay" "$T/l1" --tag evil >/dev/null
+  $MC edit "$T/lay" evil --layer-mt application/x-evil >/dev/null
+  run img pull "oci:$T/lay:evil"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"not a container image: application/x-evil (layers[0])"* ]]
+  # A helm chart: its config says what it is.
+  $MK image "$T/lay" "$T/l1" --tag helm >/dev/null
+  $MC edit "$T/lay" helm --config-mt application/vnd.cncf.helm.config.v1+json \
+    --layer-mt application/vnd.cncf.helm.chart.content.v1.tar+gzip >/dev/null
+  run img bundle "oci:$T/lay:helm" "$T/b"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"not a container image: application/vnd.cncf.helm.config.v1+json"* ]]
+  [ ! -e "$T/b" ]
+  # An OCI 1.1 artifact (an SBOM) on an image config.
+  $MK image "$T/lay" "$T/l1" --tag sbom >/dev/null
+  $MC edit "$T/lay" sbom --artifact-type application/spdx+json >/dev/null
+  run img pull "oci:$T/lay:sbom"
+  [[ "$output" == *"not a container image: application/spdx+json"* ]]
+  # Foreign layers: said so.
+  $MK image "$T/lay" "$T/l1" --tag foreign >/dev/null
+  $MC edit "$T/lay" foreign --layer-mt application/vnd.docker.image.rootfs.foreign.diff.tar.gzip >/dev/null
+  run img pull "oci:$T/lay:foreign"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"foreign (non-distributable) layers are not supported"* ]]
+  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/refs")" ]
+}
+
+@test "a layer typed gzip whose bytes are zstd still unpacks (the bytes pick the decompressor)" {
+  $MK image "$T/lay" "$T/l1" --tag z --compress zstd >/dev/null
+  $MC edit "$T/lay" z --layer-mt application/vnd.docker.image.rootfs.diff.tar.gzip >/dev/null
+  img pull -q "oci:$T/lay:z"
+  [ -x "$(rootfs_of "oci:$T/lay:z")/bin/busybox" ]
+}
+
+@test "a manifest must be what its index entry says it is" {
+  # oci: layouts have no Content-Type: index.json's descriptor is the claim.
+  $MK image "$T/lay" "$T/l1" --tag d >/dev/null
+  $MC edit "$T/lay" d --body-mt "$DOCKER_MAN" --desc-mt "$OCI_MAN" >/dev/null
+  run img pull "oci:$T/lay:d"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"says it is \`$DOCKER_MAN\` but was served or listed as \`$OCI_MAN\`"* ]]
+  # An image index whose entry claims a Docker manifest for an OCI one.
+  $MK image "$T/lay2" "$T/l1" >/dev/null
+  $MK index "$T/lay2" --tag multi >/dev/null
+  $MC edit "$T/lay2" multi --entry-mt "$DOCKER_MAN" >/dev/null
+  run img pull "oci:$T/lay2:multi"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"says it is \`$OCI_MAN\` but was served or listed as \`$DOCKER_MAN\`"* ]]
+  [ -z "$(ls "$C/rootfs")" ]
+}
+
+@test "registry: Content-Type and the body's mediaType must agree" {
+  $MK image "$T/lay" "$T/l1" --tag dock >/dev/null
+  $MC edit "$T/lay" dock --body-mt "$DOCKER_MAN" --desc-mt "$DOCKER_MAN" \
+    --config-mt application/vnd.docker.container.image.v1+json \
+    --layer-mt application/vnd.docker.image.rootfs.diff.tar.gzip >/dev/null
+  $MK image "$T/lay" "$T/l1" --tag bare >/dev/null
+  $MC edit "$T/lay" bare --body-mt none >/dev/null
+  serve "$T/lay" --ctype "$OCI_MAN"
+  run img pull "docker://127.0.0.1:$PORT/t/img:dock"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"says it is \`$DOCKER_MAN\` but was served or listed as \`$OCI_MAN\`"* ]]
+  # An OCI manifest may omit its mediaType: the Content-Type says it.
+  run img pull -q "docker://127.0.0.1:$PORT/t/img:bare"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  kill "$(cat "$T/serve.pid")"; rm -f "$T/port"
+  # Served with its own type, the Docker manifest is fine.
+  serve "$T/lay"
+  run img pull -q "docker://127.0.0.1:$PORT/t/img:dock"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  kill "$(cat "$T/serve.pid")"; rm -f "$T/port"
+  # A generic Content-Type says nothing: the body decides.
+  serve "$T/lay" --ctype application/octet-stream
+  run img pull -q "docker://127.0.0.1:$PORT/t/img:bare"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  kill "$(cat "$T/serve.pid")"; rm -f "$T/port"
+  # A Docker manifest always states its type: one without is refused.
+  serve "$T/lay" --ctype "$DOCKER_MAN"
+  run img pull "docker://127.0.0.1:$PORT/t/img:bare"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"has no mediaType"* ]]
+}

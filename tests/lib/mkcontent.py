@@ -14,7 +14,9 @@
       entry's data (what older zstd:chunked writers produced).
   mkcontent.py edit LAYOUT TAG [--layer-mt MT] [--config-mt MT] [--body-mt MT|none]
                     [--desc-mt MT|none] [--artifact-type T] [--replace-layer BLOB]
-      Rewrites the manifest tagged TAG: layer and config descriptor types,
+                    [--entry-mt MT]
+      Rewrites the manifest (or index: --entry-mt, its entries' type) tagged TAG:
+      layer and config descriptor types,
       layer 0's blob (BLOB's bytes; the config and its diff_ids stay),
       the body's own mediaType (none: removed), index.json's descriptor type
       of it (none: removed), an artifactType.  The new manifest blob and
@@ -77,6 +79,9 @@ def cmd_edit(a):
     desc = [m for m in idx["manifests"]
             if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == a.tag][0]
     man = json.load(open(f"{lay}/blobs/sha256/{desc['digest'][7:]}"))
+    if a.entry_mt:
+        for e in man["manifests"]:
+            e["mediaType"] = a.entry_mt
     if a.replace_layer:
         man["layers"][0]["digest"], man["layers"][0]["size"] = put_blob(lay, open(a.replace_layer, "rb").read())
     if a.layer_mt:
@@ -153,7 +158,8 @@ x = sub.add_parser("nodes"); x.add_argument("out")
 x = sub.add_parser("zeros"); x.add_argument("out"); x.add_argument("mib", type=int)
 x = sub.add_parser("nopad"); x.add_argument("out"); x.add_argument("full"); x.add_argument("--go", action="store_true")
 x = sub.add_parser("edit"); x.add_argument("layout"); x.add_argument("tag")
-for o in ("--layer-mt", "--config-mt", "--body-mt", "--desc-mt", "--artifact-type", "--replace-layer"):
+for o in ("--layer-mt", "--config-mt", "--body-mt", "--desc-mt", "--artifact-type", "--replace-layer",
+          "--entry-mt"):
     x.add_argument(o)
 x = sub.add_parser("serve"); x.add_argument("layout"); x.add_argument("portfile"); x.add_argument("--ctype")
 a = p.parse_args()
