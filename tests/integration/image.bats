@@ -433,7 +433,7 @@ evil_image() { # CASE [target]
   [ "$(cat "$out/victim")" = precious ]
 }
 
-@test "gzip bomb bounded by the declared layer size" {
+@test "gzip bomb bounded by the image's declared size" {
   python3 - "$BATS_TEST_TMPDIR/bomb.tar" <<'PY'
 import sys, tarfile
 class Z:
