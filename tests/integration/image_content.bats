@@ -21,6 +21,7 @@ setup() {
 
 teardown() {
   if [ -f "$T/serve.pid" ]; then kill "$(cat "$T/serve.pid")" 2>/dev/null || true; fi
+  if [ -d "$T/state" ]; then ROOT=$T/state common_teardown; fi
 }
 
 img() { "$SANDLOCK_OCI" "$1" --cache-dir "$C" "${@:2}"; }
@@ -72,6 +73,21 @@ serve() {
   [ "$status" -ne 0 ]
   [[ "$output" == *"without its 2 device nodes"*"rmi"* ]]
   [ ! -e "$T/b3" ]
+}
+
+@test "run --image: device nodes in the container's bundle only with --allow-devices" {
+  require_root
+  ROOT=$T/state
+  $MC nodes "$T/nodes.tar"
+  $MK image "$T/lay" "$T/l1" "$T/nodes.tar" --tag n >/dev/null
+  a=$(cid dev) b=$(cid nodev)
+  rt run -d --cache-dir "$C" --allow-devices --image "oci:$T/lay:n" "$a" -- /bin/busybox sleep 100
+  [ "$(stat -c '%F %a %u' "$ROOT/image-bundles/$a/rootfs/dev/sda")" = "block special file 600 0" ]
+  rt run -d --cache-dir "$C" --image "oci:$T/lay:n" "$b" -- /bin/busybox sleep 100
+  [ -x "$ROOT/image-bundles/$b/rootfs/bin/busybox" ]
+  [ ! -e "$ROOT/image-bundles/$b/rootfs/dev/sda" ]
+  rt delete -f "$a"
+  rt delete -f "$b"
 }
 
 @test "bundle keeps the mode, times and xattrs of FIFOs" {
