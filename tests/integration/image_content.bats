@@ -65,7 +65,7 @@ serve() {
   img bundle -q "oci:$T/lay:n" "$T/b1"
   [ ! -e "$T/b1/rootfs/dev/sda" ] && [ -p "$T/b1/rootfs/fifo" ]
   img bundle -q --allow-devices "oci:$T/lay:n" "$T/b2"
-  [ "$(stat -c '%F %t:%T %a %u' "$T/b2/rootfs/dev/sda")" = "block special file 8:0 600 0" ]
+  [ "$(stat -c '%F %t:%T %a %u %Y' "$T/b2/rootfs/dev/sda")" = "block special file 8:0 600 0 1000000000" ]
   # A tree unpacked without them cannot serve --allow-devices.
   img rmi "oci:$T/lay:n"
   img pull -q "oci:$T/lay:n"
