@@ -157,6 +157,8 @@ img_cache_write_record (struct img_cache *c, const struct img_image *im,
   gen_kv (g, "platform", im->platform);
   yajl_gen_string (g, (const unsigned char *) "size", 4);
   yajl_gen_integer (g, (long long) im->size);
+  yajl_gen_string (g, (const unsigned char *) "devices_skipped", 15);
+  yajl_gen_integer (g, (long long) im->devices_skipped);
   yajl_gen_map_close (g);
   yajl_gen_get_buf (g, &buf, &len);
   img_sha256_str (im->ref, strlen (im->ref), key);
@@ -200,6 +202,8 @@ read_record (struct img_cache *c, int dfd, const char *name, struct img_image **
   im->platform = dup_or_null (img_json_str (v, "platform"));
   sz = img_json_get (v, "size");
   im->size = sz && YAJL_IS_INTEGER (sz) ? (uint64_t) YAJL_GET_INTEGER (sz) : 0;
+  sz = img_json_get (v, "devices_skipped");
+  im->devices_skipped = sz && YAJL_IS_INTEGER (sz) ? (uint64_t) YAJL_GET_INTEGER (sz) : 0;
   im->rootfs = img_cache_rootfs_path (c, im->manifest_digest);
   im->cached = true;
   yajl_tree_free (v);

@@ -1,10 +1,14 @@
 /* Copies a cached rootfs into a bundle: reflink (FICLONE) when the file
  * system can, copy_file_range otherwise; modes, owners (root), xattrs,
- * times, symlinks, device nodes (root) and hardlinks within the tree kept. */
+ * times, symlinks, FIFOs and hardlinks within the tree kept.  Char and
+ * block device nodes only on request (--allow-devices, root), owned by
+ * root and at most 0600: the bundle is a directory the user chose. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fs.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -25,6 +29,7 @@ struct copier
 {
   int dstroot;
   bool root;
+  bool devices;                 /* copy char/block nodes */
   struct hl *links;
   size_t nlinks;
 };
@@ -87,6 +92,51 @@ copy_data (int in, int out, off_t size)
 static int copy_dir (struct copier *c, int src, int dst, const char *rel,
                      struct rt_err **err);
 
+/* xattrs of a node, by path: a FIFO or device cannot be opened for them
+ * without opening the device itself. */
+static void
+copy_node_xattrs (int sdir, int ddir, const char *name, bool root)
+{
+  char src[PATH_MAX], dst[PATH_MAX], names[8192], val[65536];
+  ssize_t n;
+  snprintf (src, sizeof src, "/proc/self/fd/%d/%s", sdir, name);
+  snprintf (dst, sizeof dst, "/proc/self/fd/%d/%s", ddir, name);
+  n = llistxattr (src, names, sizeof names);
+  for (ssize_t i = 0; i < n; i += (ssize_t) strlen (names + i) + 1)
+    {
+      ssize_t vl;
+      if (!root && !rt_startswith (names + i, "user."))
+        continue;
+      vl = lgetxattr (src, names + i, val, sizeof val);
+      if (vl >= 0)
+        (void) lsetxattr (dst, names + i, val, (size_t) vl, 0);
+    }
+}
+
+/* A FIFO, or a device node when allowed: its exact mode (mknod applies
+ * the umask), owner, xattrs and times. */
+static int
+copy_node (struct copier *c, int sdir, int ddir, const char *name,
+           const struct stat *s, const char *rel, struct rt_err **err)
+{
+  bool dev = S_ISCHR (s->st_mode) || S_ISBLK (s->st_mode);
+  mode_t perm = s->st_mode & 07777;
+  struct timespec ts[2] = { s->st_atim, s->st_mtim };
+  if (dev && !(c->root && c->devices))
+    return 0;
+  if (dev)
+    perm &= 0600;               /* owned by root (the creator), as below */
+  if (mknodat (ddir, name, (s->st_mode & S_IFMT) | (perm & 0777), s->st_rdev) < 0)
+    return rt_err_set (err, errno, "copy rootfs: mknod `%s`", rel);
+  if (c->root && !dev && fchownat (ddir, name, s->st_uid, s->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+    return rt_err_set (err, errno, "copy rootfs: chown `%s`", rel);
+  if (fchmodat (ddir, name, perm, 0) < 0)
+    return rt_err_set (err, errno, "copy rootfs: chmod `%s`", rel);
+  copy_node_xattrs (sdir, ddir, name, c->root);
+  (void) utimensat (ddir, name, ts, AT_SYMLINK_NOFOLLOW);
+  return 0;
+}
+
 static int
 copy_entry (struct copier *c, int sdir, int ddir, const char *name,
             const char *rel, struct rt_err **err)
@@ -142,13 +192,9 @@ copy_entry (struct copier *c, int sdir, int ddir, const char *name,
       (void) utimensat (ddir, name, ts, AT_SYMLINK_NOFOLLOW);
       return 0;
     }
-  if ((S_ISCHR (s.st_mode) || S_ISBLK (s.st_mode)) && !c->root)
-    return 0;
-  if (mknodat (ddir, name, s.st_mode, s.st_rdev) < 0)
-    return rt_err_set (err, errno, "copy rootfs: mknod `%s`", rel);
-  if (c->root)
-    (void) fchownat (ddir, name, s.st_uid, s.st_gid, AT_SYMLINK_NOFOLLOW);
-  return 0;
+  if (S_ISFIFO (s.st_mode) || S_ISCHR (s.st_mode) || S_ISBLK (s.st_mode))
+    return copy_node (c, sdir, ddir, name, &s, rel, err);
+  return 0;                     /* sockets: nothing to copy */
 }
 
 static int
@@ -177,9 +223,10 @@ copy_dir (struct copier *c, int src, int dst, const char *rel, struct rt_err **e
 }
 
 int
-img_copy_rootfs (const struct img_image *im, const char *dir, struct rt_err **err)
+img_copy_rootfs (const struct img_image *im, const char *dir, bool allow_devices,
+                 struct rt_err **err)
 {
-  struct copier c = { .root = geteuid () == 0 };
+  struct copier c = { .root = geteuid () == 0, .devices = allow_devices };
   _cleanup_fd_ int src = open (im->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   _cleanup_fd_ int dst = -1;
   struct stat s;

@@ -94,7 +94,7 @@ img_daemon_export (const struct img_ref *r, int dirfd, const char *what,
   img_stream_init (&d.st, 64u << 20);
   if (pthread_create (&th, NULL, dl_thread, &d) != 0)
     abort ();
-  ret = img_unpack_layer (dirfd, img_stream_read, &d.st, 0, UINT64_MAX / 2, what, NULL, &st, err);
+  ret = img_unpack_layer (dirfd, img_stream_read, &d.st, 0, UINT64_MAX / 2, 0, what, NULL, &st, err);
   if (ret < 0)
     img_stream_cancel (&d.st);
   else

@@ -49,3 +49,18 @@ img_sha256_str (const void *buf, size_t len, char out[72])
   img_hash_update (&h, buf, len);
   img_hash_final (&h, out);
 }
+
+void
+img_hash_padded (const struct img_hash *h, size_t zeros, char out[72])
+{
+  static const unsigned char z[4096];
+  struct img_hash c = { EVP_MD_CTX_new (), h->n };
+  if (c.ctx == NULL || EVP_MD_CTX_copy_ex (c.ctx, h->ctx) != 1)
+    abort ();
+  for (size_t n; zeros > 0; zeros -= n)
+    {
+      n = zeros < sizeof z ? zeros : sizeof z;
+      img_hash_update (&c, z, n);
+    }
+  img_hash_final (&c, out);
+}

@@ -82,6 +82,7 @@
   X (IMG_LIB_CRYPTO, EVP_MD_CTX_free) \
   X (IMG_LIB_CRYPTO, EVP_EncodeBlock) \
   X (IMG_LIB_CRYPTO, EVP_DecodeBlock) \
+  X (IMG_LIB_CRYPTO, EVP_MD_CTX_copy_ex) \
   X (IMG_LIB_ISAL, isal_inflate_init) \
   X (IMG_LIB_ISAL, isal_inflate_reset) \
   X (IMG_LIB_ISAL, isal_inflate) \
@@ -166,6 +167,7 @@ const struct img_dl *img_dl_try (int lib);
 #define EVP_MD_CTX_free (img_dl (IMG_LIB_CRYPTO)->EVP_MD_CTX_free)
 #define EVP_EncodeBlock (img_dl (IMG_LIB_CRYPTO)->EVP_EncodeBlock)
 #define EVP_DecodeBlock (img_dl (IMG_LIB_CRYPTO)->EVP_DecodeBlock)
+#define EVP_MD_CTX_copy_ex (img_dl (IMG_LIB_CRYPTO)->EVP_MD_CTX_copy_ex)
 #define isal_inflate_init (img_dl (IMG_LIB_ISAL)->isal_inflate_init)
 #define isal_inflate_reset (img_dl (IMG_LIB_ISAL)->isal_inflate_reset)
 #define isal_inflate (img_dl (IMG_LIB_ISAL)->isal_inflate)

@@ -67,6 +67,10 @@ struct img_opts
   const char *platform;         /* "os/arch[/variant]"; NULL: the host's */
   bool offline;                 /* cache only */
   int jobs;                     /* parallel layer downloads; <= 0: 3 */
+  bool allow_devices;           /* char/block nodes of layers created (root only,
+                                   at most 0600); otherwise skipped and counted */
+  uint64_t max_unpacked;        /* bytes the whole image may unpack to; 0: 100 x
+                                   its declared compressed size + 64 MiB */
   img_progress_fn progress;
   void *progress_data;
 };
@@ -81,7 +85,8 @@ struct img_image
   char *created;                /* from the config, may be NULL */
   char *platform;               /* "os/arch[/variant]" */
   bool cached;                  /* true when nothing was unpacked */
-  uint64_t devices_skipped;     /* device nodes not created (not root) */
+  uint64_t devices_skipped;     /* device nodes not created (no --allow-devices,
+                                   or not root); kept in the image record */
 };
 void img_image_free (struct img_image *im);
 
@@ -133,9 +138,11 @@ int img_config_resolve (const struct img_opts *o, const struct img_image *im,
                         struct rt_err **err);
 
 /* Copies the image's rootfs into |dir| (created; must not exist or be
- * empty), keeping modes, owners (when root), xattrs and times. */
+ * empty), keeping modes, owners (when root), xattrs and times.  Char and
+ * block device nodes are copied only with |allow_devices| (and as root),
+ * then at most 0600 and owned by root. */
 int img_copy_rootfs (const struct img_image *im, const char *dir,
-                     struct rt_err **err);
+                     bool allow_devices, struct rt_err **err);
 
 /* $XDG_CACHE_HOME/sandlock/images, or /var/lib/sandlock-oci/images as root. */
 char *img_default_cache_dir (void);

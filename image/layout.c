@@ -214,7 +214,7 @@ img_extract_plain (int fd, int dirfd, const char *what, struct rt_err **err)
   if (fstat (fd, &s) == 0 && S_ISREG (s.st_mode))
     limit = (uint64_t) s.st_size * IMG_BOMB_RATIO + IMG_BOMB_SLACK;
   r->fd = fd;
-  ret = img_unpack_layer (dirfd, fd_read, r, 0, limit, what, NULL, &st, err);
+  ret = img_unpack_layer (dirfd, fd_read, r, 0, limit, 0, what, NULL, &st, err);
   free (r);
   return ret;
 }

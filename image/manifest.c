@@ -30,6 +30,8 @@ img_manifest_free (struct img_manifest *m)
     img_desc_clear (&m->descs[i]);
   free (m->descs);
   img_desc_clear (&m->config);
+  free (m->media_type);
+  free (m->artifact_type);
   free (m);
 }
 
@@ -87,6 +89,41 @@ parse_desc_array (yajl_val arr, const char *what, const char *key,
   return 0;
 }
 
+/* A Content-Type that says nothing about the document: registries serve
+ * these for layouts pushed as files, and some proxies rewrite to them. */
+static bool
+generic_type (const char *t)
+{
+  return t == NULL || *t == '\0' || strcmp (t, "application/json") == 0
+         || strcmp (t, "text/plain") == 0 || strcmp (t, "application/octet-stream") == 0;
+}
+
+/* The document's type: its mediaType, which must agree with what the
+ * transport said; else the transport's; else its shape. */
+static int
+document_type (yajl_val v, const char *served, const char *what, const char **out,
+               struct rt_err **err)
+{
+  const char *own = img_json_str (v, "mediaType");
+  yajl_val sv = img_json_get (v, "schemaVersion");
+  if (generic_type (served))
+    served = NULL;
+  if ((own && rt_startswith (own, MT_DOCKER_V1)) || (served && rt_startswith (served, MT_DOCKER_V1))
+      || (sv && YAJL_IS_INTEGER (sv) && YAJL_GET_INTEGER (sv) == 1))
+    return rt_err_set (err, 0, "%s: Docker schema1 manifests are not supported "
+                       "(re-push the image with a current client)", what);
+  if (own && served && strcmp (own, served) != 0)
+    return rt_err_set (err, 0, "%s: the document says it is `%s` but was served or "
+                       "listed as `%s`", what, own, served);
+  if (own == NULL && served
+      && (strcmp (served, MT_DOCKER_MANIFEST) == 0 || strcmp (served, MT_DOCKER_LIST) == 0))
+    return rt_err_set (err, 0, "%s: served as `%s`, but the document has no mediaType "
+                       "(a Docker manifest or list always states it)", what, served);
+  *out = own ? own : served ? served
+       : img_json_get (v, "manifests") ? MT_OCI_INDEX : MT_OCI_MANIFEST;
+  return 0;
+}
+
 int
 img_manifest_parse (const char *buf, size_t len, const char *media_type,
                     const char *what, struct img_manifest **out,
@@ -95,26 +132,18 @@ img_manifest_parse (const char *buf, size_t len, const char *media_type,
   yajl_val v = NULL;
   struct img_manifest *m;
   const char *mt;
-  yajl_val sv;
   int ret;
 
   if (img_json_parse (buf, len, what, &v, err) < 0)
     return -1;
-  mt = img_json_str (v, "mediaType");
-  if (media_type && *media_type && strcmp (media_type, "application/json") != 0
-      && strcmp (media_type, "text/plain") != 0)
-    mt = media_type;
-  sv = img_json_get (v, "schemaVersion");
-  if ((mt && rt_startswith (mt, MT_DOCKER_V1))
-      || (sv && YAJL_IS_INTEGER (sv) && YAJL_GET_INTEGER (sv) == 1))
+  if (document_type (v, media_type, what, &mt, err) < 0)
     {
       yajl_tree_free (v);
-      return rt_err_set (err, 0, "%s: Docker schema1 manifests are not supported "
-                         "(re-push the image with a current client)", what);
+      return -1;
     }
   m = xcalloc (1, sizeof *m);
-  if (mt == NULL)
-    mt = img_json_get (v, "manifests") ? MT_OCI_INDEX : MT_OCI_MANIFEST;
+  m->media_type = xstrdup (mt);
+  m->artifact_type = dup_or_null (img_json_str (v, "artifactType"));
   if (strcmp (mt, MT_OCI_INDEX) == 0 || strcmp (mt, MT_DOCKER_LIST) == 0)
     {
       m->is_index = true;
@@ -135,6 +164,60 @@ img_manifest_parse (const char *buf, size_t len, const char *media_type,
       return -1;
     }
   *out = m;
+  return 0;
+}
+
+static bool
+in_list (const char *s, const char *const *list)
+{
+  for (; *list; list++)
+    if (strcmp (s, *list) == 0)
+      return true;
+  return false;
+}
+
+/* Layer types (image-spec media-types.md, Docker's image manifest v2.2).
+ * The bytes decide the decompressor (image/decomp.c): a "+gzip" layer
+ * whose bytes are zstd still unpacks; the type only has to be a layer's. */
+static const char *const LAYER_TYPES[] = {
+  "application/vnd.oci.image.layer.v1.tar",
+  "application/vnd.oci.image.layer.v1.tar+gzip",
+  "application/vnd.oci.image.layer.v1.tar+zstd",
+  "application/vnd.docker.image.rootfs.diff.tar",
+  "application/vnd.docker.image.rootfs.diff.tar.gzip",
+  NULL,
+};
+static const char *const FOREIGN_TYPES[] = {
+  "application/vnd.oci.image.layer.nondistributable.v1.tar",
+  "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
+  "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd",
+  "application/vnd.docker.image.rootfs.foreign.diff.tar",
+  "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
+  NULL,
+};
+
+int
+img_manifest_check_image (const struct img_manifest *m, const char *what,
+                          struct rt_err **err)
+{
+  const char *ct = m->config.media_type;
+  if (m->artifact_type)
+    return rt_err_set (err, 0, "%s: not a container image: %s", what, m->artifact_type);
+  if (ct == NULL)
+    return rt_err_set (err, 0, "%s: config.mediaType: missing", what);
+  if (strcmp (ct, MT_OCI_CONFIG) != 0 && strcmp (ct, MT_DOCKER_CONFIG) != 0)
+    return rt_err_set (err, 0, "%s: not a container image: %s", what, ct);
+  for (size_t i = 0; i < m->n; i++)
+    {
+      const char *lt = m->descs[i].media_type;
+      if (lt == NULL)
+        return rt_err_set (err, 0, "%s: layers[%zu].mediaType: missing", what, i);
+      if (in_list (lt, FOREIGN_TYPES))
+        return rt_err_set (err, 0, "%s: layers[%zu]: foreign (non-distributable) layers "
+                           "are not supported: %s", what, i, lt);
+      if (!in_list (lt, LAYER_TYPES))
+        return rt_err_set (err, 0, "%s: not a container image: %s (layers[%zu])", what, lt, i);
+    }
   return 0;
 }
 

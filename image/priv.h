@@ -13,7 +13,9 @@
 #include "image/image.h"
 
 #define IMG_MAX_MANIFEST (4u << 20)   /* manifests, indexes, configs */
-#define IMG_BOMB_RATIO 100            /* unpacked bytes per compressed byte */
+/* The default budget of a whole image: 100 bytes per declared compressed
+ * byte of all its layers, plus 64 MiB once (--max-unpacked-size). */
+#define IMG_BOMB_RATIO 100
 #define IMG_BOMB_SLACK (64u << 20)
 
 #define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
@@ -21,6 +23,8 @@
 #define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
 #define MT_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
 #define MT_DOCKER_V1 "application/vnd.docker.distribution.manifest.v1"
+#define MT_OCI_CONFIG "application/vnd.oci.image.config.v1+json"
+#define MT_DOCKER_CONFIG "application/vnd.docker.container.image.v1+json"
 
 /* ---- json.c: a yajl tree behind a tiny API ---- */
 /* yajl stays inside image/: this header is not included by other folders. */
@@ -45,18 +49,30 @@ struct img_desc
 
 struct img_manifest
 {
+  char *media_type;             /* what the document is (one of MT_*) */
+  char *artifact_type;          /* OCI 1.1 artifactType, or NULL */
   bool is_index;
   struct img_desc *descs;       /* index: manifests; manifest: layers */
   size_t n;
   struct img_desc config;       /* manifest only */
 };
 
-/* Parses a manifest or index; |media_type| from the transport may be NULL
- * (then the document's mediaType field, then its shape, decide). */
+/* Parses a manifest or index.  |media_type| is what the transport says it
+ * is (a Content-Type, an index entry's mediaType; NULL, or a generic
+ * application/json, text/plain, application/octet-stream: unknown).  The
+ * document's own mediaType must agree with it; when the document has
+ * none, the transport's type decides, then its shape (an OCI document may
+ * omit it, a Docker one may not). */
 int img_manifest_parse (const char *buf, size_t len, const char *media_type,
                         const char *what, struct img_manifest **out,
                         struct rt_err **err);
 void img_manifest_free (struct img_manifest *m);
+/* A manifest an image runtime can unpack: not an artifact (artifactType,
+ * a config of another type: helm charts, signatures, SBOMs), and layers of
+ * OCI or Docker tar types, plain, gzip or zstd (foreign/non-distributable
+ * layers refused). */
+int img_manifest_check_image (const struct img_manifest *m, const char *what,
+                              struct rt_err **err);
 void img_desc_clear (struct img_desc *d);
 
 /* Picks the descriptor of |idx| for |platform| ("os/arch[/variant]"). */
@@ -90,6 +106,9 @@ void img_hash_update (struct img_hash *h, const void *buf, size_t len);
 /* Writes "sha256:<hex>" into |out| (72 bytes) and frees the context. */
 void img_hash_final (struct img_hash *h, char out[72]);
 void img_hash_dispose (struct img_hash *h);
+/* The digest of what |h| has seen followed by |zeros| zero bytes; |h|
+ * itself goes on unchanged. */
+void img_hash_padded (const struct img_hash *h, size_t zeros, char out[72]);
 void img_sha256_str (const void *buf, size_t len, char out[72]);
 
 /* ---- auth.c ---- */
@@ -211,15 +230,35 @@ ssize_t img_decomp_read_into (struct img_decomp *d, void *out);
 const char *img_decomp_error (const struct img_decomp *d);
 void img_decomp_free (struct img_decomp *d);
 
+/* A layer's uncompressed digest as streamed (|exact|), and the digests
+ * the same stream would have followed by the end-of-archive padding a
+ * writer dropped (zstd:chunked of older containers/storage): the
+ * stream + 1024 zero bytes, + zeros up to the next 10 KiB record (and one
+ * record more when that adds less than 1024).  |padded| entries are ""
+ * when the stream does not end on a 512-byte block. */
+#define IMG_PAD_IDS 3
+struct img_diff_id
+{
+  char exact[72];
+  char padded[IMG_PAD_IDS][72];
+};
+/* True when |want| is d->exact or one of d->padded. */
+bool img_diff_id_matches (const struct img_diff_id *d, const char *want);
+
+#define IMG_UNPACK_DEVICES 1u   /* create char/block nodes (root), 0600 */
+
 /* Applies one layer (tar, gzip or zstd; whiteouts) read through |rd| to the
  * tree at |rootfd|.  |size_hint| is its compressed size when known (0
  * otherwise): large compressed layers are decompressed on a thread of
- * their own.  |limit| bounds the bytes written.  When |diff_id| is
- * not NULL it receives "sha256:<hex>" of the whole uncompressed stream
- * (trailing bytes after the tar's end included): the layer's diff_id. */
+ * their own.  |limit| bounds the bytes written.  Without
+ * IMG_UNPACK_DEVICES in |flags| char and block device entries are skipped
+ * (st->devices_skipped).  When |diff_id| is not NULL it receives the
+ * digests of the whole uncompressed stream (trailing bytes after the
+ * tar's end included): the layer's diff_id. */
 int img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data,
-                      uint64_t size_hint, uint64_t limit, const char *what, char *diff_id,
-                      struct img_unpack_stats *st, struct rt_err **err);
+                      uint64_t size_hint, uint64_t limit, unsigned flags, const char *what,
+                      struct img_diff_id *diff_id, struct img_unpack_stats *st,
+                      struct rt_err **err);
 /* Resolves |path| (relative to the rootfs) for safety checks; rejects
  * absolute names and ".." components.  Returns the cleaned path. */
 int img_clean_path (const char *path, char **out);

@@ -168,17 +168,38 @@ cancel_others (struct pool *p, const struct job *keep)
       img_stream_cancel (&p->jobs[i].st);
 }
 
-/* Unpacks every layer of |m| into |rootfd|; diff_ids[i] (72 bytes each)
- * receives layer i's uncompressed digest. */
+/* The bytes the whole image may unpack to: --max-unpacked-size, or 100 x
+ * the declared compressed sizes summed plus the slack, once.  (Per layer,
+ * the slack was granted again for every layer: 16 layers of ~60 KB wrote
+ * 961 MB.) */
+static uint64_t
+image_budget (const struct img_opts *o, const struct img_manifest *m)
+{
+  uint64_t sum = 0;
+  if (o->max_unpacked > 0)
+    return o->max_unpacked;
+  for (size_t i = 0; i < m->n; i++)
+    if (__builtin_add_overflow (sum, m->descs[i].size, &sum))
+      return UINT64_MAX;
+  if (__builtin_mul_overflow (sum, (uint64_t) IMG_BOMB_RATIO, &sum)
+      || __builtin_add_overflow (sum, (uint64_t) IMG_BOMB_SLACK, &sum))
+    return UINT64_MAX;
+  return sum;
+}
+
+/* Unpacks every layer of |m| into |rootfd|; diff_ids[i] receives layer
+ * i's uncompressed digests. */
 static int
 unpack_layers (const struct img_opts *o, struct img_source *src,
-               const struct img_manifest *m, int rootfd, char (*diff_ids)[72],
+               const struct img_manifest *m, int rootfd, struct img_diff_id *diff_ids,
                struct gate *first_bytes, struct img_unpack_stats *stp, struct rt_err **err)
 {
   struct pool p = { .first_bytes = first_bytes, .src = src, .o = o, .n = m->n };
   size_t nthreads = o->jobs > 0 ? (size_t) o->jobs : 3;
   pthread_t th[16];
   struct img_unpack_stats st = { 0 };
+  uint64_t budget = image_budget (o, m);
+  unsigned flags = o->allow_devices ? IMG_UNPACK_DEVICES : 0;
   int ret = 0;
 
   if (nthreads > ARRAY_SIZE (th))
@@ -206,11 +227,11 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
       struct rt_err *ue = NULL;
       _cleanup_free_ char *what = xasprintf ("%s: layer %s", src->what, d->digest);
       const void *buf;
-      uint64_t limit = d->size * IMG_BOMB_RATIO + IMG_BOMB_SLACK;
+      uint64_t limit = budget > st.bytes ? budget - st.bytes : 0;
 
       img_trace ("layer: unpack start");
-      if (img_unpack_layer (rootfd, img_stream_read, &j->st, d->size, limit, what, diff_ids[i],
-                            &st, &ue) < 0)
+      if (img_unpack_layer (rootfd, img_stream_read, &j->st, d->size, limit, flags, what,
+                            &diff_ids[i], &st, &ue) < 0)
         ret = -1;
       else
         while (img_stream_read (&j->st, &buf) > 0)  /* tar padding after the end */
@@ -356,14 +377,21 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
           return NULL;
         }
       {
-        /* |d| points into the index: free it only once parsed. */
+        /* |d| points into the index: free it only once parsed.  What
+         * the index says the entry is must be what was fetched. */
         struct img_manifest *idx = m;
         int pr;
         m = NULL;
         pr = img_manifest_parse (body, len, mt2 ? mt2 : d->media_type, src->what, &m, err);
+        if (pr == 0 && d->media_type && strcmp (d->media_type, m->media_type) != 0)
+          pr = rt_err_set (err, 0, "%s: manifest %s: the index lists it as `%s`, it is `%s`",
+                           src->what, d->digest, d->media_type, m->media_type);
         img_manifest_free (idx);
         if (pr < 0)
-          return NULL;
+          {
+            img_manifest_free (m);
+            return NULL;
+          }
       }
       if (m->is_index)
         {
@@ -371,6 +399,11 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
           rt_err_set (err, 0, "%s: nested index", src->what);
           return NULL;
         }
+    }
+  if (img_manifest_check_image (m, src->what, err) < 0)
+    {
+      img_manifest_free (m);
+      return NULL;
     }
   *mbody = rt_steal_ptr (&body);
   *mlen = len;
@@ -405,7 +438,7 @@ remove_stale_tmp (struct img_cache *c, const char *hex)
  * failure); the caller renames it once the diff_ids are checked. */
 static int
 unpack_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source *src,
-               const struct img_manifest *m, const char *mdigest, char (*diff_ids)[72],
+               const struct img_manifest *m, const char *mdigest, struct img_diff_id *diff_ids,
                struct gate *first_bytes, struct img_unpack_stats *st, char **tmp_out,
                struct rt_err **err)
 {
@@ -435,10 +468,12 @@ unpack_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source 
 }
 
 /* The config's rootfs.diff_ids must name exactly the uncompressed layers
- * we unpacked, in order. */
+ * we unpacked, in order (or those layers with the end-of-archive padding
+ * a zstd:chunked writer dropped: img_diff_id_matches). */
 static int
 check_diff_ids (const char *what, const struct img_manifest *m,
-                const struct img_config_doc *cd, char (*got)[72], struct rt_err **err)
+                const struct img_config_doc *cd, const struct img_diff_id *got,
+                struct rt_err **err)
 {
   size_t n = 0;
   while (cd->diff_ids && cd->diff_ids[n])
@@ -447,10 +482,34 @@ check_diff_ids (const char *what, const struct img_manifest *m,
     return rt_err_set (err, 0, "%s: config %s: rootfs.diff_ids has %zu entries for "
                        "the manifest's %zu layers", what, m->config.digest, n, m->n);
   for (size_t i = 0; i < n; i++)
-    if (strcmp (cd->diff_ids[i], got[i]) != 0)
+    if (!img_diff_id_matches (&got[i], cd->diff_ids[i]))
       return rt_err_set (err, 0, "%s: layer %s: diff_id mismatch: the config says %s, "
                          "the uncompressed layer hashes to %s", what, m->descs[i].digest,
-                         cd->diff_ids[i], got[i]);
+                         cd->diff_ids[i], got[i].exact);
+  return 0;
+}
+
+/* A cached rootfs lacks the device nodes its first pull skipped; the
+ * image records say how many, so that --allow-devices never silently
+ * gets a tree without them. */
+static int
+cached_devices (const struct img_opts *o, struct img_cache *c, const char *mdigest,
+                const char *what, uint64_t *skipped, struct rt_err **err)
+{
+  struct img_image **v = NULL;
+  size_t n = 0;
+  struct rt_err *e = NULL;
+  *skipped = 0;
+  if (img_cache_read_records (c, &v, &n, &e) < 0)
+    rt_err_free (&e);           /* no records: nothing known */
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (v[i]->manifest_digest, mdigest) == 0 && v[i]->devices_skipped > *skipped)
+      *skipped = v[i]->devices_skipped;
+  img_list_free (v, n);
+  if (o->allow_devices && *skipped > 0)
+    return rt_err_set (err, 0, "%s: --allow-devices: the cached rootfs was unpacked "
+                       "without its %" PRIu64 " device nodes; remove the image (`rmi`) "
+                       "and pull it again with --allow-devices, as root", what, *skipped);
   return 0;
 }
 
@@ -489,7 +548,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
              struct img_cache *c, struct img_image **out, struct rt_err **err)
 {
   _cleanup_free_ char *tmpdir = NULL, *mbody = NULL, *cbody = NULL, *tmp = NULL;
-  _cleanup_free_ char (*diff_ids)[72] = NULL;
+  _cleanup_free_ struct img_diff_id *diff_ids = NULL;
   struct img_source *src = NULL;
   struct img_manifest *m = NULL;
   struct img_config_doc *cd = NULL;
@@ -515,6 +574,8 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   img_trace ("image lock taken");
   im = xcalloc (1, sizeof *im);
   im->cached = img_cache_has_rootfs (c, mdigest);
+  if (im->cached && cached_devices (o, c, mdigest, what, &im->devices_skipped, err) < 0)
+    goto out;
   diff_ids = xcalloc (m->n + 1, sizeof *diff_ids);
   if (img_cache_get_blob (c, m->config.digest, &cbody, &clen, err) < 0)
     {
@@ -567,7 +628,8 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
       free (tmp);
       tmp = NULL;
     }
-  im->devices_skipped = ust.devices_skipped;
+  if (!im->cached)
+    im->devices_skipped = ust.devices_skipped;
   im->ref = img_ref_format (r);
   im->manifest_digest = xstrdup (mdigest);
   im->config_digest = xstrdup (m->config.digest);

@@ -37,6 +37,7 @@ struct unpacker
 {
   int rootfd;
   bool root;
+  bool devices;                 /* IMG_UNPACK_DEVICES */
   uid_t euid;
   gid_t egid;
   /* The rootfs was empty when this layer started: nothing below it for
@@ -290,7 +291,9 @@ charge (struct unpacker *u, uint64_t n, const char *entry, struct rt_err **err)
   u->written += n;
   if (u->written > u->limit)
     return fail (u, err, EFBIG, entry,
-                 "layer unpacks to more than its declared size allows (decompression bomb?)");
+                 "the image unpacks to more than its budget allows (a decompression "
+                 "bomb?); if the image is legitimate, raise the limit with "
+                 "--max-unpacked-size");
   return 0;
 }
 
@@ -503,24 +506,35 @@ make_symlink (struct unpacker *u, struct archive_entry *e, int pfd, const char *
   return 0;
 }
 
-/* Returns 1 when the name is taken. */
+/* FIFOs always; char and block devices only as root with
+ * IMG_UNPACK_DEVICES, and then owned by root with at most 0600: a layer's
+ * `b 8:0` at 0666 would otherwise hand the host's disk to every user of
+ * the cache (and of a bundle copied from it).  Returns 1 when the name is
+ * taken. */
 static int
 make_node (struct unpacker *u, struct archive_entry *e, mode_t type, int pfd,
            const char *base, const char *name, struct rt_err **err)
 {
-  if (type != AE_IFIFO && !u->root)
+  bool dev = type != AE_IFIFO;
+  mode_t perm = archive_entry_perm (e);
+  struct timespec ts[2];
+  if (dev && !(u->root && u->devices))
     {
       u->st->devices_skipped++;
       return 0;
     }
-  if (mknodat (pfd, base, type | (archive_entry_perm (e) & 0777), archive_entry_rdev (e)) < 0)
+  if (dev)
+    perm &= 0600;
+  if (mknodat (pfd, base, type | (perm & 0777), archive_entry_rdev (e)) < 0)
     return errno == EEXIST ? 1 : fail (u, err, errno, name, "mknod");
-  if (u->root && fchownat (pfd, base, archive_entry_uid (e), archive_entry_gid (e),
-                           AT_SYMLINK_NOFOLLOW) < 0)
+  if (u->root && !dev && fchownat (pfd, base, archive_entry_uid (e), archive_entry_gid (e),
+                                   AT_SYMLINK_NOFOLLOW) < 0)
     return fail (u, err, errno, name, "chown node");
   /* The permission bits, exactly (mknod applied the umask). */
-  if (fchmodat (pfd, base, archive_entry_perm (e), 0) < 0)
+  if (fchmodat (pfd, base, perm, 0) < 0)
     return fail (u, err, errno, name, "chmod node");
+  ts[0] = ts[1] = entry_mtime (e);
+  (void) utimensat (pfd, base, ts, AT_SYMLINK_NOFOLLOW);
   return 0;
 }
 
@@ -764,10 +778,42 @@ read_cb (struct archive *a, void *data, const void **buf)
  * compressed stream of zeros must not make us hash without bound. */
 #define TRAILER_MAX (64u << 20)
 
+/* zstd:chunked layers written by older containers/storage (2023) end after
+ * the last entry's data (libarchive accepts a tar that stops on a block
+ * boundary), while the config's diff_id hashes the tar with its
+ * end-of-archive padding.  Padding is zeros the tar reader never uses, so
+ * the digests of the stream with the usual paddings appended identify
+ * the same tree: Go's archive/tar writes 1024 bytes, GNU tar and
+ * tar-split fill a 10 KiB record. */
+static void
+padded_ids (struct read_ctx *c, struct img_diff_id *d)
+{
+  uint64_t n = c->h.n, rec = (10240 - n % 10240) % 10240;
+  uint64_t pads[IMG_PAD_IDS] = { 1024, rec, rec + 10240 };
+  memset (d->padded, 0, sizeof d->padded);
+  if (n % 512 != 0)
+    return;
+  for (int i = 0; i < IMG_PAD_IDS; i++)
+    if ((i != 1 || (rec > 0 && rec != 1024)) && (i != 2 || rec < 1024))
+      img_hash_padded (&c->h, (size_t) pads[i], d->padded[i]);
+}
+
+bool
+img_diff_id_matches (const struct img_diff_id *d, const char *want)
+{
+  if (strcmp (d->exact, want) == 0)
+    return true;
+  for (int i = 0; i < IMG_PAD_IDS; i++)
+    if (d->padded[i][0] && strcmp (d->padded[i], want) == 0)
+      return true;
+  return false;
+}
+
 /* Hashes what the tar reader left (the end-of-archive padding and anything
- * after it) and writes the digest. */
+ * after it) and writes the digests. */
 static int
-hash_finish (struct read_ctx *c, char diff_id[72], const char *what, struct rt_err **err)
+hash_finish (struct read_ctx *c, struct img_diff_id *diff_id, const char *what,
+             struct rt_err **err)
 {
   const void *buf;
   ssize_t n;
@@ -779,7 +825,8 @@ hash_finish (struct read_ctx *c, char diff_id[72], const char *what, struct rt_e
   if (n < 0)
     return rt_err_set (err, 0, "%s: %s", what, img_decomp_error (c->dec));
   reader_stop (c);
-  img_hash_final (&c->h, diff_id);
+  padded_ids (c, diff_id);
+  img_hash_final (&c->h, diff_id->exact);
   c->hash = false;
   return 0;
 }
@@ -843,11 +890,13 @@ fix_dir_times (struct unpacker *u)
 
 int
 img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t size_hint,
-                  uint64_t limit, const char *what, char *diff_id,
-                  struct img_unpack_stats *st, struct rt_err **err)
+                  uint64_t limit, unsigned flags, const char *what,
+                  struct img_diff_id *diff_id, struct img_unpack_stats *st,
+                  struct rt_err **err)
 {
   struct unpacker u = { .rootfd = rootfd, .euid = geteuid (), .egid = getegid (), .what = what,
-                        .cfd = -1, .limit = limit, .st = st };
+                        .cfd = -1, .limit = limit, .st = st,
+                        .devices = (flags & IMG_UNPACK_DEVICES) != 0 };
   struct read_ctx rc = { .hash = diff_id != NULL };
   struct archive *a;
   struct archive_entry *e;

@@ -28,5 +28,5 @@ OCI_COMMAND (bundle_command, "bundle", "write an image as an OCI bundle",
              "DIR/config.json from the image config (Entrypoint + Cmd, Env,\n"
              "WorkingDir, User, labels and exposed ports as annotations) and the\n"
              "defaults of `spec`.  CMD replaces the image's Cmd.\n\n"
-             "Options:\n" IMAGE_CLI_OPTS_HELP,
+             "Options:\n" IMAGE_CLI_OPTS_HELP IMAGE_CLI_UNPACK_HELP,
              cmd_bundle)

@@ -13,8 +13,8 @@ print_image (const struct image_cli *c, const struct img_image *im)
   if (!c->json)
     {
       if (im->devices_skipped && !c->quiet)
-        fprintf (stderr, "%" PRIu64 " device nodes not created (not root)\n",
-                 im->devices_skipped);
+        fprintf (stderr, "%" PRIu64 " device nodes not created (--allow-devices, as "
+                 "root, creates them)\n", im->devices_skipped);
       printf ("%s %s\n", im->ref, im->manifest_digest);
       return;
     }
@@ -52,5 +52,5 @@ OCI_COMMAND (pull_command, "pull", "pull an image into the cache",
              "usage: sandlock-oci pull [options] REF\n\n"
              "REF: docker://[host[:port]/]name[:tag|@sha256:...], oci:DIR[:tag],\n"
              "     oci-archive:FILE[:tag], docker-daemon:name[:tag]\n\n"
-             "Options:\n" IMAGE_CLI_OPTS_HELP,
+             "Options:\n" IMAGE_CLI_OPTS_HELP IMAGE_CLI_UNPACK_HELP,
              cmd_pull)

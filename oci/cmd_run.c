@@ -136,5 +136,7 @@ OCI_COMMAND (run_command, "run", "create and start a container, wait for it",
              "deletes it when it exits and exits with its status (128+N when\n"
              "killed by signal N).  With --image, pulls REF when needed and runs\n"
              "it from a bundle built under the state root, ROOT/image-bundles/ID,\n"
-             "which is deleted with the container.\n",
+             "which is deleted with the container; --cache-dir DIR,\n"
+             "--allow-devices and --max-unpacked-size SIZE apply to it as to\n"
+             "`pull` (see `help pull`).\n",
              cmd_run)

@@ -17,7 +17,7 @@
 enum
 {
   O_CACHE = 1000, O_CREDS, O_AUTHFILE, O_CERTDIR, O_TLS, O_PLATFORM, O_OFFLINE,
-  O_JOBS, O_QUIET, O_FORMAT,
+  O_JOBS, O_QUIET, O_FORMAT, O_ALLOW_DEVICES, O_MAX_UNPACKED,
 };
 
 const struct option image_cli_options[] = {
@@ -31,6 +31,8 @@ const struct option image_cli_options[] = {
   { "jobs", required_argument, 0, O_JOBS },
   { "quiet", no_argument, 0, 'q' },
   { "format", required_argument, 0, O_FORMAT },
+  { "allow-devices", no_argument, 0, O_ALLOW_DEVICES },
+  { "max-unpacked-size", required_argument, 0, O_MAX_UNPACKED },
   { 0, 0, 0, 0 },
 };
 
@@ -64,6 +66,29 @@ image_cli_merge (const struct option *extra)
     all[n++] = *o;
   memset (&all[n], 0, sizeof all[n]);
   return all;
+}
+
+int
+image_cli_size (const char *flag, const char *arg, uint64_t *out, struct rt_err **err)
+{
+  char *end;
+  unsigned long long v;
+  unsigned shift = 0;
+  errno = 0;
+  v = arg[0] >= '0' && arg[0] <= '9' ? strtoull (arg, &end, 10) : 0;
+  if (v > 0 && errno == 0 && end[0] && !end[1])
+    switch (end[0] | 0x20)
+      {
+      case 'k': shift = 10, end++; break;
+      case 'm': shift = 20, end++; break;
+      case 'g': shift = 30, end++; break;
+      default: break;
+      }
+  if (v == 0 || errno || *end || v > (UINT64_MAX >> shift))
+    return rt_err_set (err, 0, "%s: expected a size in bytes, with an optional k, m or g "
+                       "suffix (like 512m or 2g), got `%s`", flag, arg);
+  *out = (uint64_t) v << shift;
+  return 0;
 }
 
 int
@@ -111,6 +136,11 @@ image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **er
     case 'q':
       c->quiet = true;
       return 1;
+    case O_ALLOW_DEVICES:
+      c->o.allow_devices = true;
+      return 1;
+    case O_MAX_UNPACKED:
+      return image_cli_size ("--max-unpacked-size", arg, &c->o.max_unpacked, err) < 0 ? -1 : 1;
     case O_FORMAT:
       if (strcmp (arg, "json") == 0)
         c->json = true;
@@ -237,7 +267,7 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
 
   if (img_config_resolve (&c->o, im, cmd, &ic, err) < 0)
     return -1;
-  if (rt_mkdir_p (dir, 0755, err) < 0 || img_copy_rootfs (im, rootfs, err) < 0)
+  if (rt_mkdir_p (dir, 0755, err) < 0 || img_copy_rootfs (im, rootfs, c->o.allow_devices, err) < 0)
     {
       img_config_free (ic);
       return -1;

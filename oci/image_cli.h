@@ -32,6 +32,16 @@ extern const struct option image_cli_options[];
   "  -q, --quiet          no progress display\n"                             \
   "  --format FMT         text (default) or json\n"
 
+/* How a pull unpacks: pull, bundle and run --image (help text). */
+#define IMAGE_CLI_UNPACK_HELP                                                \
+  "  --allow-devices      create the char/block device nodes of layers (as\n" \
+  "                       root; owned by root, at most 0600); default: skip\n" \
+  "  --max-unpacked-size SIZE  bytes the whole image may unpack to (k/m/g;\n" \
+  "                       default 100 x its compressed size + 64 MiB)\n"
+
+/* Parses a size (bytes, or with a k/m/g suffix: KiB/MiB/GiB) for |flag|. */
+int image_cli_size (const char *flag, const char *arg, uint64_t *out, struct rt_err **err);
+
 /* Handles one option returned by getopt_long; returns 1 when it was an
  * image option, 0 when not, < 0 on a bad value. */
 int image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **err);

@@ -150,6 +150,18 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
         c.o.cache_dir = av[++i];
       else if (rt_startswith (av[i], "--cache-dir="))
         c.o.cache_dir = av[i] + 12;
+      else if (strcmp (av[i], "--allow-devices") == 0)
+        c.o.allow_devices = true;
+      else if ((strcmp (av[i], "--max-unpacked-size") == 0 && i + 1 < ac)
+               || rt_startswith (av[i], "--max-unpacked-size="))
+        {
+          const char *v = av[i][19] == '=' ? av[i] + 20 : av[++i];
+          if (image_cli_size ("--max-unpacked-size", v, &c.o.max_unpacked, err) < 0)
+            {
+              free (out);
+              return -1;
+            }
+        }
       else if (ref && strcmp (av[i], "--") == 0)
         {
           cmd = av + i + 1;

@@ -21,17 +21,19 @@ _sandlock_oci_commands() {
 # Options shared by pull and bundle (oci/image_cli.c).
 _sandlock_oci_image_opts="--cache-dir --creds --authfile --cert-dir
   --tls-verify=false --platform --offline --jobs -q --quiet --format"
+# How pull, bundle and run --image unpack layers.
+_sandlock_oci_unpack_opts="--allow-devices --max-unpacked-size"
 
 _sandlock_oci_cmd_opts() {
   case $1 in
-    pull|bundle) echo "$_sandlock_oci_image_opts" ;;
+    pull|bundle) echo "$_sandlock_oci_image_opts $_sandlock_oci_unpack_opts" ;;
     images|prune) echo "--cache-dir -q --quiet --format" ;;
     inspect|rmi) echo "--cache-dir" ;;
     create) echo "--bundle -b --pid-file --console-socket --preserve-fds
       --no-pivot --no-new-keyring --no-subreaper" ;;
     run) echo "--bundle -b --pid-file --console-socket --preserve-fds
       --no-pivot --no-new-keyring --no-subreaper --detach -d --image
-      --cache-dir" ;;
+      --cache-dir $_sandlock_oci_unpack_opts" ;;
     exec) echo "--process -p --console-socket --cwd --env -e --tty -t
       --user -u --additional-gids -g --cap -c --no-new-privs --detach -d
       --pid-file --preserve-fds --process-label --apparmor --cgroup
@@ -132,7 +134,7 @@ _sandlock_oci() {
       COMPREPLY=($(compgen -W "linux/amd64 linux/arm64 linux/arm/v7 linux/386
         linux/ppc64le linux/s390x linux/riscv64" -- "$cur")); return ;;
     --image) _sandlock_oci_ref_reply "$(_sandlock_oci_refs "$bin" "$cache")" t; return ;;
-    --creds|--jobs) return ;;
+    --creds|--jobs|--max-unpacked-size) return ;;
     --bundle|-b) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --pid-file|--console-socket|--process|-p|--resources|-r)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;

@@ -99,9 +99,9 @@ fuzz_layer (const uint8_t *data, size_t size, bool threaded)
   if (fd < 0)
     abort ();
   {
-    char diff_id[72];
-    check (img_unpack_layer (fd, mem_read, &m, threaded ? UINT64_MAX : 0, 1u << 24, "fuzz",
-                             diff_id, &st, &e), &e);
+    struct img_diff_id diff_id;
+    check (img_unpack_layer (fd, mem_read, &m, threaded ? UINT64_MAX : 0, 1u << 24, 0, "fuzz",
+                             &diff_id, &st, &e), &e);
   }
   close (fd);
   /* The seeds try to write "escaped" next to the root. */

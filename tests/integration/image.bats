@@ -433,7 +433,7 @@ evil_image() { # CASE [target]
   [ "$(cat "$out/victim")" = precious ]
 }
 
-@test "gzip bomb bounded by the declared layer size" {
+@test "gzip bomb bounded by the image's declared size" {
   python3 - "$BATS_TEST_TMPDIR/bomb.tar" <<'PY'
 import sys, tarfile
 class Z:
@@ -487,15 +487,17 @@ PY
   [ "$(stat -c %U "$r/bin/busybox")" = nobody ]
   [ ! -e "$r/data/victim" ]
   jq -e '.linux.uidMappings[0].hostID == 65534' "$u/b/config.json"
-  # Device nodes: created as root, skipped and counted otherwise.
+  # Device nodes: created only as root with --allow-devices (0600), skipped
+  # and counted otherwise (image_content.bats has the rest).
   evil_image device
   chmod -R a+rX "$BATS_TEST_TMPDIR/evil"
   cp -a "$BATS_TEST_TMPDIR/evil" "$u/evil"
-  run su nobody -s /bin/sh -c "HOME=$u '$SANDLOCK_OCI' pull --format json oci:$u/evil:e"
+  run su nobody -s /bin/sh -c "HOME=$u '$SANDLOCK_OCI' pull --allow-devices --format json oci:$u/evil:e"
   [ "$status" -eq 0 ]
   [ "$(echo "$output" | jq .devices_skipped)" = 1 ]
-  img pull -q "oci:$u/evil:e"
+  img pull -q --allow-devices "oci:$u/evil:e"
   [ -c "$(rootfs_of "oci:$u/evil:e")/dev/null" ]
+  [ "$(stat -c %a "$(rootfs_of "oci:$u/evil:e")/dev/null")" = 600 ]
   rm -rf "$u"
 }
 

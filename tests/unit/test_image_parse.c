@@ -10,13 +10,95 @@
 #define D1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 #define D2 "sha256:2222222222222222222222222222222222222222222222222222222222222222"
 
+/* A manifest with config type |ct|, one layer of type |lt|, body
+ * mediaType |own| (NULL: none), and |extra| members. */
+static char *
+man_doc (const char *own, const char *ct, const char *lt, const char *extra)
+{
+  return xasprintf ("{\"schemaVersion\":2,%s%s%s\"config\":{\"mediaType\":\"%s\","
+                    "\"digest\":\"" D1 "\",\"size\":10},\"layers\":[{\"mediaType\":\"%s\","
+                    "\"digest\":\"" D2 "\",\"size\":5}]%s}",
+                    own ? "\"mediaType\":\"" : "", own ? own : "", own ? "\"," : "", ct, lt,
+                    extra);
+}
+
+/* parse with |served|, then check as an image; 0 or -1 with *e set. */
+static int
+parse_check (const char *doc, const char *served, struct rt_err **e)
+{
+  struct img_manifest *m = NULL;
+  int r = img_manifest_parse (doc, strlen (doc), served, "t", &m, e);
+  if (r == 0)
+    r = img_manifest_check_image (m, "t", e);
+  img_manifest_free (m);
+  return r;
+}
+
+static void
+media_types (void)
+{
+  const char *gz = "application/vnd.oci.image.layer.v1.tar+gzip";
+  struct rt_err *e = NULL;
+  struct
+  {
+    const char *own, *served, *ct, *lt, *extra, *want;   /* want NULL: accepted */
+  } c[] = {
+    { MT_OCI_MANIFEST, MT_OCI_MANIFEST, MT_OCI_CONFIG, gz, "", NULL },
+    { NULL, MT_OCI_MANIFEST, MT_OCI_CONFIG, gz, "", NULL },
+    { NULL, "application/octet-stream", MT_OCI_CONFIG, gz, "", NULL },
+    { NULL, "text/plain", MT_OCI_CONFIG, gz, "", NULL },
+    { MT_DOCKER_MANIFEST, MT_DOCKER_MANIFEST, MT_DOCKER_CONFIG,
+      "application/vnd.docker.image.rootfs.diff.tar.gzip", "", NULL },
+    { MT_OCI_MANIFEST, NULL, MT_OCI_CONFIG, "application/vnd.docker.image.rootfs.diff.tar", "", NULL },
+    { MT_OCI_MANIFEST, NULL, MT_OCI_CONFIG, "application/vnd.oci.image.layer.v1.tar+zstd", "", NULL },
+    { MT_DOCKER_MANIFEST, MT_OCI_MANIFEST, MT_DOCKER_CONFIG, gz, "",
+      "says it is `" MT_DOCKER_MANIFEST "` but was served or listed as `" MT_OCI_MANIFEST "`" },
+    { MT_OCI_INDEX, MT_OCI_MANIFEST, MT_OCI_CONFIG, gz, "", "says it is `" MT_OCI_INDEX "`" },
+    { NULL, MT_DOCKER_MANIFEST, MT_DOCKER_CONFIG, gz, "", "has no mediaType" },
+    { MT_OCI_MANIFEST, NULL, "application/vnd.cncf.helm.config.v1+json",
+      "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "",
+      "not a container image: application/vnd.cncf.helm.config.v1+json" },
+    { MT_OCI_MANIFEST, NULL, "application/vnd.oci.empty.v1+json", gz, "",
+      "not a container image: application/vnd.oci.empty.v1+json" },
+    { MT_OCI_MANIFEST, NULL, MT_OCI_CONFIG, gz, ",\"artifactType\":\"application/spdx+json\"",
+      "not a container image: application/spdx+json" },
+    { MT_OCI_MANIFEST, NULL, MT_OCI_CONFIG, "application/x-evil", "",
+      "not a container image: application/x-evil (layers[0])" },
+    { MT_OCI_MANIFEST, NULL, MT_OCI_CONFIG, "application/vnd.dev.cosign.simplesigning.v1+json", "",
+      "not a container image: application/vnd.dev.cosign.simplesigning.v1+json" },
+    { MT_OCI_MANIFEST, NULL, MT_OCI_CONFIG,
+      "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip", "", "foreign" },
+    { MT_OCI_MANIFEST, NULL, MT_OCI_CONFIG,
+      "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip", "", "foreign" },
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+    {
+      _cleanup_free_ char *doc = man_doc (c[i].own, c[i].ct, c[i].lt, c[i].extra);
+      int r = parse_check (doc, c[i].served, &e);
+      if (c[i].want == NULL)
+        ok (r == 0, "accepted: %s served as %s, config %s, layer %s %s", c[i].own ? c[i].own : "-",
+            c[i].served ? c[i].served : "-", c[i].ct, c[i].lt, e ? e->msg : "");
+      else
+        ok (r < 0 && e && strstr (e->msg, c[i].want), "refused (%s): %s", c[i].want,
+            e ? e->msg : "accepted");
+      rt_err_free (&e);
+    }
+  {
+    const char *doc = "{\"schemaVersion\":2,\"config\":{\"digest\":\"" D1 "\",\"size\":1},"
+                      "\"layers\":[]}";
+    ok (parse_check (doc, NULL, &e) < 0 && strstr (e->msg, "config.mediaType: missing"),
+        "a config descriptor without mediaType: %s", e ? e->msg : "accepted");
+    rt_err_free (&e);
+  }
+}
+
 static void
 manifests (void)
 {
   const char *man = "{\"schemaVersion\":2,\"mediaType\":\"" MT_OCI_MANIFEST "\","
                     "\"config\":{\"digest\":\"" D1 "\",\"size\":10},"
                     "\"layers\":[{\"mediaType\":\"x\",\"digest\":\"" D2 "\",\"size\":5}]}";
-  const char *idx = "{\"schemaVersion\":2,\"manifests\":["
+  const char *idx = "{\"schemaVersion\":2,\"mediaType\":\"" MT_DOCKER_LIST "\",\"manifests\":["
                     "{\"digest\":\"" D1 "\",\"size\":1,\"platform\":{\"os\":\"linux\",\"architecture\":\"amd64\"}},"
                     "{\"digest\":\"" D2 "\",\"size\":2,\"platform\":{\"os\":\"linux\",\"architecture\":\"arm64\"}}]}";
   struct img_manifest *m = NULL;
@@ -131,6 +213,7 @@ int
 main (void)
 {
   manifests ();
+  media_types ();
   challenges ();
   authfile ();
   paths ();

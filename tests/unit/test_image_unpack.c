@@ -153,7 +153,7 @@ apply (int root, const char *const *ents, uint64_t limit, struct rt_err **err)
   static struct mem m;
   struct img_unpack_stats st = { 0 };
   build (&m, ents);
-  return img_unpack_layer (root, mem_read, &m, 0, limit, "layer", NULL, &st, err);
+  return img_unpack_layer (root, mem_read, &m, 0, limit, 0, "layer", NULL, &st, err);
 }
 
 static bool
@@ -246,7 +246,7 @@ main (void)
     struct img_unpack_stats st = { 0 };
     static struct mem m;
     build (&m, l);
-    ok (img_unpack_layer (root, mem_read, &m, 0, 540, "layer", NULL, &st, &e) < 0 && strstr (e->msg, "bomb"),
+    ok (img_unpack_layer (root, mem_read, &m, 0, 540, 0, "layer", NULL, &st, &e) < 0 && strstr (e->msg, "bomb"),
         "over the byte bound refused");
     rt_err_free (&e);
     (void) l;
@@ -262,7 +262,8 @@ main (void)
     const char *l[] = { "d:dd", "f:dd/x:diff id content", NULL };
     const int filters[] = { ARCHIVE_FILTER_NONE, ARCHIVE_FILTER_GZIP, ARCHIVE_FILTER_ZSTD };
     const char *names[] = { "plain", "gzip", "zstd" };
-    char want[72], got[72];
+    char want[72];
+    struct img_diff_id got;
     static struct mem m;
     build_filter = ARCHIVE_FILTER_NONE;
     build (&m, l);
@@ -272,10 +273,10 @@ main (void)
         struct img_unpack_stats st = { 0 };
         build_filter = filters[i];
         build (&m, l);
-        memset (got, 0, sizeof got);
-        ok (img_unpack_layer (root, mem_read, &m, 0, 1 << 20, "layer", got, &st, &e) == 0
-            && strcmp (got, want) == 0 && file_is (root, "dd/x", "diff id content"),
-            "%s layer: diff_id %s is the raw tar's %s %s", names[i], got, want,
+        memset (&got, 0, sizeof got);
+        ok (img_unpack_layer (root, mem_read, &m, 0, 1 << 20, 0, "layer", &got, &st, &e) == 0
+            && strcmp (got.exact, want) == 0 && file_is (root, "dd/x", "diff id content"),
+            "%s layer: diff_id %s is the raw tar's %s %s", names[i], got.exact, want,
             e ? e->msg : "");
         rt_err_free (&e);
       }
@@ -285,16 +286,51 @@ main (void)
     {
       struct img_unpack_stats st = { 0 };
       img_sha256_str ("", 0, want);
-      ok (img_unpack_layer (root, mem_read, &m, 0, 1 << 20, "layer", got, &st, &e) == 0
-          && strcmp (got, want) == 0, "empty layer: diff_id of nothing %s", e ? e->msg : "");
+      ok (img_unpack_layer (root, mem_read, &m, 0, 1 << 20, 0, "layer", &got, &st, &e) == 0
+          && strcmp (got.exact, want) == 0, "empty layer: diff_id of nothing %s", e ? e->msg : "");
       rt_err_free (&e);
     }
+  }
+  {
+    /* zstd:chunked of older containers/storage: the tar stops after the
+     * last entry's data; the config hashes it with its end-of-archive
+     * padding (a full 10 KiB record, or Go's 1024 bytes). */
+    const char *l[] = { "f:chunked:abc", NULL };
+    static struct mem m;
+    struct img_unpack_stats st = { 0 };
+    struct img_diff_id got;
+    char go[72], rec[72], other[72];
+    size_t end = 1024;          /* one header, one data block */
+    _cleanup_free_ char *padded = xcalloc (1, 10240);
+    build_filter = ARCHIVE_FILTER_NONE;
+    build (&m, l);
+    ok (m.len == end + 1024 && memcmp (m.buf + end, padded, 1024) == 0,
+        "the tar ends with two zero blocks (%zu bytes)", m.len);
+    img_sha256_str (m.buf, m.len, go);
+    memcpy (padded, m.buf, end);
+    img_sha256_str (padded, 10240, rec);
+    img_sha256_str ("other", 5, other);
+    m.len = end;
+    m.done = false;
+    ok (img_unpack_layer (root, mem_read, &m, 0, 1 << 20, 0, "layer", &got, &st, &e) == 0
+        && file_is (root, "chunked", "abc") && strcmp (got.exact, go) != 0
+        && img_diff_id_matches (&got, rec) && img_diff_id_matches (&got, go)
+        && !img_diff_id_matches (&got, other),
+        "a tar without its padding matches the padded diff_id, not any other %s",
+        e ? e->msg : "");
+    rt_err_free (&e);
+    m.len = end - 100;          /* cut inside the data: no padding can help */
+    m.done = false;
+    ok (img_unpack_layer (root, mem_read, &m, 0, 1 << 20, 0, "layer", &got, &st, &e) < 0,
+        "a tar cut inside an entry fails");
+    rt_err_free (&e);
   }
   {
     /* A layer of many decompressed blocks: the diff_id spans them all. */
     struct big bl = { 0 };
     struct img_unpack_stats st = { 0 };
-    char want[72], got[72];
+    char want[72];
+    struct img_diff_id got;
     struct stat bs;
     build_big (&bl, 20u << 20, ARCHIVE_FILTER_NONE);
     img_sha256_str (bl.buf, bl.len, want);
@@ -304,12 +340,12 @@ main (void)
     for (int threaded = 0; threaded < 2; threaded++)
       {
         bl.off = 0;
-        memset (got, 0, sizeof got);
+        memset (&got, 0, sizeof got);
         ok (img_unpack_layer (root, big_read, &bl, threaded ? UINT64_MAX : 0, 1u << 30,
-                              "layer", got, &st, &e) == 0
-            && strcmp (got, want) == 0 && fstatat (root, "big", &bs, 0) == 0
+                              0, "layer", &got, &st, &e) == 0
+            && strcmp (got.exact, want) == 0 && fstatat (root, "big", &bs, 0) == 0
             && bs.st_size == (20 << 20), "20 MiB gzip layer%s: diff_id %s is %s %s",
-            threaded ? " (threaded)" : "", got, want, e ? e->msg : "");
+            threaded ? " (threaded)" : "", got.exact, want, e ? e->msg : "");
         rt_err_free (&e);
         unlinkat (root, "big", 0);
       }
@@ -318,14 +354,14 @@ main (void)
       size_t full = bl.len;
       bl.off = 0;
       bl.len = full / 2;
-      ok (img_unpack_layer (root, big_read, &bl, UINT64_MAX, 1u << 30, "layer", got, &st, &e) < 0
+      ok (img_unpack_layer (root, big_read, &bl, UINT64_MAX, 1u << 30, 0, "layer", &got, &st, &e) < 0
           && e && strstr (e->msg, "truncated"), "threaded: a truncated layer fails: %s",
           e ? e->msg : "accepted");
       rt_err_free (&e);
       bl.len = full;
       /* Stopped by the reader (the bomb bound) while the thread runs. */
       bl.off = 0;
-      ok (img_unpack_layer (root, big_read, &bl, UINT64_MAX, 1u << 20, "layer", got, &st, &e) < 0
+      ok (img_unpack_layer (root, big_read, &bl, UINT64_MAX, 1u << 20, 0, "layer", &got, &st, &e) < 0
           && e && strstr (e->msg, "bomb"), "threaded: the reader's error stops the thread: %s",
           e ? e->msg : "accepted");
       rt_err_free (&e);
@@ -343,7 +379,7 @@ main (void)
     struct archive *w = archive_write_new ();
     struct archive_entry *ae = archive_entry_new ();
     size_t used = 0, cap = 8u << 20;
-    char got[72];
+    struct img_diff_id got;
     _cleanup_free_ char *zeros = xcalloc (1, 1u << 20);
     build_filter = ARCHIVE_FILTER_NONE;
     build (&m, l);
@@ -365,7 +401,7 @@ main (void)
       {
         bl.off = 0;
         ok (img_unpack_layer (root, big_read, &bl, threaded ? UINT64_MAX : 0, 1u << 30,
-                              "layer", got, &st, &e) < 0
+                              0, "layer", &got, &st, &e) < 0
             && strstr (e->msg, "after the end of the tar"), "65 MiB after the tar refused%s: %s",
             threaded ? " (threaded)" : "", e ? e->msg : "accepted");
         rt_err_free (&e);
