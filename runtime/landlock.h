@@ -102,6 +102,7 @@ struct rt_ll_policy
   uint64_t handled_fs, handled_net, scoped;
   struct rt_ll_rule *rules;
   size_t rules_len;
+  size_t *index, index_cap;     /* path -> rule, only while building */
   uint16_t *bind_ports, *connect_ports;
   size_t bind_ports_len, connect_ports_len;
   char **masks;         /* fs_denied paths under a granted tree: mounted over */
