@@ -2,11 +2,13 @@
  * See runtime/landlock.h and docs/security.md. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -412,11 +414,50 @@ mount_is_ro (const struct rt_mount *m)
   return ro;
 }
 
+/* The standard nodes and what each must be for its rule to apply (the
+ * container, or the image when /dev is not a tmpfs, decides what is at
+ * these paths).  /dev/console is the pty, any char device. */
+static const struct
+{
+  const char *path;
+  uint32_t type;
+  unsigned maj, min;
+} node_kinds[] = {
+  { "/dev/null", S_IFCHR, 1, 3 },    { "/dev/zero", S_IFCHR, 1, 5 },
+  { "/dev/full", S_IFCHR, 1, 7 },    { "/dev/random", S_IFCHR, 1, 8 },
+  { "/dev/urandom", S_IFCHR, 1, 9 }, { "/dev/tty", S_IFCHR, 5, 0 },
+  { "/dev/console", S_IFCHR, 0, 0 }, { "/dev/ptmx", S_IFCHR, 5, 2 },
+  { "/dev/pts", S_IFDIR, 0, 0 },
+};
 static const char *const tty_nodes[]
     = { "/dev/tty", "/dev/console", "/dev/ptmx", "/dev/pts" };
 static const char *const std_nodes[] = { "/dev/null", "/dev/zero",
                                          "/dev/full", "/dev/random",
                                          "/dev/urandom" };
+
+static void
+want_std_node (struct rt_ll_rule *r)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (node_kinds); i++)
+    if (strcmp (r->path, node_kinds[i].path) == 0)
+      {
+        r->want_type = node_kinds[i].type;
+        r->want_rdev = node_kinds[i].maj
+                           ? makedev (node_kinds[i].maj, node_kinds[i].min)
+                           : 0;
+      }
+}
+
+/* linux.devices[]: the node the runtime made from the config. */
+static void
+want_config_node (struct rt_ll_rule *r, const struct rt_device *d)
+{
+  char t = d->type ? d->type[0] : 'c';
+  r->want_type = t == 'b' ? S_IFBLK : t == 'p' ? S_IFIFO : S_IFCHR;
+  r->want_rdev = t == 'p' || d->major < 0 || d->minor < 0
+                     ? 0
+                     : makedev ((unsigned) d->major, (unsigned) d->minor);
+}
 
 static bool
 is_std_node (const char *path)
@@ -452,10 +493,11 @@ derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
                 RT_LL_O_MOUNT, false);
     }
   for (size_t i = 0; i < ARRAY_SIZE (std_nodes); i++)
-    rule_put (p, xstrdup (std_nodes[i]), RT_LL_FS_DEVICE, RT_LL_O_DEVICE,
-              true);
+    want_std_node (rule_put (p, xstrdup (std_nodes[i]), RT_LL_FS_DEVICE,
+                             RT_LL_O_DEVICE, true));
   for (size_t i = 0; i < ARRAY_SIZE (tty_nodes); i++)
-    rule_put (p, xstrdup (tty_nodes[i]), RT_LL_FS_TTY, RT_LL_O_DEVICE, true);
+    want_std_node (rule_put (p, xstrdup (tty_nodes[i]), RT_LL_FS_TTY,
+                             RT_LL_O_DEVICE, true));
   for (size_t i = 0; i < c->devices_len; i++)
     {
       char *n = normalise_path (c->devices[i].path);
@@ -470,7 +512,8 @@ derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
       if (path_within (n, "/dev/pts") || strcmp (n, "/dev/tty") == 0
           || strcmp (n, "/dev/console") == 0 || strcmp (n, "/dev/ptmx") == 0)
         a = RT_LL_FS_TTY;
-      rule_put (p, n, a, RT_LL_O_DEVICE, true);
+      want_config_node (rule_put (p, n, a, RT_LL_O_DEVICE, true),
+                        &c->devices[i]);
     }
   return 0;
 }
@@ -696,6 +739,9 @@ rt_ll_policy_clear (struct rt_ll_policy *p)
     free (p->rules[i].path);
   free (p->rules);
   free (p->index);
+  free (p->pins);
+  if (p->pin_record && p->pin_fd >= 0)
+    close (p->pin_fd);
   free (p->bind_ports);
   free (p->connect_ports);
   rt_strv_free (p->masks);
@@ -731,29 +777,94 @@ mask_path (const char *path, struct rt_err **err)
 }
 
 static int
+openat2_ (const char *path, uint64_t resolve)
+{
+  struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
+  return (int) syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+}
+
+/* Device and fs_readable/fs_writable rules name a path, and a symlink the
+ * container or its image put there must not move the grant elsewhere
+ * (/dev/full -> / would make the whole tree writable).  Root and mount
+ * rules follow symlinks inside the container's root, as the mount did. */
+static uint64_t
+rule_resolve (const struct rt_ll_rule *r)
+{
+  return r->origin == RT_LL_O_DEVICE || r->origin == RT_LL_O_ANNOTATION
+             ? RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS
+             : RESOLVE_NO_MAGICLINKS;
+}
+
+static bool
+node_as_expected (const struct rt_ll_rule *r, const struct stat *st)
+{
+  if (r->origin != RT_LL_O_DEVICE || r->want_type == 0)
+    return true;
+  if ((st->st_mode & S_IFMT) != r->want_type)
+    return false;
+  return r->want_rdev == 0 || r->want_type == S_IFDIR
+         || r->want_type == S_IFIFO || st->st_rdev == r->want_rdev;
+}
+
+/* Opens rule |i|'s path for landlock_add_rule.  Returns the fd, -1 to skip
+ * the rule (it grants nothing), or -2 with *err set. */
+static int
+open_rule (const struct rt_ll_policy *p, size_t i, struct stat *st,
+           struct rt_err **err)
+{
+  const struct rt_ll_rule *r = &p->rules[i];
+  _cleanup_fd_ int fd = openat2_ (r->path, rule_resolve (r));
+  if (fd < 0)
+    {
+      /* At exec the container decides what is there: anything odd only
+       * omits the rule. */
+      if (p->pin_check || errno == ENOENT || errno == ENOTDIR
+          || (errno == ELOOP && r->origin == RT_LL_O_DEVICE))
+        return -1;
+      if (errno == ELOOP)
+        rt_err_set (err, 0, "annotation %sfs_%s: \"%s\" goes through a "
+                    "symlink in the container: name the path it leads to",
+                    ANN, r->access & RT_LL_FS_WRITE_FILE ? "writable"
+                    : "readable", r->path);
+      else
+        rt_err_set (err, errno, "landlock: open rule path `%s`", r->path);
+      return -2;
+    }
+  if (fstat (fd, st) < 0)
+    {
+      rt_err_set (err, errno, "landlock: stat `%s`", r->path);
+      return -2;
+    }
+  if (!node_as_expected (r, st))
+    return -1;
+  if (p->pin_check)
+    {
+      const struct rt_ll_pin *pin = rt_ll_pins_find (p, i);
+      if (pin == NULL || pin->dev != (uint64_t) st->st_dev
+          || pin->ino != (uint64_t) st->st_ino
+          || pin->type != (st->st_mode & S_IFMT))
+        return -1;
+    }
+  return rt_steal_fd (&fd);
+}
+
+static int
 add_path_rules (const struct rt_ll_policy *p, int rfd, struct rt_err **err)
 {
+  _cleanup_free_ struct rt_ll_pin *pins
+      = p->pin_record ? xcalloc (p->rules_len + 1, sizeof *pins) : NULL;
+  size_t npins = 0;
   for (size_t i = 0; i < p->rules_len; i++)
     {
       const struct rt_ll_rule *r = &p->rules[i];
-      /* O_PATH: no read permission needed and a FIFO cannot block us. */
-      int fd = open (r->path, O_PATH | O_CLOEXEC);
-      if (fd < 0)
-        {
-          if (errno == ENOENT || errno == ENOTDIR)
-            continue;
-          return rt_err_set (err, errno, "landlock: open rule path `%s`",
-                             r->path);
-        }
       struct stat st;
+      int fd = open_rule (p, i, &st, err);
+      if (fd == -2)
+        return -1;
+      if (fd < 0)
+        continue;
       struct ll_path_beneath_attr pb = { .allowed_access = r->access,
                                          .parent_fd = fd };
-      if (fstat (fd, &st) < 0)
-        {
-          int e = errno;
-          close (fd);
-          return rt_err_set (err, e, "landlock: stat `%s`", r->path);
-        }
       if (!S_ISDIR (st.st_mode))
         pb.allowed_access &= RT_LL_FS_FILE;
       long rc = pb.allowed_access == 0
@@ -764,8 +875,12 @@ add_path_rules (const struct rt_ll_policy *p, int rfd, struct rt_err **err)
       close (fd);
       if (rc < 0)
         return rt_err_set (err, e, "landlock: add rule for `%s`", r->path);
+      if (pins && pb.allowed_access)
+        pins[npins++] = (struct rt_ll_pin) {
+          .index = i, .access = r->access, .dev = (uint64_t) st.st_dev,
+          .ino = (uint64_t) st.st_ino, .type = st.st_mode & S_IFMT };
     }
-  return 0;
+  return pins ? rt_ll_pins_write (p, pins, npins, err) : 0;
 }
 
 static int

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "common/util.h"
@@ -101,9 +105,77 @@ test_big_readable (void)
   rt_config_free (c);
 }
 
+/* Bad records are refused, naming the file; a record made by a real child
+ * (Landlock applied in a fork) is taken back and accepted. */
+static void
+test_pins (void)
+{
+  struct rt_config *c = parse ("\"run.oci.sandlock.fs_readable\":\"/\"");
+  struct rt_ll_policy p;
+  struct rt_err *err = NULL;
+  if (c == NULL || rt_ll_policy_build (c, rt_ll_abi () ? rt_ll_abi () : 7, &p,
+                                       &err) < 0)
+    {
+      ok (0, "policy for the pin tests");
+      rt_config_free (c);
+      return;
+    }
+  ok (rt_ll_pins_use (&p, NULL, 0, &err) < 0 && err
+          && strstr (err->msg, "landlock.pins") != NULL,
+      "exec without a record is refused: %s", err ? err->msg : "");
+  rt_err_free (&err);
+  ok (rt_ll_pins_use (&p, "garbage!garbage!garbage!", 24, &err) < 0 && err
+          && strstr (err->msg, "landlock.pins: not a Landlock rule record"),
+      "a foreign file is refused: %s", err ? err->msg : "");
+  rt_err_free (&err);
+
+  if (rt_ll_abi () == 0)
+    {
+      skip ("Landlock unavailable: no real record");
+      rt_ll_policy_clear (&p);
+      rt_config_free (c);
+      return;
+    }
+  ok (rt_ll_pins_record (&p, &err) == 0, "record memfd");
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+      _exit (rt_ll_child_apply (&p, &err) < 0 ? 1 : 0);
+    }
+  int status = -1;
+  waitpid (pid, &status, 0);
+  ok (WIFEXITED (status) && WEXITSTATUS (status) == 0, "child applied");
+  char *rec = NULL;
+  size_t len = 0;
+  ok (rt_ll_pins_take (&p, &rec, &len, &err) == 0 && len > 0, "record taken");
+  struct stat st;
+  stat ("/", &st);
+  size_t root = (size_t) (rt_ll_policy_find (&p, "/") - p.rules);
+  ok (rt_ll_pins_use (&p, rec, len, &err) == 0 && p.pin_check,
+      "the child's own record is accepted%s%s", err ? ": " : "",
+      err ? err->msg : "");
+  const struct rt_ll_pin *pin = rt_ll_pins_find (&p, root);
+  ok (pin && pin->ino == (uint64_t) st.st_ino
+          && pin->dev == (uint64_t) st.st_dev && pin->type == S_IFDIR,
+      "the \"/\" rule is pinned to /'s inode");
+  if (len > 40)
+    {
+      rec[len - 40 + 8] ^= 0x55;        /* the last pin's access */
+      ok (rt_ll_pins_use (&p, rec, len, &err) < 0 && err
+              && strstr (err->msg, "does not match the config"),
+          "a record that disagrees with the config is refused");
+      rt_err_free (&err);
+    }
+  free (rec);
+  rt_ll_policy_clear (&p);
+  rt_config_free (c);
+}
+
 int
 main (void)
 {
   test_big_readable ();
+  test_pins ();
   return tap_done ();
 }
