@@ -120,6 +120,22 @@ no_dev_mounts() {
   [ -z "$(rt list -q)" ]
 }
 
+@test "create: a volume whose path is a symlink in the image: the rule is on the volume, not the rootfs" {
+  # The mount is resolved inside the rootfs (/vol -> /etc lands on /etc),
+  # and the rule follows the same way onto the mounted tmpfs; the rootfs's
+  # own /etc stays read-only.
+  readonly_by_landlock
+  ln -s /etc "$BUNDLE/rootfs/vol"
+  echo orig > "$BUNDLE/rootfs/home/victim"
+  cfg '.mounts += [{"destination":"/vol","type":"tmpfs","source":"tmpfs","options":["rw"]}]'
+  cmd sh -c 'echo pwned >> /etc/victim && cat /etc/victim; echo x >> /home/victim'
+  run rt run -b "$BUNDLE" "$ID"
+  [ "${lines[0]}" = pwned ]      # written into the volume
+  [[ "$output" == *"ermission denied"* ]]
+  [ "$(cat "$BUNDLE/rootfs/etc/victim")" = orig ]
+  [ "$(cat "$BUNDLE/rootfs/home/victim")" = orig ]
+}
+
 @test "exec: a 40k-path fs_readable annotation runs, and exec gets the same rules" {
   seq 0 39999 | sed 's|^|/r/|' | paste -sd, > "$BATS_TEST_TMPDIR/list"
   mkdir -p "$BUNDLE/rootfs/r/39999"
