@@ -227,12 +227,31 @@ load_process (struct rt_config *cfg, const struct exec_args *a,
   return 0;
 }
 
+/* The inodes of the init's Landlock rules, written at create; NULL when
+ * the container has none stored (the runtime decides whether it may go
+ * on without). */
+static int
+read_pins (struct oci_state *st, char **out, size_t *len, struct rt_err **err)
+{
+  if (rt_read_file_at (st->dirfd, "landlock.pins", 256u << 20, out, len, err)
+      == 0)
+    return 0;
+  if ((*err)->errno_ != ENOENT)
+    return -1;
+  rt_err_free (err);
+  *out = NULL;
+  *len = 0;
+  return 0;
+}
+
 static int
 cmd_exec (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
 {
   struct exec_args a = { 0 };
   struct oci_state st = { .dirfd = -1 };
   struct rt_config *cfg = NULL;
+  _cleanup_free_ char *pins = NULL;
+  size_t pins_len = 0;
   sigset_t set, old;
   pid_t pid;
   int idx, ret = -1;
@@ -254,6 +273,8 @@ cmd_exec (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       || apply_flags (cfg->process, &a, argc - idx - 1, argv + idx + 1, err)
              < 0)
     goto out;
+  if (read_pins (&st, &pins, &pins_len, err) < 0)
+    goto out;
   if (!a.detach)
     oci_block_signals (&set, &old);
   {
@@ -262,6 +283,7 @@ cmd_exec (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       .bundle = st.bundle, .init_pid = st.pid,
       .init_start_time = st.start_time, .cgroup_path = st.cgroup_path,
       .console_socket = a.console_socket, .preserve_fds = a.preserve_fds,
+      .landlock_pins = pins, .landlock_pins_len = pins_len,
     };
     if (rt_exec (&o, &pid, err) < 0)
       goto out_mask;

@@ -141,6 +141,13 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   st->pid = out.pid;
   st->start_time = out.start_time;
   st->cgroup_path = out.cgroup_path;
+  {
+    /* exec gives its process only the inodes the init's rules are on. */
+    _cleanup_free_ char *pins = out.landlock_pins;
+    if (rt_atomic_write_at (st->dirfd, "landlock.pins", pins,
+                            out.landlock_pins_len, 0600, err) < 0)
+      goto out;
+  }
   free (st->status);
   st->status = xstrdup ("created");
   if (oci_state_save (st, err) < 0)

@@ -100,6 +100,32 @@ rt_confine_for_exec (struct rt_confine *cf, bool own_pidns, bool own_netns)
     cf->ll.scoped &= ~RT_LL_SCOPE_ABSTRACT_UNIX;
 }
 
+int
+rt_confine_record_pins (struct rt_confine *cf, struct rt_err **err)
+{
+  return rt_ll_pins_record (&cf->ll, err);
+}
+
+int
+rt_confine_pins_fd (const struct rt_confine *cf)
+{
+  return cf->ll.pin_record ? cf->ll.pin_fd : -1;
+}
+
+int
+rt_confine_take_pins (struct rt_confine *cf, char **out, size_t *len,
+                      struct rt_err **err)
+{
+  return rt_ll_pins_take (&cf->ll, out, len, err);
+}
+
+int
+rt_confine_use_pins (struct rt_confine *cf, const char *rec, size_t len,
+                     struct rt_err **err)
+{
+  return rt_ll_pins_use (&cf->ll, rec, len, err);
+}
+
 void
 rt_confine_set_cache_dir (const char *dir)
 {

@@ -76,6 +76,22 @@ const struct rt_sc_prog *rt_confine_seccomp_prog (const struct rt_confine *cf);
 void rt_confine_for_exec (struct rt_confine *cf, bool own_pidns,
                           bool own_netns);
 
+/* Parent, `create`, before clone(): the child will record the inode each
+ * Landlock rule went on (docs/security.md "exec and the init's rules"),
+ * through an fd it must keep open until rt_confine_child_landlock(). */
+int rt_confine_record_pins (struct rt_confine *cf, struct rt_err **err);
+/* That fd, -1 when not recording. */
+int rt_confine_pins_fd (const struct rt_confine *cf);
+/* Parent, `create`, once the child is ready: the record, malloc'd into
+ * *out.  Opaque: the caller stores it and gives it back to exec. */
+int rt_confine_take_pins (struct rt_confine *cf, char **out, size_t *len,
+                          struct rt_err **err);
+/* Parent, `exec`: the exec'd process gets only the rules the init got, each
+ * only if its path still opens to the very inode the init's rule is on.
+ * |rec| NULL: refused unless the container has no filesystem rules. */
+int rt_confine_use_pins (struct rt_confine *cf, const char *rec, size_t len,
+                         struct rt_err **err);
+
 /* Where compiled seccomp programs of config-supplied profiles are cached
  * (a directory only the runtime's user can write; NULL: no cache). */
 void rt_confine_set_cache_dir (const char *dir);

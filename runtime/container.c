@@ -212,6 +212,8 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
       return -1;
     rt_confine_set_container (cf, o->id, o->bundle);
     p->confine = cf;
+    if (rt_confine_record_pins (cf, err) < 0)
+      return -1;
   }
   return 0;
 }
@@ -383,12 +385,13 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
 static void
 close_inherited_fds (struct rt_plan *p, int sock)
 {
-  int keep[4 + ARRAY_SIZE (p->ns_fds)];
+  int keep[5 + ARRAY_SIZE (p->ns_fds)];
   size_t n = 0;
   keep[n++] = sock;
   keep[n++] = p->fifo_fd;
   keep[n++] = p->console_fd;
   keep[n++] = rt_confine_listener_fd (p->confine);
+  keep[n++] = rt_confine_pins_fd (p->confine);
   for (size_t i = 0; i < p->ns_len; i++)
     keep[n++] = p->ns_fds[i];
   rt_close_fds_except (3 + p->o->preserve_fds, keep, n);
@@ -693,7 +696,9 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
     }
   close (sv[1]);
   sv[1] = -1;
-  if (parent_setup (&p, pid, sv[0], &cg, err) < 0)
+  if (parent_setup (&p, pid, sv[0], &cg, err) < 0
+      || rt_confine_take_pins (p.confine, &out->landlock_pins,
+                               &out->landlock_pins_len, err) < 0)
     goto out;
   out->pid = pid;
   out->start_time = rt_proc_start_time (pid);

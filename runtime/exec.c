@@ -193,6 +193,9 @@ plan_exec (const struct rt_exec_opts *o, struct exec_plan *p,
   rt_confine_for_exec (p->confine, config_has_ns (o->config, "pid"),
                        config_has_ns (o->config, "network")
                            || config_has_ns (o->config, "net"));
+  if (rt_confine_use_pins (p->confine, o->landlock_pins,
+                           o->landlock_pins_len, err) < 0)
+    return -1;
   p->pidfd = (int) syscall (SYS_pidfd_open, o->init_pid, 0);
   if (p->pidfd < 0 || !rt_proc_alive (o->init_pid, o->init_start_time))
     return rt_err_set (err, 0, "container \"%s\" is not running", o->id);

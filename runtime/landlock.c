@@ -2,11 +2,13 @@
  * See runtime/landlock.h and docs/security.md. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -90,7 +92,10 @@ rt_ll_abi (void)
 static char **
 split_list (const char *value, size_t *n)
 {
-  char **v = xcalloc (strlen (value) + 2, sizeof *v);
+  size_t items = 1;
+  for (const char *c = value; *c; c++)
+    items += *c == ',';
+  char **v = xcalloc (items + 1, sizeof *v);
   const char *p = value;
   *n = 0;
   while (*p)
@@ -284,11 +289,54 @@ parse_modes (const struct rt_config *c, struct rt_ll_policy *pol,
 
 /* ---- rules ------------------------------------------------------------- */
 
-static struct rt_ll_rule *
-rule_at (struct rt_ll_policy *p, const char *path)
+/* While the policy is built, rules are found by path through an
+ * open-addressing hash index (rule number + 1, 0 = empty): a linear search
+ * per rule made a 40k-path fs_readable quadratic (seconds).  Removal only
+ * frees the path (the slot stays, keeping the index valid); compact_rules()
+ * closes the gaps once at the end. */
+static size_t
+path_hash (const char *s)
 {
+  uint64_t h = 1469598103934665603ULL;  /* FNV-1a */
+  for (; *s; s++)
+    h = (h ^ (unsigned char) *s) * 1099511628211ULL;
+  return (size_t) h;
+}
+
+static size_t *
+index_slot (const struct rt_ll_policy *p, const char *path)
+{
+  size_t mask = p->index_cap - 1;
+  for (size_t i = path_hash (path) & mask;; i = (i + 1) & mask)
+    {
+      const char *q = p->index[i] ? p->rules[p->index[i] - 1].path : NULL;
+      if (p->index[i] == 0 || (q && strcmp (q, path) == 0))
+        return &p->index[i];
+    }
+}
+
+static void
+index_grow (struct rt_ll_policy *p)
+{
+  size_t old_cap = p->index_cap;
+  _cleanup_free_ size_t *old = p->index;
+  p->index_cap = old_cap ? old_cap * 2 : 64;
+  p->index = xcalloc (p->index_cap, sizeof *p->index);
+  for (size_t i = 0; i < old_cap; i++)
+    if (old[i])
+      *index_slot (p, p->rules[old[i] - 1].path) = old[i];
+}
+
+static struct rt_ll_rule *
+rule_at (const struct rt_ll_policy *p, const char *path)
+{
+  if (p->index_cap)
+    {
+      size_t k = *index_slot (p, path);
+      return k ? &p->rules[k - 1] : NULL;
+    }
   for (size_t i = 0; i < p->rules_len; i++)
-    if (strcmp (p->rules[i].path, path) == 0)
+    if (p->rules[i].path && strcmp (p->rules[i].path, path) == 0)
       return &p->rules[i];
   return NULL;
 }
@@ -296,37 +344,59 @@ rule_at (struct rt_ll_policy *p, const char *path)
 const struct rt_ll_rule *
 rt_ll_policy_find (const struct rt_ll_policy *p, const char *path)
 {
-  return rule_at ((struct rt_ll_policy *) p, path);
+  return rule_at (p, path);
 }
 
 /* Adds a rule; an existing rule for the same path is replaced (a later
  * mount hides an earlier one; an annotation overrides what the mounts
- * say) or, with |merge|, widened. */
-static void
+ * say) or, with |merge|, widened.  Only while the index exists. */
+static struct rt_ll_rule *
 rule_put (struct rt_ll_policy *p, char *path, uint64_t access,
           enum rt_ll_origin origin, bool merge)
 {
-  struct rt_ll_rule *r = rule_at (p, path);
-  if (r)
+  if (2 * (p->rules_len + 1) > p->index_cap)
+    index_grow (p);
+  size_t *slot = index_slot (p, path);
+  if (*slot)
     {
+      struct rt_ll_rule *r = &p->rules[*slot - 1];
       free (path);
       r->access = merge ? r->access | access : access;
       r->origin = origin;
-      return;
+      return r;
     }
-  p->rules = xrealloc (p->rules, (p->rules_len + 1) * sizeof *p->rules);
+  /* Capacity doubles at each power of two (realloc per rule is quadratic
+   * wherever realloc copies). */
+  if ((p->rules_len & (p->rules_len - 1)) == 0)
+    p->rules = xrealloc (p->rules, (p->rules_len ? 2 * p->rules_len : 1)
+                                       * sizeof *p->rules);
   p->rules[p->rules_len++]
       = (struct rt_ll_rule) { .path = path, .access = access,
                               .origin = origin };
+  *slot = p->rules_len;
+  return &p->rules[p->rules_len - 1];
 }
 
+/* Marks rule |i| removed; compact_rules() drops it. */
 static void
 rule_remove (struct rt_ll_policy *p, size_t i)
 {
   free (p->rules[i].path);
-  memmove (&p->rules[i], &p->rules[i + 1],
-           (p->rules_len - i - 1) * sizeof *p->rules);
-  p->rules_len--;
+  p->rules[i].path = NULL;
+}
+
+/* Drops removed rules (keeping the order) and the index. */
+static void
+compact_rules (struct rt_ll_policy *p)
+{
+  size_t o = 0;
+  for (size_t i = 0; i < p->rules_len; i++)
+    if (p->rules[i].path)
+      p->rules[o++] = p->rules[i];
+  p->rules_len = o;
+  free (p->index);
+  p->index = NULL;
+  p->index_cap = 0;
 }
 
 /* The last "ro"/"rw" option decides, as for mount(8). */
@@ -344,11 +414,50 @@ mount_is_ro (const struct rt_mount *m)
   return ro;
 }
 
+/* The standard nodes and what each must be for its rule to apply (the
+ * container, or the image when /dev is not a tmpfs, decides what is at
+ * these paths).  /dev/console is the pty, any char device. */
+static const struct
+{
+  const char *path;
+  uint32_t type;
+  unsigned maj, min;
+} node_kinds[] = {
+  { "/dev/null", S_IFCHR, 1, 3 },    { "/dev/zero", S_IFCHR, 1, 5 },
+  { "/dev/full", S_IFCHR, 1, 7 },    { "/dev/random", S_IFCHR, 1, 8 },
+  { "/dev/urandom", S_IFCHR, 1, 9 }, { "/dev/tty", S_IFCHR, 5, 0 },
+  { "/dev/console", S_IFCHR, 0, 0 }, { "/dev/ptmx", S_IFCHR, 5, 2 },
+  { "/dev/pts", S_IFDIR, 0, 0 },
+};
 static const char *const tty_nodes[]
     = { "/dev/tty", "/dev/console", "/dev/ptmx", "/dev/pts" };
 static const char *const std_nodes[] = { "/dev/null", "/dev/zero",
                                          "/dev/full", "/dev/random",
                                          "/dev/urandom" };
+
+static void
+want_std_node (struct rt_ll_rule *r)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (node_kinds); i++)
+    if (strcmp (r->path, node_kinds[i].path) == 0)
+      {
+        r->want_type = node_kinds[i].type;
+        r->want_rdev = node_kinds[i].maj
+                           ? makedev (node_kinds[i].maj, node_kinds[i].min)
+                           : 0;
+      }
+}
+
+/* linux.devices[]: the node the runtime made from the config. */
+static void
+want_config_node (struct rt_ll_rule *r, const struct rt_device *d)
+{
+  char t = d->type ? d->type[0] : 'c';
+  r->want_type = t == 'b' ? S_IFBLK : t == 'p' ? S_IFIFO : S_IFCHR;
+  r->want_rdev = t == 'p' || d->major < 0 || d->minor < 0
+                     ? 0
+                     : makedev ((unsigned) d->major, (unsigned) d->minor);
+}
 
 static bool
 is_std_node (const char *path)
@@ -384,10 +493,11 @@ derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
                 RT_LL_O_MOUNT, false);
     }
   for (size_t i = 0; i < ARRAY_SIZE (std_nodes); i++)
-    rule_put (p, xstrdup (std_nodes[i]), RT_LL_FS_DEVICE, RT_LL_O_DEVICE,
-              true);
+    want_std_node (rule_put (p, xstrdup (std_nodes[i]), RT_LL_FS_DEVICE,
+                             RT_LL_O_DEVICE, true));
   for (size_t i = 0; i < ARRAY_SIZE (tty_nodes); i++)
-    rule_put (p, xstrdup (tty_nodes[i]), RT_LL_FS_TTY, RT_LL_O_DEVICE, true);
+    want_std_node (rule_put (p, xstrdup (tty_nodes[i]), RT_LL_FS_TTY,
+                             RT_LL_O_DEVICE, true));
   for (size_t i = 0; i < c->devices_len; i++)
     {
       char *n = normalise_path (c->devices[i].path);
@@ -402,7 +512,8 @@ derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
       if (path_within (n, "/dev/pts") || strcmp (n, "/dev/tty") == 0
           || strcmp (n, "/dev/console") == 0 || strcmp (n, "/dev/ptmx") == 0)
         a = RT_LL_FS_TTY;
-      rule_put (p, n, a, RT_LL_O_DEVICE, true);
+      want_config_node (rule_put (p, n, a, RT_LL_O_DEVICE, true),
+                        &c->devices[i]);
     }
   return 0;
 }
@@ -460,12 +571,12 @@ derive_annotation_rules (const struct rt_config *c, struct rt_ll_policy *p,
       if (strcmp (dn[d], "/") == 0)
         return rt_err_set (err, 0, "annotation %sfs_denied: \"/\" would deny "
                            "the container its own root", ANN);
-      for (size_t i = p->rules_len; i-- > 0;)
-        if (path_within (p->rules[i].path, dn[d]))
+      for (size_t i = 0; i < p->rules_len; i++)
+        if (p->rules[i].path && path_within (p->rules[i].path, dn[d]))
           rule_remove (p, i);
       bool covered = p->handled_fs == 0;
       for (size_t i = 0; i < p->rules_len && !covered; i++)
-        covered = path_within (dn[d], p->rules[i].path);
+        covered = p->rules[i].path && path_within (dn[d], p->rules[i].path);
       if (covered)
         {
           p->masks = xrealloc (p->masks, (p->masks_len + 2) * sizeof *p->masks);
@@ -609,9 +720,10 @@ rt_ll_policy_build (const struct rt_config *c, int abi,
         }
     }
   /* The kernel refuses a rule with a right the ruleset does not handle. */
-  for (size_t i = p.rules_len; i-- > 0;)
-    if ((p.rules[i].access &= p.handled_fs) == 0)
+  for (size_t i = 0; i < p.rules_len; i++)
+    if (p.rules[i].path && (p.rules[i].access &= p.handled_fs) == 0)
       rule_remove (&p, i);
+  compact_rules (&p);
   *out = p;
   return 0;
 
@@ -626,6 +738,10 @@ rt_ll_policy_clear (struct rt_ll_policy *p)
   for (size_t i = 0; i < p->rules_len; i++)
     free (p->rules[i].path);
   free (p->rules);
+  free (p->index);
+  free (p->pins);
+  if (p->pin_record && p->pin_fd >= 0)
+    close (p->pin_fd);
   free (p->bind_ports);
   free (p->connect_ports);
   rt_strv_free (p->masks);
@@ -661,29 +777,94 @@ mask_path (const char *path, struct rt_err **err)
 }
 
 static int
+openat2_ (const char *path, uint64_t resolve)
+{
+  struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
+  return (int) syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+}
+
+/* Device and fs_readable/fs_writable rules name a path, and a symlink the
+ * container or its image put there must not move the grant elsewhere
+ * (/dev/full -> / would make the whole tree writable).  Root and mount
+ * rules follow symlinks inside the container's root, as the mount did. */
+static uint64_t
+rule_resolve (const struct rt_ll_rule *r)
+{
+  return r->origin == RT_LL_O_DEVICE || r->origin == RT_LL_O_ANNOTATION
+             ? RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS
+             : RESOLVE_NO_MAGICLINKS;
+}
+
+static bool
+node_as_expected (const struct rt_ll_rule *r, const struct stat *st)
+{
+  if (r->origin != RT_LL_O_DEVICE || r->want_type == 0)
+    return true;
+  if ((st->st_mode & S_IFMT) != r->want_type)
+    return false;
+  return r->want_rdev == 0 || r->want_type == S_IFDIR
+         || r->want_type == S_IFIFO || st->st_rdev == r->want_rdev;
+}
+
+/* Opens rule |i|'s path for landlock_add_rule.  Returns the fd, -1 to skip
+ * the rule (it grants nothing), or -2 with *err set. */
+static int
+open_rule (const struct rt_ll_policy *p, size_t i, struct stat *st,
+           struct rt_err **err)
+{
+  const struct rt_ll_rule *r = &p->rules[i];
+  _cleanup_fd_ int fd = openat2_ (r->path, rule_resolve (r));
+  if (fd < 0)
+    {
+      /* At exec the container decides what is there: anything odd only
+       * omits the rule. */
+      if (p->pin_check || errno == ENOENT || errno == ENOTDIR
+          || (errno == ELOOP && r->origin == RT_LL_O_DEVICE))
+        return -1;
+      if (errno == ELOOP)
+        rt_err_set (err, 0, "annotation %sfs_%s: \"%s\" goes through a "
+                    "symlink in the container: name the path it leads to",
+                    ANN, r->access & RT_LL_FS_WRITE_FILE ? "writable"
+                    : "readable", r->path);
+      else
+        rt_err_set (err, errno, "landlock: open rule path `%s`", r->path);
+      return -2;
+    }
+  if (fstat (fd, st) < 0)
+    {
+      rt_err_set (err, errno, "landlock: stat `%s`", r->path);
+      return -2;
+    }
+  if (!node_as_expected (r, st))
+    return -1;
+  if (p->pin_check)
+    {
+      const struct rt_ll_pin *pin = rt_ll_pins_find (p, i);
+      if (pin == NULL || pin->dev != (uint64_t) st->st_dev
+          || pin->ino != (uint64_t) st->st_ino
+          || pin->type != (st->st_mode & S_IFMT))
+        return -1;
+    }
+  return rt_steal_fd (&fd);
+}
+
+static int
 add_path_rules (const struct rt_ll_policy *p, int rfd, struct rt_err **err)
 {
+  _cleanup_free_ struct rt_ll_pin *pins
+      = p->pin_record ? xcalloc (p->rules_len + 1, sizeof *pins) : NULL;
+  size_t npins = 0;
   for (size_t i = 0; i < p->rules_len; i++)
     {
       const struct rt_ll_rule *r = &p->rules[i];
-      /* O_PATH: no read permission needed and a FIFO cannot block us. */
-      int fd = open (r->path, O_PATH | O_CLOEXEC);
-      if (fd < 0)
-        {
-          if (errno == ENOENT || errno == ENOTDIR)
-            continue;
-          return rt_err_set (err, errno, "landlock: open rule path `%s`",
-                             r->path);
-        }
       struct stat st;
+      int fd = open_rule (p, i, &st, err);
+      if (fd == -2)
+        return -1;
+      if (fd < 0)
+        continue;
       struct ll_path_beneath_attr pb = { .allowed_access = r->access,
                                          .parent_fd = fd };
-      if (fstat (fd, &st) < 0)
-        {
-          int e = errno;
-          close (fd);
-          return rt_err_set (err, e, "landlock: stat `%s`", r->path);
-        }
       if (!S_ISDIR (st.st_mode))
         pb.allowed_access &= RT_LL_FS_FILE;
       long rc = pb.allowed_access == 0
@@ -694,8 +875,12 @@ add_path_rules (const struct rt_ll_policy *p, int rfd, struct rt_err **err)
       close (fd);
       if (rc < 0)
         return rt_err_set (err, e, "landlock: add rule for `%s`", r->path);
+      if (pins && pb.allowed_access)
+        pins[npins++] = (struct rt_ll_pin) {
+          .index = i, .access = r->access, .dev = (uint64_t) st.st_dev,
+          .ino = (uint64_t) st.st_ino, .type = st.st_mode & S_IFMT };
     }
-  return 0;
+  return pins ? rt_ll_pins_write (p, pins, npins, err) : 0;
 }
 
 static int

@@ -92,6 +92,21 @@ struct rt_ll_rule
   char *path;           /* absolute, as the container sees it, normalised */
   uint64_t access;      /* already intersected with handled_fs */
   enum rt_ll_origin origin;
+  /* RT_LL_O_DEVICE: what must be there, else the rule is skipped. */
+  uint32_t want_type;   /* S_IFCHR, S_IFBLK, S_IFIFO, S_IFDIR; 0 = any */
+  uint64_t want_rdev;   /* st_rdev of a device node; 0 = any */
+};
+
+/* The inode one rule of the init was added on (runtime/landlock-pin.c).
+ * The init's domain holds a reference to each such inode, so while the
+ * container runs its (dev, ino) names that inode and no other. */
+struct rt_ll_pin
+{
+  uint64_t index;       /* rule number in the policy */
+  uint64_t access;      /* the rule's access, to check the lists agree */
+  uint64_t dev, ino;
+  uint32_t type;        /* st_mode & S_IFMT */
+  uint32_t pad_;
 };
 
 struct rt_ll_policy
@@ -102,10 +117,18 @@ struct rt_ll_policy
   uint64_t handled_fs, handled_net, scoped;
   struct rt_ll_rule *rules;
   size_t rules_len;
+  size_t *index, index_cap;     /* path -> rule, only while building */
   uint16_t *bind_ports, *connect_ports;
   size_t bind_ports_len, connect_ports_len;
   char **masks;         /* fs_denied paths under a granted tree: mounted over */
   size_t masks_len;
+  /* create: the child writes the pins of the rules it added to pin_fd */
+  bool pin_record;
+  int pin_fd;
+  /* exec: only rules with a pin, and only on the very inode pinned */
+  bool pin_check;
+  struct rt_ll_pin *pins;       /* sorted by index */
+  size_t pins_len;
   bool seccomp_default_disabled;  /* disable=seccomp */
 };
 
@@ -133,9 +156,38 @@ const struct rt_ll_rule *rt_ll_policy_find (const struct rt_ll_policy *p,
 
 /* In the container process after every mount: masks fs_denied paths,
  * builds the ruleset with raw syscalls and restricts the process.  Needs
- * CAP_SYS_ADMIN or no_new_privs.  Paths are resolved from the current root.
- * A rule whose path does not exist is skipped (it grants nothing). */
+ * CAP_SYS_ADMIN or no_new_privs.  Paths are resolved from the current root
+ * (the container's).  A rule whose path does not exist is skipped (it
+ * grants nothing); so is a device rule whose path is or crosses a symlink
+ * or is not the expected node, and with pin_check any rule whose path no
+ * longer opens to its pinned inode.  An fs_readable/fs_writable path that
+ * crosses a symlink fails (at create). */
 int rt_ll_child_apply (const struct rt_ll_policy *p, struct rt_err **err);
+
+/* Pins (runtime/landlock-pin.c) ------------------------------------- */
+
+/* Parent, create, before clone(): a memfd the child writes the pins to. */
+int rt_ll_pins_record (struct rt_ll_policy *p, struct rt_err **err);
+
+/* Parent, create, after the child restricted itself: the record (header +
+ * pins), malloc'd into *out. */
+int rt_ll_pins_take (struct rt_ll_policy *p, char **out, size_t *len,
+                     struct rt_err **err);
+
+/* Parent, exec: validates a record against |p|'s rules (same config, so
+ * the same list) and makes rt_ll_child_apply() add only pinned rules, and
+ * each only when its path still opens to the pinned inode. */
+int rt_ll_pins_use (struct rt_ll_policy *p, const char *rec, size_t len,
+                    struct rt_err **err);
+
+/* Child, create: writes the pins of the rules it added; closes pin_fd. */
+int rt_ll_pins_write (const struct rt_ll_policy *p,
+                      const struct rt_ll_pin *pins, size_t n,
+                      struct rt_err **err);
+
+/* The pin of rule |index|, NULL when there is none. */
+const struct rt_ll_pin *rt_ll_pins_find (const struct rt_ll_policy *p,
+                                         size_t index);
 
 /* One line per protection: "landlock.fs: available (ABI 1)". */
 char *rt_ll_describe_host (void);

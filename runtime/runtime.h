@@ -42,6 +42,10 @@ struct rt_created
   uint64_t start_time;          /* /proc/PID/stat starttime, for reuse checks */
   char *cgroup_path;            /* NULL when no cgroup was made; owned */
   char *warning;                /* advice for the user, or NULL; owned */
+  /* The inodes of the init's Landlock rules, to store with the state and
+   * give back to rt_exec (opaque; owned). */
+  char *landlock_pins;
+  size_t landlock_pins_len;
 };
 
 /* Creates the container process: namespaces, cgroup, mounts, devices,
@@ -67,6 +71,9 @@ struct rt_exec_opts
   const char *cgroup_path;      /* NULL: the container has no cgroup */
   const char *console_socket;   /* with process->terminal */
   int preserve_fds;
+  /* rt_created.landlock_pins of this container (NULL: none stored) */
+  const char *landlock_pins;
+  size_t landlock_pins_len;
 };
 
 /* Starts a process inside a running container: the init's namespaces

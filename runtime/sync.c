@@ -1,12 +1,14 @@
 /* The runtime <-> container-process sync channel (see internal.h). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "common/util.h"
 #include "internal.h"
-#define SYNC_MAX_PAYLOAD (1u << 20)
+#define SYNC_MAX_PAYLOAD (64u << 20)
+#define SYNC_CHUNK (32u << 10)
 
 int
 rt_sync_send (int fd, int kind, int errno_, const char *msg)
@@ -39,28 +41,56 @@ rt_sync_send_go (int fd, pid_t pid)
   return send (fd, &m, sizeof m, MSG_NOSIGNAL) == (ssize_t) sizeof m ? 0 : -1;
 }
 
-/* A variable-length string as one SOCK_SEQPACKET message ("" for NULL). */
+/* A variable-length string: its length (with the NUL), then the bytes in
+ * messages of at most SYNC_CHUNK.  One message per string stopped at the
+ * socket's buffer size (EMSGSIZE): a hook state JSON carrying a 40k-path
+ * annotation is ~400 KB. */
 int
 rt_sync_send_str (int fd, const char *s)
 {
-  return send (fd, s ? s : "", s ? strlen (s) + 1 : 1, MSG_NOSIGNAL) < 0 ? -1
-                                                                         : 0;
+  uint64_t len = s ? strlen (s) + 1 : 1;
+  if (len > SYNC_MAX_PAYLOAD)
+    {
+      errno = EMSGSIZE;
+      return -1;
+    }
+  if (send (fd, &len, sizeof len, MSG_NOSIGNAL) != (ssize_t) sizeof len)
+    return -1;
+  for (uint64_t off = 0; off < len; off += SYNC_CHUNK)
+    {
+      size_t n = len - off < SYNC_CHUNK ? (size_t) (len - off) : SYNC_CHUNK;
+      if (send (fd, s ? s + off : "", n, MSG_NOSIGNAL) != (ssize_t) n)
+        return -1;
+    }
+  return 0;
+}
+
+static ssize_t
+recv_msg (int fd, void *buf, size_t len)
+{
+  ssize_t r;
+  do
+    r = recv (fd, buf, len, 0);
+  while (r < 0 && errno == EINTR);
+  return r;
 }
 
 char *
 rt_sync_recv_str (int fd)
 {
-  char *buf = xmalloc (SYNC_MAX_PAYLOAD);
-  ssize_t r;
-  do
-    r = recv (fd, buf, SYNC_MAX_PAYLOAD - 1, 0);
-  while (r < 0 && errno == EINTR);
-  if (r <= 0)
+  uint64_t len;
+  if (recv_msg (fd, &len, sizeof len) != (ssize_t) sizeof len || len == 0
+      || len > SYNC_MAX_PAYLOAD)
+    return NULL;
+  _cleanup_free_ char *buf = xmalloc (len);
+  for (uint64_t off = 0; off < len;)
     {
-      free (buf);
-      return NULL;
+      size_t want = len - off < SYNC_CHUNK ? (size_t) (len - off) : SYNC_CHUNK;
+      ssize_t r = recv_msg (fd, buf + off, want);
+      if (r != (ssize_t) want)
+        return NULL;
+      off += want;
     }
-  buf[r] = '\0';
-  return buf;
+  buf[len - 1] = '\0';
+  return rt_steal_ptr (&buf);
 }
-
