@@ -195,7 +195,7 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
   if (c->process->terminal && o->console_socket == NULL && !o->console_fd_set)
     return rt_err_set (err, 0, "process.terminal is true: --console-socket "
                        "is required");
-  if (plan_namespaces (p, err) < 0
+  if (plan_namespaces (p, err) < 0 || rt_plan_sysctl (p, err) < 0
       || rt_proc_plan_rlimits (c->process, &p->rlimits, &p->rlimits_len, err)
              < 0
       || rt_plan_mounts (p, err) < 0)
@@ -296,18 +296,8 @@ static int
 child_sysctl_hostname (struct rt_plan *p, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
-  for (size_t i = 0; i < c->sysctl_len; i++)
-    {
-      _cleanup_free_ char *path = xasprintf ("/proc/sys/%s", c->sysctl[i].key);
-      for (char *s = path + 10; *s; s++)
-        if (*s == '.')
-          *s = '/';
-      if (strstr (c->sysctl[i].key, "..") || strchr (c->sysctl[i].key, '/'))
-        return rt_err_set (err, 0, "linux.sysctl: invalid key \"%s\"",
-                           c->sysctl[i].key);
-      if (write_proc (path, c->sysctl[i].value, err) < 0)
-        return rt_err_wrap (err, "linux.sysctl \"%s\"", c->sysctl[i].key);
-    }
+  if (rt_child_sysctl (p, err) < 0)
+    return -1;
   if (c->hostname && *c->hostname
       && sethostname (c->hostname, strlen (c->hostname)) < 0)
     return rt_err_set (err, errno, "hostname: set \"%s\"", c->hostname);

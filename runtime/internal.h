@@ -64,6 +64,12 @@ struct rt_plan
 int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
 void rt_plan_free (struct rt_plan *p);
 
+/* linux.sysctl (runtime/sysctl.c): only namespaced keys, and only with the
+ * container's own namespace of that kind; written through a checked
+ * /proc/sys. */
+int rt_plan_sysctl (const struct rt_plan *p, struct rt_err **err);
+int rt_child_sysctl (const struct rt_plan *p, struct rt_err **err);
+
 /* Child: waits (once) until the runtime has put it in its cgroup, then
  * unshares the cgroup namespace when one is asked for (runtime/container.c).
  * Called before the first cgroup mount and after the last mount. */

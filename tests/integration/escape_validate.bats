@@ -1,0 +1,109 @@
+#!/usr/bin/env bats
+# Bad or dangerous config values are refused at create, by name, and nothing
+# reaches the host: host-global sysctls, sysctls in the host's namespaces, a
+# sysctl write steered out of /proc/sys, ...
+load ../lib/common
+
+setup_file() { common_setup_file; }
+setup() { require_root; common_setup; }
+teardown() {
+  common_teardown
+  [ -n "${NETNS_PID:-}" ] && kill "$NETNS_PID" 2>/dev/null || true
+}
+
+crun_() { run rt run -b "$BUNDLE" "$(cid)"; }
+
+# A created-and-refused container leaves no state behind.
+no_state_left() { [ -z "$(rt list -q)" ]; }
+
+@test "sysctl: host-global keys are refused by name, the host is untouched" {
+  local key val
+  for key in vm.swappiness kernel.core_pattern kernel.randomize_va_space; do
+    # The host's own value: even a runtime that wrote it would not change
+    # the host, but it must not get that far.
+    val=$(cat "/proc/sys/${key//.//}")
+    cfg ".linux.sysctl={\"$key\": $(jq -Rn --arg v "$val" '$v')}"
+    crun_
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"linux.sysctl.\"$key\": not a namespaced sysctl"* ]]
+    [ "$(cat "/proc/sys/${key//.//}")" = "$val" ]
+    no_state_left
+  done
+}
+
+@test "sysctl: namespaced keys need the container's own namespace" {
+  local fwd
+  fwd=$(cat /proc/sys/net/ipv4/ip_forward)
+  cfg ".linux.sysctl={\"net.ipv4.ip_forward\":\"$fwd\"} | .linux.namespaces |= map(select(.type != \"network\"))"
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'linux.sysctl."net.ipv4.ip_forward": needs the container'"'"'s own "network" namespace'* ]]
+  cfg '.linux.sysctl={"kernel.shmmni":"4000"} | .linux.namespaces |= map(select(.type != "ipc"))'
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'linux.sysctl."kernel.shmmni": needs the container'"'"'s own "ipc" namespace'* ]]
+  cfg '.linux.sysctl={"fs.mqueue.msg_max":"20"}'
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'"fs.mqueue.msg_max": needs'* ]]
+  no_state_left
+}
+
+@test "sysctl: a network namespace joined by path counts only if it is not the host's" {
+  local fwd
+  fwd=$(cat /proc/sys/net/ipv4/ip_forward)
+  cfg ".linux.sysctl={\"net.ipv4.ip_forward\":\"$fwd\"} | .linux.namespaces |= map(if .type == \"network\" then .path = \"/proc/$$/ns/net\" else . end)"
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'"net.ipv4.ip_forward": needs the container'"'"'s own "network" namespace'* ]]
+  # A namespace of its own, joined by path: the key is written there.
+  unshare --net sleep 60 & NETNS_PID=$!
+  while [ "$(readlink /proc/$NETNS_PID/ns/net)" = "$(readlink /proc/self/ns/net)" ]; do :; done
+  cfg ".linux.sysctl={\"net.ipv4.ip_forward\":\"1\"} | .linux.namespaces |= map(if .type == \"network\" then .path = \"/proc/$NETNS_PID/ns/net\" else . end)"
+  cmd cat /proc/sys/net/ipv4/ip_forward
+  crun_
+  [ "$status" -eq 0 ]
+  [ "$output" = 1 ]
+  [ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$fwd" ]
+}
+
+@test "sysctl: the namespaced set is written inside; kernel.hostname is the hostname field" {
+  cfg '.linux.sysctl={"kernel.shmmni":"4000","fs.mqueue.msg_max":"20","kernel.domainname":"sysctl.test","net.ipv4.ip_forward":"1"}'
+  cmd sh -c 'cat /proc/sys/kernel/shmmni /proc/sys/fs/mqueue/msg_max /proc/sys/kernel/domainname /proc/sys/net/ipv4/ip_forward'
+  crun_
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 4000 ]
+  [ "${lines[1]}" = 20 ]
+  [ "${lines[2]}" = sysctl.test ]
+  [ "${lines[3]}" = 1 ]
+  cfg '.linux.sysctl={"kernel.hostname":"x"}'
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'linux.sysctl."kernel.hostname": conflicts with the "hostname" field'* ]]
+}
+
+@test "sysctl: keys with '..', '/' or empty parts are refused" {
+  local k
+  for k in 'net.ipv4..ip_forward' 'net/ipv4/ip_forward' 'net.ipv4.' '.net.ipv4' 'net.ipv4.conf.all/../../../../kernel.core_pattern'; do
+    cfg ".linux.sysctl={$(jq -Rn --arg k "$k" '$k'):\"1\"}"
+    crun_
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"linux.sysctl.\"$k\": invalid key"* ]]
+  done
+  no_state_left
+}
+
+@test "sysctl: a /proc that is not procfs cannot steer the write (symlink out of /proc/sys)" {
+  # The rootfs brings its own /proc/sys/net/ipv4/ip_forward: a symlink to a
+  # host file bind-mounted into the container.
+  local hostdir=$BATS_TEST_TMPDIR/hostdir
+  mkdir -p "$hostdir" "$BUNDLE/rootfs/proc/sys/net/ipv4" "$BUNDLE/rootfs/mnt/host"
+  : > "$hostdir/victim"
+  ln -s /mnt/host/victim "$BUNDLE/rootfs/proc/sys/net/ipv4/ip_forward"
+  cfg ".mounts |= map(select(.destination != \"/proc\")) | .mounts += [{\"destination\":\"/mnt/host\",\"type\":\"bind\",\"source\":\"$hostdir\",\"options\":[\"rbind\",\"rw\"]}] | .linux.maskedPaths=[] | .linux.readonlyPaths=[] | .linux.sysctl={\"net.ipv4.ip_forward\":\"pwned\"}"
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"/proc/sys is not procfs"* ]]
+  [ ! -s "$hostdir/victim" ]
+  no_state_left
+}
