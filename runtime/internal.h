@@ -58,6 +58,7 @@ struct rt_plan
   char *state_json;
   int console_fd;               /* connected console socket or -1 */
   int fifo_fd;
+  int status_fd;                /* start_status fifo: failures after start */
   char *exec_path;              /* resolved process.args[0] */
 };
 

@@ -107,3 +107,35 @@ no_state_left() { [ -z "$(rt list -q)" ]; }
   [ ! -s "$hostdir/victim" ]
   no_state_left
 }
+
+@test "hooks: a failing startContainer hook fails start, the container is stopped" {
+  local id log=$BATS_TEST_TMPDIR/poststart
+  id=$(cid)
+  cfg ".hooks={\"startContainer\":[{\"path\":\"/bin/false\"}],\"poststart\":[{\"path\":\"/bin/touch\",\"args\":[\"touch\",\"$log\"]}]}"
+  cmd sleep 100
+  rt create -b "$BUNDLE" "$id"
+  run rt start "$id"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"startContainer hook 0"* ]]
+  [ "$(rt state "$id" | jq -r .status)" = stopped ]
+  [ ! -e "$log" ]
+  rt delete "$id"
+  # run reports it too and leaves nothing behind
+  run rt run -b "$BUNDLE" "$(cid r)"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"startContainer hook 0"* ]]
+  no_state_left
+}
+
+@test "hooks: start returns once a passing startContainer hook has run and the program exec'd" {
+  local id
+  id=$(cid)
+  cfg '.hooks={"startContainer":[{"path":"/bin/sh","args":["sh","-c","echo hooked > /dev/shm/mark"]}]}'
+  cmd sh -c 'cat /dev/shm/mark; sleep 100'
+  rt create -b "$BUNDLE" "$id"
+  rt start "$id"
+  [ "$(rt state "$id" | jq -r .status)" = running ]
+  # the program exec'd: the init's comm is no longer the runtime's
+  [ "$(cat /proc/"$(rt state "$id" | jq -r .pid)"/comm)" != sandlock-oci ]
+  rt delete -f "$id"
+}
