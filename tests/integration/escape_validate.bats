@@ -139,3 +139,16 @@ no_state_left() { [ -z "$(rt list -q)" ]; }
   [ "$(cat /proc/"$(rt state "$id" | jq -r .pid)"/comm)" != sandlock-oci ]
   rt delete -f "$id"
 }
+
+@test "seccomp: an errnoRet that does not fit SECCOMP_RET_DATA is refused, not a fake success" {
+  # 65536 & 0xffff is 0: mkdir would "succeed" without making anything.
+  cfg '.linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO","errnoRet":65536}]}'
+  cmd sh -c 'mkdir /dev/shm/d && test -d /dev/shm/d && echo made'
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"linux.seccomp.syscalls[0].errnoRet: 65536 is out of range for SCMP_ACT_ERRNO (0..4094)"* ]]
+  cfg '.linux.seccomp.syscalls[0].errnoRet=4094'
+  crun_
+  [[ "$output" == *"Unknown error 4094"* ]]
+  no_state_left
+}
