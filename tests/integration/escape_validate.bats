@@ -152,3 +152,17 @@ no_state_left() { [ -z "$(rt list -q)" ]; }
   [[ "$output" == *"Unknown error 4094"* ]]
   no_state_left
 }
+
+@test "container id: longer than a directory name (NAME_MAX) is refused up front; 255 works" {
+  local long
+  long=$(printf 'a%.0s' $(seq 1024))
+  run rt create -b "$BUNDLE" "$long"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'invalid container id "aaaa'*'(1 to 255 characters, got 1024)'* ]]
+  run rt create -b "$BUNDLE" "${long:0:256}"
+  [[ "$output" == *"(1 to 255 characters, got 256)"* ]]
+  no_state_left
+  run rt run -b "$BUNDLE" "${long:0:255}"
+  [ "$status" -eq 0 ]
+  no_state_left
+}
