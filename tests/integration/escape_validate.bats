@@ -166,3 +166,24 @@ no_state_left() { [ -z "$(rt list -q)" ]; }
   [ "$status" -eq 0 ]
   no_state_left
 }
+
+@test "root.path that is the host's root is refused at once (no endless v1 cgroup mounting)" {
+  local before after
+  before=$(wc -l < /proc/self/mountinfo)
+  cfg '.root.path="/"'
+  # run blocks and forwards SIGTERM: only SIGKILL bounds a runtime that
+  # loops (its child dies with it, PR_SET_PDEATHSIG).
+  run timeout -s KILL 20 "$SANDLOCK_OCI" --root "$ROOT" run -b "$BUNDLE" "$(cid)"
+  [ "$status" -ne 137 ]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"root.path \`/\` is the host's root directory"* ]]
+  # a symlink to / is the same directory
+  ln -s / "$BUNDLE/hostroot"
+  cfg '.root.path="hostroot"'
+  run timeout -s KILL 20 "$SANDLOCK_OCI" --root "$ROOT" run -b "$BUNDLE" "$(cid s)"
+  [ "$status" -ne 137 ]
+  [[ "$output" == *"is the host's root directory"* ]]
+  no_state_left
+  after=$(wc -l < /proc/self/mountinfo)
+  [ "$before" = "$after" ]
+}
