@@ -59,6 +59,7 @@ struct rt_plan
   int console_fd;               /* connected console socket or -1 */
   int fifo_fd;
   int status_fd;                /* start_status fifo: failures after start */
+  long personality;             /* PER_* or -1 */
   char *exec_path;              /* resolved process.args[0] */
 };
 
@@ -70,6 +71,11 @@ void rt_plan_free (struct rt_plan *p);
  * /proc/sys. */
 int rt_plan_sysctl (const struct rt_plan *p, struct rt_err **err);
 int rt_child_sysctl (const struct rt_plan *p, struct rt_err **err);
+
+/* linux.personality (runtime/personality.c): validated into
+ * p->personality (-1: none), set by the child before Landlock. */
+int rt_plan_personality (struct rt_plan *p, struct rt_err **err);
+int rt_child_personality (const struct rt_plan *p, struct rt_err **err);
 
 /* Child: waits (once) until the runtime has put it in its cgroup, then
  * unshares the cgroup namespace when one is asked for (runtime/container.c).

@@ -187,3 +187,34 @@ no_state_left() { [ -z "$(rt list -q)" ]; }
   after=$(wc -l < /proc/self/mountinfo)
   [ "$before" = "$after" ]
 }
+
+@test "linux.personality: LINUX32 is applied; an unknown domain or a flag is refused" {
+  cfg '.linux.personality={"domain":"LINUX32"}'
+  cmd uname -m
+  crun_
+  [ "$status" -eq 0 ]
+  [[ "$output" == i?86 ]]
+  cfg '.linux.personality={"domain":"LINUX"}'
+  crun_
+  [ "$output" = "$(uname -m)" ]
+  cfg '.linux.personality={"domain":"BSD"}'
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'linux.personality.domain: unknown "BSD" (LINUX or LINUX32)'* ]]
+  cfg '.linux.personality={"domain":"LINUX","flags":["ADDR_NO_RANDOMIZE"]}'
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'linux.personality.flags[0]: "ADDR_NO_RANDOMIZE" is not supported'* ]]
+  no_state_left
+}
+
+@test "linux.intelRdt.closID that is a path is refused" {
+  local clos
+  for clos in .. . ../../sys/fs/resctrl a/b; do
+    cfg ".linux.intelRdt={\"closID\":\"$clos\"}"
+    crun_
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"linux.intelRdt.closID: invalid \"$clos\": a name, not a path"* ]]
+  done
+  no_state_left
+}
