@@ -342,8 +342,7 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
                   p->o->id) < 0
       && errno != ENOSYS && errno != EPERM && errno != EACCES)
     return rt_err_set (err, errno, "join a new session keyring");
-  if (rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0
-      || rt_proc_sched (pr, err) < 0 || rt_child_personality (p, err) < 0)
+  if (rt_proc_sched (pr, err) < 0 || rt_child_personality (p, err) < 0)
     return -1;
   if (pr->terminal && rt_proc_terminal (pr, p->console_fd, err) < 0)
     return -1;
@@ -359,6 +358,11 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   /* Landlock while the process still holds its capabilities (it needs
    * CAP_SYS_ADMIN or no_new_privs), then the user and capability switch. */
   if (rt_confine_child_landlock (p->confine, err) < 0)
+    return -1;
+  /* rlimits once the setup has opened its last fd (a low RLIMIT_NOFILE
+   * must not fail the Landlock ruleset), before the capability drop (a
+   * raise needs CAP_SYS_RESOURCE). */
+  if (rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0)
     return -1;
   if (rt_caps_child_apply (p->caps, &pr->user, pr->no_new_privileges, err) < 0)
     return -1;

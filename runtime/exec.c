@@ -6,7 +6,7 @@
  *                        can waitpid() it and a subreaper caller inherits it)
  *                        sends B's pid, exits
  *   runtime: puts B in the container's cgroup, sends GO
- *   B: pty, cwd, rlimits, args[0] lookup, Landlock, user+caps, seccomp,
+ *   B: pty, cwd, Landlock, rlimits, user+caps, args[0] lookup, seccomp,
  *      execve.  The sync socket is O_CLOEXEC: EOF means execve succeeded,
  *      a message means it did not and says why.
  */
@@ -100,10 +100,11 @@ exec_setup (struct exec_plan *p, struct rt_err **err)
     close (p->console_fd);
   if (chdir (pr->cwd) < 0)
     return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
-  if (rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0
-      || rt_proc_sched (pr, err) < 0)
+  if (rt_proc_sched (pr, err) < 0)
     return -1;
+  /* rlimits after Landlock (it needs fds), before the capability drop. */
   if (rt_confine_child_landlock (p->confine, err) < 0
+      || rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0
       || rt_caps_child_apply (p->caps, &pr->user, pr->no_new_privileges, err)
              < 0)
     return -1;

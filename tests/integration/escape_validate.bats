@@ -218,3 +218,30 @@ no_state_left() { [ -z "$(rt list -q)" ]; }
   done
   no_state_left
 }
+
+@test "process.rlimits: a tiny RLIMIT_NOFILE applies after the runtime's own setup" {
+  local n
+  for n in 0 3; do
+    cfg ".process.rlimits=[{\"type\":\"RLIMIT_NOFILE\",\"soft\":$n,\"hard\":$n}]"
+    cmd sh -c 'ulimit -n'
+    crun_
+    [ "$status" -eq 0 ]
+    [ "$output" = "$n" ]
+  done
+  # what then cannot work says which limit broke it
+  cfg '.hooks={"startContainer":[{"path":"/bin/true"}]}'
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"startContainer hook 0: pipe: Too many open files"* ]]
+}
+
+@test "exec: a tiny RLIMIT_NOFILE in process.json applies after the runtime's own setup" {
+  local id
+  id=$(cid)
+  cmd sleep 300
+  rt run -d -b "$BUNDLE" "$id"
+  jq -n '{"args":["sh","-c","ulimit -n"],"cwd":"/","env":["PATH=/bin"],"user":{"uid":0,"gid":0},"rlimits":[{"type":"RLIMIT_NOFILE","soft":3,"hard":3}]}' > "$BATS_TEST_TMPDIR/p.json"
+  run rt exec --process "$BATS_TEST_TMPDIR/p.json" "$id"
+  [ "$status" -eq 0 ]
+  [ "$output" = 3 ]
+}
