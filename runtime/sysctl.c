@@ -11,11 +11,14 @@
  *   uts  kernel.domainname (kernel.hostname is the OCI "hostname" field)
  * A namespace joined by path counts only if it is not the runtime's own.
  *
- * Keys are dotted; '/' is refused rather than translated, so a key is a
- * plain list of names under /proc/sys.  The child walks it one component at
- * a time with O_NOFOLLOW from a /proc/sys that must be procfs, so neither a
- * ".." nor a symlink planted in the rootfs (a /proc that is not procfs) can
- * send the write anywhere else. */
+ * Key syntax is sysctl(8)'s, as runc reads it: names separated by '.', a
+ * '/' inside a name standing for a '.' ("net.ipv4.conf.eth0/100.rp_filter"
+ * is the eth0.100 interface), or the other way round when the first
+ * separator is a '/' ("net/ipv4/conf/eth0.100/rp_filter").  No name may be
+ * empty, "." or "..".  The child walks the names one at a time with
+ * O_NOFOLLOW from a /proc/sys that must be procfs, so neither a ".." nor a
+ * symlink planted in the rootfs (a /proc that is not procfs) can send the
+ * write anywhere else. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -57,14 +60,49 @@ sysctl_class (const char *key)
   return SYSCTL_NS_NONE;
 }
 
-/* Dotted names, no empty component, no '/'. */
-static bool
-key_shape_ok (const char *key)
+/* The dotted form of |key|: '.' separates names, '/' inside a name is a
+ * literal '.'.  A key whose first separator is '/' has the roles swapped. */
+static char *
+dotted (const char *key)
 {
-  if (*key == '\0' || *key == '.' || strchr (key, '/') != NULL
-      || strstr (key, "..") != NULL)
+  char *d = xstrdup (key);
+  size_t first = strcspn (d, "./");
+  if (d[first] == '/')
+    for (char *s = d; *s; s++)
+      *s = *s == '/' ? '.' : *s == '.' ? '/' : *s;
+  return d;
+}
+
+/* Splits the next name off a dotted key into |name| (with '/' turned back
+ * into '.'); NULL when it is empty, ".", ".." or too long. */
+static const char *
+next_name (const char *d, char name[256])
+{
+  size_t n = strcspn (d, ".");
+  if (n == 0 || n > 255)
+    return NULL;
+  for (size_t i = 0; i < n; i++)
+    name[i] = d[i] == '/' ? '.' : d[i];
+  name[n] = '\0';
+  if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+    return NULL;
+  return d[n] == '.' ? d + n + 1 : d + n;
+}
+
+static bool
+key_shape_ok (const char *d)
+{
+  char name[256];
+  if (*d == '\0')
     return false;
-  return key[strlen (key) - 1] != '.';
+  while (*d)
+    {
+      const char *next = next_name (d, name);
+      if (next == NULL || (*next == '\0' && next[-1] == '.'))
+        return false;
+      d = next;
+    }
+  return true;
 }
 
 /* Whether the container gets a namespace of |flag| that is not the
@@ -100,6 +138,7 @@ own_namespace (const struct rt_plan *p, int flag, const char *name,
 static int
 check_one (const struct rt_plan *p, const char *key, struct rt_err **err)
 {
+  _cleanup_free_ char *d = dotted (key);
   static const struct
   {
     int flag;
@@ -112,13 +151,13 @@ check_one (const struct rt_plan *p, const char *key, struct rt_err **err)
   enum sysctl_ns k;
   bool own;
 
-  if (!key_shape_ok (key))
-    return rt_err_set (err, 0, "linux.sysctl.\"%s\": invalid key (dotted "
-                       "names under /proc/sys, no '/' or empty part)", key);
-  if (strcmp (key, "kernel.hostname") == 0)
+  if (!key_shape_ok (d))
+    return rt_err_set (err, 0, "linux.sysctl.\"%s\": invalid key (names "
+                       "under /proc/sys; none empty, \".\" or \"..\")", key);
+  if (strcmp (d, "kernel.hostname") == 0)
     return rt_err_set (err, 0, "linux.sysctl.\"%s\": conflicts with the "
                        "\"hostname\" field; set that instead", key);
-  k = sysctl_class (key);
+  k = sysctl_class (d);
   if (k == SYSCTL_NS_NONE)
     return rt_err_set (err, 0, "linux.sysctl.\"%s\": not a namespaced "
                        "sysctl: it would change the host (allowed: "
@@ -168,16 +207,18 @@ open_proc_sys (struct rt_err **err)
 static int
 open_key (int sysfd, const char *key, struct rt_err **err)
 {
-  _cleanup_free_ char *copy = xstrdup (key);
+  _cleanup_free_ char *d = dotted (key);
   _cleanup_fd_ int dir = fcntl (sysfd, F_DUPFD_CLOEXEC, 0);
-  char *save = NULL, *name = strtok_r (copy, ".", &save);
+  char name[256];
 
   if (dir < 0)
     return rt_err_set (err, errno, "dup /proc/sys");
-  for (char *next; name != NULL; name = next)
+  for (const char *s = d; *s;)
     {
-      next = strtok_r (NULL, ".", &save);
-      int fd = openat (dir, name, (next ? O_PATH | O_DIRECTORY : O_WRONLY)
+      s = next_name (s, name);
+      if (s == NULL)
+        return rt_err_set (err, EINVAL, "invalid key");
+      int fd = openat (dir, name, (*s ? O_PATH | O_DIRECTORY : O_WRONLY)
                                       | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0)
         return rt_err_set (err, errno, "open /proc/sys entry \"%s\"", name);

@@ -82,15 +82,22 @@ no_state_left() { [ -z "$(rt list -q)" ]; }
   [[ "$output" == *'linux.sysctl."kernel.hostname": conflicts with the "hostname" field'* ]]
 }
 
-@test "sysctl: keys with '..', '/' or empty parts are refused" {
+@test "sysctl: keys with '..' or empty names are refused; sysctl(8)'s '/' form works" {
   local k
-  for k in 'net.ipv4..ip_forward' 'net/ipv4/ip_forward' 'net.ipv4.' '.net.ipv4' 'net.ipv4.conf.all/../../../../kernel.core_pattern'; do
+  for k in 'net.ipv4..ip_forward' 'net.ipv4.' '.net.ipv4' 'net.ipv4.conf.all/../../../../kernel.core_pattern' 'net/ipv4/../../kernel/core_pattern' 'net.ipv4.//.//.kernel.core_pattern' 'net.ipv4.conf./.forwarding'; do
     cfg ".linux.sysctl={$(jq -Rn --arg k "$k" '$k'):\"1\"}"
     crun_
     [ "$status" -ne 0 ]
     [[ "$output" == *"linux.sysctl.\"$k\": invalid key"* ]]
   done
   no_state_left
+  # '/' as the separator (then '.' is part of a name, as in eth0.100)
+  cfg '.linux.sysctl={"net/ipv4/ip_forward":"1","net/ipv4/conf/lo/forwarding":"1"}'
+  cmd cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv4/conf/lo/forwarding
+  crun_
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 1 ]
+  [ "${lines[1]}" = 1 ]
 }
 
 @test "sysctl: a /proc that is not procfs cannot steer the write (symlink out of /proc/sys)" {
