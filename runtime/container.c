@@ -197,7 +197,7 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
     return rt_err_set (err, 0, "process.terminal is true: --console-socket "
                        "is required");
   if (plan_namespaces (p, err) < 0 || rt_plan_sysctl (p, err) < 0
-      || rt_plan_personality (p, err) < 0
+      || rt_personality_plan (c, &p->personality, err) < 0
       || rt_proc_plan_rlimits (c->process, &p->rlimits, &p->rlimits_len, err)
              < 0
       || rt_plan_mounts (p, err) < 0)
@@ -342,7 +342,8 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
                   p->o->id) < 0
       && errno != ENOSYS && errno != EPERM && errno != EACCES)
     return rt_err_set (err, errno, "join a new session keyring");
-  if (rt_proc_sched (pr, err) < 0 || rt_child_personality (p, err) < 0)
+  if (rt_proc_sched (pr, err) < 0
+      || rt_personality_apply (p->personality, err) < 0)
     return -1;
   if (pr->terminal && rt_proc_terminal (pr, p->console_fd, err) < 0)
     return -1;

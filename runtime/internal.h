@@ -72,10 +72,12 @@ void rt_plan_free (struct rt_plan *p);
 int rt_plan_sysctl (const struct rt_plan *p, struct rt_err **err);
 int rt_child_sysctl (const struct rt_plan *p, struct rt_err **err);
 
-/* linux.personality (runtime/personality.c): validated into
- * p->personality (-1: none), set by the child before Landlock. */
-int rt_plan_personality (struct rt_plan *p, struct rt_err **err);
-int rt_child_personality (const struct rt_plan *p, struct rt_err **err);
+/* linux.personality (runtime/personality.c): validated into a PER_* value
+ * (-1: none) before clone, set in the new process before Landlock.  Shared
+ * by create and exec. */
+int rt_personality_plan (const struct rt_config *c, long *out,
+                         struct rt_err **err);
+int rt_personality_apply (long per, struct rt_err **err);
 
 /* Child: waits (once) until the runtime has put it in its cgroup, then
  * unshares the cgroup namespace when one is asked for (runtime/container.c).

@@ -1,9 +1,9 @@
-/* linux.personality: the execution domain the container's program runs in.
+/* linux.personality: the execution domain the container's programs run in.
  * The runtime-spec names two domains, LINUX and LINUX32; any other is an
  * error rather than silently the host's.  It defines no flag values, so a
- * flag is refused rather than dropped.  The child sets the persona before
- * Landlock and seccomp (the default profile allows exactly these two), and
- * it survives execve. */
+ * flag is refused rather than dropped.  The init and every `exec`'d process
+ * set the persona before Landlock and seccomp (the default profile allows
+ * exactly these two); it survives execve. */
 #include <errno.h>
 #include <string.h>
 #include <sys/personality.h>
@@ -12,17 +12,16 @@
 #include "internal.h"
 
 int
-rt_plan_personality (struct rt_plan *p, struct rt_err **err)
+rt_personality_plan (const struct rt_config *c, long *out,
+                     struct rt_err **err)
 {
-  const struct rt_config *c = p->c;
-
-  p->personality = -1;
+  *out = -1;
   if (c->personality_domain == NULL)
     return 0;
   if (strcmp (c->personality_domain, "LINUX") == 0)
-    p->personality = PER_LINUX;
+    *out = PER_LINUX;
   else if (strcmp (c->personality_domain, "LINUX32") == 0)
-    p->personality = PER_LINUX32;
+    *out = PER_LINUX32;
   else
     return rt_err_set (err, 0, "linux.personality.domain: unknown \"%s\" "
                        "(LINUX or LINUX32)", c->personality_domain);
@@ -34,10 +33,9 @@ rt_plan_personality (struct rt_plan *p, struct rt_err **err)
 }
 
 int
-rt_child_personality (const struct rt_plan *p, struct rt_err **err)
+rt_personality_apply (long per, struct rt_err **err)
 {
-  if (p->personality >= 0 && personality ((unsigned long) p->personality) < 0)
-    return rt_err_set (err, errno, "linux.personality: set %s",
-                       p->c->personality_domain);
+  if (per >= 0 && personality ((unsigned long) per) < 0)
+    return rt_err_set (err, errno, "linux.personality: set %#lx", per);
   return 0;
 }

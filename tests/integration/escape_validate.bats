@@ -196,11 +196,20 @@ no_state_left() { [ -z "$(rt list -q)" ]; }
 }
 
 @test "linux.personality: LINUX32 is applied; an unknown domain or a flag is refused" {
+  local id
   cfg '.linux.personality={"domain":"LINUX32"}'
   cmd uname -m
   crun_
   [ "$status" -eq 0 ]
   [[ "$output" == i?86 ]]
+  # and so does a process exec'd into the container
+  id=$(cid e)
+  cmd sleep 300
+  rt run -d -b "$BUNDLE" "$id"
+  run rt exec "$id" uname -m
+  [[ "$output" == i?86 ]]
+  rt delete -f "$id"
+  cmd uname -m
   cfg '.linux.personality={"domain":"LINUX"}'
   crun_
   [ "$output" = "$(uname -m)" ]
