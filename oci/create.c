@@ -4,10 +4,10 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -127,7 +127,8 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   {
     struct rt_create_opts o = {
       .config = cfg, .id = st->id, .bundle = st->bundle, .rootfs = st->rootfs,
-      .exec_fifo = fifo, .start_status = status, .console_socket = a->console_socket,
+      .exec_fifo = fifo, .start_status = status,
+      .console_socket = a->console_socket,
       .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
       .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
       .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
