@@ -4,10 +4,12 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -68,7 +70,8 @@ static int
 do_create (struct oci_globals *g, const struct oci_create_args *a,
            struct oci_state *st, struct rt_err **err)
 {
-  _cleanup_free_ char *cfg_buf = NULL, *cfg_path = NULL, *fifo = NULL;
+  _cleanup_free_ char *cfg_buf = NULL, *cfg_path = NULL, *fifo = NULL,
+                      *status = NULL;
   struct rt_config *cfg = NULL;
   struct rt_created out = { 0 };
   size_t cfg_len;
@@ -113,16 +116,19 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
                           err) < 0
       || oci_state_save (st, err) < 0)
     goto out;
-  if (mkfifoat (st->dirfd, "exec.fifo", 0600) < 0)
+  if (mkfifoat (st->dirfd, "exec.fifo", 0600) < 0
+      || mkfifoat (st->dirfd, "start.status", 0600) < 0)
     {
       rt_err_set (err, errno, "create exec fifo");
       goto out;
     }
   fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
+  status = xasprintf ("%s/%s/start.status", g->root, st->id);
   {
     struct rt_create_opts o = {
       .config = cfg, .id = st->id, .bundle = st->bundle, .rootfs = st->rootfs,
-      .exec_fifo = fifo, .console_socket = a->console_socket,
+      .exec_fifo = fifo, .start_status = status,
+      .console_socket = a->console_socket,
       .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
       .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
       .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
@@ -204,10 +210,27 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
   return 0;
 }
 
+/* A startContainer hook (or seccomp, or execve) failed: the runtime-spec
+ * wants an error and a stopped container, whose delete comes next.  The
+ * process is on its way out; make sure, and drop the fifos. */
+static void
+stop_failed_start (struct oci_state *st)
+{
+  int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  if (pfd >= 0 && rt_proc_alive (st->pid, st->start_time))
+    syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+  if (pfd >= 0)
+    close (pfd);
+  unlinkat (st->dirfd, "exec.fifo", 0);
+  unlinkat (st->dirfd, "start.status", 0);
+  free (st->status);
+  st->status = xstrdup ("stopped");
+}
+
 int
 oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
 {
-  _cleanup_free_ char *fifo = NULL;
+  _cleanup_free_ char *fifo = NULL, *status = NULL;
   struct rt_config *cfg = NULL;
 
   if (strcmp (st->status, "created") != 0)
@@ -216,12 +239,16 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
   if (oci_state_config (st, &cfg, err) < 0)
     return -1;
   fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
-  if (rt_container_start (fifo, err) < 0)
+  status = xasprintf ("%s/%s/start.status", g->root, st->id);
+  if (rt_container_start (fifo, status, err) < 0)
     {
+      if ((*err)->errno_ != ENXIO)
+        stop_failed_start (st);
       rt_config_free (cfg);
       return rt_err_wrap (err, "start \"%s\"", st->id);
     }
   unlinkat (st->dirfd, "exec.fifo", 0);
+  unlinkat (st->dirfd, "start.status", 0);
   free (st->status);
   st->status = xstrdup ("running");
   if (oci_state_save (st, err) < 0)

@@ -816,6 +816,35 @@ parse_time_offsets (struct pctx *c, yajl_val o, void *dst)
 }
 
 static int
+parse_personality (struct pctx *c, yajl_val o, void *dst)
+{
+  struct rt_config *cfg = dst;
+  TRY (req_str (c, o, "domain", &cfg->personality_domain));
+  TRY (opt_strv (c, o, "flags", &cfg->personality_flags,
+                 &cfg->personality_flags_len));
+  return 0;
+}
+
+/* Intel RDT is not applied (features says so), but closID names a resctrl
+ * directory in runc and crun: a value that is a path is refused, not kept
+ * for whoever acts on it later. */
+static int
+parse_intel_rdt (struct pctx *c, yajl_val o, void *dst)
+{
+  _cleanup_free_ char *clos = NULL;
+  int r = opt_str (c, o, "closID", &clos);
+  if (r <= 0)
+    return r;
+  if (strcmp (clos, ".") == 0 || strcmp (clos, "..") == 0
+      || strchr (clos, '/') != NULL)
+    {
+      push_key (c, "closID");
+      return fail (c, "invalid \"%.64s\": a name, not a path", clos);
+    }
+  return 0;
+}
+
+static int
 parse_linux (struct pctx *c, yajl_val o, void *dst)
 {
   struct rt_config *cfg = dst;
@@ -842,6 +871,8 @@ parse_linux (struct pctx *c, yajl_val o, void *dst)
   TRY (opt_obj (c, o, "seccomp", parse_seccomp, cfg->seccomp));
   TRY (opt_str (c, o, "mountLabel", &cfg->mount_label));
   TRY (opt_obj (c, o, "timeOffsets", parse_time_offsets, cfg));
+  TRY (opt_obj (c, o, "personality", parse_personality, cfg));
+  TRY (opt_obj (c, o, "intelRdt", parse_intel_rdt, NULL));
   return 0;
 }
 

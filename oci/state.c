@@ -1,6 +1,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -33,7 +34,8 @@ oci_id_valid (const char *id)
   for (const char *s = id; *s; s++, n++)
     if (!isalnum ((unsigned char) *s) && !strchr ("_+-.", *s))
       return false;
-  return n > 0 && n <= 1024;
+  /* The id is a directory name under --root (and a cgroup name). */
+  return n > 0 && n <= NAME_MAX;
 }
 
 int
@@ -86,8 +88,10 @@ oci_state_create (const struct oci_globals *g, const char *id,
 {
   _cleanup_fd_ int rootfd = -1;
   if (!oci_id_valid (id))
-    return rt_err_set (err, 0, "invalid container id \"%s\": use letters, "
-                       "digits, '_', '+', '-' and '.' (1 to 1024)", id);
+    return rt_err_set (err, 0, "invalid container id \"%.64s%s\": use "
+                       "letters, digits, '_', '+', '-' and '.' (1 to %d "
+                       "characters, got %zu)", id, strlen (id) > 64 ? "..."
+                       : "", NAME_MAX, strlen (id));
   rootfd = open_root (g, true, err);
   if (rootfd < 0)
     return -1;

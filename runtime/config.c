@@ -124,6 +124,8 @@ rt_config_free (struct rt_config *c)
   if (c == NULL)
     return;
   free (c->oci_version);
+  free (c->personality_domain);
+  strv_n_free (c->personality_flags, c->personality_flags_len);
   free (c->root_path);
   free (c->hostname);
   free (c->domainname);

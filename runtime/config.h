@@ -266,6 +266,9 @@ struct rt_config
     uint32_t offset_nanosecs;
   } time_offsets[2];            /* [0] monotonic, [1] boottime */
   unsigned time_offsets_present : 2;
+  char *personality_domain;     /* linux.personality.domain; NULL: absent */
+  char **personality_flags;
+  size_t personality_flags_len;
 };
 
 void rt_config_free (struct rt_config *c);

@@ -188,6 +188,7 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
   p->o = o;
   p->console_fd = -1;
   p->fifo_fd = -1;
+  p->status_fd = -1;
   if (c->process == NULL || c->process->args_len == 0)
     return rt_err_set (err, 0, "process.args: required and not empty");
   if (c->process->cwd == NULL || c->process->cwd[0] != '/')
@@ -195,7 +196,8 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
   if (c->process->terminal && o->console_socket == NULL && !o->console_fd_set)
     return rt_err_set (err, 0, "process.terminal is true: --console-socket "
                        "is required");
-  if (plan_namespaces (p, err) < 0
+  if (plan_namespaces (p, err) < 0 || rt_plan_sysctl (p, err) < 0
+      || rt_personality_plan (c, &p->personality, err) < 0
       || rt_proc_plan_rlimits (c->process, &p->rlimits, &p->rlimits_len, err)
              < 0
       || rt_plan_mounts (p, err) < 0)
@@ -298,18 +300,8 @@ static int
 child_sysctl_hostname (struct rt_plan *p, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
-  for (size_t i = 0; i < c->sysctl_len; i++)
-    {
-      _cleanup_free_ char *path = xasprintf ("/proc/sys/%s", c->sysctl[i].key);
-      for (char *s = path + 10; *s; s++)
-        if (*s == '.')
-          *s = '/';
-      if (strstr (c->sysctl[i].key, "..") || strchr (c->sysctl[i].key, '/'))
-        return rt_err_set (err, 0, "linux.sysctl: invalid key \"%s\"",
-                           c->sysctl[i].key);
-      if (write_proc (path, c->sysctl[i].value, err) < 0)
-        return rt_err_wrap (err, "linux.sysctl \"%s\"", c->sysctl[i].key);
-    }
+  if (rt_child_sysctl (p, err) < 0)
+    return -1;
   if (c->hostname && *c->hostname
       && sethostname (c->hostname, strlen (c->hostname)) < 0)
     return rt_err_set (err, errno, "hostname: set \"%s\"", c->hostname);
@@ -352,8 +344,8 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
                   p->o->id) < 0
       && errno != ENOSYS && errno != EPERM && errno != EACCES)
     return rt_err_set (err, errno, "join a new session keyring");
-  if (rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0
-      || rt_proc_sched (pr, err) < 0)
+  if (rt_proc_sched (pr, err) < 0
+      || rt_personality_apply (p->personality, err) < 0)
     return -1;
   if (pr->terminal && rt_proc_terminal (pr, p->console_fd, err) < 0)
     return -1;
@@ -369,6 +361,11 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   /* Landlock while the process still holds its capabilities (it needs
    * CAP_SYS_ADMIN or no_new_privs), then the user and capability switch. */
   if (rt_confine_child_landlock (p->confine, err) < 0)
+    return -1;
+  /* rlimits once the setup has opened its last fd (a low RLIMIT_NOFILE
+   * must not fail the Landlock ruleset), before the capability drop (a
+   * raise needs CAP_SYS_RESOURCE). */
+  if (rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0)
     return -1;
   if (rt_caps_child_apply (p->caps, &pr->user, pr->no_new_privileges, err) < 0)
     return -1;
@@ -389,12 +386,25 @@ close_inherited_fds (struct rt_plan *p, int sock)
   size_t n = 0;
   keep[n++] = sock;
   keep[n++] = p->fifo_fd;
+  keep[n++] = p->status_fd;
   keep[n++] = p->console_fd;
   keep[n++] = rt_confine_listener_fd (p->confine);
   keep[n++] = rt_confine_pins_fd (p->confine);
   for (size_t i = 0; i < p->ns_len; i++)
     keep[n++] = p->ns_fds[i];
   rt_close_fds_except (3 + p->o->preserve_fds, keep, n);
+}
+
+/* After `start`: the process will not run its program.  `start` reads the
+ * message from the status fifo (whose write end closes on execve, which is
+ * how it learns of success) and reports it; the process exits. */
+static void __attribute__ ((noreturn))
+start_fail (struct rt_plan *p, const char *msg)
+{
+  size_t n = strlen (msg);
+  if (p->status_fd < 0 || write (p->status_fd, msg, n) != (ssize_t) n)
+    fprintf (stderr, "sandlock-oci: %s\n", msg);
+  _exit (127);
 }
 
 static void __attribute__ ((noreturn))
@@ -453,14 +463,14 @@ child_main (struct rt_plan *p, int sock)
   if (rt_hooks_run (&p->c->hooks[RT_HOOK_START_CONTAINER], "startContainer",
                     p->state_json, &err) < 0
       || rt_confine_child_seccomp (p->confine, &err) < 0)
-    {
-      fprintf (stderr, "sandlock-oci: %s\n", err ? err->msg : "start failed");
-      _exit (127);
-    }
+    start_fail (p, err ? err->msg : "start failed");
   execve (p->exec_path, argv, envp);
-  fprintf (stderr, "sandlock-oci: exec: \"%s\": %s\n", pr->args[0],
-           strerror (errno));
-  _exit (127);
+  {
+    char msg[512];
+    snprintf (msg, sizeof msg, "exec: \"%s\": %s", pr->args[0],
+              strerror (errno));
+    start_fail (p, msg);
+  }
 }
 
 /* ---- parent ----------------------------------------------------------- */
@@ -674,6 +684,17 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
       goto out;
     }
   p.fifo_fd = fd_above (p.fifo_fd, floor_);
+  if (o->start_status)
+    {
+      p.status_fd = open (o->start_status, O_RDWR | O_CLOEXEC);
+      if (p.status_fd < 0)
+        {
+          rt_err_set (err, errno, "open start status fifo `%s`",
+                      o->start_status);
+          goto out;
+        }
+      p.status_fd = fd_above (p.status_fd, floor_);
+    }
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     {
       rt_err_set (err, errno, "socketpair");
@@ -726,6 +747,8 @@ out:
     close (sv[0]);
   if (p.fifo_fd >= 0)
     close (p.fifo_fd);
+  if (p.status_fd >= 0)
+    close (p.status_fd);
   if (p.console_fd >= 0)
     close (p.console_fd);
   rt_confine_free (p.confine);
@@ -734,10 +757,48 @@ out:
   return ret;
 }
 
-int
-rt_container_start (const char *exec_fifo, struct rt_err **err)
+/* Reads the status fifo to EOF: empty when the container's write end went
+ * away with execve, its message when it failed first. */
+static int
+wait_started (int sfd, struct rt_err **err)
 {
-  _cleanup_fd_ int fd = open (exec_fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  char msg[1024];
+  size_t n = 0;
+  ssize_t r;
+
+  if (fcntl (sfd, F_SETFL, 0) < 0)
+    return rt_err_set (err, errno, "start status fifo");
+  for (;;)
+    {
+      r = read (sfd, msg + n, sizeof msg - 1 - n);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0 || (n += (size_t) r) == sizeof msg - 1)
+        break;
+    }
+  if (r < 0)
+    return rt_err_set (err, errno, "read start status fifo");
+  if (n == 0)
+    return 0;
+  msg[n] = '\0';
+  return rt_err_set (err, 0, "%s", msg);
+}
+
+int
+rt_container_start (const char *exec_fifo, const char *start_status,
+                    struct rt_err **err)
+{
+  _cleanup_fd_ int sfd = -1, fd = -1;
+
+  /* Opened before the fifo is written: a message written by a process
+   * that then exits would be lost with the last open reference. */
+  if (start_status)
+    {
+      sfd = open (start_status, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      if (sfd < 0 && errno != ENOENT)   /* ENOENT: made by an older runtime */
+        return rt_err_set (err, errno, "open start status fifo");
+    }
+  fd = open (exec_fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     {
       if (errno == ENXIO)
@@ -747,7 +808,7 @@ rt_container_start (const char *exec_fifo, struct rt_err **err)
     }
   if (write (fd, "0", 1) != 1)
     return rt_err_set (err, errno, "write exec fifo");
-  return 0;
+  return sfd >= 0 ? wait_started (sfd, err) : 0;
 }
 
 /* For `features`: the linux.namespaces types plan_namespaces() accepts

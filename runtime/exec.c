@@ -6,9 +6,9 @@
  *                        can waitpid() it and a subreaper caller inherits it)
  *                        sends B's pid, exits
  *   runtime: puts B in the container's cgroup, sends GO
- *   B: pty, cwd, rlimits, args[0] lookup, Landlock, user+caps, seccomp,
- *      execve.  The sync socket is O_CLOEXEC: EOF means execve succeeded,
- *      a message means it did not and says why.
+ *   B: pty, cwd, personality, Landlock, rlimits, user+caps, args[0]
+ *      lookup, seccomp, execve.  The sync socket is O_CLOEXEC: EOF means
+ *      execve succeeded, a message means it did not and says why.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +36,7 @@ struct exec_plan
   struct rt_rlimit_plan *rlimits;
   size_t rlimits_len;
   int pidfd, console_fd, ns_flags;
+  long personality;
 };
 
 static const struct
@@ -100,10 +101,12 @@ exec_setup (struct exec_plan *p, struct rt_err **err)
     close (p->console_fd);
   if (chdir (pr->cwd) < 0)
     return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
-  if (rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0
-      || rt_proc_sched (pr, err) < 0)
+  if (rt_proc_sched (pr, err) < 0
+      || rt_personality_apply (p->personality, err) < 0)
     return -1;
+  /* rlimits after Landlock (it needs fds), before the capability drop. */
   if (rt_confine_child_landlock (p->confine, err) < 0
+      || rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0
       || rt_caps_child_apply (p->caps, &pr->user, pr->no_new_privileges, err)
              < 0)
     return -1;
@@ -187,6 +190,7 @@ plan_exec (const struct rt_exec_opts *o, struct exec_plan *p,
                        "is required");
   if (rt_caps_prepare (pr, &p->caps, err) < 0
       || rt_proc_plan_rlimits (pr, &p->rlimits, &p->rlimits_len, err) < 0
+      || rt_personality_plan (o->config, &p->personality, err) < 0
       || rt_confine_prepare (o->config, &p->confine, err) < 0)
     return -1;
   rt_confine_set_container (p->confine, o->id, o->bundle);

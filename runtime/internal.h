@@ -58,11 +58,26 @@ struct rt_plan
   char *state_json;
   int console_fd;               /* connected console socket or -1 */
   int fifo_fd;
+  int status_fd;                /* start_status fifo: failures after start */
+  long personality;             /* PER_* or -1 */
   char *exec_path;              /* resolved process.args[0] */
 };
 
 int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
 void rt_plan_free (struct rt_plan *p);
+
+/* linux.sysctl (runtime/sysctl.c): only namespaced keys, and only with the
+ * container's own namespace of that kind; written through a checked
+ * /proc/sys. */
+int rt_plan_sysctl (const struct rt_plan *p, struct rt_err **err);
+int rt_child_sysctl (const struct rt_plan *p, struct rt_err **err);
+
+/* linux.personality (runtime/personality.c): validated into a PER_* value
+ * (-1: none) before clone, set in the new process before Landlock.  Shared
+ * by create and exec. */
+int rt_personality_plan (const struct rt_config *c, long *out,
+                         struct rt_err **err);
+int rt_personality_apply (long per, struct rt_err **err);
 
 /* Child: waits (once) until the runtime has put it in its cgroup, then
  * unshares the cgroup namespace when one is asked for (runtime/container.c).

@@ -166,10 +166,34 @@ plan_one (const struct rt_mount *m, size_t i, struct rt_mount_plan *mp,
   return 0;
 }
 
+/* A rootfs that is the host's root directory (compared by inode, so a
+ * symlink or a bind mount of / counts too) is refused: every mount of the
+ * config would land on the host's own paths, and the Landlock rule for the
+ * rootfs would grant the whole host.  (It also made the v1 cgroup mount
+ * below see its own mounts appear under /sys/fs/cgroup.) */
+static int
+check_rootfs (const char *rootfs, struct rt_err **err)
+{
+  struct stat r, h;
+  if (rootfs == NULL)
+    return 0;
+  if (stat (rootfs, &r) < 0)
+    return rt_err_set (err, errno, "root.path `%s`", rootfs);
+  if (stat ("/", &h) < 0)
+    return rt_err_set (err, errno, "stat /");
+  if (r.st_dev == h.st_dev && r.st_ino == h.st_ino)
+    return rt_err_set (err, 0, "root.path `%s` is the host's root directory: "
+                       "a container needs a root filesystem of its own",
+                       rootfs);
+  return 0;
+}
+
 int
 rt_plan_mounts (struct rt_plan *p, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
+  if (check_rootfs (p->o->rootfs, err) < 0)
+    return -1;
   p->mounts = xcalloc (c->mounts_len, sizeof *p->mounts);
   p->mounts_len = c->mounts_len;
   for (size_t i = 0; i < c->mounts_len; i++)
@@ -388,23 +412,27 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
   char buf[64];
   _cleanup_fd_ int fd = rt_open_in_root (rootfd, mp->m->destination, true,
                                          false, err);
-  FILE *mi;
-  char line[4096];
+  _cleanup_free_ char *mi = NULL;
+  char *lsave = NULL;
+  size_t mi_len;
 
   if (fd < 0)
     return -1;
   if (strcmp (layout, "v2") == 0)
     return mount_one_hierarchy (p, rootfd, mp->m->destination,
                                 "/sys/fs/cgroup", "cgroup2", NULL, fl, err);
+  /* The hierarchies are read once, before mounting anything: the mounts
+   * made below must never feed the loop that makes them. */
+  if (rt_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16 << 20, &mi,
+                       &mi_len, err) < 0)
+    return -1;
   /* v1 or hybrid: a tmpfs holding one directory per hierarchy, as runc. */
   if (mount ("tmpfs", fdpath (fd, buf), "tmpfs",
              MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755") < 0)
     return rt_err_set (err, errno, "mount tmpfs on `%s`", mp->m->destination);
-  close (fd);
-  mi = fopen ("/proc/self/mountinfo", "re");
-  if (mi == NULL)
-    return rt_err_set (err, errno, "open /proc/self/mountinfo");
-  while (fgets (line, sizeof line, mi))
+  close (rt_steal_fd (&fd));
+  for (char *line = strtok_r (mi, "\n", &lsave); line;
+       line = strtok_r (NULL, "\n", &lsave))
     {
       char mnt[1024], fstype[64], super[1024];
       const char *sep = strstr (line, " - ");
@@ -433,11 +461,8 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
         }
       if (mount_one_hierarchy (p, rootfd, dest, mnt, fstype, opts, fl, err)
           < 0)
-        break;
+        return -1;
     }
-  fclose (mi);
-  if (*err)
-    return -1;
   fd = rt_open_in_root (rootfd, mp->m->destination, false, false, err);
   if (fd < 0)
     return -1;

@@ -23,6 +23,7 @@ struct rt_create_opts
   const char *bundle;           /* absolute */
   const char *rootfs;           /* absolute host path of root.path */
   const char *exec_fifo;        /* absolute path of the start fifo */
+  const char *start_status;     /* fifo `start` reads the outcome from */
   const char *console_socket;   /* NULL unless process.terminal */
   int console_fd;               /* or an already connected socket (borrowed) */
   bool console_fd_set;          /* console_fd is meaningful */
@@ -58,8 +59,13 @@ int rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
                          struct rt_err **err) __attribute__ ((nonnull (1, 2)));
 
 /* Releases a parked container: opens the fifo without blocking and writes
- * one byte.  Fails with ENXIO when no container process waits on it. */
-int rt_container_start (const char *exec_fifo, struct rt_err **err);
+ * one byte.  Fails with ENXIO when no container process waits on it.  With
+ * |start_status| (the create's start_status fifo; NULL or missing: do not
+ * wait), returns only once the process has exec'd its program, and fails
+ * with the container's message when a startContainer hook, seccomp or
+ * execve failed (the process has then exited). */
+int rt_container_start (const char *exec_fifo, const char *start_status,
+                        struct rt_err **err);
 
 struct rt_exec_opts
 {

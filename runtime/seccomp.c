@@ -450,6 +450,50 @@ connect_listener (const char *path, int *out, struct rt_err **err)
   return 0;
 }
 
+/* errnoRet is the 16-bit SECCOMP_RET_DATA: SCMP_ACT_ERRNO(v) keeps
+ * v & 0xffff, so 65536 turned into errno 0, a fake success for a syscall
+ * that never ran.  An errno is below MAX_ERRNO (4095): the kernel clamps
+ * larger data to 4095 and libseccomp refuses 4095 and up with a bare
+ * EINVAL, so 4094 is the largest errno.  For SCMP_ACT_TRACE it is the
+ * tracer's 16-bit message. */
+static int
+check_ret_data (const char *action, bool present, uint32_t v,
+                const char *path, struct rt_err **err)
+{
+  uint32_t max;
+  if (!present || action == NULL)
+    return 0;
+  if (strcmp (action, "SCMP_ACT_ERRNO") == 0)
+    max = 4094;
+  else if (strcmp (action, "SCMP_ACT_TRACE") == 0)
+    max = 0xffff;
+  else
+    return 0;
+  if (v > max)
+    return rt_err_set (err, 0, "%s: %u is out of range for %s (0..%u)", path,
+                       v, action, max);
+  return 0;
+}
+
+static int
+check_ret_datas (const struct rt_seccomp *s, struct rt_err **err)
+{
+  char path[64];
+  if (check_ret_data (s->default_action, s->default_errno_ret_present,
+                      s->default_errno_ret, "linux.seccomp.defaultErrnoRet",
+                      err) < 0)
+    return -1;
+  for (size_t i = 0; i < s->syscalls_len; i++)
+    {
+      const struct rt_seccomp_syscall *sc = &s->syscalls[i];
+      snprintf (path, sizeof path, "linux.seccomp.syscalls[%zu].errnoRet", i);
+      if (check_ret_data (sc->action, sc->errno_ret_present, sc->errno_ret,
+                          path, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
 int
 rt_sc_compile (const struct rt_config *c, bool default_disabled,
                struct rt_sc_prog *out, struct rt_err **err)
@@ -464,6 +508,8 @@ rt_sc_compile (const struct rt_config *c, bool default_disabled,
                       && strv_has (proc->capabilities->effective,
                                    proc->capabilities->effective_len,
                                    "CAP_SYS_ADMIN");
+  if (c->seccomp && check_ret_datas (c->seccomp, err) < 0)
+    return -1;
   if (c->seccomp && rt_sc_cache_load (c->seccomp, &p) == 1)
     r = 0;                      /* the same profile compiled before */
   else if (c->seccomp)

@@ -449,6 +449,29 @@ test_seccomp (void)
                  "[\"read\"],\"action\":\"SCMP_ACT_NOTIFY\"}]}",
                  "linux.seccomp.listenerPath: connect to "
                  "`/nonexistent/agent.sock`", "listener not there");
+  /* SECCOMP_RET_DATA is 16 bits: 65536 would be errno 0, a fake success. */
+  sc_expect_err ("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{"
+                 "\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\","
+                 "\"errnoRet\":65536}]}",
+                 "linux.seccomp.syscalls[0].errnoRet: 65536 is out of range "
+                 "for SCMP_ACT_ERRNO (0..4094)", "errnoRet above 16 bits");
+  sc_expect_err ("{\"defaultAction\":\"SCMP_ACT_ERRNO\","
+                 "\"defaultErrnoRet\":4095}",
+                 "linux.seccomp.defaultErrnoRet: 4095 is out of range",
+                 "defaultErrnoRet of MAX_ERRNO (libseccomp's EINVAL before)");
+  sc_expect_err ("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{"
+                 "\"names\":[\"read\"],\"action\":\"SCMP_ACT_TRACE\","
+                 "\"errnoRet\":65536}]}",
+                 "linux.seccomp.syscalls[0].errnoRet: 65536 is out of range "
+                 "for SCMP_ACT_TRACE (0..65535)", "trace data above 16 bits");
+  e = compile ("{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":"
+               "4094,\"syscalls\":[{\"names\":[\"read\"],\"action\":"
+               "\"SCMP_ACT_TRACE\",\"errnoRet\":65535}]}", &prog);
+  ok (e == NULL, "errno 4094 and trace data 65535 are accepted (%s)",
+      e ? e : "");
+  if (e == NULL)
+    rt_sc_prog_clear (&prog);
+  free (e);
 
   /* The podman sample's profile. */
   struct rt_config *c = NULL;

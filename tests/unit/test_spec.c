@@ -464,6 +464,17 @@ static const struct
   { L ("\"timeOffsets\":{\"monotonic\":{\"nanosecs\":1000000000}}"),
     "linux.timeOffsets.monotonic.nanosecs: out of range (0..999999999): "
     "1000000000" },
+  /* intelRdt is not applied, but a closID that is a path is refused */
+  { L ("\"intelRdt\":{\"closID\":\"../../x\"}"),
+    "linux.intelRdt.closID: invalid \"../../x\": a name, not a path" },
+  { L ("\"intelRdt\":{\"closID\":\"..\"}"),
+    "linux.intelRdt.closID: invalid \"..\": a name, not a path" },
+  { L ("\"intelRdt\":{\"closID\":\".\"}"),
+    "linux.intelRdt.closID: invalid \".\": a name, not a path" },
+  { L ("\"personality\":{\"flags\":[]}"),
+    "linux.personality.domain: required" },
+  { L ("\"personality\":{\"domain\":7}"),
+    "linux.personality.domain: expected string" },
   /* ociVersion */
   { "{\"ociVersion\":\"2.0.0\"}",
     "ociVersion: unsupported version \"2.0.0\" (supported: 1.0.x, 1.1.x, "
@@ -587,6 +598,15 @@ test_edges (void)
           "minimal config has no process and no root");
       rt_config_free (c);
     }
+
+  c = parse_ok ("{" V ",\"linux\":{\"personality\":{\"domain\":"
+                "\"LINUX32\",\"flags\":[\"X\"]},\"intelRdt\":{\"closID\":"
+                "\"guaranteed_group\"}}}", "personality and intelRdt");
+  ok (c && strcmp (c->personality_domain, "LINUX32") == 0
+      && c->personality_flags_len == 1
+      && strcmp (c->personality_flags[0], "X") == 0,
+      "linux.personality kept for the runtime to validate");
+  rt_config_free (c);
 
   c = parse_ok ("{" V ",\"hostname\":null,\"process\":{\"cwd\":\"/\","
                 "\"args\":[],\"capabilities\":null,\"scheduler\":null,"
