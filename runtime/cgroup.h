@@ -18,7 +18,15 @@ struct rt_cgroup_opts
   const char *id;               /* container id */
   bool systemd;                 /* --systemd-cgroup: "slice:prefix:name" */
   const struct rt_resources *resources;  /* may be NULL */
+  /* The container could mknod a real device (rt_devices_required): no
+   * cgroup, or one where devices cannot be restricted, is then an error. */
+  bool devices_required;
 };
+
+/* Can the container create device nodes the host honours?  True without a
+ * user namespace when CAP_MKNOD is in the bounding set; in a user namespace
+ * the kernel refuses mknod of devices (docs/security.md). */
+bool rt_devices_required (const struct rt_config *c);
 
 /* Creates the container's cgroup (every hierarchy that applies), applies
  * |resources| and moves |pid| in.  Errors name the controller or file.  A
@@ -90,6 +98,10 @@ int rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
 int rt_cgroup_destroy (struct rt_cgroup *cg, struct rt_err **err);
 
 void rt_cgroup_free (struct rt_cgroup *cg);
+
+/* How device access is restricted on this host, one line (for `check` and
+ * `features`); malloc'd. */
+char *rt_cgroup_devices_describe (void);
 
 /* "v2", "v1" or "hybrid" — what the host has (for `check`). */
 const char *rt_cgroup_layout (void);
