@@ -70,7 +70,9 @@ cmd_check (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   printf ("cgroup layout: %s\n", rt_cgroup_layout ());
   {
     _cleanup_free_ char *dev = rt_cgroup_devices_describe ();
-    printf ("device access: %s\n", dev);
+    printf ("device access: %s; mknod of char/block nodes: refused by "
+            "Landlock unless a linux.resources.devices rule allows \"m\"\n",
+            dev);
   }
   printf ("overlay: %s\n", yesno (has_fs ("\toverlay\n")));
   printf ("pidfd: %s (used for kill and state)\n", yesno (pidfd_ok));

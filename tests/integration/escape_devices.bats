@@ -225,6 +225,26 @@ need_ns_v2() {
   [ "$status" -eq 0 ]
 }
 
+@test "mknod of a char or block device is refused (Landlock) unless a device rule allows m" {
+  cmd sh -c "mknod /tmp/disk b $DMAJ $DMIN || echo blk-refused; mknod /dev/kmsg2 c 1 11 || echo chr-refused; mknod /tmp/fifo p && echo fifo-ok; mknod /tmp/zero c 1 5 || echo zero-refused"
+  run rt run -b "$BUNDLE" "$(cid)"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *blk-refused* ]]
+  [[ "$output" == *chr-refused* ]]
+  [[ "$output" == *fifo-ok* ]]
+  [[ "$output" == *zero-refused* ]]
+  [[ "$output" == *"Permission denied"* ]]
+  [ ! -e "$BUNDLE/rootfs/tmp/disk" ]
+  # "c *:* m" opens char nodes only
+  cfg '.linux.resources.devices=[{"allow":true,"type":"c","access":"m"}]'
+  run rt run -b "$BUNDLE" "$(cid 2)"
+  echo "$output"
+  [[ "$output" == *blk-refused* ]]
+  [[ "$output" != *chr-refused* ]]
+  [[ "$output" != *zero-refused* ]]
+}
+
 @test "bad device rules are named and leave nothing behind" {
   cfg '.linux.resources.devices=[{"allow":false,"access":"rwm"},{"allow":true,"type":"x","access":"r"}]'
   run rt run -b "$BUNDLE" "$(cid)"
@@ -268,6 +288,7 @@ need_ns_v2() {
   if [ -d /sys/fs/cgroup/devices ]; then
     [[ "$output" == *"device access: cgroup v1 devices controller"* ]]
   fi
+  [[ "$output" == *'refused by Landlock unless a linux.resources.devices rule allows "m"'* ]]
   run rt features
   [ "$status" -eq 0 ]
   echo "$output" | jq -e '.annotations["org.sandlock-oci.devices"] | length > 0'

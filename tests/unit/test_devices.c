@@ -11,6 +11,7 @@
 
 #include "common/util.h"
 #include "runtime/cgroup-internal.h"
+#include "runtime/landlock.h"
 #include "tap.h"
 
 #define A (-1)
@@ -284,9 +285,55 @@ test_kernel_load (void)
     }
 }
 
+/* The write grant on a writable rootfs, with |rules| as the device rules. */
+static uint64_t
+root_grant (struct rt_device_rule *rules, size_t n)
+{
+  struct rt_resources r = res (rules, n);
+  struct rt_config c;
+  struct rt_ll_policy p;
+  struct rt_err *e = NULL;
+  const struct rt_ll_rule *x;
+  uint64_t a = 0;
+  memset (&c, 0, sizeof c);
+  c.root_readonly = false;
+  c.resources = n ? &r : NULL;
+  if (rt_ll_policy_build (&c, 7, &p, &e) < 0)
+    {
+      printf ("# %s\n", e->msg);
+      rt_err_free (&e);
+      return 0;
+    }
+  x = rt_ll_policy_find (&p, "/");
+  a = x ? x->access : 0;
+  rt_ll_policy_clear (&p);
+  return a;
+}
+
+static void
+test_landlock_mknod (void)
+{
+  const uint64_t mk = RT_LL_FS_MAKE_CHAR | RT_LL_FS_MAKE_BLOCK;
+  struct rt_device_rule cd[] = { RULE (false, NULL, A, A, "rwm"),
+                                 RULE (true, "c", 1, 3, "rw") };
+  struct rt_device_rule cm[] = { RULE (true, "c", A, A, "m") };
+  struct rt_device_rule am[] = { RULE (true, "a", A, A, NULL) };
+  struct rt_device_rule deny_m[] = { RULE (false, "b", A, A, "m") };
+  uint64_t a = root_grant (NULL, 0);
+  ok ((a & RT_LL_FS_WRITE_FILE) && (a & RT_LL_FS_MAKE_FIFO) && !(a & mk),
+      "no device rules: a writable / grants no MAKE_CHAR/MAKE_BLOCK");
+  ok (!(root_grant (cd, 2) & mk), "rules without m: none either");
+  a = root_grant (cm, 1);
+  ok ((a & RT_LL_FS_MAKE_CHAR) && !(a & RT_LL_FS_MAKE_BLOCK),
+      "allow c *:* m: MAKE_CHAR only");
+  ok ((root_grant (am, 1) & mk) == mk, "allow a rwm: both");
+  ok (!(root_grant (deny_m, 1) & mk), "a deny rule grants nothing");
+}
+
 int
 main (void)
 {
+  test_landlock_mknod ();
   test_validation ();
   test_verdicts ();
   test_program ();
