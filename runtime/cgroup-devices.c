@@ -13,6 +13,7 @@
 #include <linux/bpf.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -343,9 +344,26 @@ strv_has (char *const *v, size_t n, const char *s)
   return false;
 }
 
+/* Do we hold CAP_MKNOD (permitted)?  Without it no child of ours can mknod
+ * a device: the caps we give come from our own sets. */
+static bool
+self_has_mknod (void)
+{
+  cap_t caps = cap_get_proc ();
+  cap_flag_value_t v = CAP_CLEAR;
+  if (caps == NULL)
+    return true;                /* cannot tell: assume it can */
+  if (cap_get_flag (caps, CAP_MKNOD, CAP_PERMITTED, &v) < 0)
+    v = CAP_SET;
+  cap_free (caps);
+  return v == CAP_SET;
+}
+
 bool
 rt_devices_required (const struct rt_config *c)
 {
+  if (!self_has_mknod ())
+    return false;
   for (size_t i = 0; i < c->namespaces_len; i++)
     if (c->namespaces[i].type && strcmp (c->namespaces[i].type, "user") == 0)
       return false;

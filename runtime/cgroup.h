@@ -23,9 +23,10 @@ struct rt_cgroup_opts
   bool devices_required;
 };
 
-/* Can the container create device nodes the host honours?  True without a
- * user namespace when CAP_MKNOD is in the bounding set; in a user namespace
- * the kernel refuses mknod of devices (docs/security.md). */
+/* Can the container create device nodes the host honours?  True when the
+ * runtime holds CAP_MKNOD and the container, without a user namespace, has
+ * it in its bounding set; in a user namespace the kernel refuses mknod of
+ * devices (docs/security.md). */
 bool rt_devices_required (const struct rt_config *c);
 
 /* Creates the container's cgroup (every hierarchy that applies), applies
