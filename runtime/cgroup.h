@@ -30,12 +30,14 @@ struct rt_cgroup_opts
 bool rt_devices_required (const struct rt_config *c);
 
 /* Creates the container's cgroup (every hierarchy that applies), applies
- * |resources| and moves |pid| in.  Errors name the controller or file.  A
- * controller that the resources need but the host lacks is an error naming
- * it.  On failure nothing is left behind.  When |resources| set no limit
- * (devices rules aside) and the host has no cgroups or refuses us
- * (EACCES/EPERM/EROFS: rootless), returns 0 with *out = NULL (runc's
- * rootless rule); every other function needs a non-NULL cgroup.
+ * |resources|, restricts devices (always: deny all, the device rules, the
+ * default devices) and moves |pid| in.  Errors name the controller or file.
+ * A controller that the resources need but the host lacks is an error
+ * naming it.  On failure nothing is left behind.  When |resources| set no
+ * limit (devices rules aside), devices_required is false and the host has
+ * no cgroups or refuses us (EACCES/EPERM/EROFS: rootless), returns 0 with
+ * *out = NULL (runc's rootless rule); every other function needs a
+ * non-NULL cgroup.
  * Call it in the parent after clone(), before the child goes on. */
 int rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
                       struct rt_cgroup **out, struct rt_err **err);
