@@ -316,9 +316,10 @@ cg_dev_apply (struct rt_cgroup *cg, const struct rt_resources *r,
   if (update)
     return 0;
   if (!cg->v2_on)
-    return required ? rt_err_set (err, ENOENT, "devices: no devices "
-                                  "controller and no cgroup v2 to restrict "
-                                  "device access in")
+    return required ? rt_err_set (err, ENOENT, "devices: the container may "
+                                  "mknod (CAP_MKNOD, no user namespace) and "
+                                  "there is no devices controller and no "
+                                  "cgroup v2 to restrict device access in")
                     : 0;
   v2 = cg_v2_dir (cg);
   ret = v2_attach (v2, v, n, &e);
@@ -332,7 +333,10 @@ cg_dev_apply (struct rt_cgroup *cg, const struct rt_resources *r,
       return 0;
     }
   *err = rt_steal_ptr (&e);
-  return -1;
+  return required ? rt_err_wrap (err, "devices: the container may mknod "
+                                 "(CAP_MKNOD, no user namespace) and device "
+                                 "access cannot be restricted")
+                  : -1;
 }
 
 static bool

@@ -231,6 +231,19 @@ need_ns_v2() {
   [ "$status" -eq 0 ]
 }
 
+@test "pure cgroup v2, bpf(2) refused: CAP_MKNOD without a user namespace fails closed, nothing left" {
+  need_ns_v2
+  command -v setpriv >/dev/null || skip "no setpriv"
+  [ -d /sys/fs/cgroup/unified ] || skip "needs the hybrid unified tree to look for leftovers"
+  cmd true
+  WRAP="setpriv --bounding-set -bpf,-sys_admin" MODE=v2 run_in_ns
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"devices: the container may mknod"*"BPF_PROG_LOAD"* ]]
+  [ -z "$(rt list -q)" ]
+  [ ! -e "/sys/fs/cgroup/unified/sandlock-oci/$(cid v2)" ]
+}
+
 @test "mknod of a char or block device is refused (Landlock) unless a device rule allows m" {
   cmd sh -c "mknod /tmp/disk b $DMAJ $DMIN || echo blk-refused; mknod /dev/kmsg2 c 1 11 || echo chr-refused; mknod /tmp/fifo p && echo fifo-ok; mknod /tmp/zero c 1 5 || echo zero-refused"
   run rt run -b "$BUNDLE" "$(cid)"
