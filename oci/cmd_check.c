@@ -68,6 +68,12 @@ cmd_check (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   printf ("time namespace: %s\n",
           yesno (access ("/proc/self/ns/time", F_OK) == 0));
   printf ("cgroup layout: %s\n", rt_cgroup_layout ());
+  {
+    _cleanup_free_ char *dev = rt_cgroup_devices_describe ();
+    printf ("device access: %s; mknod of char/block nodes: refused by "
+            "Landlock unless a linux.resources.devices rule allows \"m\"\n",
+            dev);
+  }
   printf ("overlay: %s\n", yesno (has_fs ("\toverlay\n")));
   printf ("pidfd: %s (used for kill and state)\n", yesno (pidfd_ok));
   printf ("openat2: %s (mount destinations resolved in root: %s)\n",

@@ -21,6 +21,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "common/util.h"
+#include "runtime/cgroup.h"
 #include "runtime/runtime.h"
 #include "state.h"
 
@@ -237,6 +238,12 @@ gen_annotations (yajl_gen g)
   yajl_gen_map_open (g);
   S (g, "io.github.seccomp.libseccomp.version");
   S (g, ver);
+  {
+    /* What restricts device nodes here (docs/security.md). */
+    _cleanup_free_ char *dev = rt_cgroup_devices_describe ();
+    S (g, "org.sandlock-oci.devices");
+    S (g, dev);
+  }
   for (size_t i = 0; i < ARRAY_SIZE (sandlock_annotations); i++)
     {
       S (g, sandlock_annotations[i][0]);

@@ -121,4 +121,42 @@ int cg_v2_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
 /* 1 when cgroup.kill did the job, 0 when unavailable, < 0 on error. */
 int cg_v2_kill (struct rt_cgroup *cg, struct rt_err **err);
 
+/* Device rules (runtime/cgroup-devices.c). */
+#define CG_DEV_M 1u             /* = BPF_DEVCG_ACC_MKNOD */
+#define CG_DEV_R 2u
+#define CG_DEV_W 4u
+#define CG_DEV_RWM 7u
+
+struct cg_dev_rule
+{
+  bool allow;
+  char type;                    /* 'a', 'b', 'c' */
+  int64_t major, minor;         /* -1 = any */
+  unsigned access;              /* CG_DEV_* bits */
+};
+
+/* Validates |r|'s linux.resources.devices (errors name the JSON path) and
+ * returns them followed by the default devices; the implicit first rule
+ * is "deny all".  *out is malloc'd. */
+int cg_dev_rules (const struct rt_resources *r, struct cg_dev_rule **out,
+                  size_t *n, struct rt_err **err);
+/* The verdict of |rules| for one request: the last matching rule wins (an
+ * allow rule matches when it covers every requested right, a deny rule
+ * when it names any); none matching denies.  The BPF program computes the
+ * same; tests compare the two. */
+bool cg_dev_match (const struct cg_dev_rule *rules, size_t n, char type,
+                   uint32_t major, uint32_t minor, unsigned access);
+struct bpf_insn;
+/* The BPF_PROG_TYPE_CGROUP_DEVICE program for |rules|; returns the number
+ * of instructions, *out is malloc'd. */
+size_t cg_dev_prog (const struct cg_dev_rule *rules, size_t n,
+                    struct bpf_insn **out);
+/* Restricts devices in |cg|: v1 devices files when the host has the v1
+ * controller, else the BPF program on the v2 directory.  When that is not
+ * possible (no hierarchy, bpf(2) not permitted) it fails only if
+ * |required|.  |update| only adds the given rules (v1); on v2 the program
+ * attached at create stays as it is. */
+int cg_dev_apply (struct rt_cgroup *cg, const struct rt_resources *r,
+                  bool required, bool update, struct rt_err **err);
+
 #endif

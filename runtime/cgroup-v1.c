@@ -78,7 +78,8 @@ cg_v1_check (const struct cg_host *h, const struct rt_resources *r,
     return missing ("cpuset", err);
   if (r->pids.limit_present && cg_v1_index (h, "pids") < 0)
     return missing ("pids", err);
-  if (r->devices_len && cg_v1_index (h, "devices") < 0)
+  /* Without it, a hybrid host's v2 tree takes the device program. */
+  if (r->devices_len && cg_v1_index (h, "devices") < 0 && !h->v2_mount)
     return missing ("devices", err);
   return 0;
 }
@@ -305,53 +306,15 @@ v1_cpuset_pids_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
   return 0;
 }
 
-static const char *const default_allow[] = {
-  "c *:* m",  "b *:* m",  "c 1:3 rwm", "c 1:5 rwm",   "c 1:7 rwm",
-  "c 1:8 rwm", "c 1:9 rwm", "c 5:0 rwm", "c 5:1 rwm", "c 5:2 rwm",
-  "c 136:* rwm", "c 10:200 rwm",
-};
-
-/* Rules in order, as the kernel's devices.allow/deny lists apply them; "a"
- * switches the default (deny "a" = whitelist mode). */
-static int
-v1_devices (struct rt_cgroup *cg, const struct rt_resources *r,
-            struct rt_err **err)
-{
-  _cleanup_free_ char *dir = NULL;
-  if (r->devices_len == 0)
-    return 0;
-  if (need_dir (cg, "devices", &dir, err) < 0)
-    return -1;
-  for (size_t i = 0; i < r->devices_len; i++)
-    {
-      const struct rt_device_rule *d = &r->devices[i];
-      char maj[24] = "*", min[24] = "*";
-      if (d->major >= 0)
-        snprintf (maj, sizeof maj, "%lld", (long long) d->major);
-      if (d->minor >= 0)
-        snprintf (min, sizeof min, "%lld", (long long) d->minor);
-      if (cg_writef (dir, d->allow ? "devices.allow" : "devices.deny", err,
-                     "%s %s:%s %s", d->type ? d->type : "a", maj, min,
-                     d->access ? d->access : "rwm") < 0)
-        return rt_err_wrap (err, "linux.resources.devices[%zu]", i);
-    }
-  /* The runtime-spec's default devices (and /dev/pts, /dev/ptmx, mknod of
-   * any node) are always usable, after the config's rules, as runc and crun
-   * do: podman writes only "deny a" and relies on the runtime for these, so
-   * without them /dev/null and /dev/ptmx fail with EPERM. */
-  for (size_t i = 0; i < ARRAY_SIZE (default_allow); i++)
-    if (cg_writef (dir, "devices.allow", err, "%s", default_allow[i]) < 0)
-      return rt_err_wrap (err, "default device rule");
-  return 0;
-}
-
 int
 cg_v1_apply (struct rt_cgroup *cg, const struct rt_resources *r, bool update,
              struct rt_err **err)
 {
-  (void) update;
   if (v1_memory (cg, r, err) < 0 || v1_cpu (cg, r, err) < 0
-      || v1_cpuset_pids_blkio (cg, r, err) < 0 || v1_devices (cg, r, err) < 0)
+      || v1_cpuset_pids_blkio (cg, r, err) < 0)
+    return -1;
+  /* At create, cg_dev_apply runs for every container (rules or none). */
+  if (update && cg_dev_apply (cg, r, false, true, err) < 0)
     return -1;
   return 0;
 }

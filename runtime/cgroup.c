@@ -164,6 +164,23 @@ cg_create_on (const struct cg_host *h, const char *path,
   return 0;
 }
 
+/* The device restriction goes on before any process is in the cgroup. */
+static int
+create_devices (struct rt_cgroup *cg, const struct rt_cgroup_opts *o,
+                pid_t pid, struct rt_err **err)
+{
+  struct rt_err *e = NULL;
+  if (cg_dev_apply (cg, o->resources, o->devices_required, false, err) == 0
+      && (pid <= 0 || move_pid (cg, pid, false, err) == 0))
+    return 0;
+  if (pid > 0)
+    undo_create (cg, pid);
+  rt_cgroup_destroy (cg, &e);
+  rt_err_free (&e);
+  rt_cgroup_free (cg);
+  return -1;
+}
+
 int
 rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
                   struct rt_cgroup **out, struct rt_err **err)
@@ -182,24 +199,35 @@ rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
     return -1;
   if (cg_resolve_path (o, h->layout, self ? self : "", &path, err) < 0)
     return -1;
-  if (h->layout == CG_NONE && !cg_resources_needed (o->resources))
+  if (h->layout == CG_NONE && !cg_resources_needed (o->resources)
+      && !o->devices_required)
     {
       *out = NULL;
       return 0;
     }
-  if (cg_create_on (h, path, o->resources, pid, out, &e) == 0)
-    return 0;
+  if (cg_create_on (h, path, o->resources, 0, out, &e) == 0)
+    {
+      if (create_devices (*out, o, pid, err) == 0)
+        return 0;
+      *out = NULL;
+      return -1;
+    }
   /* runc's rootless rule: a cgroup that only tracks is worth no failure
    * when the caller may not create one (rootless, or root in a user
-   * namespace, or a read-only /sys/fs/cgroup in a container). */
+   * namespace, or a read-only /sys/fs/cgroup in a container).  Not when
+   * it is what keeps the container away from the host's devices. */
   if ((e->errno_ == EACCES || e->errno_ == EPERM || e->errno_ == EROFS)
-      && !cg_resources_needed (o->resources))
+      && !cg_resources_needed (o->resources) && !o->devices_required)
     {
       rt_err_free (&e);
       *out = NULL;
       return 0;
     }
   *err = rt_steal_ptr (&e);
+  if (o->devices_required)
+    return rt_err_wrap (err, "devices: the container may mknod (CAP_MKNOD, "
+                        "no user namespace) and needs a cgroup to restrict "
+                        "device access");
   return -1;
 }
 

@@ -18,15 +18,26 @@ struct rt_cgroup_opts
   const char *id;               /* container id */
   bool systemd;                 /* --systemd-cgroup: "slice:prefix:name" */
   const struct rt_resources *resources;  /* may be NULL */
+  /* The container could mknod a real device (rt_devices_required): no
+   * cgroup, or one where devices cannot be restricted, is then an error. */
+  bool devices_required;
 };
 
+/* Can the container create device nodes the host honours?  True when the
+ * runtime holds CAP_MKNOD and the container, without a user namespace, has
+ * it in its bounding set; in a user namespace the kernel refuses mknod of
+ * devices (docs/security.md). */
+bool rt_devices_required (const struct rt_config *c);
+
 /* Creates the container's cgroup (every hierarchy that applies), applies
- * |resources| and moves |pid| in.  Errors name the controller or file.  A
- * controller that the resources need but the host lacks is an error naming
- * it.  On failure nothing is left behind.  When |resources| set no limit
- * (devices rules aside) and the host has no cgroups or refuses us
- * (EACCES/EPERM/EROFS: rootless), returns 0 with *out = NULL (runc's
- * rootless rule); every other function needs a non-NULL cgroup.
+ * |resources|, restricts devices (always: deny all, the device rules, the
+ * default devices) and moves |pid| in.  Errors name the controller or file.
+ * A controller that the resources need but the host lacks is an error
+ * naming it.  On failure nothing is left behind.  When |resources| set no
+ * limit (devices rules aside), devices_required is false and the host has
+ * no cgroups or refuses us (EACCES/EPERM/EROFS: rootless), returns 0 with
+ * *out = NULL (runc's rootless rule); every other function needs a
+ * non-NULL cgroup.
  * Call it in the parent after clone(), before the child goes on. */
 int rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
                       struct rt_cgroup **out, struct rt_err **err);
@@ -90,6 +101,10 @@ int rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
 int rt_cgroup_destroy (struct rt_cgroup *cg, struct rt_err **err);
 
 void rt_cgroup_free (struct rt_cgroup *cg);
+
+/* How device access is restricted on this host, one line (for `check` and
+ * `features`); malloc'd. */
+char *rt_cgroup_devices_describe (void);
 
 /* "v2", "v1" or "hybrid" — what the host has (for `check`). */
 const char *rt_cgroup_layout (void);

@@ -513,14 +513,15 @@ make_cgroup (struct rt_plan *p, struct rt_cgroup **cg, struct rt_err **err)
   const struct rt_config *c = p->c;
   struct rt_cgroup_opts co = { .cgroups_path = c->cgroups_path,
                                .id = p->o->id, .systemd = p->o->systemd_cgroup,
-                               .resources = c->resources };
+                               .resources = c->resources,
+                               .devices_required = rt_devices_required (c) };
   if (rt_cgroup_create (&co, 0, cg, err) == 0)
     return 0;
   /* Rootless without a delegated cgroup: like runc, go on without one
    * unless the config asks for limits that need it. */
   bool denied = (*err)->errno_ == EACCES || (*err)->errno_ == EPERM
                 || (*err)->errno_ == EROFS;
-  if (!denied || geteuid () == 0)
+  if (!denied || geteuid () == 0 || co.devices_required)
     return -1;
   if (c->resources)
     return rt_err_wrap (err, "linux.resources need a cgroup this user may "

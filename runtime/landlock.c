@@ -471,11 +471,34 @@ is_std_node (const char *path)
   return false;
 }
 
+/* MAKE_CHAR / MAKE_BLOCK for the device types a linux.resources.devices
+ * allow rule grants "m" on.  Landlock cannot tell majors apart, the device
+ * cgroup does; this only keeps mknod closed when no rule opens it (defence
+ * in depth: mknod of a host disk is the classic escape). */
+static uint64_t
+mknod_rights (const struct rt_resources *r)
+{
+  uint64_t m = 0;
+  for (size_t i = 0; r && i < r->devices_len; i++)
+    {
+      const struct rt_device_rule *d = &r->devices[i];
+      const char *t = d->type ? d->type : "a";
+      if (!d->allow || (d->access && !strchr (d->access, 'm')))
+        continue;
+      if (strcmp (t, "a") == 0 || strcmp (t, "c") == 0)
+        m |= RT_LL_FS_MAKE_CHAR;
+      if (strcmp (t, "a") == 0 || strcmp (t, "b") == 0)
+        m |= RT_LL_FS_MAKE_BLOCK;
+    }
+  return m;
+}
+
 static int
 derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
                      struct rt_err **err)
 {
-  rule_put (p, xstrdup ("/"), c->root_readonly ? RT_LL_FS_READ : RT_LL_FS_WRITE,
+  uint64_t wr = RT_LL_FS_WRITE | mknod_rights (c->resources);
+  rule_put (p, xstrdup ("/"), c->root_readonly ? RT_LL_FS_READ : wr,
             RT_LL_O_ROOT, false);
   for (size_t i = 0; i < c->mounts_len; i++)
     {
@@ -489,7 +512,7 @@ derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
         return rt_err_set (err, 0, "mounts[%zu].destination: \"%s\" must be "
                            "a path inside the container without \"..\"", i,
                            m->destination ? m->destination : "");
-      rule_put (p, n, mount_is_ro (m) ? RT_LL_FS_READ : RT_LL_FS_WRITE,
+      rule_put (p, n, mount_is_ro (m) ? RT_LL_FS_READ : wr,
                 RT_LL_O_MOUNT, false);
     }
   for (size_t i = 0; i < ARRAY_SIZE (std_nodes); i++)
@@ -561,8 +584,9 @@ derive_annotation_rules (const struct rt_config *c, struct rt_ll_policy *p,
     rule_put (p, xstrdup (rd[i]), RT_LL_FS_READ, RT_LL_O_ANNOTATION,
               false);
   for (size_t i = 0; i < nwr; i++)
-    rule_put (p, xstrdup (wr[i]), RT_LL_FS_WRITE, RT_LL_O_ANNOTATION,
-              false);
+    rule_put (p, xstrdup (wr[i]),
+              RT_LL_FS_WRITE | mknod_rights (c->resources),
+              RT_LL_O_ANNOTATION, false);
   /* Denied wins.  Landlock only adds rights, so: drop every grant at or
    * below a denied path, then mask (mount over) a denied path that a
    * remaining grant still covers. */

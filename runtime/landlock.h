@@ -42,9 +42,11 @@
    | RT_LL_FS_TRUNCATE | RT_LL_FS_IOCTL_DEV)
 #define RT_LL_FS_READ (RT_LL_FS_EXECUTE | RT_LL_FS_READ_FILE | RT_LL_FS_READ_DIR)
 /* Write grant: everything but IOCTL_DEV, which only ttys and explicitly
- * configured devices get. */
+ * configured devices get, and MAKE_CHAR/MAKE_BLOCK, which only a device
+ * cgroup rule allowing "m" adds (docs/security.md). */
 #define RT_LL_FS_WRITE                                                  \
-  ((RT_LL_FS_V1 | RT_LL_FS_REFER | RT_LL_FS_TRUNCATE))
+  ((RT_LL_FS_V1 | RT_LL_FS_REFER | RT_LL_FS_TRUNCATE)                   \
+   & ~(RT_LL_FS_MAKE_CHAR | RT_LL_FS_MAKE_BLOCK))
 #define RT_LL_FS_TTY                                                    \
   (RT_LL_FS_READ_FILE | RT_LL_FS_WRITE_FILE | RT_LL_FS_READ_DIR         \
    | RT_LL_FS_IOCTL_DEV)
