@@ -92,6 +92,12 @@ oci_log_warning (const struct oci_globals *g, const char *msg)
 }
 
 void
+oci_hook_warning (const void *g, const char *msg)
+{
+  oci_log_warning (g, msg);
+}
+
+void
 oci_debug (const struct oci_globals *g, const char *fmt, ...)
 {
   va_list ap;

@@ -58,4 +58,7 @@ void oci_log_error (const struct oci_globals *g, const char *msg);
 /* The same at level "warning": the operation goes on. */
 void oci_log_warning (const struct oci_globals *g, const char *msg);
 
+/* oci_log_warning for rt_hooks_run_all (|g| is the struct oci_globals). */
+void oci_hook_warning (const void *g, const char *msg);
+
 #endif

@@ -258,14 +258,11 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
     }
   if (cfg->hooks[RT_HOOK_POSTSTART].len)
     {
+      /* runtime-spec up to 1.2 (all the parser accepts): a failure is a
+       * warning and the remaining hooks still run. */
       _cleanup_free_ char *j = oci_state_json (st, false);
-      struct rt_err *e2 = NULL;
-      if (rt_hooks_run (&cfg->hooks[RT_HOOK_POSTSTART], "poststart", j, &e2)
-          < 0)
-        {
-          oci_log_error (g, e2->msg);
-          rt_err_free (&e2);
-        }
+      rt_hooks_run_all (&cfg->hooks[RT_HOOK_POSTSTART], "poststart", j,
+                        oci_hook_warning, g);
     }
   rt_config_free (cfg);
   return 0;

@@ -512,12 +512,10 @@ oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
       _cleanup_free_ char *j = NULL;
       set_status (st, "stopped");
       j = oci_state_json (st, false);
-      /* poststop failures are warnings (runtime-spec): log, go on. */
-      if (rt_hooks_run (&cfg->hooks[RT_HOOK_POSTSTOP], "poststop", j, &e2) < 0)
-        {
-          oci_log_error (g, e2->msg);
-          rt_err_free (&e2);
-        }
+      /* poststop failures are warnings (runtime-spec): log each, run the
+       * remaining hooks. */
+      rt_hooks_run_all (&cfg->hooks[RT_HOOK_POSTSTOP], "poststop", j,
+                        oci_hook_warning, g);
       rt_config_free (cfg);
     }
   rt_err_free (&e2);

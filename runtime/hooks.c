@@ -35,7 +35,11 @@ run_one (const struct rt_hook *h, const char *kind, size_t idx,
          const char *state, struct rt_err **err)
 {
   _cleanup_free_ char **argv = nul_strv (h->args, h->args_len, h->path);
-  _cleanup_free_ char **envp = nul_strv (h->env, h->env_len, NULL);
+  /* No env: the runtime's own, as runc and crun pass (engines rely on
+   * PATH reaching their hooks). */
+  _cleanup_free_ char **envp = h->env_len ? nul_strv (h->env, h->env_len,
+                                                      NULL)
+                                          : NULL;
   _cleanup_fd_ int pfd = -1;
   int in[2], status;
   pid_t pid;
@@ -52,7 +56,7 @@ run_one (const struct rt_hook *h, const char *kind, size_t idx,
   if (pid == 0)
     {
       dup2 (in[0], 0);
-      execve (h->path, argv, envp);
+      execve (h->path, argv, envp ? envp : environ);
       _exit (127);
     }
   close (in[0]);
@@ -105,4 +109,23 @@ rt_hooks_run (const struct rt_hook_list *l, const char *kind,
     if (run_one (&l->hooks[i], kind, i, state_json, err) < 0)
       return -1;
   return 0;
+}
+
+int
+rt_hooks_run_all (const struct rt_hook_list *l, const char *kind,
+                  const char *state_json, rt_hook_warn_fn warn,
+                  const void *ud)
+{
+  int failed = 0;
+  for (size_t i = 0; i < l->len; i++)
+    {
+      struct rt_err *e = NULL;
+      if (run_one (&l->hooks[i], kind, i, state_json, &e) < 0)
+        {
+          warn (ud, e->msg);
+          rt_err_free (&e);
+          failed++;
+        }
+    }
+  return failed;
 }

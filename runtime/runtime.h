@@ -103,6 +103,14 @@ bool rt_proc_alive (pid_t pid, uint64_t start_time);
 int rt_hooks_run (const struct rt_hook_list *l, const char *kind,
                   const char *state_json, struct rt_err **err);
 
+/* Runs every hook of |l| even when some fail (poststart and poststop up
+ * to runtime-spec 1.2: "log a warning ... the remaining hooks continue");
+ * each failure goes to |warn|.  Returns the number of hooks that failed. */
+typedef void (*rt_hook_warn_fn) (const void *ud, const char *msg);
+int rt_hooks_run_all (const struct rt_hook_list *l, const char *kind,
+                      const char *state_json, rt_hook_warn_fn warn,
+                      const void *ud);
+
 /* Parses a signal name ("KILL", "SIGKILL", "sigterm", "RTMIN+3") or number.
  * Returns the signal, or -1. */
 int rt_signal_parse (const char *s);

@@ -1,0 +1,58 @@
+#!/usr/bin/env bats
+# Runtime conformance found by runtime-tools, crun's tests and real engines
+# (issue 16): hooks, exec's session, the CLI flags engines pass, and the
+# child's real error reaching the caller.
+load ../lib/common
+
+setup_file() { common_setup_file; }
+setup() { require_root; common_setup; }
+teardown() { common_teardown; }
+
+# A host shell hook (hooks run on the host) as a JSON object.
+hook() { jq -nc --arg s "$1" '{path:"/bin/sh",args:["sh","-c",$s]}'; }
+
+# ---- hooks ---------------------------------------------------------------
+
+@test "hooks: a failing poststart hook is a warning and the next one still runs" {
+  id=$(cid)
+  m=$BATS_TEST_TMPDIR/marker
+  cmd sleep 30
+  cfg ".hooks.poststart=[$(hook 'exit 3'), $(hook "echo ran > $m")]"
+  rt create -b "$BUNDLE" "$id"
+  run rt start "$id"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"warning: poststart hook 0"*"exited with status 3"* ]]
+  [ "$(cat "$m")" = ran ]
+  [ "$(rt state "$id" | jq -r .status)" = running ]
+}
+
+@test "hooks: every failing poststop hook is logged and the rest still run" {
+  id=$(cid)
+  m=$BATS_TEST_TMPDIR/marker
+  cfg ".hooks.poststop=[$(hook 'exit 4'), $(hook 'exit 5'), $(hook "echo ran > $m")]"
+  rt create -b "$BUNDLE" "$id"
+  run rt --log "$BATS_TEST_TMPDIR/log" delete -f "$id"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$m")" = ran ]
+  grep -q 'warning: poststop hook 0.*status 4' "$BATS_TEST_TMPDIR/log"
+  grep -q 'warning: poststop hook 1.*status 5' "$BATS_TEST_TMPDIR/log"
+}
+
+@test "hooks: a hook without env gets the runtime's environment (runc, crun)" {
+  id=$(cid)
+  e=$BATS_TEST_TMPDIR/env
+  cfg ".hooks.prestart=[$(hook "env > $e.prestart")] | .hooks.poststart=[$(hook "env > $e.poststart")]"
+  SANDLOCK_HOOK_PROBE=yes rt run -b "$BUNDLE" "$id"
+  grep -qx 'SANDLOCK_HOOK_PROBE=yes' "$e.prestart"
+  grep -q '^PATH=' "$e.prestart"
+  grep -qx 'SANDLOCK_HOOK_PROBE=yes' "$e.poststart"
+}
+
+@test "hooks: a hook's own env replaces the runtime's" {
+  id=$(cid)
+  e=$BATS_TEST_TMPDIR/env
+  cfg ".hooks.prestart=[$(hook "env > $e") + {env:[\"ONLY=this\"]}]"
+  SANDLOCK_HOOK_PROBE=yes rt run -b "$BUNDLE" "$id"
+  grep -qx 'ONLY=this' "$e"
+  ! grep -q SANDLOCK_HOOK_PROBE "$e"
+}
