@@ -90,13 +90,13 @@ static int
 exec_setup (struct exec_plan *p, struct rt_err **err)
 {
   const struct rt_process *pr = p->o->process;
-  if (pr->terminal)
-    {
-      if (setsid () < 0)
-        return rt_err_set (err, errno, "setsid");
-      if (rt_proc_terminal (pr, p->console_fd, err) < 0)
-        return -1;
-    }
+  /* Its own session with or without a terminal, as runc's nsexec and crun
+   * do: the runtime's process group is not in the container's pid
+   * namespace, where getpgrp() and getsid() would say 0. */
+  if (setsid () < 0)
+    return rt_err_set (err, errno, "setsid");
+  if (pr->terminal && rt_proc_terminal (pr, p->console_fd, err) < 0)
+    return -1;
   if (p->console_fd >= 0)
     close (p->console_fd);
   if (chdir (pr->cwd) < 0)
