@@ -563,6 +563,23 @@ clone_child (struct rt_plan *p, struct rt_cgroup *cg)
                           0, 0, 0, 0);
 }
 
+/* An ordinary user without a user namespace in the config gets EPERM from
+ * the kernel and nothing more: say what to do instead. */
+static int
+clone_failed (const struct rt_plan *p, int e, struct rt_err **err)
+{
+  if (e == EPERM && geteuid () != 0 && !p->new_user
+      && (p->ns_len == 0 || p->ns_types[0] != CLONE_NEWUSER))
+    {
+      rt_err_set (err, 0, "clone (namespaces %#x): %s: creating namespaces "
+                  "needs root or a user namespace: use `sandlock-oci spec "
+                  "--rootless`", p->clone_flags, strerror (e));
+      (*err)->errno_ = e;
+      return -1;
+    }
+  return rt_err_set (err, e, "clone (namespaces %#x)", p->clone_flags);
+}
+
 static int
 parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
               struct rt_err **err)
@@ -603,29 +620,27 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
   if (rt_sync_send_go (sock, pid) < 0
       || rt_sync_send_str (sock, *cg ? rt_cgroup_path (*cg) : NULL) < 0
       || rt_sync_send_str (sock, state) < 0)
-    return rt_err_set (err, errno, "send setup to container process");
+    return rt_sync_fail (sock, "send setup to container process", err);
   /* The first migration into a v1 hierarchy waits for an RCU grace period:
    * the child does its first mounts meanwhile, and waits for CGROUP_DONE
    * only where it needs to be in its cgroup. */
   if (*cg && rt_cgroup_attach (*cg, pid, p->born_in_cgroup, err) < 0)
     {
       /* A child that failed first has its own, better, error waiting. */
-      if (recv (sock, &m, sizeof m, MSG_DONTWAIT) == (ssize_t) sizeof m
-          && m.kind == SYNC_ERROR)
-        {
-          rt_err_free (err);
-          m.msg[sizeof m.msg - 1] = '\0';
-          return rt_err_set (err, 0, "%s", m.msg);
-        }
+      rt_sync_child_error (sock, err);
       return -1;
     }
   if (rt_sync_send (sock, SYNC_CGROUP_DONE, 0, NULL) < 0)
-    return rt_err_set (err, errno, "sync with container process");
+    return rt_sync_fail (sock, "sync with container process", err);
   for (;;)
     {
       r = rt_sync_recv (sock, &m);
       if (r <= 0)
-        return rt_err_set (err, 0, "container process exited during setup");
+        {
+          if (r < 0 && rt_sync_child_error (sock, err) < 0)
+            return -1;
+          return rt_err_set (err, 0, "container process exited during setup");
+        }
       switch (m.kind)
         {
         case SYNC_HOOKS:
@@ -635,7 +650,7 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
                                "createRuntime", state, err) < 0)
             return -1;
           if (rt_sync_send (sock, SYNC_HOOKS_DONE, 0, NULL) < 0)
-            return rt_err_set (err, errno, "sync with container process");
+            return rt_sync_fail (sock, "sync with container process", err);
           break;
         case SYNC_READY:
           return 0;
@@ -708,7 +723,7 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   pid = clone_child (&p, cg);
   if (pid < 0)
     {
-      rt_err_set (err, errno, "clone (namespaces %#x)", p.clone_flags);
+      clone_failed (&p, errno, err);
       goto out;
     }
   if (pid == 0)

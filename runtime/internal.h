@@ -120,6 +120,13 @@ int rt_sync_send (int fd, int kind, int errno_, const char *msg);
 int rt_sync_send_go (int fd, pid_t pid);
 /* 1: a message, 0: EOF, -1: error */
 int rt_sync_recv (int fd, struct sync_msg *m);
+/* If the child's SYNC_ERROR is queued on |fd|, replaces *err with it and
+ * returns -1; else returns 0 (never blocks). */
+int rt_sync_child_error (int fd, struct rt_err **err);
+/* After a send to the child failed (errno set): the child usually failed
+ * first and exited, and its queued SYNC_ERROR is the real cause.  Sets
+ * *err to that message, else to |what| with the send's errno; returns -1. */
+int rt_sync_fail (int fd, const char *what, struct rt_err **err);
 int rt_sync_send_str (int fd, const char *s);
 char *rt_sync_recv_str (int fd);
 

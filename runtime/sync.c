@@ -35,6 +35,30 @@ rt_sync_recv (int fd, struct sync_msg *m)
 }
 
 int
+rt_sync_child_error (int fd, struct rt_err **err)
+{
+  struct sync_msg m;
+  ssize_t r = recv (fd, &m, sizeof m, MSG_DONTWAIT);
+  /* A child that exits with our message unread makes the next recv fail
+   * with ECONNRESET once, ahead of what it queued for us. */
+  if (r < 0 && errno == ECONNRESET)
+    r = recv (fd, &m, sizeof m, MSG_DONTWAIT);
+  if (r != (ssize_t) sizeof m || m.kind != SYNC_ERROR)
+    return 0;
+  m.msg[sizeof m.msg - 1] = '\0';
+  return rt_err_set (err, 0, "%s", m.msg);
+}
+
+int
+rt_sync_fail (int fd, const char *what, struct rt_err **err)
+{
+  int e = errno;
+  if (rt_sync_child_error (fd, err) < 0)
+    return -1;
+  return rt_err_set (err, e, "%s", what);
+}
+
+int
 rt_sync_send_go (int fd, pid_t pid)
 {
   struct sync_msg m = { .kind = SYNC_GO, .pid = pid };

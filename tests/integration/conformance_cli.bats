@@ -56,3 +56,54 @@ hook() { jq -nc --arg s "$1" '{path:"/bin/sh",args:["sh","-c",$s]}'; }
   grep -qx 'ONLY=this' "$e"
   ! grep -q SANDLOCK_HOOK_PROBE "$e"
 }
+
+# ---- exec ----------------------------------------------------------------
+
+@test "exec without a terminal: the process leads its own session and group (runc, crun)" {
+  id=$(cid)
+  cmd sleep 30
+  rt run -d -b "$BUNDLE" "$id"
+  # fields 5 and 6 of /proc/PID/stat: process group and session
+  run rt exec "$id" sh -c 'read -r p c s pp pg sid rest < /proc/$$/stat; echo "$$ $pg $sid"'
+  [ "$status" -eq 0 ]
+  set -- $output
+  [ "$1" != 0 ]
+  [ "$2" = "$1" ]
+  [ "$3" = "$1" ]
+}
+
+# ---- the child's real error ------------------------------------------------
+
+@test "create: a namespace path that is not a namespace reports the join, not a broken pipe" {
+  cfg '.linux.namespaces |= map(if .type == "ipc" then .path = "/etc/hostname" else . end)'
+  run rt create -b "$BUNDLE" "$(cid)"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"join namespace"*"Invalid argument"* ]]
+  [[ "$output" != *"Broken pipe"* ]]
+  [ -z "$(ls "$ROOT")" ]
+}
+
+@test "create: a root.path that is a regular file says so, not 'exited during setup'" {
+  touch "$BUNDLE/rootfile"
+  cfg '.root.path = "rootfile"'
+  for i in 1 2 3; do
+    run rt create -b "$BUNDLE" "$(cid)-$i"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"rootfile"*"Not a directory"* ]]
+  done
+  [ -z "$(ls "$ROOT")" ]
+}
+
+# ---- rootless hints --------------------------------------------------------
+
+@test "run as an ordinary user with a rootful config says to use spec --rootless" {
+  su nobody -s /bin/sh -c true 2>/dev/null || skip "no nobody user to switch to"
+  D=$(mktemp -d /tmp/sandlock-cli.XXXXXX)
+  chmod 755 "$D"
+  make_bundle "$D/b"
+  chown -R nobody "$D"
+  run su nobody -s /bin/sh -c "cd $D/b && $SANDLOCK_OCI --root $D/state run x"
+  rm -rf "$D"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"Operation not permitted: creating namespaces needs root or a user namespace: use \`sandlock-oci spec --rootless\`"* ]]
+}
