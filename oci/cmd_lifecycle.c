@@ -23,9 +23,10 @@ cmd_create (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
 OCI_COMMAND (create_command, "create", "create a container (parked before its process runs)",
              "usage: sandlock-oci create [-b|--bundle DIR] [--pid-file F]\n"
              "         [--console-socket S] [--preserve-fds N] [--no-pivot]\n"
-             "         [--no-new-keyring] ID\n\n"
-             "Sets up the container from DIR/config.json and returns once its\n"
-             "process is parked before execve; `start ID` runs it.\n",
+             "         [--no-new-keyring] [--config FILE] ID\n\n"
+             "Sets up the container from DIR/config.json (or --config FILE)\n"
+             "and returns once its process is parked before execve; `start ID`\n"
+             "runs it.\n",
              cmd_create)
 
 static int

@@ -106,7 +106,8 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
                      : oci_wait_forwarding (st.pid, &set);
   sigprocmask (SIG_SETMASK, &old, NULL);
   flock (st.dirfd, LOCK_EX);
-  if (faccessat (st.dirfd, "state.json", F_OK, 0) == 0)
+  /* --keep (crun's): the stopped container stays for `delete`. */
+  if (!a.keep && faccessat (st.dirfd, "state.json", F_OK, 0) == 0)
     {
       struct rt_err *e2 = NULL;
       if (oci_container_destroy (g, &st, &e2) < 0)
@@ -130,11 +131,13 @@ fail:
 OCI_COMMAND (run_command, "run", "create and start a container, wait for it",
              "usage: sandlock-oci run [-d|--detach] [-b|--bundle DIR]\n"
              "         [--pid-file F] [--console-socket S] [--preserve-fds N]\n"
-             "         [--no-pivot] [--no-new-keyring] ID\n"
+             "         [--no-pivot] [--no-new-keyring] [--keep]\n"
+             "         [--config FILE] ID\n"
              "       sandlock-oci run [flags] --image REF ID [-- CMD...]\n\n"
              "Without -d, waits for the container, forwards signals to it,\n"
-             "deletes it when it exits and exits with its status (128+N when\n"
-             "killed by signal N).  With --image, pulls REF when needed and runs\n"
+             "deletes it when it exits (unless --keep: it stays, stopped, for\n"
+             "`delete`) and exits with its status (128+N when killed by\n"
+             "signal N).  --config FILE is used instead of BUNDLE/config.json.  With --image, pulls REF when needed and runs\n"
              "it from a bundle built under the state root, ROOT/image-bundles/ID,\n"
              "which is deleted with the container; --cache-dir DIR,\n"
              "--allow-devices and --max-unpacked-size SIZE apply to it as to\n"

@@ -21,6 +21,7 @@ struct oci_globals
   enum oci_log_format log_format;
   bool debug;
   bool systemd_cgroup;
+  bool no_cgroup;               /* --cgroup-manager disabled */
   int rootless;                 /* -1 auto, 0 false, 1 true */
 };
 

@@ -77,7 +77,8 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   size_t cfg_len;
   int ret = -1;
 
-  cfg_path = xasprintf ("%s/config.json", st->bundle);
+  cfg_path = a->config ? xstrdup (a->config)
+                       : xasprintf ("%s/config.json", st->bundle);
   if (rt_read_file_at (AT_FDCWD, cfg_path, OCI_SPEC_MAX_BYTES, &cfg_buf,
                        &cfg_len, err) < 0)
     return -1;
@@ -132,7 +133,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
       .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
       .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
-      .detach = a->detach, .state_json = hook_state, .state_json_ud = st,
+      .no_cgroup = g->no_cgroup, .detach = a->detach, .state_json = hook_state, .state_json_ud = st,
     };
     oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
                st->rootfs);
@@ -281,6 +282,8 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
     O_NOPIVOT,
     O_NOKEYRING,
     O_NOSUBREAPER,
+    O_CONFIG,
+    O_KEEP,
   };
   static const struct option opts[] = {
     { "bundle", required_argument, 0, 'b' },
@@ -291,6 +294,8 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
     { "no-new-keyring", no_argument, 0, O_NOKEYRING },
     { "no-subreaper", no_argument, 0, O_NOSUBREAPER },
     { "detach", no_argument, 0, 'd' },
+    { "config", required_argument, 0, O_CONFIG },
+    { "keep", no_argument, 0, O_KEEP },
     { 0, 0, 0, 0 },
   };
   int c;
@@ -324,6 +329,14 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
         break;
       case O_NOSUBREAPER:
         break;                  /* runc compatibility: we never reap */
+      case O_CONFIG:
+        a->config = optarg;
+        break;
+      case O_KEEP:
+        if (!allow_detach)
+          return rt_err_set (err, 0, "%s: --keep is a `run` flag", cmd);
+        a->keep = true;
+        break;
       case 'd':
         if (!allow_detach)
           return rt_err_set (err, 0, "%s: unknown flag -d", cmd);

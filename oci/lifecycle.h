@@ -21,6 +21,8 @@ struct oci_create_args
   bool no_pivot;
   bool no_new_keyring;
   bool detach;
+  bool keep;                    /* run --keep: no delete when it exits */
+  const char *config;           /* --config FILE: instead of bundle/config.json */
   /* run --image: the bundle built under ROOT/image-bundles, which
    * oci_create either makes the container's own (renamed to
    * ROOT/image-bundles/ID, deleted with it) or removes.  Overrides bundle. */

@@ -2,6 +2,7 @@
  * registered sub-commands, and the only place that prints errors and picks
  * the exit code (docs/architecture.md "Errors and exit codes"). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,8 @@ usage_all (FILE *f)
            "  --log-format FMT     text or json\n"
            "  --debug              log what the runtime does and how long it takes\n"
            "  --systemd-cgroup     cgroupsPath is slice:prefix:name\n"
+           "  --cgroup-manager M   cgroupfs, systemd (= --systemd-cgroup) or\n"
+           "                       disabled (no cgroup; no linux.resources)\n"
            "  --rootless VALUE     auto, true or false\n"
            "  -v, --version        print the version\n"
            "  -h, --help           this text; `help COMMAND` for one command\n\n"
@@ -82,7 +85,36 @@ enum
   OPT_SYSTEMD_CGROUP,
   OPT_ROOTLESS,
   OPT_CRIU,
+  OPT_CGROUP_MANAGER,
 };
+
+/* crun's --cgroup-manager: cgroupfs and systemd are the two cgroupsPath
+ * forms, disabled makes no cgroup. */
+static int
+parse_cgroup_manager (struct oci_globals *g, const char *v)
+{
+  g->systemd_cgroup = strcmp (v, "systemd") == 0;
+  g->no_cgroup = strcmp (v, "disabled") == 0;
+  return g->systemd_cgroup || g->no_cgroup || strcmp (v, "cgroupfs") == 0
+             ? 0
+             : -1;
+}
+
+/* --log is opened before anything runs (and closed: each line reopens it),
+ * so a bad path fails the command instead of losing its errors. */
+static int
+check_log (struct oci_globals *g)
+{
+  int fd = open (g->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    {
+      close (fd);
+      return 0;
+    }
+  fprintf (stderr, "sandlock-oci: --log `%s`: %s\n", g->log,
+           strerror (errno));
+  return -1;
+}
 
 int
 main (int argc, char **argv)
@@ -95,6 +127,7 @@ main (int argc, char **argv)
     { "systemd-cgroup", no_argument, 0, OPT_SYSTEMD_CGROUP },
     { "rootless", required_argument, 0, OPT_ROOTLESS },
     { "criu", required_argument, 0, OPT_CRIU },
+    { "cgroup-manager", required_argument, 0, OPT_CGROUP_MANAGER },
     { "version", no_argument, 0, 'v' },
     { "help", no_argument, 0, 'h' },
     { 0, 0, 0, 0 },
@@ -142,6 +175,14 @@ main (int argc, char **argv)
               return 1;
             }
           break;
+        case OPT_CGROUP_MANAGER:
+          if (parse_cgroup_manager (&g, optarg) < 0)
+            {
+              oci_log_error (&g, "--cgroup-manager: expected cgroupfs, "
+                             "systemd or disabled");
+              return 1;
+            }
+          break;
         case OPT_CRIU:
           break;                /* runc compatibility; criu-lite needs no binary */
         case 'v':
@@ -160,6 +201,8 @@ main (int argc, char **argv)
       usage_all (stderr);
       return 1;
     }
+  if (g.log && check_log (&g) < 0)
+    return 1;
   if (g.root == NULL)
     g.root = default_root ();
   {

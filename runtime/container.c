@@ -506,6 +506,21 @@ fd_above (int fd, int floor_)
   return n;
 }
 
+/* --cgroup-manager disabled (crun's): no cgroup, so nothing that needs
+ * one may be asked for. */
+static int
+no_cgroup (const struct rt_cgroup_opts *co, struct rt_err **err)
+{
+  if (co->resources)
+    return rt_err_set (err, 0, "linux.resources: cannot be applied with "
+                       "--cgroup-manager disabled (no cgroup is made)");
+  if (co->devices_required)
+    return rt_err_set (err, 0, "devices: the container may mknod "
+                       "(CAP_MKNOD, no user namespace) and device access "
+                       "cannot be restricted with --cgroup-manager disabled");
+  return 0;
+}
+
 /* The cgroup exists before the child, so the child can be born in it. */
 static int
 make_cgroup (struct rt_plan *p, struct rt_cgroup **cg, struct rt_err **err)
@@ -515,6 +530,8 @@ make_cgroup (struct rt_plan *p, struct rt_cgroup **cg, struct rt_err **err)
                                .id = p->o->id, .systemd = p->o->systemd_cgroup,
                                .resources = c->resources,
                                .devices_required = rt_devices_required (c) };
+  if (p->o->no_cgroup)
+    return no_cgroup (&co, err);
   if (rt_cgroup_create (&co, 0, cg, err) == 0)
     return 0;
   /* Rootless without a delegated cgroup: like runc, go on without one

@@ -31,6 +31,7 @@ struct rt_create_opts
   bool no_pivot;
   bool no_new_keyring;
   bool systemd_cgroup;
+  bool no_cgroup;               /* make no cgroup (--cgroup-manager disabled) */
   bool detach;                  /* false: `run` in the foreground */
   rt_state_json_fn state_json;
   void *state_json_ud;

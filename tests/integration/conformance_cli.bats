@@ -107,3 +107,62 @@ hook() { jq -nc --arg s "$1" '{path:"/bin/sh",args:["sh","-c",$s]}'; }
   [ "$status" -eq 1 ]
   [[ "$output" == *"Operation not permitted: creating namespaces needs root or a user namespace: use \`sandlock-oci spec --rootless\`"* ]]
 }
+
+# ---- CLI flags engines and crun's tests use --------------------------------
+
+@test "--log: a path that cannot be opened fails up front, naming it" {
+  run rt --log /nonexistent-dir/x.log list
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"--log \`/nonexistent-dir/x.log\`: No such file or directory"* ]]
+}
+
+@test "run --keep: the container stays stopped after run, and delete removes it" {
+  id=$(cid)
+  cmd sh -c 'exit 7'
+  run rt run --keep -b "$BUNDLE" "$id"
+  [ "$status" -eq 7 ]
+  [ "$(rt state "$id" | jq -r .status)" = stopped ]
+  rt delete "$id"
+  [ -z "$(rt list -q)" ]
+}
+
+@test "create/run --config: that file is used instead of BUNDLE/config.json" {
+  cmd echo from-bundle
+  jq '.process.args=["echo","from-config"]' "$BUNDLE/config.json" > "$BATS_TEST_TMPDIR/other.json"
+  run rt run --config "$BATS_TEST_TMPDIR/other.json" -b "$BUNDLE" "$(cid)"
+  [ "$status" -eq 0 ]
+  [ "$output" = from-config ]
+  run rt create --config "$BATS_TEST_TMPDIR/missing.json" -b "$BUNDLE" "$(cid 2)"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *missing.json* ]]
+  [ -z "$(ls "$ROOT")" ]
+}
+
+@test "--cgroup-manager: systemd reads cgroupsPath as slice:prefix:name, cgroupfs as a path, anything else is refused" {
+  id=$(cid)
+  cmd sh -c 'grep pids /proc/self/cgroup'
+  cfg ".linux.namespaces |= map(select(.type != \"cgroup\")) | .linux.cgroupsPath=\"system.slice:cli:$id\""
+  run rt --cgroup-manager systemd run -b "$BUNDLE" "$id"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *":pids:/system.slice/cli-$id.scope" ]]
+  run rt --cgroup-manager cgroupfs run -b "$BUNDLE" "$id"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *":pids:/system.slice:cli:$id" ]]
+  run rt --cgroup-manager bogus list
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"--cgroup-manager: expected cgroupfs, systemd or disabled"* ]]
+}
+
+@test "--cgroup-manager disabled: no cgroup is made; linux.resources are refused" {
+  id=$(cid)
+  cmd sh -c 'cat /proc/self/cgroup'
+  cfg '.linux.namespaces |= map(select(.type != "cgroup"))'
+  run rt --cgroup-manager disabled run -b "$BUNDLE" "$id"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(cat /proc/self/cgroup)" ]
+  cfg '.linux.resources={"pids":{"limit":10}}'
+  run rt --cgroup-manager disabled run -b "$BUNDLE" "$id"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"linux.resources: cannot be applied with --cgroup-manager disabled"* ]]
+  [ -z "$(ls "$ROOT")" ]
+}
