@@ -715,13 +715,121 @@ parse_pids (struct pctx *c, yajl_val o, void *dst)
   return 0;
 }
 
+/* A device number: required, and as Linux's dev_t has them (32 bits). */
+static int
+req_devnum (struct pctx *c, yajl_val o, const char *key, int64_t *out)
+{
+  int r = opt_i64r (c, o, key, 0, UINT32_MAX, out);
+  return r == 0 ? required (c, key) : r;
+}
+
+static int
+parse_blkio_weight_dev (struct pctx *c, yajl_val o, void *dst)
+{
+  struct rt_blkio_device *d = dst;
+  TRY (req_devnum (c, o, "major", &d->major));
+  TRY (req_devnum (c, o, "minor", &d->minor));
+  TRY_BIT (d->weight_present,
+           opt_u16r (c, o, "weight", 0, UINT16_MAX, &d->weight));
+  TRY_BIT (d->leaf_weight_present,
+           opt_u16r (c, o, "leafWeight", 0, UINT16_MAX, &d->leaf_weight));
+  return 0;
+}
+
+static int
+parse_blkio_rate_dev (struct pctx *c, yajl_val o, void *dst)
+{
+  struct rt_blkio_device *d = dst;
+  TRY (req_devnum (c, o, "major", &d->major));
+  TRY (req_devnum (c, o, "minor", &d->minor));
+  TRY (req_u64 (c, o, "rate", &d->rate));
+  return 0;
+}
+
+static const char *const throttle_keys[RT_THROTTLE_KINDS] = {
+  [RT_THROTTLE_READ_BPS] = "throttleReadBpsDevice",
+  [RT_THROTTLE_WRITE_BPS] = "throttleWriteBpsDevice",
+  [RT_THROTTLE_READ_IOPS] = "throttleReadIOPSDevice",
+  [RT_THROTTLE_WRITE_IOPS] = "throttleWriteIOPSDevice",
+};
+
 static int
 parse_blkio (struct pctx *c, yajl_val o, void *dst)
 {
   struct rt_resources *r = dst;
   TRY_BIT (r->blkio.weight_present,
            opt_u16r (c, o, "weight", 0, UINT16_MAX, &r->blkio.weight));
+  TRY_BIT (r->blkio.leaf_weight_present,
+           opt_u16r (c, o, "leafWeight", 0, UINT16_MAX,
+                     &r->blkio.leaf_weight));
+  TRY (opt_objv (c, o, "weightDevice", parse_blkio_weight_dev,
+                 &r->blkio.weight_device, &r->blkio.weight_device_len));
+  for (int k = 0; k < RT_THROTTLE_KINDS; k++)
+    TRY (opt_objv (c, o, throttle_keys[k], parse_blkio_rate_dev,
+                   &r->blkio.throttle[k], &r->blkio.throttle_len[k]));
   return 0;
+}
+
+static int
+parse_hugepage_limit (struct pctx *c, yajl_val o, void *dst)
+{
+  struct rt_hugepage_limit *h = dst;
+  TRY (req_str (c, o, "pageSize", &h->page_size));
+  TRY (req_u64 (c, o, "limit", &h->limit));
+  return 0;
+}
+
+static int
+parse_net_priority (struct pctx *c, yajl_val o, void *dst)
+{
+  struct rt_net_priority *p = dst;
+  TRY (req_str (c, o, "name", &p->name));
+  TRY (req_u32 (c, o, "priority", &p->priority));
+  return 0;
+}
+
+static int
+parse_network (struct pctx *c, yajl_val o, void *dst)
+{
+  struct rt_resources *r = dst;
+  TRY_BIT (r->network.class_id_present,
+           opt_u32 (c, o, "classID", &r->network.class_id));
+  TRY (opt_objv (c, o, "priorities", parse_net_priority,
+                 &r->network.priorities, &r->network.priorities_len));
+  return 0;
+}
+
+static int
+parse_rdma_limit (struct pctx *c, yajl_val o, void *dst)
+{
+  struct rt_rdma_limit *l = dst;
+  TRY_BIT (l->hca_handles_present,
+           opt_u32 (c, o, "hcaHandles", &l->hca_handles));
+  TRY_BIT (l->hca_objects_present,
+           opt_u32 (c, o, "hcaObjects", &l->hca_objects));
+  return 0;
+}
+
+/* linux.resources.rdma: a map from device name to its limits. */
+static int
+rdma_value (struct pctx *c, yajl_val v, struct rt_resources *r)
+{
+  size_t n;
+  if (v->type != yajl_t_object)
+    return fail (c, "expected object");
+  n = v->u.object.len;
+  r->rdma = xcalloc (n ? n : 1, sizeof *r->rdma);
+  for (size_t i = 0; i < n; i++)
+    {
+      size_t old = push_mapkey (c, v->u.object.keys[i]);
+      r->rdma[i].device = xstrdup (v->u.object.keys[i]);
+      r->rdma_len = i + 1;
+      if (obj_value (c, v->u.object.values[i], parse_rdma_limit, &r->rdma[i])
+          < 0)
+        return -1;
+      pop (c, old);
+    }
+  return 1;
 }
 
 static int
@@ -734,6 +842,10 @@ parse_resources (struct pctx *c, yajl_val o, void *dst)
   TRY (opt_obj (c, o, "cpu", parse_cpu, r));
   TRY (opt_obj (c, o, "pids", parse_pids, r));
   TRY (opt_obj (c, o, "blockIO", parse_blkio, r));
+  TRY (opt_objv (c, o, "hugepageLimits", parse_hugepage_limit, &r->hugepages,
+                 &r->hugepages_len));
+  TRY (opt_obj (c, o, "network", parse_network, r));
+  TRY (WITH_KEY (c, o, "rdma", rdma_value (c, v, r)));
   TRY (opt_kv (c, o, "unified", &r->unified, &r->unified_len));
   return 0;
 }

@@ -121,6 +121,20 @@ int cg_v2_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
 /* 1 when cgroup.kill did the job, 0 when unavailable, < 0 on error. */
 int cg_v2_kill (struct rt_cgroup *cg, struct rt_err **err);
 
+/* blockIO devices, hugepageLimits, network, rdma (runtime/cgroup-limits.c).
+ * Errors name the linux.resources field. */
+bool cg_limits_needed (const struct rt_resources *r);
+int cg_v1_limits_check (const struct cg_host *h, const struct rt_resources *r,
+                        struct rt_err **err);
+int cg_v1_limits_apply (struct rt_cgroup *cg, const struct rt_resources *r,
+                        struct rt_err **err);
+/* Does |r| need v2 controller |c| (of length |cl|) for these limits? */
+bool cg_v2_limits_need (const struct rt_resources *r, const char *c,
+                        size_t cl);
+int cg_v2_limits_check (const struct rt_resources *r, struct rt_err **err);
+int cg_v2_limits_apply (const char *dir, const struct rt_resources *r,
+                        struct rt_err **err);
+
 /* Device rules (runtime/cgroup-devices.c). */
 #define CG_DEV_M 1u             /* = BPF_DEVCG_ACC_MKNOD */
 #define CG_DEV_R 2u

@@ -81,7 +81,7 @@ cg_v1_check (const struct cg_host *h, const struct rt_resources *r,
   /* Without it, a hybrid host's v2 tree takes the device program. */
   if (r->devices_len && cg_v1_index (h, "devices") < 0 && !h->v2_mount)
     return missing ("devices", err);
-  return 0;
+  return cg_v1_limits_check (h, r, err);
 }
 
 static bool
@@ -311,7 +311,8 @@ cg_v1_apply (struct rt_cgroup *cg, const struct rt_resources *r, bool update,
              struct rt_err **err)
 {
   if (v1_memory (cg, r, err) < 0 || v1_cpu (cg, r, err) < 0
-      || v1_cpuset_pids_blkio (cg, r, err) < 0)
+      || v1_cpuset_pids_blkio (cg, r, err) < 0
+      || cg_v1_limits_apply (cg, r, err) < 0)
     return -1;
   /* At create, cg_dev_apply runs for every container (rules or none). */
   if (update && cg_dev_apply (cg, r, false, true, err) < 0)

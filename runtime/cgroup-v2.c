@@ -53,6 +53,8 @@ v2_needs (const struct rt_resources *r, const char *c, size_t cl)
     return true;
   if (IS ("cpuset") && (r->cpu.cpus || r->cpu.mems))
     return true;
+  if (cg_v2_limits_need (r, c, cl))
+    return true;
   for (size_t i = 0; i < r->unified_len; i++)
     {
       const char *k = r->unified[i].key, *dot = strchr (k, '.');
@@ -76,6 +78,8 @@ cg_v2_check (const struct cg_host *h, const struct rt_resources *r,
   int ret;
   if (r == NULL)
     return 0;
+  if (cg_v2_limits_check (r, err) < 0)
+    return -1;
   ret = cg_read (h->v2_mount, "cgroup.controllers", &avail, err);
   if (ret == -ENOENT)
     return rt_err_set (err, ENOENT, "cgroup: `%s/cgroup.controllers` is "
@@ -314,7 +318,8 @@ cg_v2_apply (struct rt_cgroup *cg, const struct rt_resources *r,
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg);
   if (v2_memory (dir, r, err) < 0 || v2_cpu (dir, r, err) < 0
-      || v2_pids_io (dir, r, err) < 0 || v2_unified (dir, r, err) < 0)
+      || v2_pids_io (dir, r, err) < 0 || cg_v2_limits_apply (dir, r, err) < 0
+      || v2_unified (dir, r, err) < 0)
     return -1;
   return 0;
 }

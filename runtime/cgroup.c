@@ -243,7 +243,7 @@ cg_resources_needed (const struct rt_resources *r)
          || r->cpu.realtime_runtime_present || r->cpu.realtime_period_present
          || r->cpu.burst_present || r->cpu.idle_present || r->cpu.cpus
          || r->cpu.mems || r->pids.limit_present || r->blkio.weight_present
-         || r->unified_len;
+         || r->unified_len || cg_limits_needed (r);
 }
 
 int

@@ -91,6 +91,18 @@ rt_resources_free (struct rt_resources *r)
       free (r->devices[i].access);
     }
   free (r->devices);
+  free (r->blkio.weight_device);
+  for (int k = 0; k < RT_THROTTLE_KINDS; k++)
+    free (r->blkio.throttle[k]);
+  for (size_t i = 0; i < r->hugepages_len; i++)
+    free (r->hugepages[i].page_size);
+  free (r->hugepages);
+  for (size_t i = 0; i < r->network.priorities_len; i++)
+    free (r->network.priorities[i].name);
+  free (r->network.priorities);
+  for (size_t i = 0; i < r->rdma_len; i++)
+    free (r->rdma[i].device);
+  free (r->rdma);
   kv_free (r->unified, r->unified_len);
   free (r);
 }

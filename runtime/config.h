@@ -154,6 +154,43 @@ struct rt_device_rule
   char *access;                 /* "rwm" subset; NULL = "rwm" */
 };
 
+/* linux.resources.blockIO.weightDevice[] and throttle*Device[] entries. */
+struct rt_blkio_device
+{
+  int64_t major, minor;
+  uint64_t rate;                /* throttle: bytes or operations per second */
+  uint16_t weight, leaf_weight; /* weightDevice */
+  unsigned weight_present : 1, leaf_weight_present : 1;
+};
+
+enum rt_throttle
+{
+  RT_THROTTLE_READ_BPS,
+  RT_THROTTLE_WRITE_BPS,
+  RT_THROTTLE_READ_IOPS,
+  RT_THROTTLE_WRITE_IOPS,
+  RT_THROTTLE_KINDS
+};
+
+struct rt_hugepage_limit
+{
+  char *page_size;              /* "2MB", "1GB" */
+  uint64_t limit;               /* bytes */
+};
+
+struct rt_net_priority
+{
+  char *name;                   /* interface */
+  uint32_t priority;
+};
+
+struct rt_rdma_limit
+{
+  char *device;
+  uint32_t hca_handles, hca_objects;
+  unsigned hca_handles_present : 1, hca_objects_present : 1;
+};
+
 struct rt_resources
 {
   struct
@@ -185,9 +222,24 @@ struct rt_resources
   } pids;
   struct
   {
-    uint16_t weight;
-    unsigned weight_present : 1;
+    uint16_t weight, leaf_weight;
+    unsigned weight_present : 1, leaf_weight_present : 1;
+    struct rt_blkio_device *weight_device;
+    size_t weight_device_len;
+    struct rt_blkio_device *throttle[RT_THROTTLE_KINDS];
+    size_t throttle_len[RT_THROTTLE_KINDS];
   } blkio;
+  struct rt_hugepage_limit *hugepages;  /* hugepageLimits */
+  size_t hugepages_len;
+  struct
+  {
+    uint32_t class_id;
+    unsigned class_id_present : 1;
+    struct rt_net_priority *priorities;
+    size_t priorities_len;
+  } network;
+  struct rt_rdma_limit *rdma;
+  size_t rdma_len;
   struct rt_device_rule *devices;
   size_t devices_len;
   struct rt_kv *unified;        /* cgroup v2 "unified" key/values */

@@ -166,3 +166,103 @@ hook() { jq -nc --arg s "$1" '{path:"/bin/sh",args:["sh","-c",$s]}'; }
   [[ "$output" == *"linux.resources: cannot be applied with --cgroup-manager disabled"* ]]
   [ -z "$(ls "$ROOT")" ]
 }
+
+# ---- linux.resources that used to be parsed and dropped ---------------------
+
+# The host's cgroup layout, the first real disk's major:minor, and a private
+# cgroup path for this test.
+res_setup() {
+  LAYOUT=$("$SANDLOCK_OCI" check 2>/dev/null | sed -n 's/^cgroup layout: //p')
+  [ -n "$LAYOUT" ] && [ "$LAYOUT" != none ] || skip "no cgroups mounted"
+  local b
+  DEV=
+  for b in /sys/block/*; do
+    case ${b##*/} in loop*|ram*|zram*|nbd*) continue ;; esac
+    DEV=$(cat "$b/dev") && break
+  done
+  [ -n "$DEV" ] || skip "no block device to throttle"
+  MAJ=${DEV%:*} MIN=${DEV#*:}
+  CG=/sandlock-cli-$$-$BATS_TEST_NUMBER
+  cfg ".linux.cgroupsPath=\"$CG\""
+}
+# run create with its output in a file: a parked init that holds bats' pipe
+# would make `run` wait for it.
+create_st() { # id
+  status=0
+  rt create -b "$BUNDLE" "$1" >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null 3>&- || status=$?
+  output=$(cat "$BATS_TEST_TMPDIR/create.out")
+}
+io_dir() { if [ "$LAYOUT" = v2 ]; then echo "/sys/fs/cgroup$CG"; else echo "/sys/fs/cgroup/blkio$CG"; fi; }
+io_has() { # v1-file v2-key rate
+  if [ "$LAYOUT" = v2 ]; then grep -q "^$DEV .*$2=$3" "$(io_dir)/io.max"
+  else grep -qx "$DEV $3" "$(io_dir)/blkio.throttle.$1_device"; fi
+}
+
+@test "resources: blockIO throttle lists land in blkio.throttle.* (v1) / io.max (v2)" {
+  res_setup
+  id=$(cid)
+  cfg ".linux.resources.blockIO={\"throttleReadBpsDevice\":[{\"major\":$MAJ,\"minor\":$MIN,\"rate\":1048576}],\"throttleWriteIOPSDevice\":[{\"major\":$MAJ,\"minor\":$MIN,\"rate\":100}]}"
+  rt create -b "$BUNDLE" "$id" </dev/null >/dev/null 2>&1 3>&-
+  io_has read_bps rbps 1048576
+  io_has write_iops wiops 100
+}
+
+@test "resources: update -r changes the blockIO throttle" {
+  res_setup
+  id=$(cid)
+  cmd sleep 30
+  rt create -b "$BUNDLE" "$id" </dev/null >/dev/null 2>&1 3>&-
+  echo "{\"blockIO\":{\"throttleWriteBpsDevice\":[{\"major\":$MAJ,\"minor\":$MIN,\"rate\":2097152}]}}" > "$BATS_TEST_TMPDIR/r.json"
+  rt update -r "$BATS_TEST_TMPDIR/r.json" "$id"
+  io_has write_bps wbps 2097152
+}
+
+@test "resources: blockIO.weightDevice is applied or create fails naming it, never dropped" {
+  res_setup
+  id=$(cid)
+  cfg ".linux.resources.blockIO={\"weightDevice\":[{\"major\":$MAJ,\"minor\":$MIN,\"weight\":300}]}"
+  create_st "$id"
+  if [ "$status" -eq 0 ]; then
+    grep -q "^$DEV 300" "$(io_dir)"/*weight_device "$(io_dir)"/io.*weight 2>/dev/null
+  else
+    [[ "$output" == *"linux.resources.blockIO.weightDevice[0]"* ]]
+    [ -z "$(ls "$ROOT")" ]
+  fi
+}
+
+# hugepageLimits, network, rdma: applied where the controller is mounted
+# (the unit test test_cgroup_limits checks the files), else create fails
+# naming the field and the controller.
+res_refused_or_applied() { # json controller field file expected
+  local id; id=$(cid)
+  cfg ".linux.resources=$1"
+  create_st "$id"
+  if [ "$LAYOUT" != v2 ] && [ -d "/sys/fs/cgroup/$2" ]; then
+    [ "$status" -eq 0 ]
+    [ "$(cat "/sys/fs/cgroup/$2$CG/$4")" = "$5" ]
+  elif [ "$LAYOUT" = v2 ] && grep -qw "$2" /sys/fs/cgroup/cgroup.controllers; then
+    [ "$status" -eq 0 ]
+  else
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"linux.resources.$3"*"$2"* ]]
+    [ -z "$(ls "$ROOT")" ]
+  fi
+}
+
+@test "resources: hugepageLimits are applied or refused naming hugetlb" {
+  res_setup
+  res_refused_or_applied '{"hugepageLimits":[{"pageSize":"2MB","limit":4194304}]}' \
+    hugetlb hugepageLimits hugetlb.2MB.limit_in_bytes 4194304
+}
+
+@test "resources: network.classID is applied or refused naming net_cls" {
+  res_setup
+  res_refused_or_applied '{"network":{"classID":1048577}}' \
+    net_cls network.classID net_cls.classid 1048577
+}
+
+@test "resources: rdma is applied or refused naming rdma" {
+  res_setup
+  res_refused_or_applied '{"rdma":{"mlx5_0":{"hcaHandles":3}}}' \
+    rdma rdma rdma.max "mlx5_0 hca_handle=3 hca_object=max"
+}
