@@ -199,10 +199,14 @@ img_auth_lookup (const char *authfile, const char *registry, char **userpass,
       if (img_base64_decode (a, &dec, &dlen) < 0 || strchr (dec, ':') == NULL
           || strlen (dec) != dlen)
         {
+          /* The message names the key, which lives in the tree: build it
+           * before the tree goes. */
+          rt_err_set (err, 0, "auth file %s: auths.\"%s\".auth for registry %s: "
+                      "not base64 of user:password", path, auths->u.object.keys[i],
+                      registry);
           free (dec);
           yajl_tree_free (v);
-          return rt_err_set (err, 0, "%s: auths.%s.auth: not base64 of user:password",
-                             path, auths->u.object.keys[i]);
+          return -1;
         }
       *userpass = dec;
       found = 1;
