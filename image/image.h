@@ -67,6 +67,8 @@ struct img_opts
   const char *platform;         /* "os/arch[/variant]"; NULL: the host's */
   bool offline;                 /* cache only */
   int jobs;                     /* parallel layer downloads; <= 0: 3 */
+  uint64_t timeout_ms;          /* all registry transfers together; 0: none */
+  uint64_t stall_timeout_ms;    /* per request, under 1 KiB/s; 0: 30 s */
   img_progress_fn progress;
   void *progress_data;
 };

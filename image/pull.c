@@ -552,7 +552,10 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
            && unpack_rootfs (o, c, src, m, mdigest, diff_ids, NULL, &ust, &tmp, err) < 0)
     goto out;
   if (img_config_parse (cbody, clen, &cd, err) < 0)
-    goto out;
+    {
+      rt_err_wrap (err, "%s: config %s", src->what, m->config.digest);
+      goto out;
+    }
   if (tmp)
     {
       /* Only a tree whose every layer matched its diff_id becomes visible. */

@@ -136,5 +136,6 @@ OCI_COMMAND (run_command, "run", "create and start a container, wait for it",
              "deletes it when it exits and exits with its status (128+N when\n"
              "killed by signal N).  With --image, pulls REF when needed and runs\n"
              "it from a bundle built under the state root, ROOT/image-bundles/ID,\n"
-             "which is deleted with the container.\n",
+             "which is deleted with the container.  --image takes --cache-dir,\n"
+             "--timeout and --stall-timeout as `pull` does.\n",
              cmd_run)
