@@ -508,7 +508,10 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
     goto out;
   img_trace ("manifest resolved");
   if (img_cache_put_blob (c, mdigest, mbody, mlen, err) < 0)
-    goto out;
+    {
+      rt_err_wrap (err, "%s", src->what);
+      goto out;
+    }
   lockfd = img_cache_lock (c, mdigest + 7, true, err);
   if (lockfd < 0)
     goto out;
@@ -546,7 +549,10 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
       cbody = cf.body;
       clen = cf.len;
       if (img_cache_put_blob (c, m->config.digest, cbody, clen, err) < 0)
-        goto out;
+        {
+          rt_err_wrap (err, "%s", src->what);
+          goto out;
+        }
     }
   else if (!im->cached
            && unpack_rootfs (o, c, src, m, mdigest, diff_ids, NULL, &ust, &tmp, err) < 0)

@@ -201,3 +201,50 @@ hostile_start() {
   [ "$status" -eq 1 ]
   [[ "$output" == *"Could not resolve host: no-such-host.invalid"* ]]
 }
+
+@test "unknown transports are named, not called missing" {
+  run img pull http://127.0.0.1:1/x
+  [ "$status" -eq 1 ] && [[ "$output" == *"unknown transport \`http://\`"* ]]
+  run img pull docker-archive:/tmp/x.tar
+  [ "$status" -eq 1 ] && [[ "$output" == *"transport \`docker-archive:\` is not supported"* ]]
+}
+
+@test "oci:DIR without a tag in a layout of several images lists their names" {
+  mkdir -p "$BATS_TEST_TMPDIR/l/etc" && echo x > "$BATS_TEST_TMPDIR/l/etc/x"
+  $MK image "$BATS_TEST_TMPDIR/lay" "$BATS_TEST_TMPDIR/l" --tag one >/dev/null
+  echo y > "$BATS_TEST_TMPDIR/l/etc/y"
+  $MK image "$BATS_TEST_TMPDIR/lay" "$BATS_TEST_TMPDIR/l" --tag two >/dev/null
+  run img pull "oci:$BATS_TEST_TMPDIR/lay"
+  [ "$status" -eq 1 ] || { echo "status $status: $output"; false; }
+  [[ "$output" == *"the layout holds images tagged \`one\`, \`two\`; name one with :TAG"* ]]
+  img pull -q "oci:$BATS_TEST_TMPDIR/lay:two"
+}
+
+@test "bundle into a non-empty rootfs refuses before copying anything" {
+  hostile_start ok
+  b=$BATS_TEST_TMPDIR/b
+  mkdir -p "$b/rootfs" && echo mine > "$b/rootfs/keep"
+  run img bundle "$HREF" "$b"
+  [ "$status" -eq 1 ] || { echo "status $status: $output"; false; }
+  [[ "$output" == *"bundle rootfs \`$b/rootfs\` is not empty"* ]]
+  [ "$(ls "$b/rootfs")" = keep ] && [ "$(cat "$b/rootfs/keep")" = mine ]
+  [ ! -e "$b/config.json" ]
+  rm "$b/rootfs/keep"
+  img bundle -q "$HREF" "$b"
+  [ -f "$b/rootfs/hello" ] && [ -f "$b/config.json" ]
+}
+
+@test "ENOSPC writing a blob names the image and the cache" {
+  require_root
+  hostile_start ok
+  # A full 64 KiB tmpfs as the cache, in a private mount namespace.
+  mkdir -p "$C"
+  run unshare -m --propagation private sh -c '
+    mount -t tmpfs -o size=64k tmpfs "$1" || exit 99
+    mkdir -p "$1/blobs/sha256" "$1/rootfs" "$1/tmp" "$1/locks" "$1/refs"
+    dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null
+    exec timeout 30 "$2" pull --cache-dir "$1" "$3"' sh "$C" "$SANDLOCK_OCI" "$HREF"
+  [ "$status" -ne 99 ] || skip "cannot mount a tmpfs here"
+  [ "$status" -eq 1 ] || { echo "status $status: $output"; false; }
+  [[ "$output" == *"$HREF"*"cache \`$C\`: blob sha256:"*"No space left on device"* ]]
+}
