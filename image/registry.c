@@ -35,7 +35,7 @@ struct registry
   size_t ca_blob_len;
   char *client_cert, *client_key;
   char *userpass, *note;
-  char *cred_source;            /* "--creds", "--authfile F", "the auth file" */
+  char *cred_source;            /* "--creds", "--authfile F", "auth file F" */
   long stall_s;                 /* --stall-timeout, seconds */
   uint64_t timeout_ms, deadline_ms; /* --timeout; CLOCK_MONOTONIC; 0: none */
   pthread_mutex_t mu;           /* authz, auth_gen, scheme */
@@ -534,17 +534,17 @@ request (struct registry *r, const char *path, const char *accept,
       CURLcode rc;
       CURL *h;
 
-      if (r->deadline_ms && remaining_ms (r) == 0)
-        {
-          _cleanup_free_ char *d = fmt_duration (r->timeout_ms);
-          return rt_err_set (err, ETIMEDOUT, "%s: GET %s: deadline exceeded: the pull took "
-                             "longer than --timeout %s", r->what, path, d);
-        }
       pthread_mutex_lock (&r->mu);
       url = xasprintf ("%s://%s%s", r->scheme, r->host, path);
       authz = r->authz ? xstrdup (r->authz) : NULL;
       gen = r->auth_gen;
       pthread_mutex_unlock (&r->mu);
+      if (r->deadline_ms && remaining_ms (r) == 0)
+        {
+          _cleanup_free_ char *d = fmt_duration (r->timeout_ms);
+          return rt_err_set (err, ETIMEDOUT, "%s: GET %s: deadline exceeded: the pull took "
+                             "longer than --timeout %s", r->what, url, d);
+        }
       if (accept)
         hdrs = curl_slist_append (hdrs, accept);
       if (authz)
@@ -831,8 +831,13 @@ img_registry_open (const struct img_opts *o, const struct img_ref *ref,
       found = img_auth_lookup (o->authfile, r->host, &r->userpass, &r->note, err);
       if (found < 0)
         goto fail;
-      r->cred_source = o->authfile ? xasprintf ("--authfile %s", o->authfile)
-                                   : xstrdup ("the Docker auth file");
+      if (o->authfile)
+        r->cred_source = xasprintf ("--authfile %s", o->authfile);
+      else if (found)
+        {
+          _cleanup_free_ char *p = img_auth_default_path ();
+          r->cred_source = xasprintf ("auth file %s", p ? p : "?");
+        }
     }
   r->stall_s = o->stall_timeout_ms ? (long) ((o->stall_timeout_ms + 999) / 1000) : 30;
   r->timeout_ms = o->timeout_ms;

@@ -144,6 +144,12 @@ hostile_start() {
   run img pull --creds tester:wrong "$HREF"
   [ "$status" -eq 1 ] || { echo "status $status: $output"; false; }
   [[ "$output" == *"HTTP 401"*"rejected the credentials of user \`tester\` (from --creds)"* ]]
+  mkdir -p "$BATS_TEST_TMPDIR/dc"
+  printf '{"auths":{"127.0.0.1:%s":{"auth":"%s"}}}' "$HP" "$(printf tester:nope | base64)" \
+    > "$BATS_TEST_TMPDIR/dc/config.json"
+  DOCKER_CONFIG=$BATS_TEST_TMPDIR/dc run img pull "$HREF"
+  [ "$status" -eq 1 ] || { echo "status $status: $output"; false; }
+  [[ "$output" == *"user \`tester\` (from auth file $BATS_TEST_TMPDIR/dc/config.json)"* ]]
   run img pull --creds tester:s3cret "$HREF"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
