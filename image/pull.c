@@ -426,6 +426,9 @@ unpack_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source 
     }
   if (unpack_layers (o, src, m, rootfd, diff_ids, first_bytes, st, err) < 0)
     {
+      /* A full disk is the cache's: say which one. */
+      if (*err && ((*err)->errno_ == ENOSPC || (*err)->errno_ == EDQUOT))
+        rt_err_wrap (err, "unpacking into the cache `%s`", c->dir);
       rt_rm_rf_at (AT_FDCWD, tmp, &e);
       rt_err_free (&e);
       return -1;

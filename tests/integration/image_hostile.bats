@@ -240,7 +240,7 @@ hostile_start() {
   [ -f "$b/rootfs/hello" ] && [ -f "$b/config.json" ]
 }
 
-@test "ENOSPC writing a blob names the image and the cache" {
+@test "ENOSPC writing a blob or unpacking a layer names the image and the cache" {
   require_root
   hostile_start ok
   # A full 64 KiB tmpfs as the cache, in a private mount namespace.
@@ -253,4 +253,12 @@ hostile_start() {
   [ "$status" -ne 99 ] || skip "cannot mount a tmpfs here"
   [ "$status" -eq 1 ] || { echo "status $status: $output"; false; }
   [[ "$output" == *"$HREF"*"cache \`$C\`: blob sha256:"*"No space left on device"* ]]
+  # A layer that does not fit (the manifest and config do).
+  mkdir -p "$BATS_TEST_TMPDIR/l" && head -c 300k /dev/urandom > "$BATS_TEST_TMPDIR/l/big"
+  $MK image "$BATS_TEST_TMPDIR/lay" "$BATS_TEST_TMPDIR/l" --tag big >/dev/null
+  run unshare -m --propagation private sh -c '
+    mount -t tmpfs -o size=128k tmpfs "$1" || exit 99
+    exec timeout 30 "$2" pull --cache-dir "$1" "$3"' sh "$C" "$SANDLOCK_OCI" "oci:$BATS_TEST_TMPDIR/lay:big"
+  [ "$status" -eq 1 ] || { echo "status $status: $output"; false; }
+  [[ "$output" == *"cache \`$C\`"*"oci:$BATS_TEST_TMPDIR/lay:big"*"entry \`big\`"*"No space left on device"* ]]
 }
