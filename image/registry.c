@@ -542,7 +542,7 @@ request (struct registry *r, const char *path, const char *accept,
       if (r->deadline_ms && remaining_ms (r) == 0)
         {
           _cleanup_free_ char *d = fmt_duration (r->timeout_ms);
-          return rt_err_set (err, ETIMEDOUT, "%s: GET %s: deadline exceeded: the pull took "
+          return rt_err_set (err, 0, "%s: GET %s: deadline exceeded: the pull took "
                              "longer than --timeout %s", r->what, url, d);
         }
       if (accept)
@@ -582,8 +582,7 @@ request (struct registry *r, const char *path, const char *accept,
               continue;
             }
           m = transfer_error (r, rc, x);
-          return rt_err_set (err, rc == CURLE_OPERATION_TIMEDOUT ? ETIMEDOUT : 0,
-                             "%s: GET %s: %s", r->what, url, m);
+          return rt_err_set (err, 0, "%s: GET %s: %s", r->what, url, m);
         }
       if (x->status >= 200 && x->status < 300)
         return 0;
