@@ -703,6 +703,8 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
     }
   sv[0] = fd_above (sv[0], floor_);
   sv[1] = fd_above (sv[1], floor_);
+  for (size_t i = 0; i < p.ns_len; i++)
+    p.ns_fds[i] = fd_above (p.ns_fds[i], floor_);
   if (make_cgroup (&p, &cg, err) < 0)
     goto out;
   pid = clone_child (&p, cg);
