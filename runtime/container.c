@@ -354,8 +354,8 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
       close (p->console_fd);
       p->console_fd = -1;
     }
-  if (chdir (pr->cwd) < 0)
-    return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
+  if (rt_proc_chdir (pr, err) < 0)
+    return -1;
   if (rt_proc_resolve_exec (pr, &p->exec_path, err) < 0)
     return -1;
   /* Landlock while the process still holds its capabilities (it needs

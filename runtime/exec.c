@@ -99,8 +99,8 @@ exec_setup (struct exec_plan *p, struct rt_err **err)
     }
   if (p->console_fd >= 0)
     close (p->console_fd);
-  if (chdir (pr->cwd) < 0)
-    return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
+  if (rt_proc_chdir (pr, err) < 0)
+    return -1;
   if (rt_proc_sched (pr, err) < 0
       || rt_personality_apply (p->personality, err) < 0)
     return -1;

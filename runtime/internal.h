@@ -137,6 +137,8 @@ int rt_proc_terminal (const struct rt_process *pr, int console_fd,
 /* args[0] looked up in PATH from pr->env, inside the current root. */
 int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
                           struct rt_err **err);
+/* chdir to pr->cwd and check that it is inside the current root. */
+int rt_proc_chdir (const struct rt_process *pr, struct rt_err **err);
 int rt_connect_console (const char *path, struct rt_err **err);
 int rt_send_fd (int sock, int fd, const char *name);
 /* Closes every fd >= |from| except those in |keep| (sorted in place; -1

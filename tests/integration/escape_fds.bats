@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Escapes through file descriptors: --preserve-fds holes that the runtime's
-# own fds would fill (CVE-2024-21626 class).
+# own fds would fill and a cwd outside the container's root (CVE-2024-21626
+# class).
 load ../lib/common
 
 setup_file() { common_setup_file; }
@@ -42,6 +43,31 @@ no_state_left() { [ -z "$(ls "$ROOT")" ]; }
   [[ "$output" == *"exec: --preserve-fds 3: fd 3 is not open"* ]]
   victim_untouched
 }
+
+@test "cwd: a passed directory outside the root is refused (create and exec)" {
+  cfg '.process.cwd="/proc/self/fd/3"'
+  cmd sh -c 'chmod 4777 victim; echo chmod=$?'
+  run rt run --preserve-fds 1 -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'process.cwd `/proc/self/fd/3`: outside the container'"'"'s root'* ]]
+  victim_untouched
+  no_state_left
+
+  cfg '.process.cwd="/"'
+  cmd sleep 300
+  rt run -d -b "$BUNDLE" "$ID"
+  run rt exec --preserve-fds 1 --cwd /proc/self/fd/3 "$ID" \
+    sh -c 'chmod 4777 victim; echo chmod=$?' 3<"$BATS_TEST_TMPDIR"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"outside the container's root"* ]]
+  victim_untouched
+  # A cwd inside the root still works, through a symlink too.
+  ln -s /tmp "$BUNDLE/rootfs/tmplink"
+  run rt exec --cwd /tmplink "$ID" pwd
+  [ "$status" -eq 0 ]
+  [ "$output" = /tmp ]
+}
+
 
 @test "preserve-fds: a count beyond the fd limit is refused by name" {
   # Before: "Bad file descriptor", naming nothing.
