@@ -61,6 +61,9 @@ struct rt_plan
   int status_fd;                /* start_status fifo: failures after start */
   long personality;             /* PER_* or -1 */
   char *exec_path;              /* resolved process.args[0] */
+  bool proc_by_parent;          /* an unprivileged runtime writes the
+                                   child's uid_map/oom_score_adj */
+  int timens_fd, timens_errno;  /* child: its /proc/self/timens_offsets */
 };
 
 int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
