@@ -119,6 +119,13 @@ all_off() { cfg '.annotations["run.oci.sandlock.disable"]="fs,scope-signal,scope
     esac
   done
   timeout 10 "$SANDLOCK_OCI" --root "$ROOT" start "$ID"
+
+  # An exec'd process: stdio and its passed fd, nothing else.
+  cmd sleep 300
+  rt run -d -b "$BUNDLE" "$ID-x"
+  run rt exec --preserve-fds 1 "$ID-x" sh -c 'ls /proc/self/fd | sort -n | tr "\n" " "' 3</dev/null
+  [ "$status" -eq 0 ]
+  [[ "$output" =~ ^"0 1 2 3 "[0-9]+" "$ ]]
 }
 
 @test "dumpable: a container sharing the pid namespace cannot open the parked init's binary, environ or mem" {
