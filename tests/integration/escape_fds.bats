@@ -184,6 +184,14 @@ all_off() { cfg '.annotations["run.oci.sandlock.disable"]="fs,scope-signal,scope
   run as_nobody "cat /proc/$pid/environ"
   [ "$status" -ne 0 ]
   as_nobody "$SANDLOCK_OCI --root $D/state delete -f r2"
+  # exec, whose joiner is non-dumpable too, still works rootless.
+  jq '.process.args=["sleep","300"]' "$D/bundle/config.json" > "$D/c"
+  chown nobody "$D/c"; mv "$D/c" "$D/bundle/config.json"
+  as_nobody "$SANDLOCK_OCI --root $D/state run -d r2"
+  run as_nobody "$SANDLOCK_OCI --root $D/state exec r2 id -u"
+  [ "$status" -eq 0 ]
+  [ "$output" = 0 ]
+  as_nobody "$SANDLOCK_OCI --root $D/state delete -f r2"
 }
 
 @test "dumpable: time offsets still apply in a user namespace that maps root elsewhere" {
