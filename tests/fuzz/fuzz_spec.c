@@ -1,14 +1,7 @@
 /* libFuzzer entry for oci/spec.c: config.json and process.json parsing.
- * Not built by `make`.  Build and run from the repo root:
- *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I. \
- *     tests/fuzz/fuzz_spec.c oci/spec.c runtime/config.c common/err.c \
- *     common/util.c -lyajl -o build/fuzz_spec
- *   mkdir -p build/fuzz-corpus
- *   ./build/fuzz_spec -max_len=65536 -max_total_time=300 build/fuzz-corpus \
- *     tests/fixtures/samples tests/fixtures/spec
- *
- * (the first directory receives new inputs; the fixtures seed it)
+ * Built by `make fuzzers`, run by `make fuzz` (docs/architecture.md,
+ * Tests); seeded from tests/fixtures/spec, tests/fixtures/samples and
+ * tests/fixtures/fuzz/fuzz_spec.
  *
  * Invariants checked: a parse either fails with exactly one error message
  * or succeeds without one, and everything is freed (LSan). */
