@@ -4,18 +4,37 @@
  * libFuzzer binaries (Makefile: build/fuzz-seeds/NAME), so the seeds and
  * every regression input run even where clang's libFuzzer is missing.
  * Exit 0 when every input went through; a sanitizer report or an abort()
- * in a target's invariant check ends the process non-zero. */
+ * in a target's invariant check ends the process non-zero, and so does an
+ * input that takes longer than FUZZ_INPUT_SECONDS (10): a parser that
+ * is slow on some input is a denial of service (libFuzzer's -timeout). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/util.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+static const char *current;
+static unsigned budget = 10;
+
+static void
+on_alarm (int sig)
+{
+  static const char msg[] = "fuzz driver: ERROR: timeout, input took longer "
+                            "than FUZZ_INPUT_SECONDS: ";
+  (void) sig;
+  (void) !write (2, msg, sizeof msg - 1);
+  (void) !write (2, current, strlen (current));
+  (void) !write (2, "\n", 1);
+  _exit (70);
+}
 
 static int
 run_file (const char *path)
@@ -36,7 +55,10 @@ run_file (const char *path)
   /* A copy of exactly |n| bytes, so ASan sees reads past the input. */
   _cleanup_free_ uint8_t *exact = xmalloc (n ? n : 1);
   memcpy (exact, buf, n);
+  current = path;
+  alarm (budget);
   LLVMFuzzerTestOneInput (exact, n);
+  alarm (0);
   return 0;
 }
 
@@ -66,6 +88,10 @@ int
 main (int argc, char **argv)
 {
   int rc = 0;
+  const char *b = getenv ("FUZZ_INPUT_SECONDS");
+  if (b && atoi (b) > 0)
+    budget = (unsigned) atoi (b);
+  signal (SIGALRM, on_alarm);
   for (int i = 1; i < argc; i++)
     {
       struct stat st;
