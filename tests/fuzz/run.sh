@@ -19,9 +19,13 @@ n=0
 echo "1..$((2 * ${#names[@]}))"
 
 seed_dirs() { # name -> the fixture directories that seed it
-  [ -d "tests/fixtures/fuzz/$1" ] && echo "tests/fixtures/fuzz/$1"
-  # fuzz_spec takes config.json and process.json as they are.
-  [ "$1" = fuzz_spec ] && echo tests/fixtures/spec tests/fixtures/samples
+  local d dirs=("tests/fixtures/fuzz/$1")
+  # Targets whose input is a plain file the project already has fixtures of.
+  case $1 in
+    fuzz_spec) dirs+=(tests/fixtures/spec tests/fixtures/samples) ;;
+    fuzz_state) dirs+=(tests/fixtures/state) ;;
+  esac
+  for d in "${dirs[@]}"; do [ -d "$d" ] && echo "$d"; done
 }
 
 why_no_libfuzzer() {
