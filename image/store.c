@@ -122,7 +122,7 @@ find (struct img_cache *c, const char *text, const char *platform, struct found 
   if (f->nsel == 0)
     {
       _cleanup_free_ char *list = platforms_named (f, named);
-      return rt_err_set (err, ENOENT, "%s: no cached image for platform %s (cached: %s)",
+      return rt_err_set (err, 0, "%s: no cached image for platform %s (cached: %s)",
                          text, platform, list);
     }
   return 0;
@@ -149,7 +149,7 @@ pick_one (const struct found *f, const char *text, const char *platform,
     return hosts >= 0 ? hosts : only;
   {
     _cleanup_free_ char *list = platforms_named (f, f->sel);
-    return rt_err_set (err, ENOENT, "%s: not cached for this host's platform %s (cached: "
+    return rt_err_set (err, 0, "%s: not cached for this host's platform %s (cached: "
                        "%s); choose one with --platform", text, host, list);
   }
 }

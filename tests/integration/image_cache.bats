@@ -96,6 +96,9 @@ records_sound() {
     run img pull --offline --format json "$ref"
     [ "$(echo "$output" | jq -r .platform)" = linux/amd64 ]
   fi
+  # bundle / run --image take the same path: the arm64 tree for arm64.
+  img bundle -q --offline --platform linux/arm64 "$ref" "$BATS_TEST_TMPDIR/b"
+  [ "$(cat "$BATS_TEST_TMPDIR/b/rootfs/data/arch")" = arm ]
   run img pull --offline --platform linux/s390x "$ref"
   [ "$status" -ne 0 ]
   [[ "$output" == *"linux/s390x"*"linux/amd64"* ]]
@@ -104,6 +107,23 @@ records_sound() {
   [ "$(img images --format json | jq -r '.[].platform')" = linux/amd64 ]
   img prune -q
   [ "$(ls "$C/rootfs" | wc -l)" = 1 ]
+}
+
+@test "--offline without --platform never takes another platform chosen from an index" {
+  [ "$(uname -m)" = x86_64 ] || skip "the host platform is assumed to be linux/amd64"
+  local ref="oci:$D/lay:multiarch"
+  img pull -q --platform linux/arm64 "$ref"
+  run img pull --offline "$ref"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"linux/amd64"*"linux/arm64/v8"*"--platform"* ]]
+  run img bundle -q --offline "$ref" "$BATS_TEST_TMPDIR/b"
+  [ "$status" -ne 0 ]
+  [ ! -e "$BATS_TEST_TMPDIR/b/rootfs/data/arch" ]
+  # A single-platform image is its own choice, online and offline.
+  img pull -q "oci:$D/lay:armonly"
+  run img pull --offline --format json "oci:$D/lay:armonly"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .platform)" = linux/arm64 ]
 }
 
 @test "a --platform that a single-platform image does not match is refused" {
