@@ -59,6 +59,7 @@ struct found
   size_t n;
   bool *sel;
   size_t nsel, named;           /* selected; named whatever the platform */
+  bool by_ref;                  /* named by reference, not by digest */
 };
 
 static void
@@ -96,12 +97,14 @@ find (struct img_cache *c, const char *text, const char *platform, struct found 
   _cleanup_free_ bool *named = NULL;
   const char *first = NULL;
   bool by_ref = false;
+  f->by_ref = false;
   if (img_cache_read_records (c, &f->all, &f->n, err) < 0)
     return -1;
   f->sel = xcalloc (f->n + 1, sizeof *f->sel);
   named = xcalloc (f->n + 1, sizeof *named);
   for (size_t i = 0; i < f->n; i++)
     by_ref |= canon && strcmp (f->all[i]->ref, canon) == 0;
+  f->by_ref = by_ref;
   for (size_t i = 0; i < f->n; i++)
     {
       const struct img_image *im = f->all[i];
@@ -131,7 +134,7 @@ find (struct img_cache *c, const char *text, const char *platform, struct found 
 /* One image of |f| for running: the only one, or the host platform's.
  * Without --platform an online pull would choose the host's platform from
  * an index, so a record chosen from an index for another platform is not
- * taken in its place. */
+ * taken in its place.  A digest names one image whatever its platform. */
 static int
 pick_one (const struct found *f, const char *text, const char *platform,
           struct rt_err **err)
@@ -145,7 +148,7 @@ pick_one (const struct found *f, const char *text, const char *platform,
         if (hosts < 0 && img_platform_matches (host, f->all[i]->platform))
           hosts = (int) i;
       }
-  if (platform || hosts >= 0 || (f->nsel == 1 && !f->all[only]->from_index))
+  if (!f->by_ref || platform || hosts >= 0 || (f->nsel == 1 && !f->all[only]->from_index))
     return hosts >= 0 ? hosts : only;
   {
     _cleanup_free_ char *list = platforms_named (f, f->sel);
@@ -232,6 +235,20 @@ tree_size (int dfd, const char *name)
 
 enum sweep_kind { SWEEP_ROOTFS, SWEEP_BLOBS, SWEEP_TMP };
 
+/* One garbage collection: what it read, and the rootfs trees it took out
+ * of rootfs/ under the cache lock, to remove once that lock is released
+ * (a big tree takes a while: pulls must not wait for it to commit). */
+struct gc
+{
+  struct img_cache *c;
+  struct img_image **all;
+  size_t n;
+  uint64_t *freed;
+  int *locks;                   /* the image lock of each doomed tree, held */
+  char **doomed;                /* tmp/HEX.gc */
+  size_t ndoomed;
+};
+
 /* The lock that guards entry |name| of the swept directory, or NULL when
  * none does: rootfs/HEX and tmp/HEX.* by the image's lock, tmp/archive.*
  * by itself (*dirlock), blobs by the cache lock the sweep holds. */
@@ -249,13 +266,38 @@ guard_of (enum sweep_kind k, const char *name, bool *dirlock)
   return xasprintf ("locks/%.64s.lock", name);
 }
 
+/* rootfs/HEX, its image lock free: renamed to tmp/HEX.gc (invisible to
+ * lookups at once) with the lock kept until gc_finish removes it.
+ * Returns 1 when taken, 0 when a pull holds the image. */
+static int
+doom_rootfs (struct gc *g, int dfd, const char *hex, const char *guard, struct rt_err **err)
+{
+  _cleanup_free_ char *to = xasprintf ("tmp/%s.gc", hex);
+  int lk = img_cache_trylock (g->c, guard, false);
+  if (lk < 0)
+    return 0;
+  /* A killed collection's tree: ours to remove, we hold the image lock. */
+  if (rt_rm_rf_at (g->c->dirfd, to, err) < 0 || renameat (dfd, hex, g->c->dirfd, to) < 0)
+    {
+      if (*err == NULL)
+        rt_err_set (err, errno, "rename `%s/rootfs/%s` to `%s/%s`", g->c->dir, hex,
+                    g->c->dir, to);
+      close (lk);
+      return -1;
+    }
+  g->locks = xrealloc (g->locks, (g->ndoomed + 1) * sizeof *g->locks);
+  g->doomed = xrealloc (g->doomed, (g->ndoomed + 1) * sizeof *g->doomed);
+  g->locks[g->ndoomed] = lk;
+  g->doomed[g->ndoomed++] = rt_steal_ptr (&to);
+  return 1;
+}
+
 /* Removes the entries of |sub| that no record references and no pull
  * holds.  Called with the cache lock held exclusively. */
 static int
-sweep (struct img_cache *c, const char *sub, enum sweep_kind k, struct img_image **all,
-       size_t n, uint64_t *freed, struct rt_err **err)
+sweep (struct gc *g, const char *sub, enum sweep_kind k, struct rt_err **err)
 {
-  int fd = openat (c->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC), removed = 0;
+  int fd = openat (g->c->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC), removed = 0;
   DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
   struct dirent *de;
   if (d == NULL)
@@ -270,12 +312,16 @@ sweep (struct img_cache *c, const char *sub, enum sweep_kind k, struct img_image
       if (de->d_name[0] == '.')
         continue;
       snprintf (hex, sizeof hex, "%.64s", de->d_name);
-      if (k != SWEEP_TMP && referenced (all, n, hex))
+      if (k != SWEEP_TMP && referenced (g->all, g->n, hex))
         continue;
-      size = freed ? tree_size (dirfd (d), de->d_name) : 0;
+      size = g->freed ? tree_size (dirfd (d), de->d_name) : 0;
       guard = guard_of (k, de->d_name, &dirlock);
-      r = guard ? img_cache_remove_abandoned (c, dirfd (d), de->d_name, guard, dirlock, err)
-                : rt_rm_rf_at (dirfd (d), de->d_name, err) < 0 ? -1 : 1;
+      if (k == SWEEP_ROOTFS)
+        r = doom_rootfs (g, dirfd (d), de->d_name, guard, err);
+      else if (guard)
+        r = img_cache_remove_abandoned (g->c, dirfd (d), de->d_name, guard, dirlock, err);
+      else
+        r = rt_rm_rf_at (dirfd (d), de->d_name, err) < 0 ? -1 : 1;
       if (r < 0)
         {
           closedir (d);
@@ -283,8 +329,8 @@ sweep (struct img_cache *c, const char *sub, enum sweep_kind k, struct img_image
         }
       if (r == 0)
         continue;
-      if (freed)
-        *freed += size;
+      if (g->freed)
+        *g->freed += size;
       removed++;
     }
   closedir (d);
@@ -294,30 +340,52 @@ sweep (struct img_cache *c, const char *sub, enum sweep_kind k, struct img_image
 /* Sweeps with the cache lock held exclusively: no pull commits meanwhile,
  * so the records read here are the ones that count. */
 static int
-gc_locked (struct img_cache *c, uint64_t *freed, struct rt_err **err)
+gc_locked (struct gc *g, struct rt_err **err)
 {
-  struct img_image **all = NULL;
-  size_t n = 0;
   int a, b, t;
-  if (img_cache_read_records (c, &all, &n, err) < 0)
+  if (img_cache_read_records (g->c, &g->all, &g->n, err) < 0)
     return -1;
-  a = sweep (c, "rootfs", SWEEP_ROOTFS, all, n, freed, err);
-  b = a < 0 ? -1 : sweep (c, "blobs/sha256", SWEEP_BLOBS, all, n, freed, err);
-  t = b < 0 ? -1 : sweep (c, "tmp", SWEEP_TMP, all, n, freed, err);
-  img_list_free (all, n);
+  a = sweep (g, "rootfs", SWEEP_ROOTFS, err);
+  b = a < 0 ? -1 : sweep (g, "blobs/sha256", SWEEP_BLOBS, err);
+  t = b < 0 ? -1 : sweep (g, "tmp", SWEEP_TMP, err);
   if (t < 0)
     return -1;
-  img_cache_sweep_locks (c);
+  img_cache_sweep_locks (g->c);
   return a + b + t;
+}
+
+/* After the cache lock is released: removes the doomed trees, then their
+ * lock files (still held: image/lock.c). */
+static int
+gc_finish (struct gc *g, int ret, struct rt_err **err)
+{
+  for (size_t i = 0; i < g->ndoomed; i++)
+    {
+      _cleanup_free_ char *lock = xasprintf ("locks/%.64s.lock", g->doomed[i] + 4);
+      struct rt_err *e = NULL;
+      if (rt_rm_rf_at (g->c->dirfd, g->doomed[i], &e) < 0 && ret >= 0)
+        {
+          *err = rt_steal_ptr (&e);
+          ret = rt_err_wrap (err, "cache `%s`", g->c->dir);
+        }
+      rt_err_free (&e);
+      unlinkat (g->c->dirfd, lock, 0);
+      close (g->locks[i]);
+      free (g->doomed[i]);
+    }
+  free (g->doomed);
+  free (g->locks);
+  img_list_free (g->all, g->n);
+  return ret;
 }
 
 int
 img_remove (const struct img_opts *o, const char *text, struct rt_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
+  struct gc g = { .c = &c };
   struct found f = { 0 };
-  int ret = -1;
-  _cleanup_fd_ int lk = -1;
+  int ret = -1, lk = -1;
   if (o->platform && img_platform_check (o->platform, err) < 0)
     return -1;
   if (img_cache_open (o, &c, err) < 0 || (lk = img_cache_lock_all (&c, true, err)) < 0
@@ -326,8 +394,11 @@ img_remove (const struct img_opts *o, const char *text, struct rt_err **err)
   for (size_t i = 0; i < f.n; i++)
     if (f.sel[i] && img_cache_remove_record (&c, f.all[i], err) < 0)
       goto out;
-  ret = gc_locked (&c, NULL, err) < 0 ? -1 : 0;
+  ret = gc_locked (&g, err) < 0 ? -1 : 0;
 out:
+  if (lk >= 0)
+    close (lk);
+  ret = gc_finish (&g, ret, err);
   found_free (&f);
   img_cache_close (&c);
   return ret;
@@ -337,14 +408,17 @@ int
 img_prune (const struct img_opts *o, uint64_t *freed, struct rt_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
-  _cleanup_fd_ int lk = -1;
-  int ret = img_cache_open (o, &c, err);
+  struct gc g = { .c = &c, .freed = freed };
+  int ret = img_cache_open (o, &c, err), lk = -1;
   if (freed)
     *freed = 0;
   if (ret == 0 && (lk = img_cache_lock_all (&c, true, err)) < 0)
     ret = -1;
   if (ret == 0)
-    ret = gc_locked (&c, freed, err);
+    ret = gc_locked (&g, err);
+  if (lk >= 0)
+    close (lk);
+  ret = gc_finish (&g, ret, err);
   img_cache_close (&c);
   return ret;
 }

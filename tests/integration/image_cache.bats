@@ -119,6 +119,9 @@ records_sound() {
   run img bundle -q --offline "$ref" "$BATS_TEST_TMPDIR/b"
   [ "$status" -ne 0 ]
   [ ! -e "$BATS_TEST_TMPDIR/b/rootfs/data/arch" ]
+  # A digest names one image, whatever its platform.
+  d=$(img images --format json | jq -r '.[0].digest')
+  img inspect "${d:7:12}" | jq -e '.architecture == "arm64"'
   # A single-platform image is its own choice, online and offline.
   img pull -q "oci:$D/lay:armonly"
   run img pull --offline --format json "oci:$D/lay:armonly"
