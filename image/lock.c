@@ -135,8 +135,17 @@ img_cache_remove_abandoned (struct img_cache *c, int dfd, const char *name,
   return r < 0 ? -1 : 1;
 }
 
+char *
+img_cache_tmp_guard (const char *name, bool *dirlock)
+{
+  *dirlock = rt_startswith (name, "archive.");
+  if (*dirlock)
+    return xasprintf ("tmp/%s", name);
+  return xasprintf ("locks/%.64s.lock", name);
+}
+
 void
-img_cache_clean_archives (struct img_cache *c)
+img_cache_clean_tmp (struct img_cache *c)
 {
   int fd = openat (c->dirfd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
@@ -148,11 +157,12 @@ img_cache_clean_archives (struct img_cache *c)
       return;
     }
   while ((de = readdir (d)))
-    if (rt_startswith (de->d_name, "archive."))
+    if (de->d_name[0] != '.')
       {
-        _cleanup_free_ char *p = xasprintf ("tmp/%s", de->d_name);
+        bool dirlock;
+        _cleanup_free_ char *guard = img_cache_tmp_guard (de->d_name, &dirlock);
         struct rt_err *e = NULL;
-        img_cache_remove_abandoned (c, dirfd (d), de->d_name, p, true, &e);
+        img_cache_remove_abandoned (c, dirfd (d), de->d_name, guard, dirlock, &e);
         rt_err_free (&e);       /* prune will report it */
       }
   closedir (d);

@@ -301,8 +301,12 @@ int img_cache_archive_dir (struct img_cache *c, char **path, struct rt_err **err
  * Returns 1 when removed, 0 when the lock is held. */
 int img_cache_remove_abandoned (struct img_cache *c, int dfd, const char *name,
                                 const char *lock, bool dirlock, struct rt_err **err);
-/* Removes the tmp/archive.* that no live pull holds (a pull's start). */
-void img_cache_clean_archives (struct img_cache *c);
+/* The lock that owns tmp/|name|: an archive copy is flocked itself
+ * (*dirlock), anything else (HEX.XXXXXX, HEX.gc) by image HEX's lock. */
+char *img_cache_tmp_guard (const char *name, bool *dirlock);
+/* Removes the tmp/ entries whose owner's lock is free: what killed pulls
+ * and collections left (a pull's start; cheap, tmp/ is nearly empty). */
+void img_cache_clean_tmp (struct img_cache *c);
 /* Unlinks every lock file nobody holds but cache.lock; returns how many. */
 int img_cache_sweep_locks (struct img_cache *c);
 bool img_cache_has_rootfs (struct img_cache *c, const char *mdigest);

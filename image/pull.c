@@ -629,7 +629,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
 
   if (o->platform && img_platform_check (o->platform, err) < 0)
     return -1;
-  img_cache_clean_archives (c);
+  img_cache_clean_tmp (c);
   src = open_source (o, r, what, c, &tmpdir, &holdfd, err);
   if (src == NULL)
     goto out;

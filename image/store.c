@@ -258,11 +258,8 @@ guard_of (enum sweep_kind k, const char *name, bool *dirlock)
   *dirlock = false;
   if (k == SWEEP_BLOBS)
     return NULL;
-  if (k == SWEEP_TMP && rt_startswith (name, "archive."))
-    {
-      *dirlock = true;
-      return xasprintf ("tmp/%s", name);
-    }
+  if (k == SWEEP_TMP)
+    return img_cache_tmp_guard (name, dirlock);
   return xasprintf ("locks/%.64s.lock", name);
 }
 

@@ -170,8 +170,10 @@ records_sound() {
   for _ in $(seq 100); do [ -n "$(ls "$C/tmp" 2>/dev/null)" ] && break; sleep 0.05; done
   [ -n "$(ls "$C/tmp")" ]
   kill -9 $pid; wait $pid || true
+  mkdir "$C/tmp/$(printf %064d 5).abcdef"   # a killed unpack of another image
   img pull -q "oci:$D/lay:small"
   [ -z "$(ls "$C/tmp")" ]
+  [ ! -e "$C/locks/$(printf %064d 5).lock" ]
   # A pull that is alive keeps its copy, whatever prune and other pulls do.
   "$SANDLOCK_OCI" pull --cache-dir "$C" -q "oci-archive:$BATS_TEST_TMPDIR/fifo:bb" & pid=$!
   for _ in $(seq 100); do [ -n "$(ls "$C/tmp" 2>/dev/null)" ] && break; sleep 0.05; done

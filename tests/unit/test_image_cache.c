@@ -102,10 +102,10 @@ locks (void)
     int fd = img_cache_archive_dir (&c, &p, &e);
     ok (fd >= 0, "archive dir made and locked");
     name = strrchr (p, '/') + 1;
-    img_cache_clean_archives (&c);
+    img_cache_clean_tmp (&c);
     ok (stat (p, &st) == 0, "a held archive copy stays");
     close (fd);
-    img_cache_clean_archives (&c);
+    img_cache_clean_tmp (&c);
     ok (stat (p, &st) < 0, "an abandoned archive copy (%s) goes", name);
     free (p);
   }
