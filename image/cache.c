@@ -10,8 +10,8 @@
  *
  * Nothing half-written is ever visible under blobs/, rootfs/ or refs/:
  * files are written to a temp name and renamed, trees are renamed whole.
- * A crashed pull leaves only tmp/ entries, which the next holder of the
- * image's lock (or prune) removes. */
+ * A crashed pull leaves only tmp/ entries, which the next pull or prune
+ * removes once it can take their owner's lock (image/lock.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
