@@ -71,6 +71,8 @@ struct img_opts
                                    at most 0600); otherwise skipped and counted */
   uint64_t max_unpacked;        /* bytes the whole image may unpack to; 0: 100 x
                                    its declared compressed size + 64 MiB */
+  uint64_t timeout_ms;          /* all registry transfers together; 0: none */
+  uint64_t stall_timeout_ms;    /* per request, under 1 KiB/s; 0: 30 s */
   img_progress_fn progress;
   void *progress_data;
 };
@@ -87,6 +89,8 @@ struct img_image
   bool cached;                  /* true when nothing was unpacked */
   uint64_t devices_skipped;     /* device nodes not created (no --allow-devices,
                                    or not root); kept in the image record */
+  bool from_index;              /* the platform was chosen from an index */
+  char *record;                 /* the record's file name in refs/ (internal) */
 };
 void img_image_free (struct img_image *im);
 

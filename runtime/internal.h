@@ -61,6 +61,9 @@ struct rt_plan
   int status_fd;                /* start_status fifo: failures after start */
   long personality;             /* PER_* or -1 */
   char *exec_path;              /* resolved process.args[0] */
+  bool proc_by_parent;          /* an unprivileged runtime writes the
+                                   child's uid_map/oom_score_adj */
+  int timens_fd, timens_errno;  /* child: its /proc/self/timens_offsets */
 };
 
 int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
@@ -144,6 +147,8 @@ int rt_proc_terminal (const struct rt_process *pr, int console_fd,
 /* args[0] looked up in PATH from pr->env, inside the current root. */
 int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
                           struct rt_err **err);
+/* chdir to pr->cwd and check that it is inside the current root. */
+int rt_proc_chdir (const struct rt_process *pr, struct rt_err **err);
 int rt_connect_console (const char *path, struct rt_err **err);
 int rt_send_fd (int sock, int fd, const char *name);
 /* Closes every fd >= |from| except those in |keep| (sorted in place; -1
