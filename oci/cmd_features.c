@@ -213,8 +213,9 @@ gen_linux (yajl_gen g)
   yajl_gen_bool (g, 0);
   S (g, "systemdUser");
   yajl_gen_bool (g, 0);
+  /* linux.resources.rdma goes to rdma.max (runtime/cgroup-limits.c). */
   S (g, "rdma");
-  yajl_gen_bool (g, 0);
+  yajl_gen_bool (g, 1);
   yajl_gen_map_close (g);
   gen_seccomp (g);
   gen_bool_obj (g, "apparmor", false);

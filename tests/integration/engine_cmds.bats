@@ -305,7 +305,7 @@ squeeze() { sed -e 's/^ *//' -e 's/ *$//' -e 's/  */ /g'; }
   # every capability the kernel has, by libcap's name
   last=$(cat /proc/sys/kernel/cap_last_cap)
   echo "$f" | jq -e --argjson n $((last + 1)) '.linux.capabilities | length == $n and index("CAP_SYS_ADMIN") and index("CAP_CHOWN")'
-  echo "$f" | jq -e '.linux.cgroup == {"v1":true,"v2":true,"systemd":false,"systemdUser":false,"rdma":false}'
+  echo "$f" | jq -e '.linux.cgroup == {"v1":true,"v2":true,"systemd":false,"systemdUser":false,"rdma":true}'
   echo "$f" | jq -e '.linux.seccomp.enabled and (.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") and index("SCMP_ACT_ERRNO"))'
   echo "$f" | jq -e '.linux.seccomp.operators | length == 7'
   echo "$f" | jq -e '.linux.seccomp.archs | index("SCMP_ARCH_X86_64")'
