@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/nsfs.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -88,6 +89,15 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
           if (fd < 0)
             return rt_err_set (err, errno, "linux.namespaces[%zu].path `%s`",
                                i, n->path);
+          /* Checked here, naming the field, rather than as a bare EINVAL
+           * from setns in the child. */
+          if (ioctl (fd, NS_GET_NSTYPE) != flag)
+            {
+              close (fd);
+              return rt_err_set (err, 0, "linux.namespaces[%zu].path `%s`: "
+                                 "not a \"%s\" namespace", i, n->path,
+                                 n->type);
+            }
           if (flag == CLONE_NEWPID || flag == CLONE_NEWTIME)
             {
               /* Affects only children of this process: the container. */

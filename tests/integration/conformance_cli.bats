@@ -74,12 +74,15 @@ hook() { jq -nc --arg s "$1" '{path:"/bin/sh",args:["sh","-c",$s]}'; }
 
 # ---- the child's real error ------------------------------------------------
 
-@test "create: a namespace path that is not a namespace reports the join, not a broken pipe" {
+@test "create: a namespace path that is not that namespace is named, not a broken pipe" {
   cfg '.linux.namespaces |= map(if .type == "ipc" then .path = "/etc/hostname" else . end)'
   run rt create -b "$BUNDLE" "$(cid)"
   [ "$status" -eq 1 ]
-  [[ "$output" == *"join namespace"*"Invalid argument"* ]]
-  [[ "$output" != *"Broken pipe"* ]]
+  [[ "$output" == *'linux.namespaces['*'].path `/etc/hostname`: not a "ipc" namespace'* ]]
+  cfg '.linux.namespaces |= map(if .type == "ipc" then .path = "/proc/self/ns/uts" else . end)'
+  run rt create -b "$BUNDLE" "$(cid)"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'.path `/proc/self/ns/uts`: not a "ipc" namespace'* ]]
   [ -z "$(ls "$ROOT")" ]
 }
 
