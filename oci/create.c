@@ -83,6 +83,13 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
     return -1;
   if (oci_spec_parse (cfg_buf, cfg_len, &cfg, err) < 0)
     return rt_err_wrap (err, "%s", cfg_path);
+  if (oci_spec_version_newer (cfg->oci_version))
+    {
+      _cleanup_free_ char *w = xasprintf (
+          "ociVersion \"%.64s\" is newer than the runtime-spec this runtime "
+          "knows (1.3): fields it does not know are ignored", cfg->oci_version);
+      oci_log_warning (g, w);
+    }
   if (cfg->root_path == NULL || *cfg->root_path == '\0')
     {
       rt_err_set (err, 0, "root.path: required");
