@@ -337,6 +337,7 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   /* sysctls go in before readonlyPaths makes /proc/sys read-only (runc's
    * order). */
   if (rt_child_pivot (p, err) < 0 || child_sysctl_hostname (p, err) < 0
+      || rt_proc_make_cwd (pr->cwd, err) < 0
       || rt_child_finish_rootfs (p, err) < 0)
     return -1;
   if (!p->o->no_new_keyring
@@ -358,6 +359,7 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
     return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
   if (rt_proc_resolve_exec (pr, &p->exec_path, err) < 0)
     return -1;
+  p->envp = rt_proc_envp (pr);
   /* Landlock while the process still holds its capabilities (it needs
    * CAP_SYS_ADMIN or no_new_privs), then the user and capability switch. */
   if (rt_confine_child_landlock (p->confine, err) < 0)
@@ -415,7 +417,7 @@ child_main (struct rt_plan *p, int sock)
   const struct rt_process *pr = p->c->process;
   char byte;
   ssize_t r;
-  _cleanup_free_ char **argv = NULL, **envp = NULL;
+  _cleanup_free_ char **argv = NULL;
 
   sigset_t none;
 
@@ -443,8 +445,6 @@ child_main (struct rt_plan *p, int sock)
 
   argv = xcalloc (pr->args_len + 1, sizeof *argv);
   memcpy (argv, pr->args, pr->args_len * sizeof *argv);
-  envp = xcalloc (pr->env_len + 1, sizeof *envp);
-  memcpy (envp, pr->env, pr->env_len * sizeof *envp);
   /* Only the preserved fds survive execve. */
   syscall (SYS_close_range, 3 + p->o->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
   prctl (PR_SET_PDEATHSIG, 0);
@@ -464,7 +464,7 @@ child_main (struct rt_plan *p, int sock)
                     p->state_json, &err) < 0
       || rt_confine_child_seccomp (p->confine, &err) < 0)
     start_fail (p, err ? err->msg : "start failed");
-  execve (p->exec_path, argv, envp);
+  execve (p->exec_path, argv, p->envp);
   {
     char msg[512];
     snprintf (msg, sizeof msg, "exec: \"%s\": %s", pr->args[0],

@@ -123,13 +123,15 @@ exec_child (struct exec_plan *p, int sock)
   sigset_t none;
   _cleanup_free_ char *path = NULL;
   _cleanup_free_ char **argv = xcalloc (pr->args_len + 1, sizeof *argv);
-  _cleanup_free_ char **envp = xcalloc (pr->env_len + 1, sizeof *envp);
+  char **envp = NULL;
 
   close_inherited (p, sock);
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
     _exit (1);
+  /* HOME from the container's /etc/passwd before Landlock may hide it. */
+  envp = rt_proc_envp (pr);
   if (exec_setup (p, &err) < 0 || rt_proc_resolve_exec (pr, &path, &err) < 0
       || rt_confine_child_seccomp (p->confine, &err) < 0)
     {
@@ -137,7 +139,6 @@ exec_child (struct exec_plan *p, int sock)
       _exit (127);
     }
   memcpy (argv, pr->args, pr->args_len * sizeof *argv);
-  memcpy (envp, pr->env, pr->env_len * sizeof *envp);
   execve (path, argv, envp);
   {
     char msg[512];

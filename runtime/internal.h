@@ -61,6 +61,7 @@ struct rt_plan
   int status_fd;                /* start_status fifo: failures after start */
   long personality;             /* PER_* or -1 */
   char *exec_path;              /* resolved process.args[0] */
+  char **envp;                  /* rt_proc_envp, before Landlock */
 };
 
 int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
@@ -137,6 +138,13 @@ int rt_proc_terminal (const struct rt_process *pr, int console_fd,
 /* args[0] looked up in PATH from pr->env, inside the current root. */
 int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
                           struct rt_err **err);
+/* process.env plus HOME when it has none: the home of process.user.uid in
+ * the current root's /etc/passwd, else "/" (runc).  NULL-terminated; the
+ * strings are borrowed from |pr| except the added one.  runtime/procenv.c */
+char **rt_proc_envp (const struct rt_process *pr);
+/* mkdir -p of process.cwd (mode 0755) in the current root, as runc does
+ * for the init before it switches user. */
+int rt_proc_make_cwd (const char *cwd, struct rt_err **err);
 int rt_connect_console (const char *path, struct rt_err **err);
 int rt_send_fd (int sock, int fd, const char *name);
 /* Closes every fd >= |from| except those in |keep| (sorted in place; -1

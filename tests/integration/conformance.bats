@@ -37,3 +37,38 @@ crun_() { run rt run -b "$BUNDLE" "$(cid)"; }
   [[ "$output" == *"linux.memoryPolicy: not supported"* ]]
   [ -z "$(ls "$ROOT")" ]
 }
+
+@test "HOME comes from the container's /etc/passwd, else /, for create and exec" {
+  cfg '.process.env=["PATH=/bin"] | .process.user.uid=1000 | .process.user.gid=1000'
+  echo 'user:x:1000:1000:user:/home/user:/bin/sh' >> "$BUNDLE/rootfs/etc/passwd"
+  sed -i '/^user:x:1000:1000:user:\/home:/d' "$BUNDLE/rootfs/etc/passwd"
+  cmd sh -c 'echo "HOME=$HOME"'
+  crun_
+  [ "$status" -eq 0 ]
+  [ "$output" = "HOME=/home/user" ]
+  cfg '.process.user.uid=4242'
+  crun_
+  [ "$output" = "HOME=/" ]
+  # an explicit HOME wins
+  cfg '.process.env=["PATH=/bin","HOME=/x"]'
+  crun_
+  [ "$output" = "HOME=/x" ]
+  cfg '.process.env=["PATH=/bin"] | .process.user.uid=0'
+  cmd sleep 100
+  rt run -d -b "$BUNDLE" "$(cid)" 
+  run rt exec "$(cid)" sh -c 'echo "HOME=$HOME"'
+  [ "$status" -eq 0 ]
+  [ "$output" = "HOME=/root" ]
+  run rt exec --user 1000:1000 "$(cid)" sh -c 'echo "HOME=$HOME"'
+  [ "$output" = "HOME=/home/user" ]
+}
+
+@test "a missing process.cwd is created (0755, owned by root), as runc does" {
+  cfg '.process.cwd="/new/deep/dir" | .process.user.uid=1000 | .process.user.gid=1000'
+  cmd sh -c 'pwd; stat -c "%a %u" /new/deep/dir /new'
+  crun_
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = /new/deep/dir ]
+  [ "${lines[1]}" = "755 0" ]
+  [ "${lines[2]}" = "755 0" ]
+}
