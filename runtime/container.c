@@ -60,11 +60,46 @@ static const struct
   { "time", CLONE_NEWTIME },
 };
 
+/* Whether |fd| is the namespace the runtime itself is in (/proc/self/ns/
+ * |name|): joining it changes nothing, and setting its state (hostname)
+ * would change the host's. */
+static bool
+is_own_ns (int fd, const char *name)
+{
+  char path[64];
+  struct stat a, b;
+  snprintf (path, sizeof path, "/proc/self/ns/%s", name);
+  return fstat (fd, &a) == 0 && stat (path, &b) == 0 && a.st_dev == b.st_dev
+         && a.st_ino == b.st_ino;
+}
+
+/* hostname/domainname need a UTS namespace of the container's own: a new
+ * one, or one joined by path (runc) that is not the runtime's. */
+static int
+check_uts (const struct rt_plan *p, bool joined, bool own,
+           struct rt_err **err)
+{
+  const struct rt_config *c = p->c;
+  const char *key = c->hostname && *c->hostname ? "hostname"
+                    : c->domainname && *c->domainname ? "domainname" : NULL;
+  if (key == NULL || p->new_uts)
+    return 0;
+  if (!joined)
+    return rt_err_set (err, 0, "%s: needs a new \"uts\" namespace (or one "
+                       "joined by path)", key);
+  if (own)
+    return rt_err_set (err, 0, "%s: the \"uts\" namespace path is the "
+                       "runtime's own UTS namespace: setting it would change "
+                       "the host's %s", key, key);
+  return 0;
+}
+
 static int
 plan_namespaces (struct rt_plan *p, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
   int seen = 0, user_fd = -1;
+  bool uts_joined = false, uts_own = false;
 
   for (size_t i = 0; i < ARRAY_SIZE (p->ns_fds); i++)
     p->ns_fds[i] = -1;
@@ -88,6 +123,11 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
           if (fd < 0)
             return rt_err_set (err, errno, "linux.namespaces[%zu].path `%s`",
                                i, n->path);
+          if (flag == CLONE_NEWUTS)
+            {
+              uts_joined = true;
+              uts_own = is_own_ns (fd, "uts");
+            }
           if (flag == CLONE_NEWPID || flag == CLONE_NEWTIME)
             {
               /* Affects only children of this process: the container. */
@@ -153,11 +193,7 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
   if (p->new_user && (c->uid_mappings_len == 0 || c->gid_mappings_len == 0))
     return rt_err_set (err, 0, "linux.uidMappings/gidMappings: required with "
                        "a new user namespace");
-  if (c->hostname && *c->hostname && !p->new_uts)
-    return rt_err_set (err, 0, "hostname: needs a new \"uts\" namespace");
-  if (c->domainname && *c->domainname && !p->new_uts)
-    return rt_err_set (err, 0, "domainname: needs a new \"uts\" namespace");
-  return 0;
+  return check_uts (p, uts_joined, uts_own, err);
 }
 
 /* A container given CAP_SYS_ADMIN usually means to mount (systemd, nested

@@ -72,3 +72,34 @@ crun_() { run rt run -b "$BUNDLE" "$(cid)"; }
   [ "${lines[1]}" = "755 0" ]
   [ "${lines[2]}" = "755 0" ]
 }
+
+@test "hostname with a uts namespace joined by path; never the runtime's own" {
+  command -v unshare >/dev/null || skip "needs unshare(1)"
+  local before holder
+  before=$(hostname)
+  unshare --uts sleep 100 &
+  holder=$!
+  # wait until the holder has unshared (its uts differs from ours)
+  for _ in $(seq 100); do
+    [ "$(readlink /proc/$holder/ns/uts)" != "$(readlink /proc/self/ns/uts)" ] && break
+    sleep 0.05
+  done
+  cfg ".hostname=\"joined1\" | .linux.namespaces |= map(if .type == \"uts\" then .path=\"/proc/$holder/ns/uts\" else . end)"
+  cmd hostname
+  crun_
+  local st=$status out=$output
+  local joined
+  joined=$(nsenter --uts=/proc/$holder/ns/uts hostname)
+  kill $holder; wait $holder || true
+  [ "$st" -eq 0 ]
+  [ "$out" = joined1 ]
+  [ "$joined" = joined1 ]
+  [ "$(hostname)" = "$before" ]
+  # the runtime's own (here: the host's) uts namespace is refused
+  cfg ".linux.namespaces |= map(if .type == \"uts\" then .path=\"/proc/$$/ns/uts\" else . end)"
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"the runtime's own UTS namespace"* ]]
+  [ "$(hostname)" = "$before" ]
+  [ -z "$(ls "$ROOT")" ]
+}
