@@ -760,9 +760,14 @@ rt_child_rootfs (struct rt_plan *p, struct rt_err **err)
   const char *rootfs = p->o->rootfs;
   _cleanup_fd_ int rootfd = -1;
 
-  if (mount (NULL, "/", NULL, p->root_propagation == (MS_SHARED | MS_REC)
-             ? MS_SLAVE | MS_REC : p->root_propagation, NULL) < 0)
+  if (mount (NULL, "/", NULL, p->root_propagation, NULL) < 0)
     return rt_err_set (err, errno, "set propagation of /");
+  /* Unless the whole tree was just made slave or private, the mount holding
+   * the rootfs may still be shared (runtime/rootfs-prop.c). */
+  if (p->root_propagation != (MS_SLAVE | MS_REC)
+      && p->root_propagation != (MS_PRIVATE | MS_REC)
+      && rt_rootfs_parent_private (rootfs, err) < 0)
+    return -1;
   /* pivot_root needs the new root to be a mount point. */
   if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
     return rt_err_set (err, errno, "bind rootfs `%s`", rootfs);
@@ -788,9 +793,12 @@ rt_child_pivot (struct rt_plan *p, struct rt_err **err)
 {
   const char *rootfs = p->o->rootfs;
   _cleanup_fd_ int newroot = open (rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_fd_ int oldroot = open ("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
   if (newroot < 0)
     return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
+  if (oldroot < 0)
+    return rt_err_set (err, errno, "open /");
   if (fchdir (newroot) < 0)
     return rt_err_set (err, errno, "chdir to rootfs");
   if (p->o->no_pivot)
@@ -806,6 +814,13 @@ rt_child_pivot (struct rt_plan *p, struct rt_err **err)
        * and is detached at once — no temporary directory needed. */
       if (syscall (SYS_pivot_root, ".", ".") < 0)
         return rt_err_set (err, errno, "pivot_root");
+      /* The old root, not the new one, goes rslave before it is detached:
+       * under rootfsPropagation rshared the detach would otherwise reach
+       * the host, and making the new root slave would cut the container's
+       * shared mounts off from the host.  Where "." points after pivot_root
+       * is the kernel's business: go to the old root by fd (runc). */
+      if (fchdir (oldroot) < 0)
+        return rt_err_set (err, errno, "chdir to the old root");
       if (mount (NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
         return rt_err_set (err, errno, "make old root a slave");
       if (umount2 (".", MNT_DETACH) < 0)

@@ -5,7 +5,7 @@ load ../lib/common
 
 setup_file() { common_setup_file; }
 setup() { require_root; common_setup; }
-teardown() { common_teardown; }
+teardown() { common_teardown; prop_teardown; }
 
 crun_() { run rt run -b "$BUNDLE" "$(cid)"; }
 
@@ -102,4 +102,63 @@ crun_() { run rt run -b "$BUNDLE" "$(cid)"; }
   [[ "$output" == *"the runtime's own UTS namespace"* ]]
   [ "$(hostname)" = "$before" ]
   [ -z "$(ls "$ROOT")" ]
+}
+
+# Propagation both ways through a bind of $PROP/src at /mnt, with bind
+# option $1 and rootfsPropagation $2 (or ""): prints "h2c=yes|no c2h=yes|no".
+# $PROP is a private mount made shared for the test (its own peer group,
+# unconnected to the host's), unmounted by teardown.
+prop_setup() {
+  PROP=$BATS_TEST_TMPDIR/prop
+  mkdir -p "$PROP"
+  mount --bind "$PROP" "$PROP"
+  mount --make-private "$PROP"
+  mount --make-shared "$PROP"
+}
+prop_teardown() {
+  [ -n "${PROP:-}" ] && umount -R "$PROP" 2>/dev/null || true
+}
+prop_case() {
+  local opt=$1 rootprop=$2 id h2c=no c2h=no
+  id=$(cid "$opt$rootprop")
+  rm -rf "$BUNDLE/rootfs/tmp/ready"
+  mkdir -p "$PROP/src/a" "$PROP/src/b"
+  cfg ".mounts += [{\"destination\":\"/mnt\",\"type\":\"bind\",\"source\":\"$PROP/src\",\"options\":[\"rbind\",\"$opt\"]}] | .annotations={\"run.oci.sandlock.disable\":\"fs\"}"
+  cfg '.process.capabilities.effective += ["CAP_SYS_ADMIN"] | .process.capabilities.permitted += ["CAP_SYS_ADMIN"] | .process.capabilities.bounding += ["CAP_SYS_ADMIN"]'
+  if [ -n "$rootprop" ]; then cfg ".linux.rootfsPropagation=\"$rootprop\""; fi
+  cfg ".root.readonly=false"
+  cmd sh -c 'mount -t tmpfs ctrfs /mnt/b && touch /mnt/b/fromctr && touch /tmp/ready; exec sleep 100'
+  rt run -d -b "$BUNDLE" "$id" || return 1
+  for _ in $(seq 100); do
+    [ -e "$BUNDLE/rootfs/tmp/ready" ] && break
+    sleep 0.05
+  done
+  [ -e "$BUNDLE/rootfs/tmp/ready" ] || return 1
+  mount -t tmpfs hostfs "$PROP/src/a"
+  touch "$PROP/src/a/fromhost"
+  rt exec "$id" test -e /mnt/a/fromhost && h2c=yes
+  [ -e "$PROP/src/b/fromctr" ] && c2h=yes
+  rt delete -f "$id" >/dev/null
+  umount "$PROP/src/a"
+  umount "$PROP/src/b" 2>/dev/null || true
+  cfg 'del(.mounts[-1]) | del(.linux.rootfsPropagation)'
+  echo "h2c=$h2c c2h=$c2h"
+}
+
+@test "mount propagation: rshared/shared reach the host both ways, slave one way, private none" {
+  prop_setup
+  run prop_case rshared rshared
+  [ "$output" = "h2c=yes c2h=yes" ]
+  run prop_case shared shared
+  [ "$output" = "h2c=yes c2h=yes" ]
+  run prop_case rslave ""
+  [ "$output" = "h2c=yes c2h=no" ]
+  run prop_case slave rslave
+  [ "$output" = "h2c=yes c2h=no" ]
+  run prop_case rprivate ""
+  [ "$output" = "h2c=no c2h=no" ]
+  run prop_case private private
+  [ "$output" = "h2c=no c2h=no" ]
+  # nothing the containers did is left on the host
+  [ "$(grep -c " $PROP/" /proc/self/mountinfo)" -eq 0 ]
 }
