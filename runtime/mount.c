@@ -680,6 +680,39 @@ make_node (struct rt_plan *p, int rootfd, const char *path, mode_t type,
   return 0;
 }
 
+/* linux.devices[].path as the Landlock rule names it: "//" and "/./"
+ * collapsed and a trailing "/" dropped ("/dev/fuse/" is /dev/fuse, not a
+ * node with an empty name); NULL when nothing is left but "/". */
+static char *
+device_path (const char *in)
+{
+  char *out = xmalloc (strlen (in) + 1);
+  size_t o = 0;
+  for (const char *s = in; *s;)
+    {
+      const char *e;
+      while (*s == '/')
+        s++;
+      e = strchrnul (s, '/');
+      if (e - s == 1 && s[0] == '.')
+        e = s + 1;
+      else if (e > s)
+        {
+          out[o++] = '/';
+          memcpy (out + o, s, (size_t) (e - s));
+          o += (size_t) (e - s);
+        }
+      s = e;
+    }
+  out[o] = '\0';
+  if (o == 0)
+    {
+      free (out);
+      return NULL;
+    }
+  return out;
+}
+
 static int
 setup_devices (struct rt_plan *p, int rootfd, struct rt_err **err)
 {
@@ -744,7 +777,11 @@ setup_devices (struct rt_plan *p, int rootfd, struct rt_err **err)
           return rt_err_set (err, 0, "linux.devices[%zu].type: unknown \"%s\"",
                              i, dv->type);
         }
-      if (make_node (p, rootfd, dv->path, type,
+      _cleanup_free_ char *path = device_path (dv->path);
+      if (path == NULL)
+        return rt_err_set (err, 0, "linux.devices[%zu].path: \"%s\" names "
+                           "no file", i, dv->path);
+      if (make_node (p, rootfd, path, type,
                      makedev ((unsigned) dv->major, (unsigned) dv->minor),
                      dv->file_mode_present ? dv->file_mode : 0666,
                      dv->uid_present ? dv->uid : 0,

@@ -162,3 +162,16 @@ prop_case() {
   # nothing the containers did is left on the host
   [ "$(grep -c " $PROP/" /proc/self/mountinfo)" -eq 0 ]
 }
+
+@test "linux.devices path with a trailing slash names the node, not an empty name" {
+  cfg '.linux.devices=[{"path":"/dev/mynull/","type":"c","major":1,"minor":3,"fileMode":438}] | .linux.resources.devices += [{"allow":true,"type":"c","major":1,"minor":3,"access":"rwm"}]'
+  cmd sh -c 'stat -c "%F %t:%T" /dev/mynull && echo hi > /dev/mynull && echo ok'
+  crun_
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "character special file 1:3" ]
+  [ "${lines[1]}" = ok ]
+  cfg '.linux.devices=[{"path":"//./","type":"c","major":1,"minor":3}]'
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"linux.devices[0].path"* ]]
+}
