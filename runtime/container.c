@@ -354,7 +354,8 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   const struct rt_process *pr = c->process;
   struct sync_msg m;
 
-  if (child_namespaces (p, err) < 0)
+  if (child_namespaces (p, err) < 0
+      || (p->new_net && rt_child_loopback_up (err) < 0))
     return -1;
   if (setsid () < 0)
     return rt_err_set (err, errno, "setsid");

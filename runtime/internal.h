@@ -88,6 +88,8 @@ int rt_child_cgroup_ready (struct rt_plan *p, struct rt_err **err);
 /* Child side (runtime/mount.c). */
 int rt_child_rootfs (struct rt_plan *p, struct rt_err **err);
 int rt_child_pivot (struct rt_plan *p, struct rt_err **err);
+/* Brings up `lo` in the current (new) network namespace.  runtime/net.c */
+int rt_child_loopback_up (struct rt_err **err);
 /* Makes the mount holding |rootfs| private (only it, in the container's
  * mount namespace).  runtime/rootfs-prop.c */
 int rt_rootfs_parent_private (const char *rootfs, struct rt_err **err);

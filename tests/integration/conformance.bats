@@ -175,3 +175,14 @@ prop_case() {
   [ "$status" -ne 0 ]
   [[ "$output" == *"linux.devices[0].path"* ]]
 }
+
+@test "lo is up in a new network namespace (crun's net-device-loopback)" {
+  cmd sh -c 'cat /sys/class/net/lo/flags; nc 127.0.0.1 1 </dev/null 2>&1; true'
+  cfg '.linux.namespaces |= (map(select(.type != "network")) + [{"type":"network"}])'
+  crun_
+  [ "$status" -eq 0 ]
+  # IFF_UP is bit 0 of the flags; a closed port refuses (a down lo would
+  # say "Network is unreachable")
+  [ $(( ${lines[0]} & 1 )) -eq 1 ]
+  [[ "${lines[1]}" == *"Connection refused"* ]]
+}
