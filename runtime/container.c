@@ -187,9 +187,7 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
       p->ns_types[0] = CLONE_NEWUSER;
       p->ns_len++;
     }
-  if (!(seen & CLONE_NEWNS))
-    return rt_err_set (err, 0, "linux.namespaces: a \"mount\" namespace is "
-                       "required (mounts would otherwise change the host)");
+  p->host_mount_ns = !(seen & CLONE_NEWNS);
   if (p->new_user && (c->uid_mappings_len == 0 || c->gid_mappings_len == 0))
     return rt_err_set (err, 0, "linux.uidMappings/gidMappings: required with "
                        "a new user namespace");

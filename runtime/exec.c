@@ -156,9 +156,29 @@ joiner (struct exec_plan *p, int sock)
 {
   pid_t b;
   struct sync_msg m = { .kind = SYNC_PID };
+  int root = -1;
+  /* Sharing our mount namespace, the container's root is a chroot
+   * (runtime/rootfs-chroot.c): take the init's root, opened before
+   * setns() moves us to its pid namespace. */
+  if (!(p->ns_flags & CLONE_NEWNS))
+    {
+      char path[64];
+      snprintf (path, sizeof path, "/proc/%d/root", (int) p->o->init_pid);
+      root = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (root < 0)
+        {
+          rt_sync_send (sock, SYNC_ERROR, errno, "open the container's root");
+          _exit (1);
+        }
+    }
   if (p->ns_flags && setns (p->pidfd, p->ns_flags) < 0)
     {
       rt_sync_send (sock, SYNC_ERROR, errno, "join the container's namespaces");
+      _exit (1);
+    }
+  if (root >= 0 && (fchdir (root) < 0 || chroot (".") < 0 || chdir ("/") < 0))
+    {
+      rt_sync_send (sock, SYNC_ERROR, errno, "chroot to the container's root");
       _exit (1);
     }
   b = (pid_t) syscall (SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);

@@ -46,6 +46,7 @@ struct rt_plan
   int ns_types[8];
   size_t ns_len;
   unsigned long root_propagation;
+  bool host_mount_ns;           /* no "mount" entry: chroot, no mount */
   bool born_in_cgroup;          /* clone3(CLONE_INTO_CGROUP) placed it */
   bool in_cgroup;               /* child: CGROUP_DONE received */
   int sync_fd;                  /* child: its end of the sync socket */
@@ -88,6 +89,10 @@ int rt_child_cgroup_ready (struct rt_plan *p, struct rt_err **err);
 /* Child side (runtime/mount.c). */
 int rt_child_rootfs (struct rt_plan *p, struct rt_err **err);
 int rt_child_pivot (struct rt_plan *p, struct rt_err **err);
+/* Without a mount namespace of its own (runtime/rootfs-chroot.c): refuses
+ * what would mount on the host's tree; chroot(2) into |rootfs|. */
+int rt_plan_host_mount_ns (const struct rt_plan *p, struct rt_err **err);
+int rt_child_chroot (const char *rootfs, struct rt_err **err);
 /* Brings up `lo` in the current (new) network namespace.  runtime/net.c */
 int rt_child_loopback_up (struct rt_err **err);
 /* Makes the mount holding |rootfs| private (only it, in the container's

@@ -192,7 +192,8 @@ int
 rt_plan_mounts (struct rt_plan *p, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
-  if (check_rootfs (p->o->rootfs, err) < 0)
+  if (check_rootfs (p->o->rootfs, err) < 0
+      || (p->host_mount_ns && rt_plan_host_mount_ns (p, err) < 0))
     return -1;
   p->mounts = xcalloc (c->mounts_len, sizeof *p->mounts);
   p->mounts_len = c->mounts_len;
@@ -797,6 +798,8 @@ rt_child_rootfs (struct rt_plan *p, struct rt_err **err)
   const char *rootfs = p->o->rootfs;
   _cleanup_fd_ int rootfd = -1;
 
+  if (p->host_mount_ns)
+    return rt_child_cgroup_ready (p, err);  /* nothing to mount */
   if (mount (NULL, "/", NULL, p->root_propagation, NULL) < 0)
     return rt_err_set (err, errno, "set propagation of /");
   /* Unless the whole tree was just made slave or private, the mount holding
@@ -832,6 +835,8 @@ rt_child_pivot (struct rt_plan *p, struct rt_err **err)
   _cleanup_fd_ int newroot = open (rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   _cleanup_fd_ int oldroot = open ("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
+  if (p->host_mount_ns)
+    return rt_child_chroot (rootfs, err);
   if (newroot < 0)
     return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
   if (oldroot < 0)

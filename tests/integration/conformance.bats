@@ -186,3 +186,33 @@ prop_case() {
   [ $(( ${lines[0]} & 1 )) -eq 1 ]
   [[ "${lines[1]}" == *"Connection refused"* ]]
 }
+
+@test "without a mount namespace: the runtime's is inherited, root.path is the root, mounts are refused" {
+  cfg '.linux.namespaces |= map(select(.type != "mount")) | .mounts=[] | .linux.maskedPaths=[] | .linux.readonlyPaths=[] | .root.readonly=false'
+  cmd sh -c 'readlink /proc/self/ns/mnt 2>/dev/null; ls /; cat /etc/passwd | head -1; exec sleep 100'
+  rt run -d -b "$BUNDLE" "$(cid)"
+  local pid
+  pid=$(rt state "$(cid)" | jq -r .pid)
+  # the same mount namespace as the runtime's (spec: inherited)
+  [ "$(readlink /proc/$pid/ns/mnt)" = "$(readlink /proc/self/ns/mnt)" ]
+  # but its root is the bundle's rootfs, and nothing was mounted on the host
+  [ "$(stat -L -c %d:%i /proc/$pid/root)" = "$(stat -c %d:%i "$BUNDLE/rootfs")" ]
+  [ "$(grep -c "$BUNDLE" /proc/self/mountinfo)" -eq 0 ]
+  # exec lands in the same root
+  run rt exec "$(cid)" sh -c 'ls /bin/busybox && test ! -e /work'
+  [ "$status" -eq 0 ]
+  rt delete -f "$(cid)"
+  # anything that would mount on the host's tree is refused, by name
+  cfg '.mounts=[{"destination":"/proc","type":"proc","source":"proc"}]'
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'mounts: 1 entries: needs a "mount" namespace'* ]]
+  cfg '.mounts=[] | .root.readonly=true'
+  crun_
+  [[ "$output" == *'root.readonly: needs a "mount" namespace'* ]]
+  cfg '.root.readonly=false | .linux.maskedPaths=["/etc"]'
+  crun_
+  [[ "$output" == *'linux.maskedPaths: needs a "mount" namespace'* ]]
+  [ "$(grep -c "$BUNDLE" /proc/self/mountinfo)" -eq 0 ]
+  [ -z "$(ls "$ROOT")" ]
+}
