@@ -5,7 +5,13 @@ load ../lib/common
 
 setup_file() { common_setup_file; }
 setup() { require_root; common_setup; }
-teardown() { common_teardown; prop_teardown; }
+teardown() {
+  common_teardown
+  prop_teardown
+  if [ -n "${RT_PARENT:-}" ]; then
+    rmdir /sys/fs/cgroup/*/"$RT_PARENT" 2>/dev/null || true
+  fi
+}
 
 crun_() { run rt run -b "$BUNDLE" "$(cid)"; }
 
@@ -215,4 +221,26 @@ prop_case() {
   [[ "$output" == *'linux.maskedPaths: needs a "mount" namespace'* ]]
   [ "$(grep -c "$BUNDLE" /proc/self/mountinfo)" -eq 0 ]
   [ -z "$(ls "$ROOT")" ]
+}
+
+@test "realtime: cpu.realtimeRuntime gets a budget under our parent cgroup; SCHED_FIFO then works" {
+  [ -f /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] \
+    || skip "needs cgroup v1 cpu with RT group scheduling (CONFIG_RT_GROUP_SCHED)"
+  # a parent of our own, created by the runtime with no budget (as
+  # /sandlock-oci is on a fresh host); removed below
+  RT_PARENT=sandlock-oci-rtspec-$$
+  cfg ".linux.cgroupsPath=\"/$RT_PARENT/$(cid)\""
+  cfg '.linux.resources.cpu={"realtimeRuntime":20000,"realtimePeriod":1000000} | .process.scheduler={"policy":"SCHED_FIFO","priority":10}'
+  cmd sh -c 'awk "{print \$41}" /proc/self/stat'
+  crun_
+  local budget
+  budget=$(cat /sys/fs/cgroup/cpu/$RT_PARENT/cpu.rt_runtime_us 2>/dev/null || echo none)
+  [ "$status" -eq 0 ]
+  [ "$budget" = 20000 ]
+  [ "$output" = 1 ]              # SCHED_FIFO
+  # without a budget the refusal says what to set
+  cfg 'del(.linux.resources.cpu)'
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"process.scheduler: set SCHED_FIFO"*"linux.resources.cpu.realtimeRuntime"* ]]
 }
