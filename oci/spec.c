@@ -825,23 +825,26 @@ parse_personality (struct pctx *c, yajl_val o, void *dst)
   return 0;
 }
 
-/* Intel RDT is not applied (features says so), but closID names a resctrl
- * directory in runc and crun: a value that is a path is refused, not kept
- * for whoever acts on it later. */
+/* Intel RDT is not implemented (features says so): a config that sets it
+ * is refused, as runc refuses it on a host without resctrl, rather than run
+ * without the cache/bandwidth/monitoring it asked for (1.3 added schemata
+ * and enableMonitoring).  closID names a resctrl directory in runc and
+ * crun: a value that is a path is named as such first. */
 static int
 parse_intel_rdt (struct pctx *c, yajl_val o, void *dst)
 {
   _cleanup_free_ char *clos = NULL;
   int r = opt_str (c, o, "closID", &clos);
-  if (r <= 0)
+  if (r < 0)
     return r;
-  if (strcmp (clos, ".") == 0 || strcmp (clos, "..") == 0
-      || strchr (clos, '/') != NULL)
+  if (r > 0
+      && (strcmp (clos, ".") == 0 || strcmp (clos, "..") == 0
+          || strchr (clos, '/') != NULL))
     {
       push_key (c, "closID");
       return fail (c, "invalid \"%.64s\": a name, not a path", clos);
     }
-  return 0;
+  return fail (c, "not supported by sandlock-oci (no Intel RDT / resctrl)");
 }
 
 /* Fields runtime-spec 1.3 added that sandlock-oci does not implement:

@@ -244,3 +244,11 @@ prop_case() {
   [ "$status" -ne 0 ]
   [[ "$output" == *"process.scheduler: set SCHED_FIFO"*"linux.resources.cpu.realtimeRuntime"* ]]
 }
+
+@test "linux.intelRdt (not implemented) is refused by path, not ignored" {
+  cfg '.ociVersion="1.3.0" | .linux.intelRdt={"closID":"guaranteed","schemata":["L3:0=ff"],"enableMonitoring":true}'
+  crun_
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"linux.intelRdt: not supported"* ]]
+  [ -z "$(ls "$ROOT")" ]
+}

@@ -498,6 +498,11 @@ static const struct
   { "{\"ociVersion\":\"1.3\"}",
     "ociVersion: unsupported version \"1.3\" (supported: 1.x.y; "
     "known up to 1.3)" },
+  /* Intel RDT (1.3 added schemata, enableMonitoring): refused */
+  { L ("\"intelRdt\":{\"closID\":\"guaranteed\"}"),
+    "linux.intelRdt: not supported by sandlock-oci (no Intel RDT / resctrl)" },
+  { L ("\"intelRdt\":{\"schemata\":[\"L3:0=ff\"],\"enableMonitoring\":true}"),
+    "linux.intelRdt: not supported by sandlock-oci (no Intel RDT / resctrl)" },
   /* runtime-spec 1.3 fields that are not implemented: refused by path */
   { L ("\"netDevices\":{\"eth0\":{\"name\":\"ctr0\"}}"),
     "linux.netDevices: not supported by sandlock-oci" },
@@ -617,8 +622,7 @@ test_edges (void)
       "only a 1.x above 1.3 is newer than the parser knows");
 
   c = parse_ok ("{" V ",\"linux\":{\"personality\":{\"domain\":"
-                "\"LINUX32\",\"flags\":[\"X\"]},\"intelRdt\":{\"closID\":"
-                "\"guaranteed_group\"}}}", "personality and intelRdt");
+                "\"LINUX32\",\"flags\":[\"X\"]}}}", "personality");
   ok (c && strcmp (c->personality_domain, "LINUX32") == 0
       && c->personality_flags_len == 1
       && strcmp (c->personality_flags[0], "X") == 0,
