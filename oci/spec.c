@@ -951,6 +951,12 @@ parse_config (struct pctx *c, yajl_val o, void *dst)
   TRY (opt_kv (c, o, "annotations", &cfg->annotations,
                &cfg->annotations_len));
   TRY (opt_obj (c, o, "linux", parse_linux, cfg));
+  /* pids.limit 0: "no tasks" since runtime-spec 1.3 (runc 1.4), but
+   * "unlimited" for the engines that wrote older configs (cri-o's
+   * default); the runtime sees -1 for unlimited. */
+  if (version_minor (cfg->oci_version) < 3 && cfg->resources
+      && cfg->resources->pids.limit_present && cfg->resources->pids.limit == 0)
+    cfg->resources->pids.limit = -1;
   return 0;
 }
 
@@ -1141,6 +1147,9 @@ oci_resources_parse (const char *buf, size_t len, struct rt_resources **out,
       rt_resources_free (r);
       return -1;
     }
+  /* `update` has no ociVersion: 0 keeps its old meaning, unlimited. */
+  if (r->pids.limit_present && r->pids.limit == 0)
+    r->pids.limit = -1;
   *out = r;
   return 0;
 }

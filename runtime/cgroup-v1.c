@@ -329,7 +329,7 @@ v1_cpuset_pids_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
     {
       if (need_dir (cg, "pids", &pids, err) < 0)
         return -1;
-      if (r->pids.limit > 0
+      if (r->pids.limit >= 0
               ? cg_writef (pids, "pids.max", err, "%lld",
                            (long long) r->pids.limit) < 0
               : cg_write (pids, "pids.max", "max", err) < 0)

@@ -252,3 +252,15 @@ prop_case() {
   [[ "$output" == *"linux.intelRdt: not supported"* ]]
   [ -z "$(ls "$ROOT")" ]
 }
+
+@test "pids.limit 0: no new tasks under runtime-spec 1.3, unlimited before" {
+  [ -d /sys/fs/cgroup/pids ] || skip "needs the cgroup v1 pids controller"
+  cfg '.ociVersion="1.3.0" | .linux.resources.pids={"limit":0}'
+  cmd sh -c 'cat /proc/self/cgroup >/dev/null; /bin/true && echo forked'
+  crun_
+  [[ "$output" != *forked* ]]
+  cfg '.ociVersion="1.2.0"'
+  crun_
+  [ "$status" -eq 0 ]
+  [[ "$output" == *forked* ]]
+}
