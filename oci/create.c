@@ -270,6 +270,19 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
       if (rt_hooks_run (&cfg->hooks[RT_HOOK_POSTSTART], "poststart", j, &e2)
           < 0)
         {
+          /* runtime-spec 1.3: an error and a stopped container (runc has
+           * always done so); before 1.3 a warning and the lifecycle goes
+           * on. */
+          if (oci_spec_version_at_least (cfg->oci_version, 3))
+            {
+              struct rt_err *e3 = NULL;
+              stop_failed_start (st);
+              if (oci_state_save (st, &e3) < 0)
+                rt_err_free (&e3);
+              rt_config_free (cfg);
+              *err = e2;
+              return rt_err_wrap (err, "start \"%s\"", st->id);
+            }
           oci_log_error (g, e2->msg);
           rt_err_free (&e2);
         }

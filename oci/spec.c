@@ -928,6 +928,12 @@ oci_spec_version_newer (const char *v)
   return version_minor (v) > SPEC_KNOWN_MINOR;
 }
 
+bool
+oci_spec_version_at_least (const char *v, long minor)
+{
+  return version_minor (v) >= minor;
+}
+
 static int
 parse_config (struct pctx *c, yajl_val o, void *dst)
 {

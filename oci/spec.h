@@ -23,6 +23,10 @@ int oci_spec_parse (const char *buf, size_t len, struct rt_config **out,
 /* True when |v| is a 1.x newer than the fields this parser knows (1.3):
  * accepted, and `create` warns that unknown fields are ignored. */
 bool oci_spec_version_newer (const char *v) __attribute__ ((nonnull));
+/* True when |v| is a 1.x with a minor of at least |minor|: the behaviour
+ * the spec asks for changed (poststart failures, pids.limit 0). */
+bool oci_spec_version_at_least (const char *v, long minor)
+    __attribute__ ((nonnull));
 
 /* Reads and parses |path| (errors are prefixed with the path). */
 int oci_spec_load (const char *path, struct rt_config **out,

@@ -264,3 +264,20 @@ prop_case() {
   [ "$status" -eq 0 ]
   [[ "$output" == *forked* ]]
 }
+
+@test "poststart failure: an error and a stopped container under 1.3, a warning before" {
+  cfg '.ociVersion="1.3.0" | .hooks.poststart=[{"path":"/bin/false"}]'
+  cmd sleep 100
+  rt create -b "$BUNDLE" "$(cid)"
+  run rt start "$(cid)"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *poststart* ]]
+  [ "$(rt state "$(cid)" | jq -r .status)" = stopped ]
+  rt delete "$(cid)"
+  cfg '.ociVersion="1.2.0"'
+  rt create -b "$BUNDLE" "$(cid b)"
+  run rt start "$(cid b)"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *poststart* ]]
+  [ "$(rt state "$(cid b)" | jq -r .status)" = running ]
+}
