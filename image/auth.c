@@ -130,8 +130,8 @@ img_base64_decode (const char *in, char **out, size_t *outlen)
   return 0;
 }
 
-static char *
-default_authfile (void)
+char *
+img_auth_default_path (void)
 {
   const char *d = getenv ("DOCKER_CONFIG"), *home = getenv ("HOME");
   if (d && *d)
@@ -163,7 +163,7 @@ int
 img_auth_lookup (const char *authfile, const char *registry, char **userpass,
                  char **note, struct rt_err **err)
 {
-  _cleanup_free_ char *path = authfile ? xstrdup (authfile) : default_authfile ();
+  _cleanup_free_ char *path = authfile ? xstrdup (authfile) : img_auth_default_path ();
   _cleanup_free_ char *buf = NULL;
   size_t len = 0;
   yajl_val v = NULL, auths, helpers;
@@ -199,10 +199,14 @@ img_auth_lookup (const char *authfile, const char *registry, char **userpass,
       if (img_base64_decode (a, &dec, &dlen) < 0 || strchr (dec, ':') == NULL
           || strlen (dec) != dlen)
         {
+          /* The message names the key, which lives in the tree: build it
+           * before the tree goes. */
+          rt_err_set (err, 0, "auth file %s: auths.\"%s\".auth for registry %s: "
+                      "not base64 of user:password", path, auths->u.object.keys[i],
+                      registry);
           free (dec);
           yajl_tree_free (v);
-          return rt_err_set (err, 0, "%s: auths.%s.auth: not base64 of user:password",
-                             path, auths->u.object.keys[i]);
+          return -1;
         }
       *userpass = dec;
       found = 1;

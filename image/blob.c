@@ -252,8 +252,14 @@ img_fetch_small (struct img_source *s, const struct img_desc *d, char **body,
   ret = s->get_blob (s, d, img_verify_sink, &v, err);
   if (ret < 0)
     {
+      /* The verifier stopped the transfer: its reason (a size mismatch),
+       * not the transport's "cancelled", is the cause. */
+      if (v.err)
+        {
+          rt_err_free (err);
+          *err = rt_steal_ptr (&v.err);
+        }
       img_hash_dispose (&v.h);
-      rt_err_free (&v.err);
       free (m.buf);
       return -1;
     }

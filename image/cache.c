@@ -93,7 +93,9 @@ int
 img_cache_put_blob (struct img_cache *c, const char *digest, const void *buf,
                     size_t len, struct rt_err **err)
 {
-  return img_write_in (c->dirfd, "blobs/sha256", digest + 7, buf, len, err);
+  if (img_write_in (c->dirfd, "blobs/sha256", digest + 7, buf, len, err) < 0)
+    return rt_err_wrap (err, "cache `%s`: blob %s", c->dir, digest);
+  return 0;
 }
 
 int

@@ -222,6 +222,27 @@ copy_dir (struct copier *c, int src, int dst, const char *rel, struct rt_err **e
   return ret;
 }
 
+/* Copying over an existing tree would fail half-way (EEXIST) or mix two
+ * trees: the destination must be empty before anything is copied. */
+static bool
+dir_has_entries (int dfd)
+{
+  int fd = openat (dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir (fd);
+  struct dirent *de;
+  bool any = false;
+  if (d == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return false;
+    }
+  while (!any && (de = readdir (d)))
+    any = strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0;
+  closedir (d);
+  return any;
+}
+
 int
 img_copy_rootfs (const struct img_image *im, const char *dir, bool allow_devices,
                  struct rt_err **err)
@@ -238,6 +259,9 @@ img_copy_rootfs (const struct img_image *im, const char *dir, bool allow_devices
   dst = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dst < 0)
     return rt_err_set (err, errno, "bundle rootfs `%s`", dir);
+  if (dir_has_entries (dst))
+    return rt_err_set (err, ENOTEMPTY, "bundle rootfs `%s` is not empty: refusing to copy "
+                       "the image over it", dir);
   c.dstroot = dst;
   ret = copy_dir (&c, src, dst, "", err);
   if (ret == 0)

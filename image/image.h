@@ -71,6 +71,8 @@ struct img_opts
                                    at most 0600); otherwise skipped and counted */
   uint64_t max_unpacked;        /* bytes the whole image may unpack to; 0: 100 x
                                    its declared compressed size + 64 MiB */
+  uint64_t timeout_ms;          /* all registry transfers together; 0: none */
+  uint64_t stall_timeout_ms;    /* per request, under 1 KiB/s; 0: 30 s */
   img_progress_fn progress;
   void *progress_data;
 };

@@ -86,6 +86,47 @@ read_small (struct layout *l, const struct img_desc *d, char **body, size_t *len
 
 /* |ref|: a digest, a tag (index.json's ref.name annotation), or NULL: the
  * only manifest, or index.json itself when it lists several platforms. */
+/* True when index.json names more than one image (ref.name tags): a
+ * reference without a tag would pick one of them arbitrarily.  Untagged
+ * entries are the platforms of one image. */
+static bool
+names_images (const struct img_manifest *idx)
+{
+  for (size_t i = 0; i < idx->n; i++)
+    for (size_t j = i + 1; j < idx->n; j++)
+      if (idx->descs[i].ref_name && idx->descs[j].ref_name
+          && strcmp (idx->descs[i].ref_name, idx->descs[j].ref_name) != 0)
+        return true;
+  return false;
+}
+
+/* "images tagged `a`, `b`" (and how many are untagged). */
+static char *
+tag_list (const struct img_manifest *idx)
+{
+  char *s = xstrdup ("images tagged"), *t;
+  size_t untagged = 0;
+  for (size_t i = 0; i < idx->n; i++)
+    {
+      if (idx->descs[i].ref_name == NULL)
+        {
+          untagged++;
+          continue;
+        }
+      t = xasprintf ("%s%s `%s`", s, strcmp (s, "images tagged") ? "," : "",
+                     idx->descs[i].ref_name);
+      free (s);
+      s = t;
+    }
+  if (untagged)
+    {
+      t = xasprintf ("%s and %zu untagged", s, untagged);
+      free (s);
+      s = t;
+    }
+  return s;
+}
+
 static int
 lay_get_manifest (struct img_source *s, const char *ref, char **body,
                   size_t *len, char **media_type, struct rt_err **err)
@@ -124,6 +165,13 @@ lay_get_manifest (struct img_source *s, const char *ref, char **body,
     if (ref ? idx->descs[i].ref_name && strcmp (idx->descs[i].ref_name, ref) == 0
             : idx->n == 1)
       pick = &idx->descs[i];
+  if (pick == NULL && ref == NULL && idx->n > 1 && names_images (idx))
+    {
+      _cleanup_free_ char *names = tag_list (idx);
+      img_manifest_free (idx);
+      return rt_err_set (err, 0, "%s: the layout holds %s; name one with :TAG", l->what,
+                         names);
+    }
   if (pick == NULL && ref == NULL && idx->n > 1)
     {
       *body = rt_steal_ptr (&ibuf);

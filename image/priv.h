@@ -127,6 +127,9 @@ void img_challenge_clear (struct img_challenge *c);
 int img_auth_lookup (const char *authfile, const char *registry,
                      char **userpass, char **note, struct rt_err **err);
 int img_base64_decode (const char *in, char **out, size_t *outlen);
+/* The auth file img_auth_lookup reads without --authfile (owned; NULL
+ * when neither $DOCKER_CONFIG nor $HOME is set). */
+char *img_auth_default_path (void);
 
 /* ---- sources (registry.c, layout.c, daemon.c) ---- */
 

@@ -459,6 +459,9 @@ unpack_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source 
     }
   if (unpack_layers (o, src, m, rootfd, diff_ids, first_bytes, st, err) < 0)
     {
+      /* A full disk is the cache's: say which one. */
+      if (*err && ((*err)->errno_ == ENOSPC || (*err)->errno_ == EDQUOT))
+        rt_err_wrap (err, "unpacking into the cache `%s`", c->dir);
       rt_rm_rf_at (AT_FDCWD, tmp, &e);
       rt_err_free (&e);
       return -1;
@@ -567,7 +570,10 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
     goto out;
   img_trace ("manifest resolved");
   if (img_cache_put_blob (c, mdigest, mbody, mlen, err) < 0)
-    goto out;
+    {
+      rt_err_wrap (err, "%s", src->what);
+      goto out;
+    }
   lockfd = img_cache_lock (c, mdigest + 7, true, err);
   if (lockfd < 0)
     goto out;
@@ -607,13 +613,19 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
       cbody = cf.body;
       clen = cf.len;
       if (img_cache_put_blob (c, m->config.digest, cbody, clen, err) < 0)
-        goto out;
+        {
+          rt_err_wrap (err, "%s", src->what);
+          goto out;
+        }
     }
   else if (!im->cached
            && unpack_rootfs (o, c, src, m, mdigest, diff_ids, NULL, &ust, &tmp, err) < 0)
     goto out;
   if (img_config_parse (cbody, clen, &cd, err) < 0)
-    goto out;
+    {
+      rt_err_wrap (err, "%s: config %s", src->what, m->config.digest);
+      goto out;
+    }
   if (tmp)
     {
       /* Only a tree whose every layer matched its diff_id becomes visible. */

@@ -10,6 +10,28 @@
 
 #define DOCKER_HUB "registry-1.docker.io"
 
+#define TRANSPORTS "docker://, oci:, oci-archive:, docker-daemon:"
+
+/* A reference without one of our transports: an unknown transport
+ * (`http://...`, or one of skopeo's we do not implement) is named as
+ * such; anything else lacks a transport. */
+static int
+transport_error (const char *s, struct rt_err **err)
+{
+  static const char *const skopeo[] = {
+    "docker-archive", "containers-storage", "dir", "ostree", "sif", "tarball",
+  };
+  size_t n = strspn (s, "abcdefghijklmnopqrstuvwxyz0123456789-+.");
+  if (n > 0 && strncmp (s + n, "://", 3) == 0)
+    return rt_err_set (err, 0, "%s: unknown transport `%.*s://` (supported: " TRANSPORTS ")",
+                       s, (int) n, s);
+  for (size_t i = 0; s[n] == ':' && i < sizeof skopeo / sizeof skopeo[0]; i++)
+    if (strlen (skopeo[i]) == n && strncmp (s, skopeo[i], n) == 0)
+      return rt_err_set (err, 0, "%s: transport `%s:` is not supported (supported: "
+                         TRANSPORTS ")", s, skopeo[i]);
+  return rt_err_set (err, 0, "%s: missing transport (" TRANSPORTS "; e.g. docker://%s)", s, s);
+}
+
 bool
 img_digest_valid (const char *d)
 {
@@ -193,9 +215,7 @@ img_ref_parse (const char *s, struct img_ref **out, struct rt_err **err)
         r->path = xstrdup (s + 14);
     }
   else
-    ret = rt_err_set (err, 0,
-                      "%s: missing transport (docker://, oci:, oci-archive:, docker-daemon:)",
-                      s);
+    ret = transport_error (s, err);
   if (ret < 0)
     {
       img_ref_free (r);

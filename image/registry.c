@@ -21,6 +21,9 @@
 
 #define MAX_ATTEMPTS 5
 #define ERRBODY_MAX 65536
+/* Slower than this over the whole stall window counts as stalled: a body
+ * trickling a few bytes a second must not hold a pull for ever. */
+#define STALL_RATE 1024L
 
 struct registry
 {
@@ -32,6 +35,9 @@ struct registry
   size_t ca_blob_len;
   char *client_cert, *client_key;
   char *userpass, *note;
+  char *cred_source;            /* "--creds", "--authfile F", "auth file F" */
+  long stall_s;                 /* --stall-timeout, seconds */
+  uint64_t timeout_ms, deadline_ms; /* --timeout; CLOCK_MONOTONIC; 0: none */
   pthread_mutex_t mu;           /* authz, auth_gen, scheme */
   char *authz;                  /* full "Authorization: ..." header */
   unsigned auth_gen;
@@ -50,7 +56,10 @@ struct xfer
   bool sink_failed, started;
   char *ebuf;
   size_t elen;
+  bool ebuf_full;               /* error/token body over ERRBODY_MAX: aborted */
   uint64_t got, resumed_from, skip;
+  char errbuf[CURL_ERROR_SIZE]; /* curl's own reason (TLS verification, ...) */
+  long os_errno;                /* the socket's errno (connection refused) */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -135,12 +144,16 @@ on_write (char *p, size_t sz, size_t n, void *ud)
     curl_easy_getinfo (x->h, CURLINFO_RESPONSE_CODE, &x->status);
   if (x->status < 200 || x->status >= 300 || x->sink == NULL)
     {
-      d = len;
-      if (x->elen + d > ERRBODY_MAX)
-        d = ERRBODY_MAX - x->elen;
-      x->ebuf = xrealloc (x->ebuf, x->elen + d + 1);
-      memcpy (x->ebuf + x->elen, p, d);
-      x->elen += d;
+      /* An error or token body past the cap stops the transfer: an
+       * endless one must not keep the pull running. */
+      if (x->elen + len > ERRBODY_MAX)
+        {
+          x->ebuf_full = true;
+          return 0;
+        }
+      x->ebuf = xrealloc (x->ebuf, x->elen + len + 1);
+      memcpy (x->ebuf + x->elen, p, len);
+      x->elen += len;
       x->ebuf[x->elen] = '\0';
       return len;
     }
@@ -184,15 +197,37 @@ registry_error (struct xfer *x)
   return r;
 }
 
+static uint64_t
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds left before --timeout; -1 without a deadline. */
+static int64_t
+remaining_ms (const struct registry *r)
+{
+  uint64_t now;
+  if (r->deadline_ms == 0)
+    return -1;
+  now = now_ms ();
+  return now >= r->deadline_ms ? 0 : (int64_t) (r->deadline_ms - now);
+}
+
 static void
-backoff (int attempt, long retry_after)
+backoff (const struct registry *r, int attempt, long retry_after)
 {
   /* The registry protocol asks clients to back off on 429/503; this is a
    * retry delay, not polling for a state change. */
   long ms = 200L << attempt;
+  int64_t left = remaining_ms (r);
   struct timespec ts;
   if (retry_after > 0 && retry_after <= 10)
     ms = retry_after * 1000;
+  if (left >= 0 && ms > left)
+    ms = (long) left;
   ts.tv_sec = ms / 1000;
   ts.tv_nsec = (ms % 1000) * 1000000L;
   while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
@@ -245,6 +280,7 @@ new_handle (struct registry *r, const char *url, struct xfer *x,
             struct curl_slist *hdrs)
 {
   CURL *h = curl_easy_init ();
+  int64_t left = remaining_ms (r);
   if (h == NULL)
     abort ();
   curl_easy_setopt (h, CURLOPT_URL, url);
@@ -262,9 +298,13 @@ new_handle (struct registry *r, const char *url, struct xfer *x,
   curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt (h, CURLOPT_WRITEDATA, x);
   curl_easy_setopt (h, CURLOPT_BUFFERSIZE, 512L * 1024);
-  curl_easy_setopt (h, CURLOPT_CONNECTTIMEOUT, 30L);
-  curl_easy_setopt (h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt (h, CURLOPT_LOW_SPEED_TIME, 60L);
+  curl_easy_setopt (h, CURLOPT_CONNECTTIMEOUT, r->stall_s);
+  curl_easy_setopt (h, CURLOPT_LOW_SPEED_LIMIT, STALL_RATE);
+  curl_easy_setopt (h, CURLOPT_LOW_SPEED_TIME, r->stall_s);
+  if (left >= 0)
+    curl_easy_setopt (h, CURLOPT_TIMEOUT_MS, (long) (left > 0 ? left : 1));
+  x->errbuf[0] = '\0';
+  curl_easy_setopt (h, CURLOPT_ERRORBUFFER, x->errbuf);
   curl_easy_setopt (h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt (h, CURLOPT_USERAGENT, "sandlock-oci/" SANDLOCK_VERSION);
   curl_easy_setopt (h, CURLOPT_HTTPHEADER, hdrs);
@@ -275,6 +315,58 @@ new_handle (struct registry *r, const char *url, struct xfer *x,
 
 static int fetch_token (struct registry *r, const struct img_challenge *c,
                         struct rt_err **err);
+
+static char *
+fmt_duration (uint64_t ms)
+{
+  return ms % 1000 ? xasprintf ("%" PRIu64 "ms", ms) : xasprintf ("%" PRIu64 "s", ms / 1000);
+}
+
+static bool
+deadline_passed (const struct registry *r)
+{
+  /* curl's own timer fired at the deadline: allow for the clock read. */
+  return r->deadline_ms != 0 && remaining_ms (r) <= 10;
+}
+
+/* Why a transfer failed: what we cut short, which of our limits ran out,
+ * or curl's own reason from its error buffer (the TLS verification
+ * failure, "Could not resolve host: ...") rather than its generic text. */
+static char *
+transfer_error (const struct registry *r, CURLcode rc, const struct xfer *x)
+{
+  _cleanup_free_ char *d = NULL;
+  const char *why = x->errbuf[0] ? x->errbuf : curl_easy_strerror (rc);
+  if (x->ebuf_full)
+    return xasprintf ("HTTP %ld: %s larger than %d bytes, transfer aborted", x->status,
+                      x->sink ? "error body" : "response body", ERRBODY_MAX);
+  if (rc == CURLE_OPERATION_TIMEDOUT && deadline_passed (r))
+    {
+      d = fmt_duration (r->timeout_ms);
+      return xasprintf ("deadline exceeded: the pull took longer than --timeout %s (%s)", d,
+                        why);
+    }
+  if (rc == CURLE_OPERATION_TIMEDOUT)
+    return xasprintf ("stalled: %s (--stall-timeout %lds: less than %ld bytes/s)", why,
+                      r->stall_s, STALL_RATE);
+  if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+    return xasprintf ("%s (add the CA with --cert-dir, or --tls-verify=false)", why);
+  if (rc == CURLE_COULDNT_CONNECT && x->os_errno > 0)
+    return xasprintf ("%s (%s)", why, strerror ((int) x->os_errno));
+  return xstrdup (why);
+}
+
+/* What to add to a 401/403 that came back although we authenticated. */
+static char *
+denied_hint (const struct registry *r)
+{
+  if (r->userpass)
+    return xasprintf ("; the registry rejected the credentials of user `%.*s` (from %s)",
+                      (int) strcspn (r->userpass, ":"), r->userpass, r->cred_source);
+  return xasprintf ("; anonymous access was refused: if the repository is private, pass "
+                    "--creds USER:PASS or --authfile FILE%s%s", r->note ? "; " : "",
+                    r->note ? r->note : "");
+}
 
 /* Answers a 401: sets r->authz from the challenge.  |gen| is the auth
  * generation the failed request used; a newer one means another thread
@@ -354,17 +446,26 @@ fetch_token (struct registry *r, const struct img_challenge *c, struct rt_err **
     }
   /* No sink: the (small, capped) body lands in x.ebuf. */
   rc = curl_easy_perform (h);
+  curl_easy_getinfo (h, CURLINFO_OS_ERRNO, &x.os_errno);
+  if (x.status == 0)
+    curl_easy_getinfo (h, CURLINFO_RESPONSE_CODE, &x.status);
   if (rc != CURLE_OK)
-    ret = rt_err_set (err, 0, "%s: token request to %s: %s", r->what, c->realm,
-                      curl_easy_strerror (rc));
+    {
+      _cleanup_free_ char *m = transfer_error (r, rc, &x);
+      ret = rt_err_set (err, 0, "%s: token request to %s: %s", r->what, url, m);
+    }
   else
     {
-      curl_easy_getinfo (h, CURLINFO_RESPONSE_CODE, &x.status);
       if (x.status != 200)
         {
           _cleanup_free_ char *m = registry_error (&x);
-          ret = rt_err_set (err, 0, "%s: token request to %s: %s%s%s", r->what, c->realm, m,
-                            r->note ? "; " : "", r->note ? r->note : "");
+          _cleanup_free_ char *hint = NULL;
+          if (x.status == 401 || x.status == 403)
+            hint = denied_hint (r);
+          else if (r->note)
+            hint = xasprintf ("; %s", r->note);
+          ret = rt_err_set (err, 0, "%s: token request to %s: %s%s", r->what, c->realm, m,
+                            hint ? hint : "");
         }
       else if (img_json_parse (x.ebuf ? x.ebuf : "", x.elen, "token response", &v, err) < 0)
         ret = -1;
@@ -438,6 +539,12 @@ request (struct registry *r, const char *path, const char *accept,
       authz = r->authz ? xstrdup (r->authz) : NULL;
       gen = r->auth_gen;
       pthread_mutex_unlock (&r->mu);
+      if (r->deadline_ms && remaining_ms (r) == 0)
+        {
+          _cleanup_free_ char *d = fmt_duration (r->timeout_ms);
+          return rt_err_set (err, 0, "%s: GET %s: deadline exceeded: the pull took "
+                             "longer than --timeout %s", r->what, url, d);
+        }
       if (accept)
         hdrs = curl_slist_append (hdrs, accept);
       if (authz)
@@ -453,6 +560,7 @@ request (struct registry *r, const char *path, const char *accept,
         }
       h = new_handle (r, url, x, hdrs);
       rc = curl_easy_perform (h);
+      curl_easy_getinfo (h, CURLINFO_OS_ERRNO, &x->os_errno);
       if (x->status == 0)
         curl_easy_getinfo (h, CURLINFO_RESPONSE_CODE, &x->status);
       curl_easy_cleanup (h);
@@ -466,14 +574,15 @@ request (struct registry *r, const char *path, const char *accept,
         }
       if (rc != CURLE_OK)
         {
-          if (retryable_curl (rc) && attempt + 1 < MAX_ATTEMPTS && (resume || x->got == 0))
+          _cleanup_free_ char *m = NULL;
+          if (!x->ebuf_full && !deadline_passed (r) && retryable_curl (rc)
+              && attempt + 1 < MAX_ATTEMPTS && (resume || x->got == 0))
             {
-              backoff (attempt, 0);
+              backoff (r, attempt, 0);
               continue;
             }
-          return rt_err_set (err, 0, "%s: GET %s: %s%s", r->what, url, curl_easy_strerror (rc),
-                             rc == CURLE_PEER_FAILED_VERIFICATION
-                             ? " (add the CA with --cert-dir, or --tls-verify=false)" : "");
+          m = transfer_error (r, rc, x);
+          return rt_err_set (err, 0, "%s: GET %s: %s", r->what, url, m);
         }
       if (x->status >= 200 && x->status < 300)
         return 0;
@@ -487,14 +596,18 @@ request (struct registry *r, const char *path, const char *accept,
         }
       if ((x->status == 429 || x->status >= 500) && attempt + 1 < MAX_ATTEMPTS)
         {
-          backoff (attempt, x->retry_after);
+          backoff (r, attempt, x->retry_after);
           continue;
         }
       {
         _cleanup_free_ char *m = registry_error (x);
-        return rt_err_set (err, 0, "%s: GET %s: %s%s%s", r->what, path, m,
-                           x->status == 401 && r->note ? "; " : "",
-                           x->status == 401 && r->note ? r->note : "");
+        _cleanup_free_ char *hint = NULL;
+        /* A 401/403 although we sent credentials or a token. */
+        if ((x->status == 401 || x->status == 403) && authz)
+          hint = denied_hint (r);
+        else if (x->status == 401 && r->note)
+          hint = xasprintf ("; %s", r->note);
+        return rt_err_set (err, 0, "%s: GET %s: %s%s", r->what, path, m, hint ? hint : "");
       }
     }
 }
@@ -591,6 +704,7 @@ reg_free (struct img_source *s)
   free (r->client_key);
   free (r->userpass);
   free (r->note);
+  free (r->cred_source);
   free (r->authz);
   free (r);
 }
@@ -709,13 +823,24 @@ img_registry_open (const struct img_opts *o, const struct img_ref *ref,
           goto fail;
         }
       r->userpass = xstrdup (o->creds);
+      r->cred_source = xstrdup ("--creds");
     }
   else
     {
       found = img_auth_lookup (o->authfile, r->host, &r->userpass, &r->note, err);
       if (found < 0)
         goto fail;
+      if (o->authfile)
+        r->cred_source = xasprintf ("--authfile %s", o->authfile);
+      else if (found)
+        {
+          _cleanup_free_ char *p = img_auth_default_path ();
+          r->cred_source = xasprintf ("auth file %s", p ? p : "?");
+        }
     }
+  r->stall_s = o->stall_timeout_ms ? (long) ((o->stall_timeout_ms + 999) / 1000) : 30;
+  r->timeout_ms = o->timeout_ms;
+  r->deadline_ms = o->timeout_ms ? now_ms () + o->timeout_ms : 0;
   *out = &r->base;
   return 0;
 fail:

@@ -149,7 +149,6 @@ parse_exec_flags (int argc, char **argv, struct exec_args *a,
     { 0, 0, 0, 0 },
   };
   int c;
-  char *end;
 
   while ((c = getopt_long (argc, argv, "+e:tu:g:p:dc:", opts, NULL)) != -1)
     switch (c)
@@ -193,11 +192,9 @@ parse_exec_flags (int argc, char **argv, struct exec_args *a,
         push (&a->caps, &a->caps_len, optarg);
         break;
       case O_PRESERVE:
-        errno = 0;
-        a->preserve_fds = (int) strtol (optarg, &end, 10);
-        if (errno || *end || a->preserve_fds < 0 || a->preserve_fds > 65536)
-          return rt_err_set (err, 0, "exec: --preserve-fds: expected a "
-                             "number, got \"%s\"", optarg);
+        if (oci_parse_preserve_fds ("exec", optarg, &a->preserve_fds, err)
+            < 0)
+          return -1;
         break;
       default:
         return rt_err_set (err, 0, "exec: unknown flag (see `sandlock-oci "

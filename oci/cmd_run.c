@@ -137,6 +137,6 @@ OCI_COMMAND (run_command, "run", "create and start a container, wait for it",
              "killed by signal N).  With --image, pulls REF when needed and runs\n"
              "it from a bundle built under the state root, ROOT/image-bundles/ID,\n"
              "which is deleted with the container; --cache-dir DIR,\n"
-             "--allow-devices and --max-unpacked-size SIZE apply to it as to\n"
-             "`pull` (see `help pull`).\n",
+             "--allow-devices, --max-unpacked-size SIZE, --timeout and\n"
+             "--stall-timeout apply to it as to `pull` (see `help pull`).\n",
              cmd_run)

@@ -317,7 +317,6 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
     { 0, 0, 0, 0 },
   };
   int c;
-  char *end;
 
   while ((c = getopt_long (argc, argv, allow_detach ? "+b:d" : "+b:", opts,
                            NULL)) != -1)
@@ -333,11 +332,8 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
         a->console_socket = optarg;
         break;
       case O_PRESERVE:
-        errno = 0;
-        a->preserve_fds = (int) strtol (optarg, &end, 10);
-        if (errno || *end || a->preserve_fds < 0 || a->preserve_fds > 65536)
-          return rt_err_set (err, 0, "%s: --preserve-fds: expected a number, "
-                             "got \"%s\"", cmd, optarg);
+        if (oci_parse_preserve_fds (cmd, optarg, &a->preserve_fds, err) < 0)
+          return -1;
         break;
       case O_NOPIVOT:
         a->no_pivot = true;

@@ -17,7 +17,8 @@
 enum
 {
   O_CACHE = 1000, O_CREDS, O_AUTHFILE, O_CERTDIR, O_TLS, O_PLATFORM, O_OFFLINE,
-  O_JOBS, O_QUIET, O_FORMAT, O_ALLOW_DEVICES, O_MAX_UNPACKED,
+  O_JOBS, O_QUIET, O_FORMAT, O_ALLOW_DEVICES, O_MAX_UNPACKED, O_TIMEOUT,
+  O_STALL,
 };
 
 const struct option image_cli_options[] = {
@@ -33,6 +34,8 @@ const struct option image_cli_options[] = {
   { "format", required_argument, 0, O_FORMAT },
   { "allow-devices", no_argument, 0, O_ALLOW_DEVICES },
   { "max-unpacked-size", required_argument, 0, O_MAX_UNPACKED },
+  { "timeout", required_argument, 0, O_TIMEOUT },
+  { "stall-timeout", required_argument, 0, O_STALL },
   { 0, 0, 0, 0 },
 };
 
@@ -66,6 +69,31 @@ image_cli_merge (const struct option *extra)
     all[n++] = *o;
   memset (&all[n], 0, sizeof all[n]);
   return all;
+}
+
+/* "90", "90s", "500ms", "5m", "1h" (a whole number and a unit, seconds
+ * by default) into milliseconds; at most 24 h. */
+static int
+parse_duration (const char *flag, const char *arg, uint64_t min_ms, uint64_t *out,
+                struct rt_err **err)
+{
+  static const struct { const char *unit; uint64_t ms; } units[] = {
+    { "", 1000 }, { "s", 1000 }, { "ms", 1 }, { "m", 60000 }, { "h", 3600000 },
+  };
+  char *end;
+  unsigned long long v;
+  errno = 0;
+  v = arg[0] >= '0' && arg[0] <= '9' ? strtoull (arg, &end, 10) : 0;
+  if (errno == 0 && arg[0] >= '0' && arg[0] <= '9' && v <= 86400000ULL)
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+      if (strcmp (end, units[i].unit) == 0 && v * units[i].ms <= 86400000ULL
+          && (v == 0 || v * units[i].ms >= min_ms))
+        {
+          *out = v * units[i].ms;
+          return 1;
+        }
+  return rt_err_set (err, 0, "%s: expected a duration such as 30s, 500ms, 5m or 0 "
+                     "(at least %" PRIu64 "ms, at most 24h), got `%s`", flag, min_ms, arg);
 }
 
 int
@@ -133,6 +161,11 @@ image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **er
       if (c->o.jobs < 1 || c->o.jobs > 16)
         return rt_err_set (err, 0, "--jobs: expected 1..16, got `%s`", arg);
       return 1;
+    case O_TIMEOUT:
+      return parse_duration ("--timeout", arg, 1, &c->o.timeout_ms, err);
+    case O_STALL:
+      /* curl's low-speed window is counted in whole seconds. */
+      return parse_duration ("--stall-timeout", arg, 1000, &c->o.stall_timeout_ms, err);
     case 'q':
       c->quiet = true;
       return 1;

@@ -29,6 +29,10 @@ extern const struct option image_cli_options[];
   "  --platform OS/ARCH[/VARIANT]  image of an index (default the host's)\n" \
   "  --offline            use the cache only\n"                              \
   "  --jobs N             parallel layer downloads (default 3)\n"            \
+  "  --timeout DURATION   deadline for all the registry transfers of a pull\n" \
+  "                       (30s, 10m, 1h; default 0: none)\n"                 \
+  "  --stall-timeout DURATION  a request slower than 1 KiB/s that long fails\n" \
+  "                       (whole seconds; default 30s)\n"                    \
   "  -q, --quiet          no progress display\n"                             \
   "  --format FMT         text (default) or json\n"
 

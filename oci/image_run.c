@@ -126,6 +126,31 @@ check_id (struct oci_globals *g, const char *id, struct rt_err **err)
   return 0;
 }
 
+/* The pull's limits (--timeout, --stall-timeout), as `pull` takes them:
+ * returns 1 when av[*i] was one (its value consumed), 0 when not. */
+static int
+pull_limit_flag (struct image_cli *c, char **av, int ac, int *i, struct rt_err **err)
+{
+  static const char *const names[] = { "timeout", "stall-timeout" };
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+    {
+      size_t n = strlen (names[k]);
+      const char *a = av[*i], *v;
+      if (strncmp (a, "--", 2) != 0 || strncmp (a + 2, names[k], n) != 0)
+        continue;
+      if (a[2 + n] == '=')
+        v = a + 3 + n;
+      else if (a[2 + n] == '\0' && *i + 1 < ac)
+        v = av[++*i];
+      else
+        continue;
+      for (const struct option *o = image_cli_options; o->name; o++)
+        if (strcmp (o->name, names[k]) == 0)
+          return image_cli_opt (c, o->val, v, err) < 0 ? -1 : 1;
+    }
+  return 0;
+}
+
 int
 image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
                    int *lockfd, struct rt_err **err)
@@ -142,6 +167,14 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
   out = xcalloc ((size_t) ac + 1, sizeof *out);
   for (int i = 0; i < ac; i++)
     {
+      int lim = pull_limit_flag (&c, av, ac, &i, err);
+      if (lim < 0)
+        {
+          free (out);
+          return -1;
+        }
+      if (lim > 0)
+        continue;
       if (strcmp (av[i], "--image") == 0 && i + 1 < ac)
         ref = av[++i];
       else if (rt_startswith (av[i], "--image="))

@@ -44,6 +44,13 @@ int oci_parse_create_flags (const char *cmd, int argc, char **argv,
                             struct oci_create_args *a, bool allow_detach,
                             struct rt_err **err);
 
+/* Parses --preserve-fds |arg| into |out| and checks, before the runtime
+ * opens anything, that the caller really passes fds 3..3+N-1 (no hole the
+ * runtime's own fds could fill) within RLIMIT_NOFILE.  |cmd| prefixes the
+ * error. */
+int oci_parse_preserve_fds (const char *cmd, const char *arg, int *out,
+                            struct rt_err **err);
+
 /* Writes |pid| to |path| atomically (runc's --pid-file: no newline). */
 int oci_write_pid_file (const char *path, pid_t pid, struct rt_err **err);
 

@@ -3,6 +3,7 @@
  * the exit code (docs/architecture.md "Errors and exit codes"). */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,34 @@ cmd_help (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
 }
 OCI_COMMAND (help_command, "help", "show help for a command",
              "usage: sandlock-oci help [COMMAND]\n", cmd_help)
+
+/* True when a sub-command's own arguments ask for help (`-h`, `--help`),
+ * as runc and podman users type it: answered here for every command.  The
+ * scan stops at `--` and at the first operand, so in `exec ID sh --help`
+ * the flag stays the program's; a word right after an option may be that
+ * option's value (`--creds u:p --help`), so it does not stop the scan. */
+static bool
+wants_help (int argc, char **argv)
+{
+  bool after_opt = false;
+  for (int i = 1; i < argc; i++)
+    {
+      const char *a = argv[i];
+      if (strcmp (a, "--") == 0)
+        return false;
+      if (strcmp (a, "-h") == 0 || strcmp (a, "--help") == 0)
+        return true;
+      if (a[0] == '-' && a[1] != '\0')
+        {
+          after_opt = strchr (a, '=') == NULL;
+          continue;
+        }
+      if (!after_opt)
+        return false;
+      after_opt = false;
+    }
+  return false;
+}
 
 enum
 {
@@ -180,6 +209,12 @@ main (int argc, char **argv)
     }
   argc -= optind;
   argv += optind;
+  if (wants_help (argc, argv))
+    {
+      printf ("%s", c->usage);
+      free (g.root);
+      return 0;
+    }
   optind = 0;                   /* full getopt reset for the sub-command */
   clock_gettime (CLOCK_MONOTONIC, &t0);
   ret = c->run (&g, argc, argv, &err);

@@ -223,6 +223,7 @@ plan_new (const struct rt_create_opts *o, struct rt_plan *p,
   p->console_fd = -1;
   p->fifo_fd = -1;
   p->status_fd = -1;
+  p->timens_fd = -1;
   if (c->process == NULL || c->process->args_len == 0)
     return rt_err_set (err, 0, "process.args: required and not empty");
   if (c->process->cwd == NULL || c->process->cwd[0] != '/')
@@ -264,17 +265,14 @@ child_fail (int sock, struct rt_err **err)
 }
 
 static int
-write_proc (const char *path, const char *val, struct rt_err **err)
-{
-  return rt_write_file_at (AT_FDCWD, path, val, strlen (val), err);
-}
-
-static int
 child_time_ns (struct rt_plan *p, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
   char buf[128];
   int fd;
+  if (p->timens_fd < 0)
+    return rt_err_set (err, p->timens_errno, "linux.timeOffsets: open "
+                       "/proc/self/timens_offsets");
   if (unshare (CLONE_NEWTIME) < 0)
     return rt_err_set (err, errno, "unshare time namespace");
   snprintf (buf, sizeof buf, "monotonic %lld %u\nboottime %lld %u\n",
@@ -282,8 +280,11 @@ child_time_ns (struct rt_plan *p, struct rt_err **err)
             c->time_offsets[0].offset_nanosecs,
             (long long) c->time_offsets[1].offset_secs,
             c->time_offsets[1].offset_nanosecs);
-  if (write_proc ("/proc/self/timens_offsets", buf, err) < 0)
-    return rt_err_wrap (err, "linux.timeOffsets");
+  if (write (p->timens_fd, buf, strlen (buf)) < 0)
+    return rt_err_set (err, errno, "linux.timeOffsets: write "
+                       "/proc/self/timens_offsets");
+  close (p->timens_fd);
+  p->timens_fd = -1;
   fd = open ("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
   if (fd < 0 || setns (fd, CLONE_NEWTIME) < 0)
     {
@@ -390,8 +391,8 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
       close (p->console_fd);
       p->console_fd = -1;
     }
-  if (chdir (pr->cwd) < 0)
-    return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
+  if (rt_proc_chdir (pr, err) < 0)
+    return -1;
   if (rt_proc_resolve_exec (pr, &p->exec_path, err) < 0)
     return -1;
   p->envp = rt_proc_envp (pr);
@@ -419,12 +420,13 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
 static void
 close_inherited_fds (struct rt_plan *p, int sock)
 {
-  int keep[5 + ARRAY_SIZE (p->ns_fds)];
+  int keep[7 + ARRAY_SIZE (p->ns_fds)];
   size_t n = 0;
   keep[n++] = sock;
   keep[n++] = p->fifo_fd;
   keep[n++] = p->status_fd;
   keep[n++] = p->console_fd;
+  keep[n++] = p->timens_fd;
   keep[n++] = rt_confine_listener_fd (p->confine);
   keep[n++] = rt_confine_pins_fd (p->confine);
   for (size_t i = 0; i < p->ns_len; i++)
@@ -444,6 +446,28 @@ start_fail (struct rt_plan *p, const char *msg)
   _exit (127);
 }
 
+/* Until execve the init is the host's runtime binary: non-dumpable, no
+ * process without CAP_SYS_PTRACE over it -- a sibling container sharing its
+ * pid namespace, whatever its Landlock annotations -- may open its
+ * /proc/<pid>/exe, mem or environ (CVE-2019-5736).  execve makes it
+ * dumpable again.  A non-dumpable process's /proc files are root's: an
+ * unprivileged runtime could no longer write uid_map, gid_map and
+ * oom_score_adj, so there the child waits for GO, which says they are
+ * written (runc has the same window).  The time offsets file is opened
+ * now, by the runtime's uid: after setresuid in a user namespace that maps
+ * root elsewhere the child could not open it. */
+static void
+child_undumpable (struct rt_plan *p)
+{
+  if (!p->proc_by_parent)
+    prctl (PR_SET_DUMPABLE, 0);
+  if (p->new_time)
+    {
+      p->timens_fd = open ("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+      p->timens_errno = errno;
+    }
+}
+
 static void __attribute__ ((noreturn))
 child_main (struct rt_plan *p, int sock)
 {
@@ -456,6 +480,7 @@ child_main (struct rt_plan *p, int sock)
 
   sigset_t none;
 
+  child_undumpable (p);
   close_inherited_fds (p, sock);
   /* `run` blocks signals to forward them; the container starts clean. */
   sigemptyset (&none);
@@ -464,6 +489,8 @@ child_main (struct rt_plan *p, int sock)
   prctl (PR_SET_PDEATHSIG, SIGKILL);
   if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
     _exit (1);
+  if (p->proc_by_parent)
+    prctl (PR_SET_DUMPABLE, 0);
   rt_confine_child_set_host_pid (p->confine, m.pid);
   p->sync_fd = sock;
   p->cgroup_path = rt_sync_recv_str (sock);
@@ -738,6 +765,11 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
     }
   sv[0] = fd_above (sv[0], floor_);
   sv[1] = fd_above (sv[1], floor_);
+  for (size_t i = 0; i < p.ns_len; i++)
+    p.ns_fds[i] = fd_above (p.ns_fds[i], floor_);
+  p.proc_by_parent = geteuid () != 0
+                     && (p.new_user
+                         || o->config->process->oom_score_adj_present);
   if (make_cgroup (&p, &cg, err) < 0)
     goto out;
   pid = clone_child (&p, cg);

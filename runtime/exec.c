@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -99,8 +100,8 @@ exec_setup (struct exec_plan *p, struct rt_err **err)
     }
   if (p->console_fd >= 0)
     close (p->console_fd);
-  if (chdir (pr->cwd) < 0)
-    return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
+  if (rt_proc_chdir (pr, err) < 0)
+    return -1;
   if (rt_proc_sched (pr, err) < 0
       || rt_personality_apply (p->personality, err) < 0)
     return -1;
@@ -157,6 +158,10 @@ joiner (struct exec_plan *p, int sock)
   pid_t b;
   struct sync_msg m = { .kind = SYNC_PID };
   int root = -1;
+  /* The runtime binary enters the container: non-dumpable, like the init
+   * (container.c child_undumpable), and so is B, which inherits it; the
+   * runtime writes nothing under their /proc. */
+  prctl (PR_SET_DUMPABLE, 0);
   /* Sharing our mount namespace, the container's root is a chroot
    * (runtime/rootfs-chroot.c): take the init's root, opened before
    * setns() moves us to its pid namespace. */

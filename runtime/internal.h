@@ -63,6 +63,9 @@ struct rt_plan
   long personality;             /* PER_* or -1 */
   char *exec_path;              /* resolved process.args[0] */
   char **envp;                  /* rt_proc_envp, before Landlock */
+  bool proc_by_parent;          /* an unprivileged runtime writes the
+                                   child's uid_map/oom_score_adj */
+  int timens_fd, timens_errno;  /* child: its /proc/self/timens_offsets */
 };
 
 int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
@@ -155,6 +158,8 @@ char **rt_proc_envp (const struct rt_process *pr);
 /* mkdir -p of process.cwd (mode 0755) in the current root, as runc does
  * for the init before it switches user. */
 int rt_proc_make_cwd (const char *cwd, struct rt_err **err);
+/* chdir to pr->cwd and check that it is inside the current root. */
+int rt_proc_chdir (const struct rt_process *pr, struct rt_err **err);
 int rt_connect_console (const char *path, struct rt_err **err);
 int rt_send_fd (int sock, int fd, const char *name);
 /* Closes every fd >= |from| except those in |keep| (sorted in place; -1

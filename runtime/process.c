@@ -3,6 +3,7 @@
  * pty and the console socket, and the lookup of args[0]. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -266,6 +267,24 @@ rt_connect_console (const char *path, struct rt_err **err)
   return fd;
 }
 
+
+/* A cwd reached through a magic link (/proc/self/fd/N of an inherited
+ * directory, CVE-2024-21626) or a symlink to one is outside the root the
+ * process sees, where Landlock does not cover metadata (chmod, chown).  The
+ * kernel's getcwd names such a directory "(unreachable)/...". */
+int
+rt_proc_chdir (const struct rt_process *pr, struct rt_err **err)
+{
+  char buf[PATH_MAX];
+  if (chdir (pr->cwd) < 0)
+    return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
+  if (syscall (SYS_getcwd, buf, sizeof buf) < 0)
+    return rt_err_set (err, errno, "process.cwd `%s`: getcwd", pr->cwd);
+  if (buf[0] != '/')
+    return rt_err_set (err, 0, "process.cwd `%s`: outside the container's "
+                       "root", pr->cwd);
+  return 0;
+}
 
 static int
 cmp_int (const void *a, const void *b)

@@ -5,7 +5,7 @@
  *
  *   sysc <syscall-name> [args...]   raw syscall, numeric args (0x.. ok)
  *   sysc x32 <syscall-name> [args]  the x32 number (nr | 0x40000000)
- *   sysc open <path> r|w|rw|creat|dir
+ *   sysc open <path> r|w|rw|creat|dir|path   (path: O_PATH)
  *   sysc write <path> [text]        open O_WRONLY|O_CREAT|O_TRUNC + write
  *   sysc truncate <path>
  *   sysc mkdir <path> | unlink <path> | rename <a> <b> | mknod-fifo <path>
@@ -229,6 +229,7 @@ main (int argc, char **argv)
                : strcmp (a[1], "rw") == 0    ? O_RDWR
                : strcmp (a[1], "dir") == 0   ? O_RDONLY | O_DIRECTORY
                : strcmp (a[1], "creat") == 0 ? O_WRONLY | O_CREAT
+               : strcmp (a[1], "path") == 0  ? O_PATH
                                              : -1;
       if (fl < 0)
         return 2;

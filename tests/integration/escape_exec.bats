@@ -174,3 +174,13 @@ no_dev_mounts() {
   read -r -t 20 line < "$BATS_TEST_TMPDIR/sig/ready"
   [ "$line" = "rc=1" ]
 }
+
+@test "exec: works into a container with every protection disabled (no rules, empty record)" {
+  cfg '.annotations["run.oci.sandlock.disable"]="fs,scope-signal,scope-abstract-unix,seccomp"'
+  cmd sleep 300
+  rt run -d -b "$BUNDLE" "$ID"
+  run rt exec "$ID" echo exec-ok
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = exec-ok ]
+}

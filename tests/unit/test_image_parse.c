@@ -185,6 +185,28 @@ authfile (void)
   unlink (path);
 }
 
+/* An `auth` that is not base64 of user:pass: a clear error naming the
+ * file, the key and the registry (it used to be built from the freed
+ * tree: a use-after-free ASan reports here). */
+static void
+authfile_bad (const char *auth, const char *what)
+{
+  char path[] = "/tmp/test_image_auth.XXXXXX";
+  int fd = mkstemp (path);
+  char *up = NULL, *note = NULL, *j;
+  struct rt_err *e = NULL;
+  j = xasprintf ("{\"auths\":{\"reg.example:5000\":{\"auth\":\"%s\"}}}", auth);
+  ok (fd >= 0 && write (fd, j, strlen (j)) == (ssize_t) strlen (j), "write auth file (%s)", what);
+  close (fd);
+  ok (img_auth_lookup (path, "reg.example:5000", &up, &note, &e) < 0 && e && e->msg
+      && strstr (e->msg, path) && strstr (e->msg, "reg.example:5000")
+      && strstr (e->msg, "not base64 of user:password") && up == NULL,
+      "auth %s: error names the file and the registry: %s", what, e && e->msg ? e->msg : "?");
+  rt_err_free (&e);
+  free (j);
+  unlink (path);
+}
+
 static void
 paths (void)
 {
@@ -216,6 +238,9 @@ main (void)
   media_types ();
   challenges ();
   authfile ();
+  authfile_bad ("bm9jb2xvbg==", "base64 of `nocolon`");
+  authfile_bad ("!!notbase64", "not base64");
+  authfile_bad ("dTpwAA==", "NUL inside");
   paths ();
   digests ();
   return tap_done ();

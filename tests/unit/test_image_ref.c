@@ -56,6 +56,11 @@ main (void)
   check (withd, "registry-1.docker.io", "library/busybox", NULL, d);
   bad (both, "not both");
   bad ("busybox", "missing transport");
+  bad ("busybox:1.36", "missing transport (docker://, oci:, oci-archive:, docker-daemon:; e.g. docker://busybox:1.36)");
+  bad ("http://example.com/x", "unknown transport `http://`");
+  bad ("https://example.com/x", "unknown transport `https://`");
+  bad ("docker-archive:/tmp/x.tar", "transport `docker-archive:` is not supported");
+  bad ("containers-storage:busybox", "transport `containers-storage:` is not supported");
   bad ("docker://BusyBox", "invalid repository");
   bad ("docker://busybox:bad/tag", "invalid");
   bad ("docker://busybox@sha256:abc", "invalid digest");
