@@ -240,3 +240,39 @@ denied() { [ "$output" = EACCES ] || [ "$output" = EPERM ]; }
   run rt run -b "$BUNDLE" "$(nid)"
   denied
 }
+
+# ---- item 19: the seccomp program cache is bounded --------------------------
+
+@test "engines: the seccomp cache keeps at most 64 entries, evicting the least recently used" {
+  local cache=$ROOT/.seccomp-cache i
+  mkdir -m 700 "$cache"
+  for i in $(seq 100 189); do
+    printf 'x' > "$cache/$(printf '%016x' "$i").bpf"
+    touch -d "@$((1700000000 + i))" "$cache/$(printf '%016x' "$i").bpf"
+  done
+  printf 'x' > "$cache/.stale.bpf.1.tmp"; touch -d '1 hour ago' "$cache/.stale.bpf.1.tmp"
+  printf 'x' > "$cache/.fresh.bpf.2.tmp"
+  chmod 600 "$cache"/*.bpf "$cache"/.*.tmp
+  cfg '.linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["bpf"],"action":"SCMP_ACT_ERRNO"}]}'
+  cmd sysc bpf 0 0 0
+  run rt run -b "$BUNDLE" "$(nid)"
+  [ "$output" = EPERM ]
+  [ "$(ls "$cache"/*.bpf | wc -l)" -eq 64 ]
+  local mine
+  mine=$(ls -t "$cache"/*.bpf | head -1)
+  # the oldest fakes went first; the newest ones stay
+  [ ! -e "$cache/$(printf '%016x' 100).bpf" ]
+  [ -e "$cache/$(printf '%016x' 189).bpf" ]
+  [ ! -e "$cache/.stale.bpf.1.tmp" ]
+  [ -e "$cache/.fresh.bpf.2.tmp" ]
+  # a hit marks the entry used: made the oldest, it survives the next prune
+  touch -d '@1600000000' "$mine"
+  run rt run -b "$BUNDLE" "$(nid)"
+  [ "$output" = EPERM ]
+  [ "$(stat -c %Y "$mine")" -gt 1700000000 ]
+  cfg '.linux.seccomp.syscalls[0].names=["bpf","kexec_load"]'
+  run rt run -b "$BUNDLE" "$(nid)"
+  [ "$output" = EPERM ]
+  [ -e "$mine" ]
+  [ "$(ls "$cache"/*.bpf | wc -l)" -eq 64 ]
+}
