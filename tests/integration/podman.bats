@@ -460,3 +460,28 @@ wait_log() {
   [ "$status" -eq 0 ]
   [ "$output" = "Seccomp:	0" ]
 }
+
+# podman gives conmon and the runtime a fixed environment (no
+# SANDLOCK_OCI_CONFIG_DIR), so /etc/sandlock-oci/privileged.json is put in
+# place by an overlay on /etc inside the engines' private mount namespace
+# only; the host's /etc is never written.
+@test "podman: contrib's containers.conf.d/sandlock.conf runtimes (sandlock, sandlock-privileged) work as the README says" {
+  local bin=$ENG_DIR/bin conf=$ENG_DIR/containers.conf ov=$ENG_DIR/etc-ov
+  mkdir -p "$bin" "$ov/upper/sandlock-oci" "$ov/work"
+  ln -sf "$SANDLOCK_OCI" "$bin/sandlock-oci"
+  ln -sf "$SANDLOCK_OCI" "$bin/sandlock-oci-privileged"
+  install -m 0644 "$_top/contrib/sandlock-oci/privileged.json" "$ov/upper/sandlock-oci/"
+  in_ns mount -t overlay overlay -o "lowerdir=/etc,upperdir=$ov/upper,workdir=$ov/work" /etc
+  cp "$conf" "$BATS_TEST_TMPDIR/conf.orig"
+  sed "s|/usr/local/bin/|$bin/|" "$_top/contrib/podman/containers.conf.d/sandlock.conf" >> "$conf"
+  local script='mount -t tmpfs none /tmp && echo MOUNTED; grep ^Seccomp: /proc/self/status'
+  run pm --runtime sandlock run --rm --cgroup-parent "/$CGP" --privileged "$IMG" sh -c "$script"
+  local plain=$output
+  run pm --runtime sandlock-privileged run --rm --cgroup-parent "/$CGP" --privileged "$IMG" sh -c "$script"
+  cp "$BATS_TEST_TMPDIR/conf.orig" "$conf"
+  in_ns umount /etc
+  echo "sandlock: $plain"; echo "sandlock-privileged: $output"
+  [[ "$plain" != *MOUNTED* ]]
+  [[ "$plain" == *"Seccomp:	2"* ]]
+  [ "$output" = "$(printf 'MOUNTED\nSeccomp:\t0')" ]
+}
