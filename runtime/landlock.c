@@ -292,6 +292,13 @@ rt_ll_set_default (bool disable, const char *value, const char *origin,
                    int rank, struct rt_err **err)
 {
   int k = disable ? 1 : 0;
+  if (value == NULL)
+    {
+      free (defaults[k].value);
+      free (defaults[k].origin);
+      memset (&defaults[k], 0, sizeof defaults[k]);
+      return 0;
+    }
   size_t n;
   _cleanup_strv_ char **items = split_list (value, &n);
   for (size_t i = 0; i < n; i++)

@@ -159,7 +159,7 @@ void rt_ll_policy_clear (struct rt_ll_policy *p);
  * .degrade: the runtime's config file (|rank| 1) or a global flag (2);
  * the higher rank replaces the lower, and a container's annotation
  * replaces both.  |origin| names the source in errors.  The items are
- * validated now. */
+ * validated now.  |value| NULL forgets that default (for tests). */
 int rt_ll_set_default (bool disable, const char *value, const char *origin,
                        int rank, struct rt_err **err);
 
