@@ -276,3 +276,22 @@ denied() { [ "$output" = EACCES ] || [ "$output" = EPERM ]; }
   [ -e "$mine" ]
   [ "$(ls "$cache"/*.bpf | wc -l)" -eq 64 ]
 }
+
+# ---- item 15: a container cannot choose its own confinement ---------------
+
+@test "engines: an image label run.oci.sandlock.disable does not reach the bundle (the image cannot unconfine itself)" {
+  local l=$BATS_TEST_TMPDIR/layer lay=$BATS_TEST_TMPDIR/lay a
+  mkdir -p "$l/bin" "$l/etc"
+  cp "$BUSYBOX" "$l/bin/busybox"
+  for a in sh grep; do ln -s busybox "$l/bin/$a"; done
+  python3 "$SANDLOCK_TESTS_DIR/lib/mkimage.py" image "$lay" "$l" --tag evil \
+    --cmd '["sh","-c","grep ^Seccomp: /proc/self/status"]' \
+    --label run.oci.sandlock.disable=seccomp,fs --label org.example=kept >/dev/null
+  run rt bundle --cache-dir "$BATS_TEST_TMPDIR/cache" "oci:$lay:evil" "$BATS_TEST_TMPDIR/b2"
+  [ "$status" -eq 0 ]
+  run jq -c '.annotations | with_entries(select(.key | startswith("run.oci.sandlock") or . == "org.example"))' "$BATS_TEST_TMPDIR/b2/config.json"
+  [ "$output" = '{"org.example":"kept"}' ]
+  run rt run -b "$BATS_TEST_TMPDIR/b2" "$(nid)"
+  [ "$status" -eq 0 ]
+  [ "$output" = "Seccomp:	2" ]
+}
