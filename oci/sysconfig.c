@@ -2,7 +2,8 @@
  * run.oci.sandlock.* choices, for engines that cannot pass per-container
  * annotations or global flags (docs/security.md "Runtime defaults").
  *
- *   { "disable": ["seccomp"], "degrade": ["fs-truncate"] }
+ *   { "disable": ["seccomp"], "degrade": ["fs-truncate"],
+ *     "lockAnnotations": true }
  *
  * Read from the runtime's environment and the host only, never from a
  * bundle: a container cannot change its own confinement. */
@@ -71,6 +72,20 @@ join_list (const char *path, const char *key, yajl_val v, char **out,
 }
 
 static int
+apply_lock (const char *path, yajl_val v, struct rt_err **err)
+{
+  if (!YAJL_IS_TRUE (v) && !YAJL_IS_FALSE (v))
+    return rt_err_set (err, 0, "config file `%s`: lockAnnotations: expected "
+                       "true or false", path);
+  if (YAJL_IS_TRUE (v))
+    {
+      _cleanup_free_ char *o = xasprintf ("config file `%s`", path);
+      rt_confine_lock_annotations (o);
+    }
+  return 0;
+}
+
+static int
 apply (const char *path, yajl_val root, struct rt_err **err)
 {
   if (!YAJL_IS_OBJECT (root))
@@ -81,9 +96,16 @@ apply (const char *path, yajl_val root, struct rt_err **err)
       const char *key = root->u.object.keys[i];
       bool disable = strcmp (key, "disable") == 0;
       _cleanup_free_ char *list = NULL, *origin = NULL;
+      if (strcmp (key, "lockAnnotations") == 0)
+        {
+          if (apply_lock (path, root->u.object.values[i], err) < 0)
+            return -1;
+          continue;
+        }
       if (!disable && strcmp (key, "degrade") != 0)
         return rt_err_set (err, 0, "config file `%s`: unknown key \"%s\" "
-                           "(known: disable, degrade)", path, key);
+                           "(known: disable, degrade, lockAnnotations)",
+                           path, key);
       if (join_list (path, key, root->u.object.values[i], &list, err) < 0)
         return -1;
       origin = xasprintf ("config file `%s`: %s", path, key);

@@ -136,6 +136,12 @@ rt_confine_set_default (bool disable, const char *value, const char *origin,
 }
 
 void
+rt_confine_lock_annotations (const char *origin)
+{
+  rt_ll_lock_annotations (origin);
+}
+
+void
 rt_confine_set_cache_dir (const char *dir)
 {
   rt_sc_cache_set_dir (dir);

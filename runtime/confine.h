@@ -102,6 +102,11 @@ int rt_confine_set_default (bool disable, const char *value,
                             const char *origin, int rank,
                             struct rt_err **err);
 
+/* From the runtime's config file ("lockAnnotations": true): a container's
+ * annotations may only narrow its confinement; disable, degrade and
+ * fs_writable are refused with an error naming |origin|. */
+void rt_confine_lock_annotations (const char *origin);
+
 /* Where compiled seccomp programs of config-supplied profiles are cached
  * (a directory only the runtime's user can write; NULL: no cache). */
 void rt_confine_set_cache_dir (const char *dir);

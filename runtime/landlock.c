@@ -314,6 +314,32 @@ rt_ll_set_default (bool disable, const char *value, const char *origin,
   return 0;
 }
 
+/* Set by the runtime's config file: annotations may only narrow. */
+static char *lock_origin;
+
+void
+rt_ll_lock_annotations (const char *origin)
+{
+  free (lock_origin);
+  lock_origin = origin ? xstrdup (origin) : NULL;
+}
+
+/* With the lock, an annotation that widens what the container may do is
+ * an error (an image's annotations reach config.json through some
+ * engines, e.g. podman before 4.6). */
+static int
+check_lock (const struct rt_config *c, struct rt_err **err)
+{
+  static const char *const widening[]
+      = { ANN "disable", ANN "degrade", ANN "fs_writable" };
+  for (size_t i = 0; lock_origin && i < ARRAY_SIZE (widening); i++)
+    if (rt_config_annotation (c, widening[i]))
+      return rt_err_set (err, EPERM, "annotation %s: refused, %s only lets "
+                         "annotations narrow confinement", widening[i],
+                         lock_origin);
+  return 0;
+}
+
 /* The list in force for key |k|: the annotation, else the default. */
 static const char *
 mode_list (const struct rt_config *c, int k, const char **origin, int *rank,
@@ -808,7 +834,8 @@ rt_ll_policy_build (const struct rt_config *c, int abi,
   struct rt_ll_policy p = { .abi = abi };
   const char *v;
 
-  if (parse_modes (c, &p, err) < 0 || resolve_all (c, &p, err) < 0
+  if (check_lock (c, err) < 0 || parse_modes (c, &p, err) < 0
+      || resolve_all (c, &p, err) < 0
       || rt_ll_scope_by_namespace (c, &p, err) < 0)
     goto fail;
   if ((v = rt_config_annotation (c, ANN "net_allow_bind"))

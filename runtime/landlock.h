@@ -163,6 +163,11 @@ void rt_ll_policy_clear (struct rt_ll_policy *p);
 int rt_ll_set_default (bool disable, const char *value, const char *origin,
                        int rank, struct rt_err **err);
 
+/* From the runtime's config file: annotations that widen confinement
+ * (disable, degrade, fs_writable) become errors naming |origin|; NULL
+ * lifts the lock (for tests). */
+void rt_ll_lock_annotations (const char *origin);
+
 /* Drops the IPC scopes whose namespace holds only the container's pod
  * (created for it, or joined by a path that is not the initial or the
  * runtime's own namespace), unless annotation run.oci.sandlock.scope is

@@ -295,3 +295,26 @@ denied() { [ "$output" = EACCES ] || [ "$output" = EPERM ]; }
   [ "$status" -eq 0 ]
   [ "$output" = "Seccomp:	2" ]
 }
+
+@test "engines: \"lockAnnotations\": true refuses annotations that widen confinement, keeps narrowing ones" {
+  conf config.json '{"lockAnnotations": true}'
+  ann disable seccomp
+  seccomp_mode
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"annotation run.oci.sandlock.disable: refused, config file \`$CONF/config.json\` only lets annotations narrow"* ]]
+  no_leftovers
+  cfg 'del(.annotations)'
+  ann fs_writable /etc
+  seccomp_mode
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"annotation run.oci.sandlock.fs_writable: refused"* ]]
+  # narrowing annotations still work, and the host's own choice applies
+  cfg 'del(.annotations)'
+  ann fs_readable /tmp
+  seccomp_mode --sandlock-disable=seccomp
+  [ "$status" -eq 0 ]
+  [ "$output" = "Seccomp:	0" ]
+  conf config.json '{"lockAnnotations": "yes"}'
+  seccomp_mode
+  [[ "$output" == *"lockAnnotations: expected true or false"* ]]
+}
