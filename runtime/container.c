@@ -598,6 +598,7 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
   const struct rt_config *c = p->c;
   _cleanup_free_ char *state = NULL;
   struct sync_msg m;
+  bool child_hooks;
   int r;
 
   if (p->new_user)
@@ -627,9 +628,12 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
     }
   state = o->state_json ? o->state_json (o->state_json_ud, pid, "creating")
                         : xstrdup ("{}");
+  /* The child needs the state only for the hooks it runs itself. */
+  child_hooks = c->hooks[RT_HOOK_CREATE_CONTAINER].len
+                || c->hooks[RT_HOOK_START_CONTAINER].len;
   if (rt_sync_send_go (sock, pid) < 0
       || rt_sync_send_str (sock, *cg ? rt_cgroup_path (*cg) : NULL) < 0
-      || rt_sync_send_str (sock, state) < 0)
+      || rt_sync_send_str (sock, child_hooks ? state : NULL) < 0)
     return rt_err_set (err, errno, "send setup to container process");
   /* The first migration into a v1 hierarchy waits for an RCU grace period:
    * the child does its first mounts meanwhile, and waits for CGROUP_DONE

@@ -1,0 +1,77 @@
+#!/usr/bin/env bats
+# Containers that must stay manageable: a create killed at any point, a
+# state.json that is huge, corrupt or missing, annotations bigger than one
+# socket datagram, a start on a full disk.  (Issue 10, items 7-10.)
+
+load ../lib/common
+
+setup_file() { common_setup_file; }
+setup() { common_setup; }
+teardown() {
+  # A hook gate left blocked by a failed test: release it.
+  [ -p "$BATS_TEST_TMPDIR/gate" ] && timeout 2 sh -c "echo > '$BATS_TEST_TMPDIR/gate'" 2>/dev/null
+  common_teardown
+}
+
+# Every cgroup directory of container $1 on any hierarchy (v1 ones, the
+# hybrid unified tree, or a pure v2 root).
+cgroup_dirs() {
+  ls -d /sys/fs/cgroup/*/sandlock-oci/"$1" /sys/fs/cgroup/sandlock-oci/"$1" 2>/dev/null || true
+}
+
+# Processes whose command line names this test's --root: the runtime, and
+# the container init before its execve (a clone of the runtime).
+root_procs() {
+  local p
+  for p in /proc/[0-9]*; do
+    tr '\0' ' ' < "$p/cmdline" 2>/dev/null | grep -qF -- "--root $ROOT " && echo "${p#/proc/}"
+  done
+  return 0
+}
+
+# After delete -f of $1: no state, no cgroup directory, no process.
+assert_gone() {
+  [ ! -e "$ROOT/$1" ] || { echo "state dir left: $ROOT/$1"; return 1; }
+  local d; d=$(cgroup_dirs "$1")
+  [ -z "$d" ] || { echo "cgroup dirs left: $d"; return 1; }
+  local p; p=$(root_procs)
+  [ -z "$p" ] || { echo "processes left: $p"; ps -o pid,stat,args -p "$(echo $p | tr ' ' ,)"; return 1; }
+}
+
+# create $1, showing its errors.  Not under `run`: the parked process holds
+# the stdio it was created with, and `run` would wait for it to close.
+create_ok() {
+  rt create -b "$BUNDLE" "$1" > "$BATS_TEST_TMPDIR/create.out" 2>&1 \
+    || { cat "$BATS_TEST_TMPDIR/create.out"; return 1; }
+}
+
+# A prestart hook that says it has been reached (a fifo the test reads) and
+# then blocks on a second fifo: create is then at a known point, with its
+# cgroup made and its child cloned and waiting.
+blocking_prestart() {
+  mkfifo "$BATS_TEST_TMPDIR/reached" "$BATS_TEST_TMPDIR/gate"
+  cat > "$BATS_TEST_TMPDIR/hook.sh" <<EOF
+#!/bin/sh
+echo > "$BATS_TEST_TMPDIR/reached"
+read x < "$BATS_TEST_TMPDIR/gate"
+EOF
+  chmod +x "$BATS_TEST_TMPDIR/hook.sh"
+  cfg ".hooks={\"prestart\":[{\"path\":\"$BATS_TEST_TMPDIR/hook.sh\"}]}"
+}
+
+@test "annotations of 300 KiB reach a createContainer hook (no EMSGSIZE on the sync socket)" {
+  require_root
+  head -c 307200 /dev/zero | tr '\0' b > "$BATS_TEST_TMPDIR/big"
+  out=$BATS_TEST_TMPDIR/hookin
+  jq --rawfile v "$BATS_TEST_TMPDIR/big" --arg out "$out" \
+    '.annotations={"big":$v} | .hooks={"createContainer":[{"path":"/bin/sh","args":["sh","-c","cat > \($out)"]}]}' \
+    "$BUNDLE/config.json" > "$BUNDLE/c.json"
+  mv "$BUNDLE/c.json" "$BUNDLE/config.json"
+  # The hook runs in the container's mount namespace before pivot_root:
+  # the host path is still reachable there.
+  id=$(cid)
+  create_ok "$id"
+  [ "$(jq -r '.annotations.big | length' "$out")" = 307200 ]
+  [ "$(jq -r .status "$out")" = creating ]
+  rt delete -f "$id"
+}
