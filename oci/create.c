@@ -28,6 +28,29 @@ hook_state (void *ud, pid_t pid, const char *status)
   return oci_state_json (&tmp, false);
 }
 
+/* Each thing a killed create would leave (the cgroup, the process) is in
+ * state.json before it exists, so `delete -f` always finds it; "creating"
+ * until the process is parked (oci_state_refresh keeps it so: a create
+ * that died half-way is never startable). */
+static int
+record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
+{
+  struct oci_state *st = ud;
+  free (st->cgroup_path);
+  st->cgroup_path = pr->cgroup_path ? xstrdup (pr->cgroup_path) : NULL;
+  st->pid = pr->pid;
+  st->start_time = pr->start_time;
+  free (st->status);
+  st->status = xstrdup (pr->ready ? "created" : "creating");
+  /* exec gives its process only the inodes the init's rules are on: the
+   * record exists before the container is "created". */
+  if (pr->ready
+      && rt_atomic_write_at (st->dirfd, "landlock.pins", pr->landlock_pins,
+                             pr->landlock_pins_len, 0600, err) < 0)
+    return -1;
+  return oci_state_save (st, err);
+}
+
 static char *
 owner_name (void)
 {
@@ -133,31 +156,26 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
       .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
       .detach = a->detach, .state_json = hook_state, .state_json_ud = st,
+      .progress = record_progress, .progress_ud = st,
     };
     oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
                st->rootfs);
     if (rt_container_create (&o, &out, err) < 0)
-      goto out;
+      {
+        /* The runtime killed and reaped it and removed its cgroup. */
+        st->pid = 0;
+        goto out;
+      }
   }
   if (out.warning)
     {
       oci_log_warning (g, out.warning);
       free (out.warning);
     }
-  st->pid = out.pid;
-  st->start_time = out.start_time;
-  st->cgroup_path = out.cgroup_path;
-  {
-    /* exec gives its process only the inodes the init's rules are on. */
-    _cleanup_free_ char *pins = out.landlock_pins;
-    if (rt_atomic_write_at (st->dirfd, "landlock.pins", pins,
-                            out.landlock_pins_len, 0600, err) < 0)
-      goto out;
-  }
-  free (st->status);
-  st->status = xstrdup ("created");
-  if (oci_state_save (st, err) < 0)
-    goto out;
+  /* state.json already says "created", landlock.pins is written
+   * (record_progress). */
+  free (out.cgroup_path);
+  free (out.landlock_pins);
   if (a->pid_file && oci_write_pid_file (a->pid_file, out.pid, err) < 0)
     goto out;
   ret = 0;

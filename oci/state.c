@@ -221,13 +221,18 @@ set_status (struct oci_state *st, const char *s)
 void
 oci_state_refresh (struct oci_state *st)
 {
-  if (strcmp (st->status, "creating") == 0 && st->pid == 0)
+  bool creating = strcmp (st->status, "creating") == 0;
+  if (creating && st->pid == 0)
     return;
   if (!rt_proc_alive (st->pid, st->start_time))
     {
       set_status (st, "stopped");
       return;
     }
+  /* Still "creating" under the lock: its create was killed before the
+   * process was parked and recorded.  Never startable; delete removes it. */
+  if (creating)
+    return;
   if (faccessat (st->dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     {
       set_status (st, "created");

@@ -59,6 +59,68 @@ EOF
   cfg ".hooks={\"prestart\":[{\"path\":\"$BATS_TEST_TMPDIR/hook.sh\"}]}"
 }
 
+@test "create killed in a prestart hook: list shows it, delete -f removes cgroup, process, state" {
+  require_root
+  blocking_prestart
+  cmd sleep 1000
+  for i in 1 2 3; do
+    id=$(cid "k$i")
+    "$SANDLOCK_OCI" --root "$ROOT" create -b "$BUNDLE" "$id" & pid=$!
+    read -r _ < "$BATS_TEST_TMPDIR/reached"
+    kill -9 "$pid"
+    wait "$pid" || true
+    echo > "$BATS_TEST_TMPDIR/gate"
+    run rt list -q
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"$id"* ]]
+    run rt state "$id"
+    [ "$status" -eq 0 ]
+    # Never startable: its create did not finish.
+    run rt start "$id"
+    [ "$status" -ne 0 ]
+    run rt delete -f "$id"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    assert_gone "$id"
+  done
+}
+
+@test "create killed with SIGKILL at random points: delete -f always leaves nothing" {
+  require_root
+  cmd sleep 1000
+  for i in $(seq 1 20); do
+    id=$(cid "r$i")
+    "$SANDLOCK_OCI" --root "$ROOT" create -b "$BUNDLE" "$id" & pid=$!
+    # The point is to hit every step of create: vary the delay.
+    sleep "0.0$(printf '%02d' $((RANDOM % 25)))"
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" || true
+    if [ -e "$ROOT/$id" ]; then
+      run rt list -q
+      [[ "$output" == *"$id"* ]] || { echo "list hides $id: $output"; false; }
+    fi
+    run rt delete -f "$id"
+    echo "iteration $i: $output"
+    [ "$status" -eq 0 ]
+    assert_gone "$id"
+  done
+}
+
+@test "create killed by SIGTERM (a caller's timeout) in a prestart hook: nothing is left" {
+  require_root
+  blocking_prestart
+  cmd sleep 1000
+  id=$(cid)
+  "$SANDLOCK_OCI" --root "$ROOT" create -b "$BUNDLE" "$id" & pid=$!
+  read -r _ < "$BATS_TEST_TMPDIR/reached"
+  kill -TERM "$pid"
+  wait "$pid" || true
+  echo > "$BATS_TEST_TMPDIR/gate"
+  run rt delete -f "$id"
+  [ "$status" -eq 0 ]
+  assert_gone "$id"
+}
+
 @test "annotations of 300 KiB reach a createContainer hook (no EMSGSIZE on the sync socket)" {
   require_root
   head -c 307200 /dev/zero | tr '\0' b > "$BATS_TEST_TMPDIR/big"
