@@ -121,6 +121,26 @@ EOF
   assert_gone "$id"
 }
 
+@test "annotations of 2 MiB: create, state, kill, list and delete all work" {
+  require_root
+  cmd sleep 1000
+  head -c 2097152 /dev/zero | tr '\0' a > "$BATS_TEST_TMPDIR/big"
+  jq --rawfile v "$BATS_TEST_TMPDIR/big" '.annotations={"big":$v}' "$BUNDLE/config.json" > "$BUNDLE/c.json"
+  mv "$BUNDLE/c.json" "$BUNDLE/config.json"
+  id=$(cid)
+  create_ok "$id"
+  run rt state "$id"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r '.annotations.big | length')" = 2097152 ]
+  run rt list -q
+  [[ "$output" == *"$id"* ]]
+  rt start "$id"
+  rt kill "$id" KILL
+  run rt delete -f "$id"
+  [ "$status" -eq 0 ]
+  assert_gone "$id"
+}
+
 @test "annotations of 300 KiB reach a createContainer hook (no EMSGSIZE on the sync socket)" {
   require_root
   head -c 307200 /dev/zero | tr '\0' b > "$BATS_TEST_TMPDIR/big"
@@ -136,4 +156,54 @@ EOF
   [ "$(jq -r '.annotations.big | length' "$out")" = 307200 ]
   [ "$(jq -r .status "$out")" = creating ]
   rt delete -f "$id"
+}
+
+@test "corrupt state.json: list shows the container, delete -f removes process, cgroup and state" {
+  require_root
+  cmd sleep 1000
+  id=$(cid)
+  rt create -b "$BUNDLE" "$id"
+  pid=$(rt state "$id" | jq .pid)
+  echo '{"status": "created", "pid": ' > "$ROOT/$id/state.json"
+  run rt list
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"$id"*unknown* ]]
+  run rt state "$id"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"state.json of \`$id\` is corrupt"* ]]
+  run rt delete -f "$id"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ ! -e "/proc/$pid" ] || [ "$(cat /proc/$pid/stat | cut -d' ' -f3)" = Z ]
+  assert_gone "$id"
+}
+
+@test "missing state.json: delete -f still kills the container and removes its cgroup" {
+  require_root
+  cmd sleep 1000
+  id=$(cid)
+  rt create -b "$BUNDLE" "$id"
+  rt start "$id"
+  rm "$ROOT/$id/state.json"
+  run rt list -q
+  [[ "$output" == *"$id"* ]]
+  run rt delete -f "$id"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  assert_gone "$id"
+}
+
+@test "state.json bigger than the loader allows: a clear error, and delete -f still removes it" {
+  require_root
+  cmd sleep 1000
+  id=$(cid)
+  rt create -b "$BUNDLE" "$id"
+  head -c $((18 * 1024 * 1024)) /dev/zero | tr '\0' ' ' > "$ROOT/$id/state.json"
+  run rt state "$id"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"state.json"*"larger than"* ]]
+  run rt delete -f "$id"
+  [ "$status" -eq 0 ]
+  assert_gone "$id"
 }
