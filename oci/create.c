@@ -245,11 +245,32 @@ stop_failed_start (struct oci_state *st)
   st->status = xstrdup ("stopped");
 }
 
+/* start failed: state.json could not say "running" (nothing was released),
+ * the process was not waiting, or it was released and its start failed
+ * (|stop|: startContainer hook, seccomp, execve).  Returns true. */
+static bool
+undo_running (struct oci_state *st, bool stop)
+{
+  struct rt_err *e2 = NULL;
+  if (stop)
+    stop_failed_start (st);
+  else
+    {
+      free (st->status);
+      st->status = xstrdup ("created");
+    }
+  /* Best effort: refresh derives the status from the process anyway. */
+  oci_state_save (st, &e2);
+  rt_err_free (&e2);
+  return true;
+}
+
 int
 oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
 {
   _cleanup_free_ char *fifo = NULL, *status = NULL;
   struct rt_config *cfg = NULL;
+  bool failed = false;
 
   if (strcmp (st->status, "created") != 0)
     return rt_err_set (err, 0, "cannot start container \"%s\": it is %s",
@@ -258,22 +279,22 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
     return -1;
   fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
   status = xasprintf ("%s/%s/start.status", g->root, st->id);
-  if (rt_container_start (fifo, status, err) < 0)
+  /* "running" is on disk before the process is released, so a start that
+   * fails to record it (a full disk) has not started it: an engine that
+   * sees the failure and a "created" container is right. */
+  free (st->status);
+  st->status = xstrdup ("running");
+  if (oci_state_save (st, err) < 0)
+    failed = undo_running (st, false);
+  else if (rt_container_start (fifo, status, err) < 0)
+    failed = undo_running (st, (*err)->errno_ != ENXIO);
+  if (failed)
     {
-      if ((*err)->errno_ != ENXIO)
-        stop_failed_start (st);
       rt_config_free (cfg);
       return rt_err_wrap (err, "start \"%s\"", st->id);
     }
   unlinkat (st->dirfd, "exec.fifo", 0);
   unlinkat (st->dirfd, "start.status", 0);
-  free (st->status);
-  st->status = xstrdup ("running");
-  if (oci_state_save (st, err) < 0)
-    {
-      rt_config_free (cfg);
-      return -1;
-    }
   if (cfg->hooks[RT_HOOK_POSTSTART].len)
     {
       _cleanup_free_ char *j = oci_state_json (st, false);

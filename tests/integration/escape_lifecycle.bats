@@ -207,3 +207,38 @@ EOF
   [ "$status" -eq 0 ]
   assert_gone "$id"
 }
+
+@test "start on a full disk fails without starting the process, and works once there is room" {
+  require_root
+  command -v unshare >/dev/null || skip "needs unshare(1)"
+  small=$BATS_TEST_TMPDIR/small
+  mkdir -p "$small"
+  cmd sleep 1000
+  id=$(cid)
+  # A private mount namespace: the tiny tmpfs root vanishes with it.
+  run unshare -m --propagation private bash -c '
+    set -u
+    mount -t tmpfs -o size=128k tmpfs "$1" || exit 90
+    sl=$4
+    r() { "$sl" --root "$1" "${@:2}"; }
+    # The parked process keeps the stdio it is created with: not run'"'"'s pipe.
+    r "$1" create -b "$2" "$3" > "$2/../create.out" 2>&1 || exit 91
+    dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null
+    r "$1" start "$3"; rc=$?
+    echo "start rc=$rc"
+    st=$(r "$1" state "$3" | jq -r .status)
+    echo "after failed start: $st"
+    pid=$(r "$1" state "$3" | jq -r .pid)
+    comm=$(cat /proc/$pid/comm)
+    echo "comm: $comm"
+    rm "$1/fill"
+    r "$1" start "$3"; rc2=$?
+    echo "second start rc=$rc2 $(r "$1" state "$3" | jq -r .status)"
+    r "$1" delete -f "$3"
+    [ "$rc" -ne 0 ] && [ "$st" = created ] && [ "$comm" = sandlock-oci ] && [ "$rc2" = 0 ]
+  ' _ "$small" "$BUNDLE" "$id" "$SANDLOCK_OCI"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"No space left on device"* ]]
+  [[ "$output" == *"second start rc=0 running"* ]]
+}
