@@ -22,10 +22,10 @@ cgroup_dirs() {
 # Processes whose command line names this test's --root: the runtime, and
 # the container init before its execve (a clone of the runtime).
 root_procs() {
-  local p
-  for p in /proc/[0-9]*; do
-    tr '\0' ' ' < "$p/cmdline" 2>/dev/null | grep -qF -- "--root $ROOT " && echo "${p#/proc/}"
-  done
+  # One grep over every cmdline (NUL-separated arguments, -z): an argument
+  # that is exactly $ROOT.  The pattern comes from a file, so that grep's
+  # own command line does not match.
+  grep -lsxzF -f <(printf '%s\n' "$ROOT") /proc/[0-9]*/cmdline | cut -d/ -f3
   return 0
 }
 
