@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "image_run.h"
 #include "lifecycle.h"
+#include "runtime/cgroup.h"
 #include "runtime/runtime.h"
 #include "spec.h"
 
@@ -36,12 +37,20 @@ static int
 record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
 {
   struct oci_state *st = ud;
+  const char *status = pr->ready ? "created" : "creating";
+  /* Each replace of state.json costs a data flush on ext4 (auto_da_alloc):
+   * write only what changed. */
+  if (pr->pid == st->pid && strcmp (st->status, status) == 0
+      && (pr->cgroup_path && st->cgroup_path
+              ? strcmp (pr->cgroup_path, st->cgroup_path) == 0
+              : pr->cgroup_path == st->cgroup_path))
+    return 0;
   free (st->cgroup_path);
   st->cgroup_path = pr->cgroup_path ? xstrdup (pr->cgroup_path) : NULL;
   st->pid = pr->pid;
   st->start_time = pr->start_time;
   free (st->status);
-  st->status = xstrdup (pr->ready ? "created" : "creating");
+  st->status = xstrdup (status);
   /* exec gives its process only the inodes the init's rules are on: the
    * record exists before the container is "created". */
   if (pr->ready
@@ -49,6 +58,21 @@ record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
                              pr->landlock_pins_len, 0600, err) < 0)
     return -1;
   return oci_state_save (st, err);
+}
+
+/* The first state.json already names the cgroup create will make (the
+ * runtime reports the same path again before making it; record_progress
+ * then writes nothing).  A path that does not resolve is the runtime's to
+ * report, in its order of checks. */
+static void
+record_cgroup_path (const struct oci_globals *g, const struct rt_config *cfg,
+                    struct oci_state *st)
+{
+  struct rt_cgroup_opts co = { .cgroups_path = cfg->cgroups_path,
+                               .id = st->id, .systemd = g->systemd_cgroup };
+  struct rt_err *e = NULL;
+  if (rt_cgroup_resolve (&co, &st->cgroup_path, &e) < 0)
+    rt_err_free (&e);
 }
 
 static char *
@@ -135,6 +159,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       st->annotations[i].value = xstrdup (cfg->annotations[i].value);
     }
   st->annotations_len = cfg->annotations_len;
+  record_cgroup_path (g, cfg, st);
   if (rt_atomic_write_at (st->dirfd, "config.json", cfg_buf, cfg_len, 0600,
                           err) < 0
       || oci_state_save (st, err) < 0)
