@@ -69,7 +69,8 @@ cmd_list (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     {
       struct oci_state st = { .dirfd = -1 };
       struct rt_err *e = NULL;
-      if (de->d_name[0] == '.' || !oci_id_valid (de->d_name))
+      if (de->d_name[0] == '.' || !oci_id_valid (de->d_name)
+          || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
         continue;
       if (oci_state_load (g, de->d_name, &st, &e) < 0
           && unreadable (g, dirfd (d), de->d_name, &st, &e) < 0)
