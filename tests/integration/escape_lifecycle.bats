@@ -242,3 +242,21 @@ EOF
   [[ "$output" == *"No space left on device"* ]]
   [[ "$output" == *"second start rc=0 running"* ]]
 }
+
+@test "a hook that does not read a 1 MiB state is still killed at its timeout" {
+  require_root
+  head -c 1048576 /dev/zero | tr '\0' c > "$BATS_TEST_TMPDIR/big"
+  jq --rawfile v "$BATS_TEST_TMPDIR/big" \
+    '.annotations={"big":$v} | .hooks={"prestart":[{"path":"/bin/sleep","args":["sleep","60"],"timeout":1}]}' \
+    "$BUNDLE/config.json" > "$BUNDLE/c.json"
+  mv "$BUNDLE/c.json" "$BUNDLE/config.json"
+  id=$(cid)
+  # The state is far larger than a pipe: writing it must not block past
+  # the hook's timeout (the outer timeout only turns a hang into a failure).
+  run timeout 20 "$SANDLOCK_OCI" --root "$ROOT" create -b "$BUNDLE" "$id"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"prestart hook 0 (/bin/sleep): timed out after 1s"* ]]
+  [ ! -e "$ROOT/$id" ]
+  [ -z "$(cgroup_dirs "$id")" ]
+}
