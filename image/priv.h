@@ -236,6 +236,10 @@ int img_verify_finish (struct img_verify *v, struct rt_err **err);
 struct img_unpack_stats
 {
   uint64_t files, bytes, devices_skipped;
+  /* Optional: called after each entry with the layer's entries and bytes
+   * written so far (progress display). */
+  void (*tick) (void *data, uint64_t entries, uint64_t written);
+  void *tick_data;
 };
 typedef ssize_t (*img_read_fn) (void *data, const void **buf);
 /* ---- decomp.c ---- */

@@ -49,6 +49,9 @@ struct job
   struct rt_err *err;
   struct pool *pool;
   uint64_t last_report;
+  /* The unpacking thread's: entries applied and bytes written so far,
+   * and as last reported. */
+  uint64_t entries, written, entries_reported, unpack_reported;
 };
 
 /* Opened when the first layer's first bytes arrive (or when no layer will
@@ -96,15 +99,45 @@ struct pool
 };
 
 static void
-report (struct job *j, bool finished)
+send_progress (struct pool *p, struct img_progress *pr)
 {
-  struct pool *p = j->pool;
-  struct img_progress pr = { j->d->digest, j->idx, (int) p->n, j->v.got, j->d->size, finished };
   if (p->o->progress == NULL)
     return;
+  pr->ref = p->src->what;
   pthread_mutex_lock (&p->mu);
-  p->o->progress (p->o->progress_data, &pr);
+  p->o->progress (p->o->progress_data, pr);
   pthread_mutex_unlock (&p->mu);
+}
+
+static void
+report (struct job *j, bool finished)
+{
+  struct img_progress pr = { .digest = j->d->digest, .index = j->idx, .count = (int) j->pool->n,
+                             .kind = IMG_PROGRESS_DOWNLOAD, .done = j->v.got,
+                             .total = j->d->size, .finished = finished };
+  send_progress (j->pool, &pr);
+}
+
+static void
+report_unpack (struct job *j, uint64_t entries, uint64_t written, bool unpacked)
+{
+  struct img_progress pr = { .digest = j->d->digest, .index = j->idx, .count = (int) j->pool->n,
+                             .kind = IMG_PROGRESS_UNPACK, .entries = entries,
+                             .written = written, .unpacked = unpacked };
+  j->unpack_reported = written;
+  j->entries_reported = entries;
+  send_progress (j->pool, &pr);
+}
+
+/* After each entry unpacked: a report every 256 entries or 1 MiB. */
+static void
+unpack_tick (void *data, uint64_t entries, uint64_t written)
+{
+  struct job *j = data;
+  j->entries = entries;
+  j->written = written;
+  if (entries - j->entries_reported >= 256 || written - j->unpack_reported >= (1u << 20))
+    report_unpack (j, entries, written, false);
 }
 
 static int
@@ -238,12 +271,17 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
       uint64_t limit = budget > st.bytes ? budget - st.bytes : 0;
 
       img_trace ("layer: unpack start");
+      st.tick = unpack_tick;
+      st.tick_data = j;
+      report_unpack (j, 0, 0, false);
       if (img_unpack_layer (rootfd, img_stream_read, &j->st, d->size, limit, flags, what,
                             &diff_ids[i], &st, &ue) < 0)
         ret = -1;
       else
         while (img_stream_read (&j->st, &buf) > 0)  /* tar padding after the end */
           ;
+      if (ret == 0 && !j->st.failed)
+        report_unpack (j, j->entries, j->written, true);
       if (ret < 0 || j->st.failed)
         {
           cancel_others (&p, j);
@@ -275,6 +313,8 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
   img_queue_destroy (&p.q);
   free (p.jobs);
   pthread_mutex_destroy (&p.mu);
+  st.tick = NULL;
+  st.tick_data = NULL;
   *stp = st;
   return ret;
 }
