@@ -70,6 +70,43 @@ $(B)/helpers/%: tests/helpers/%.c
 unit: $(UNIT_BIN)
 helpers: $(HELPER_BIN)
 
+# Fuzz targets: every tests/fuzz/fuzz_*.c, twice.  build/fuzz/NAME is the
+# libFuzzer binary (clang -fsanitize=fuzzer,address,undefined over the
+# library built again with coverage), made only where clang and its
+# libFuzzer runtime (Debian: libclang-rt-14-dev) link; build/fuzz-seeds/NAME
+# is the same target behind tests/fuzz/driver.c's main(), built with $(CC)
+# and ASan+UBSan, which runs the seeds anywhere.  `make fuzz` fuzzes each
+# for FUZZ_SECONDS; `make check` runs a short fixed number of inputs
+# (tests/fuzz/run.sh, docs/architecture.md "Tests").
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+FUZZ_DRV := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz-seeds/%)
+FUZZ_OBJ := $(LIB_SRC:%.c=$(B)/fuzzobj/%.o)
+FUZZ_SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
+# Deferred: probed only when a fuzz recipe asks.
+FUZZ_OK = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' \
+  | $(FUZZ_CC) -x c -fsanitize=fuzzer,address,undefined -o /dev/null - 2>/dev/null && echo yes)
+
+$(B)/fuzzobj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) $(WARN) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) $(WARN) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(UNIT_LIBS)
+
+$(B)/fuzz-seeds/%: tests/fuzz/%.c tests/fuzz/driver.c $(ASAN_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) -O1 -g $(ASAN) -o $@ $< tests/fuzz/driver.c $(ASAN_OBJ) $(UNIT_LIBS)
+
+fuzzers: $(FUZZ_DRV)
+	@$(if $(FUZZ_OK),$(MAKE) --no-print-directory $(FUZZ_BIN),echo "fuzzers: $(FUZZ_CC) cannot link -fsanitize=fuzzer (Debian: clang libclang-rt-14-dev): only the seed drivers are built")
+
+fuzz: fuzzers
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+
 # Installs what the build and the tests need on a fresh Debian machine.
 deps:
 	@tests/lib/deps.sh
@@ -83,7 +120,7 @@ demo:
 
 check:
 	@tests/lib/deps.sh
-	@$(MAKE) --no-print-directory sandlock-oci unit helpers
+	@$(MAKE) --no-print-directory sandlock-oci unit helpers fuzzers
 	@tests/run.sh
 
 bench:
@@ -103,5 +140,8 @@ lint:
 clean:
 	rm -rf $(B) sandlock-oci
 
-.PHONY: all unit helpers deps demo check bench install lint clean
--include $(LIB_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(B)/obj/oci/main.d
+.PHONY: all unit helpers fuzzers fuzz deps demo check bench install lint clean
+# Objects reached only through pattern rules would be deleted as
+# intermediates, and every unit test or fuzz target relinked from scratch.
+.SECONDARY: $(ASAN_OBJ) $(FUZZ_OBJ)
+-include $(LIB_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(B)/obj/oci/main.d

@@ -3,13 +3,15 @@
  *   blobs/sha256/HEX   manifests and configs, verified before they land
  *   rootfs/HEX/        the unpacked rootfs of platform manifest HEX
  *   tmp/HEX.XXXXXX/    an unpack in progress (renamed into rootfs/ when done)
- *   locks/HEX.lock     flock: one unpack of an image at a time
- *   refs/KEY.json      an image record: reference -> manifest digest
+ *   locks/             flock files (image/lock.c)
+ *   refs/KEY.json      an image record: reference + platform -> manifest
+ *                      digest (KEY: sha256 of "REF\nPLATFORM"; earlier
+ *                      versions keyed by REF alone, still read)
  *
  * Nothing half-written is ever visible under blobs/, rootfs/ or refs/:
  * files are written to a temp name and renamed, trees are renamed whole.
- * A crashed pull leaves only tmp/ entries, which the next holder of the
- * image's lock (or prune) removes. */
+ * A crashed pull leaves only tmp/ entries, which the next pull or prune
+ * removes once it can take their owner's lock (image/lock.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -98,24 +100,6 @@ img_cache_put_blob (struct img_cache *c, const char *digest, const void *buf,
   return 0;
 }
 
-int
-img_cache_lock (struct img_cache *c, const char *name, bool exclusive,
-                struct rt_err **err)
-{
-  _cleanup_free_ char *p = xasprintf ("locks/%s.lock", name);
-  int fd = openat (c->dirfd, p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return rt_err_set (err, errno, "cache lock `%s`", p);
-  while (flock (fd, exclusive ? LOCK_EX : LOCK_SH) < 0)
-    if (errno != EINTR)
-      {
-        int e = errno;
-        close (fd);
-        return rt_err_set (err, e, "cache lock `%s`", p);
-      }
-  return fd;
-}
-
 bool
 img_cache_has_rootfs (struct img_cache *c, const char *mdigest)
 {
@@ -140,11 +124,41 @@ gen_kv (yajl_gen g, const char *k, const char *v)
     yajl_gen_null (g);
 }
 
+/* refs/ file name of a record: 32 hex digits of sha256 of |ref| and
+ * |platform| ("REF\nPLATFORM"), or of |ref| alone (|platform| NULL: the
+ * key of earlier versions, one record per reference). */
+static char *
+record_name (const char *ref, const char *platform)
+{
+  _cleanup_free_ char *k = platform ? xasprintf ("%s\n%s", ref, platform) : xstrdup (ref);
+  char key[72];
+  img_sha256_str (k, strlen (k), key);
+  return xasprintf ("%.32s.json", key + 7);
+}
+
+static int read_record (struct img_cache *c, int dfd, const char *name,
+                        struct img_image **out);
+
+/* An earlier version's record for the same reference: replaced when it is
+ * for the same platform (it would otherwise shadow the new one). */
+static void
+drop_legacy_record (struct img_cache *c, const struct img_image *im)
+{
+  _cleanup_free_ char *name = record_name (im->ref, NULL);
+  _cleanup_fd_ int fd = openat (c->dirfd, "refs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct img_image *old = NULL;
+  if (fd < 0 || read_record (c, fd, name, &old) < 0)
+    return;
+  if (strcmp (old->ref, im->ref) == 0
+      && (old->platform == NULL || strcmp (old->platform, im->platform) == 0))
+    unlinkat (fd, name, 0);
+  img_image_free (old);
+}
+
 int
 img_cache_write_record (struct img_cache *c, const struct img_image *im,
                         struct rt_err **err)
 {
-  char key[72];
   _cleanup_free_ char *name = NULL;
   const unsigned char *buf;
   size_t len;
@@ -161,13 +175,26 @@ img_cache_write_record (struct img_cache *c, const struct img_image *im,
   yajl_gen_integer (g, (long long) im->size);
   yajl_gen_string (g, (const unsigned char *) "devices_skipped", 15);
   yajl_gen_integer (g, (long long) im->devices_skipped);
+  yajl_gen_string (g, (const unsigned char *) "from_index", 10);
+  yajl_gen_bool (g, im->from_index);
   yajl_gen_map_close (g);
   yajl_gen_get_buf (g, &buf, &len);
-  img_sha256_str (im->ref, strlen (im->ref), key);
-  name = xasprintf ("%.32s.json", key + 7);
+  name = record_name (im->ref, im->platform);
   ret = img_write_in (c->dirfd, "refs", name, buf, len, err);
   yajl_gen_free (g);
+  if (ret == 0)
+    drop_legacy_record (c, im);
   return ret;
+}
+
+int
+img_cache_remove_record (struct img_cache *c, const struct img_image *im,
+                         struct rt_err **err)
+{
+  _cleanup_free_ char *p = xasprintf ("refs/%s", im->record);
+  if (unlinkat (c->dirfd, p, 0) < 0 && errno != ENOENT)
+    return rt_err_set (err, errno, "%s: remove the record `%s/%s`", im->ref, c->dir, p);
+  return 0;
 }
 
 static char *
@@ -206,6 +233,9 @@ read_record (struct img_cache *c, int dfd, const char *name, struct img_image **
   im->size = sz && YAJL_IS_INTEGER (sz) ? (uint64_t) YAJL_GET_INTEGER (sz) : 0;
   sz = img_json_get (v, "devices_skipped");
   im->devices_skipped = sz && YAJL_IS_INTEGER (sz) ? (uint64_t) YAJL_GET_INTEGER (sz) : 0;
+  sz = img_json_get (v, "from_index");
+  im->from_index = sz && YAJL_IS_TRUE (sz);
+  im->record = xstrdup (name);
   im->rootfs = img_cache_rootfs_path (c, im->manifest_digest);
   im->cached = true;
   yajl_tree_free (v);

@@ -100,6 +100,8 @@ struct img_image
   bool cached;                  /* true when nothing was unpacked */
   uint64_t devices_skipped;     /* device nodes not created (no --allow-devices,
                                    or not root); kept in the image record */
+  bool from_index;              /* the platform was chosen from an index */
+  char *record;                 /* the record's file name in refs/ (internal) */
 };
 void img_image_free (struct img_image *im);
 

@@ -309,16 +309,53 @@ int img_cache_get_blob (struct img_cache *c, const char *digest, char **buf,
                         size_t *len, struct rt_err **err);
 int img_cache_put_blob (struct img_cache *c, const char *digest,
                         const void *buf, size_t len, struct rt_err **err);
-/* Takes the per-image lock; returns the lock fd. */
+/* ---- lock.c: the cache's locks (the protocol is described there) ---- */
+/* Takes the per-image lock locks/NAME.lock; returns the lock fd. */
 int img_cache_lock (struct img_cache *c, const char *name, bool exclusive,
                     struct rt_err **err);
+/* The cache-wide lock: shared while a pull commits and while reading,
+ * exclusive while rmi/prune sweep.  Returns the lock fd. */
+int img_cache_lock_all (struct img_cache *c, bool exclusive, struct rt_err **err);
+/* Locks |path| (in the cache: a lock file, created, or a directory)
+ * exclusively without waiting; the fd, or -1 when busy or gone. */
+int img_cache_trylock (struct img_cache *c, const char *path, bool dir);
+/* Makes tmp/archive.XXXXXX (*path, absolute, owned) and returns its fd,
+ * flocked for as long as it stays open. */
+int img_cache_archive_dir (struct img_cache *c, char **path, struct rt_err **err);
+/* Removes |name| of the directory |dfd| when |lock| (a cache path: a lock
+ * file, unlinked too, or with |dirlock| the entry itself) is free.
+ * Returns 1 when removed, 0 when the lock is held. */
+int img_cache_remove_abandoned (struct img_cache *c, int dfd, const char *name,
+                                const char *lock, bool dirlock, struct rt_err **err);
+/* The lock that owns tmp/|name|: an archive copy is flocked itself
+ * (*dirlock), anything else (HEX.XXXXXX, HEX.gc) by image HEX's lock. */
+char *img_cache_tmp_guard (const char *name, bool *dirlock);
+/* Removes the tmp/ entries whose owner's lock is free: what killed pulls
+ * and collections left (a pull's start; cheap, tmp/ is nearly empty). */
+void img_cache_clean_tmp (struct img_cache *c);
+/* Unlinks every lock file nobody holds but cache.lock; returns how many. */
+int img_cache_sweep_locks (struct img_cache *c);
 bool img_cache_has_rootfs (struct img_cache *c, const char *mdigest);
-/* The image record (refs/<key>.json). */
+/* The image record refs/KEY.json, KEY from the reference and the
+ * platform (one record per pair); replaces a record an earlier version
+ * wrote for the same reference and platform (KEY from the reference
+ * alone).  Call with the cache lock held shared. */
 int img_cache_write_record (struct img_cache *c, const struct img_image *im,
                             struct rt_err **err);
+/* Removes the record of |im| (the file it was read from). */
+int img_cache_remove_record (struct img_cache *c, const struct img_image *im,
+                             struct rt_err **err);
 int img_cache_read_records (struct img_cache *c, struct img_image ***out,
                             size_t *n, struct rt_err **err);
 char *img_cache_rootfs_path (struct img_cache *c, const char *mdigest);
+
+/* ---- platform.c ---- */
+/* |p| is "os/arch[/variant]", or an error naming --platform. */
+int img_platform_check (const char *p, struct rt_err **err);
+/* Whether an image for |have| ("os/arch[/variant]"; "?" parts unknown)
+ * serves a request for |want|: os and arch equal, the variant when |want|
+ * names one (arm64's v8 implied, as in an index). */
+bool img_platform_matches (const char *want, const char *have);
 
 /* ---- trace.c ---- */
 /* With SANDLOCK_IMAGE_TRACE=1 in the environment, prints "+MS [TID] what"

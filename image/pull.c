@@ -37,6 +37,7 @@ img_image_free (struct img_image *im)
   free (im->rootfs);
   free (im->created);
   free (im->platform);
+  free (im->record);
   free (im);
 }
 
@@ -320,18 +321,16 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
 }
 
 /* Unpacks an oci-archive or a daemon export into a fresh *tmpdir, as an
- * OCI layout. */
+ * OCI layout.  *holdfd keeps it locked until the pull ends: a later pull
+ * or prune removes it only once it is not (the pull was killed). */
 static int
 archive_to_layout (const struct img_ref *r, const char *what, struct img_cache *c,
-                   char **tmpdir, struct rt_err **err)
+                   char **tmpdir, int *holdfd, struct rt_err **err)
 {
-  _cleanup_fd_ int dfd = -1;
-  *tmpdir = xasprintf ("%s/tmp/archive.%d.XXXXXX", c->dir, (int) getpid ());
-  if (mkdtemp (*tmpdir) == NULL)
-    return rt_err_set (err, errno, "cache temp dir `%s`", *tmpdir);
-  dfd = open (*tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dfd = img_cache_archive_dir (c, tmpdir, err);
   if (dfd < 0)
-    return rt_err_set (err, errno, "open `%s`", *tmpdir);
+    return -1;
+  *holdfd = dfd;
   if (r->transport == IMG_OCI_ARCHIVE)
     {
       _cleanup_fd_ int fd = open (r->path, O_RDONLY | O_CLOEXEC);
@@ -349,7 +348,7 @@ archive_to_layout (const struct img_ref *r, const char *what, struct img_cache *
  * guards every later use, visibly to clang's analyzer too.) */
 static struct img_source *
 open_source (const struct img_opts *o, const struct img_ref *r, const char *what,
-             struct img_cache *c, char **tmpdir, struct rt_err **err)
+             struct img_cache *c, char **tmpdir, int *holdfd, struct rt_err **err)
 {
   struct img_source *src = NULL;
   int ret;
@@ -364,7 +363,7 @@ open_source (const struct img_opts *o, const struct img_ref *r, const char *what
       break;
     case IMG_OCI_ARCHIVE:
     case IMG_DOCKER_DAEMON:
-      ret = archive_to_layout (r, what, c, tmpdir, err);
+      ret = archive_to_layout (r, what, c, tmpdir, holdfd, err);
       if (ret >= 0)
         ret = img_layout_open (*tmpdir, what, &src, err);
       break;
@@ -381,7 +380,7 @@ open_source (const struct img_opts *o, const struct img_ref *r, const char *what
 static struct img_manifest *
 resolve_manifest (const struct img_opts *o, const struct img_ref *r,
                   struct img_source *src, char **mbody, size_t *mlen,
-                  char mdigest[72], struct rt_err **err)
+                  char mdigest[72], bool *from_index, struct rt_err **err)
 {
   _cleanup_free_ char *body = NULL, *mt = NULL;
   size_t len;
@@ -401,6 +400,7 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
     }
   if (img_manifest_parse (body, len, mt, src->what, &m, err) < 0)
     return NULL;
+  *from_index = m->is_index;
   if (m->is_index)
     {
       const struct img_desc *d;
@@ -572,6 +572,71 @@ platform_of (const struct img_config_doc *cd)
                     cd->variant ? "/" : "", cd->variant ? cd->variant : "");
 }
 
+/* --platform against a single-platform image (no index to choose from):
+ * its config must say that platform, or the pull is refused before any
+ * layer is fetched.  Leaves the config in *cbody. */
+static int
+check_platform (const struct img_opts *o, struct img_cache *c, struct img_source *src,
+                const struct img_manifest *m, char **cbody, size_t *clen,
+                struct rt_err **err)
+{
+  struct img_config_doc *cd = NULL;
+  _cleanup_free_ char *have = NULL;
+  if (img_cache_get_blob (c, m->config.digest, cbody, clen, err) < 0)
+    {
+      rt_err_free (err);
+      if (img_fetch_small (src, &m->config, cbody, clen, err) < 0)
+        return -1;
+    }
+  if (img_config_parse (*cbody, *clen, &cd, err) < 0)
+    return -1;
+  have = platform_of (cd);
+  img_config_doc_free (cd);
+  if (!img_platform_matches (o->platform, have))
+    return rt_err_set (err, 0, "%s: --platform %s: the image is for %s only (not an index "
+                       "of platforms)", src->what, o->platform, have);
+  return 0;
+}
+
+static int
+put_if_missing (struct img_cache *c, const char *digest, const char *buf, size_t len,
+                struct rt_err **err)
+{
+  _cleanup_free_ char *p = xasprintf ("blobs/sha256/%s", digest + 7);
+  struct stat st;
+  if (fstatat (c->dirfd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
+    return 0;
+  return img_cache_put_blob (c, digest, buf, len, err);
+}
+
+/* Makes the pull visible: the manifest and config blobs, the rootfs (*tmp
+ * renamed, or the cached one), then the record, all under the cache lock
+ * held shared.  rmi and prune sweep under it held exclusively, so they
+ * see either none of this or a record with everything it names. */
+static int
+commit (struct img_cache *c, const struct img_image *im, const char *mbody, size_t mlen,
+        const char *cbody, size_t clen, char **tmp, struct rt_err **err)
+{
+  _cleanup_fd_ int lk = img_cache_lock_all (c, false, err);
+  if (lk < 0)
+    return -1;
+  if (put_if_missing (c, im->manifest_digest, mbody, mlen, err) < 0
+      || put_if_missing (c, im->config_digest, cbody, clen, err) < 0)
+    return -1;
+  if (*tmp)
+    {
+      if (rename (*tmp, im->rootfs) < 0)
+        return rt_err_set (err, errno, "rename `%s` to `%s`", *tmp, im->rootfs);
+      free (*tmp);
+      *tmp = NULL;
+    }
+  else if (!img_cache_has_rootfs (c, im->manifest_digest))
+    /* Not expected: a sweep skips the rootfs of an image whose lock we hold. */
+    return rt_err_set (err, ENOENT, "the cached rootfs of %s was removed during the pull",
+                       im->manifest_digest);
+  return img_cache_write_record (c, im, err);
+}
+
 struct config_fetch
 {
   struct gate *gate;            /* NULL: fetch at once */
@@ -607,22 +672,23 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   struct img_image *im = NULL;
   char mdigest[72];
   size_t mlen = 0, clen = 0;
-  int lockfd = -1, ret = -1;
+  int lockfd = -1, holdfd = -1, ret = -1;
+  bool from_index = false;
   struct img_unpack_stats ust = { 0 };
 
-  src = open_source (o, r, what, c, &tmpdir, err);
+  if (o->platform && img_platform_check (o->platform, err) < 0)
+    return -1;
+  img_cache_clean_tmp (c);
+  src = open_source (o, r, what, c, &tmpdir, &holdfd, err);
   if (src == NULL)
     goto out;
   img_trace ("source opened");
-  m = resolve_manifest (o, r, src, &mbody, &mlen, mdigest, err);
+  m = resolve_manifest (o, r, src, &mbody, &mlen, mdigest, &from_index, err);
   if (m == NULL)
     goto out;
   img_trace ("manifest resolved");
-  if (img_cache_put_blob (c, mdigest, mbody, mlen, err) < 0)
-    {
-      rt_err_wrap (err, "%s", src->what);
-      goto out;
-    }
+  if (o->platform && !from_index && check_platform (o, c, src, m, &cbody, &clen, err) < 0)
+    goto out;
   lockfd = img_cache_lock (c, mdigest + 7, true, err);
   if (lockfd < 0)
     goto out;
@@ -632,7 +698,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   if (im->cached && cached_devices (o, c, mdigest, what, &im->devices_skipped, err) < 0)
     goto out;
   diff_ids = xcalloc (m->n + 1, sizeof *diff_ids);
-  if (img_cache_get_blob (c, m->config.digest, &cbody, &clen, err) < 0)
+  if (cbody == NULL && img_cache_get_blob (c, m->config.digest, &cbody, &clen, err) < 0)
     {
       /* Not cached: fetch it while the layers stream (one round trip
        * less on small images). */
@@ -661,11 +727,6 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
         }
       cbody = cf.body;
       clen = cf.len;
-      if (img_cache_put_blob (c, m->config.digest, cbody, clen, err) < 0)
-        {
-          rt_err_wrap (err, "%s", src->what);
-          goto out;
-        }
     }
   else if (!im->cached
            && unpack_rootfs (o, c, src, m, mdigest, diff_ids, NULL, &ust, &tmp, err) < 0)
@@ -675,20 +736,9 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
       rt_err_wrap (err, "%s: config %s", src->what, m->config.digest);
       goto out;
     }
-  if (tmp)
-    {
-      /* Only a tree whose every layer matched its diff_id becomes visible. */
-      _cleanup_free_ char *final = img_cache_rootfs_path (c, mdigest);
-      if (check_diff_ids (src->what, m, cd, diff_ids, err) < 0)
-        goto out;
-      if (rename (tmp, final) < 0)
-        {
-          rt_err_set (err, errno, "rename `%s` to `%s`", tmp, final);
-          goto out;
-        }
-      free (tmp);
-      tmp = NULL;
-    }
+  /* Only a tree whose every layer matched its diff_id becomes visible. */
+  if (tmp && check_diff_ids (src->what, m, cd, diff_ids, err) < 0)
+    goto out;
   if (!im->cached)
     im->devices_skipped = ust.devices_skipped;
   im->ref = img_ref_format (r);
@@ -699,8 +749,12 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
     im->size += m->descs[i].size;
   im->created = cd->created ? xstrdup (cd->created) : NULL;
   im->platform = platform_of (cd);
-  if (img_cache_write_record (c, im, err) < 0)
-    goto out;
+  im->from_index = from_index;
+  if (commit (c, im, mbody, mlen, cbody, clen, &tmp, err) < 0)
+    {
+      rt_err_wrap (err, "%s", src->what);
+      goto out;
+    }
   img_trace ("record written");
   *out = rt_steal_ptr (&im);
   ret = 0;
@@ -724,6 +778,8 @@ out:
       rt_rm_rf_at (AT_FDCWD, tmpdir, &e);
       rt_err_free (&e);
     }
+  if (holdfd >= 0)
+    close (holdfd);
   return ret;
 }
 

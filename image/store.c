@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -20,20 +19,13 @@ img_list_free (struct img_image **v, size_t n)
   free (v);
 }
 
-/* A reference with a transport is compared canonically; without one it is
- * tried as docker://TEXT; a (prefix of a) digest matches manifest
- * digests. */
 static bool
-matches (const struct img_image *im, const char *canon, const char *text)
+digest_matches (const struct img_image *im, const char *text)
 {
   const char *hex = rt_startswith (text, "sha256:") ? text + 7 : text;
   size_t n = strlen (hex);
-  if (canon && strcmp (im->ref, canon) == 0)
-    return true;
-  if (n >= 4 && n <= 64 && strspn (hex, "0123456789abcdef") == n
-      && strncmp (im->manifest_digest + 7, hex, n) == 0)
-    return true;
-  return false;
+  return n >= 4 && n <= 64 && strspn (hex, "0123456789abcdef") == n
+         && strncmp (im->manifest_digest + 7, hex, n) == 0;
 }
 
 static char *
@@ -59,26 +51,110 @@ canonical (const char *text)
   return s;
 }
 
+/* What a lookup found: the records |text| names (sel), of the cache's
+ * records (all). */
+struct found
+{
+  struct img_image **all;
+  size_t n;
+  bool *sel;
+  size_t nsel, named;           /* selected; named whatever the platform */
+  bool by_ref;                  /* named by reference, not by digest */
+};
+
+static void
+found_free (struct found *f)
+{
+  img_list_free (f->all, f->n);
+  free (f->sel);
+}
+
+/* The platforms of the records |text| named, for messages. */
+static char *
+platforms_named (const struct found *f, const bool *named)
+{
+  char *list = xstrdup ("");
+  for (size_t i = 0; i < f->n; i++)
+    if (named[i])
+      {
+        char *l = xasprintf ("%s%s%s", list, *list ? ", " : "",
+                             f->all[i]->platform ? f->all[i]->platform : "?");
+        free (list);
+        list = l;
+      }
+  return list;
+}
+
+/* Marks the records |text| names: by reference (canonical form; a bare
+ * name is tried as docker://NAME), else by manifest digest or a prefix of
+ * it (several manifests: ambiguous).  With |platform| (--platform) only
+ * the records for it; none then is an error listing what is cached. */
 static int
-find (struct img_cache *c, const char *text, struct img_image ***all, size_t *n,
+find (struct img_cache *c, const char *text, const char *platform, struct found *f,
       struct rt_err **err)
 {
   _cleanup_free_ char *canon = canonical (text);
-  int idx = -1;
-  if (img_cache_read_records (c, all, n, err) < 0)
+  _cleanup_free_ bool *named = NULL;
+  const char *first = NULL;
+  bool by_ref = false;
+  f->by_ref = false;
+  if (img_cache_read_records (c, &f->all, &f->n, err) < 0)
     return -1;
-  for (size_t i = 0; i < *n; i++)
-    if (matches ((*all)[i], canon, text))
-      {
-        if (idx >= 0 && strcmp ((*all)[idx]->manifest_digest, (*all)[i]->manifest_digest) != 0
-            && !(canon && strcmp ((*all)[i]->ref, canon) == 0))
-          return rt_err_set (err, 0, "%s: ambiguous, several images match", text);
-        if (idx < 0 || (canon && strcmp ((*all)[i]->ref, canon) == 0))
-          idx = (int) i;
-      }
-  if (idx < 0)
+  f->sel = xcalloc (f->n + 1, sizeof *f->sel);
+  named = xcalloc (f->n + 1, sizeof *named);
+  for (size_t i = 0; i < f->n; i++)
+    by_ref |= canon && strcmp (f->all[i]->ref, canon) == 0;
+  f->by_ref = by_ref;
+  for (size_t i = 0; i < f->n; i++)
+    {
+      const struct img_image *im = f->all[i];
+      if (by_ref ? strcmp (im->ref, canon) != 0 : !digest_matches (im, text))
+        continue;
+      if (!by_ref && first && strcmp (first, im->manifest_digest) != 0)
+        return rt_err_set (err, 0, "%s: ambiguous, several images match", text);
+      first = im->manifest_digest;
+      named[i] = true;
+      f->named++;
+      if (platform && !img_platform_matches (platform, im->platform))
+        continue;
+      f->sel[i] = true;
+      f->nsel++;
+    }
+  if (f->named == 0)
     return rt_err_set (err, ENOENT, "%s: image not in the cache `%s`", text, c->dir);
-  return idx;
+  if (f->nsel == 0)
+    {
+      _cleanup_free_ char *list = platforms_named (f, named);
+      return rt_err_set (err, 0, "%s: no cached image for platform %s (cached: %s)",
+                         text, platform, list);
+    }
+  return 0;
+}
+
+/* One image of |f| for running: the only one, or the host platform's.
+ * Without --platform an online pull would choose the host's platform from
+ * an index, so a record chosen from an index for another platform is not
+ * taken in its place.  A digest names one image whatever its platform. */
+static int
+pick_one (const struct found *f, const char *text, const char *platform,
+          struct rt_err **err)
+{
+  const char *host = img_host_platform ();
+  int only = -1, hosts = -1;
+  for (size_t i = 0; i < f->n; i++)
+    if (f->sel[i])
+      {
+        only = (int) i;
+        if (hosts < 0 && img_platform_matches (host, f->all[i]->platform))
+          hosts = (int) i;
+      }
+  if (!f->by_ref || platform || hosts >= 0 || (f->nsel == 1 && !f->all[only]->from_index))
+    return hosts >= 0 ? hosts : only;
+  {
+    _cleanup_free_ char *list = platforms_named (f, f->sel);
+    return rt_err_set (err, 0, "%s: not cached for this host's platform %s (cached: "
+                       "%s); choose one with --platform", text, host, list);
+  }
 }
 
 int
@@ -86,24 +162,24 @@ img_lookup (const struct img_opts *o, const char *text, struct img_image **out,
             struct rt_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
-  struct img_image **all = NULL;
-  size_t n = 0;
-  int idx;
-  if (img_cache_open (o, &c, err) < 0)
+  struct found f = { 0 };
+  int idx = -1, lk = -1;
+  if (o->platform && img_platform_check (o->platform, err) < 0)
+    return -1;
+  if (img_cache_open (o, &c, err) < 0 || (lk = img_cache_lock_all (&c, false, err)) < 0)
     {
       img_cache_close (&c);
       return -1;
     }
-  idx = find (&c, text, &all, &n, err);
-  if (idx >= 0 && !img_cache_has_rootfs (&c, all[idx]->manifest_digest))
+  if (find (&c, text, o->platform, &f, err) == 0)
+    idx = pick_one (&f, text, o->platform, err);
+  if (idx >= 0 && !img_cache_has_rootfs (&c, f.all[idx]->manifest_digest))
     idx = rt_err_set (err, ENOENT, "%s: the cached rootfs of %s is missing", text,
-                      all[idx]->manifest_digest);
+                      f.all[idx]->manifest_digest);
   if (idx >= 0)
-    {
-      *out = all[idx];
-      all[idx] = NULL;
-    }
-  img_list_free (all, n);
+    *out = rt_steal_ptr (&f.all[idx]);
+  found_free (&f);
+  close (lk);
   img_cache_close (&c);
   return idx < 0 ? -1 : 0;
 }
@@ -157,13 +233,68 @@ tree_size (int dfd, const char *name)
   return total;
 }
 
-/* Removes entries of |sub| not referenced by any record, skipping images
- * whose lock is held (a pull in progress). */
-static int
-sweep (struct img_cache *c, const char *sub, struct img_image **all, size_t n,
-       bool tmp, uint64_t *freed, struct rt_err **err)
+enum sweep_kind { SWEEP_ROOTFS, SWEEP_BLOBS, SWEEP_TMP };
+
+/* One garbage collection: what it read, and the rootfs trees it took out
+ * of rootfs/ under the cache lock, to remove once that lock is released
+ * (a big tree takes a while: pulls must not wait for it to commit). */
+struct gc
 {
-  int fd = openat (c->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC), removed = 0;
+  struct img_cache *c;
+  struct img_image **all;
+  size_t n;
+  uint64_t *freed;
+  int *locks;                   /* the image lock of each doomed tree, held */
+  char **doomed;                /* tmp/HEX.gc */
+  size_t ndoomed;
+};
+
+/* The lock that guards entry |name| of the swept directory, or NULL when
+ * none does: rootfs/HEX and tmp/HEX.* by the image's lock, tmp/archive.*
+ * by itself (*dirlock), blobs by the cache lock the sweep holds. */
+static char *
+guard_of (enum sweep_kind k, const char *name, bool *dirlock)
+{
+  *dirlock = false;
+  if (k == SWEEP_BLOBS)
+    return NULL;
+  if (k == SWEEP_TMP)
+    return img_cache_tmp_guard (name, dirlock);
+  return xasprintf ("locks/%.64s.lock", name);
+}
+
+/* rootfs/HEX, its image lock free: renamed to tmp/HEX.gc (invisible to
+ * lookups at once) with the lock kept until gc_finish removes it.
+ * Returns 1 when taken, 0 when a pull holds the image. */
+static int
+doom_rootfs (struct gc *g, int dfd, const char *hex, const char *guard, struct rt_err **err)
+{
+  _cleanup_free_ char *to = xasprintf ("tmp/%s.gc", hex);
+  int lk = img_cache_trylock (g->c, guard, false);
+  if (lk < 0)
+    return 0;
+  /* A killed collection's tree: ours to remove, we hold the image lock. */
+  if (rt_rm_rf_at (g->c->dirfd, to, err) < 0 || renameat (dfd, hex, g->c->dirfd, to) < 0)
+    {
+      if (*err == NULL)
+        rt_err_set (err, errno, "rename `%s/rootfs/%s` to `%s/%s`", g->c->dir, hex,
+                    g->c->dir, to);
+      close (lk);
+      return -1;
+    }
+  g->locks = xrealloc (g->locks, (g->ndoomed + 1) * sizeof *g->locks);
+  g->doomed = xrealloc (g->doomed, (g->ndoomed + 1) * sizeof *g->doomed);
+  g->locks[g->ndoomed] = lk;
+  g->doomed[g->ndoomed++] = rt_steal_ptr (&to);
+  return 1;
+}
+
+/* Removes the entries of |sub| that no record references and no pull
+ * holds.  Called with the cache lock held exclusively. */
+static int
+sweep (struct gc *g, const char *sub, enum sweep_kind k, struct rt_err **err)
+{
+  int fd = openat (g->c->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC), removed = 0;
   DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
   struct dirent *de;
   if (d == NULL)
@@ -171,80 +302,101 @@ sweep (struct img_cache *c, const char *sub, struct img_image **all, size_t n,
   while ((de = readdir (d)))
     {
       char hex[65];
-      _cleanup_free_ char *lp = NULL;
-      _cleanup_fd_ int lfd = -1;
+      bool dirlock;
+      _cleanup_free_ char *guard = NULL;
+      uint64_t size;
+      int r;
       if (de->d_name[0] == '.')
         continue;
       snprintf (hex, sizeof hex, "%.64s", de->d_name);
-      if (!tmp && referenced (all, n, hex))
+      if (k != SWEEP_TMP && referenced (g->all, g->n, hex))
         continue;
-      lp = xasprintf ("locks/%s.lock", tmp && rt_startswith (de->d_name, "archive.")
-                                       ? de->d_name : hex);
-      lfd = openat (c->dirfd, lp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-      if (lfd >= 0 && flock (lfd, LOCK_EX | LOCK_NB) < 0)
-        continue;
-      if (tmp && rt_startswith (de->d_name, "archive."))
-        {
-          /* archive.PID.X: in use while that pid lives. */
-          int pid = atoi (de->d_name + 8);
-          if (pid > 0 && (kill (pid, 0) == 0 || errno == EPERM))
-            continue;
-        }
-      if (freed)
-        *freed += tree_size (dirfd (d), de->d_name);
-      if (rt_rm_rf_at (dirfd (d), de->d_name, err) < 0)
+      size = g->freed ? tree_size (dirfd (d), de->d_name) : 0;
+      guard = guard_of (k, de->d_name, &dirlock);
+      if (k == SWEEP_ROOTFS)
+        r = doom_rootfs (g, dirfd (d), de->d_name, guard, err);
+      else if (guard)
+        r = img_cache_remove_abandoned (g->c, dirfd (d), de->d_name, guard, dirlock, err);
+      else
+        r = rt_rm_rf_at (dirfd (d), de->d_name, err) < 0 ? -1 : 1;
+      if (r < 0)
         {
           closedir (d);
           return -1;
         }
-      if (!tmp)
-        unlinkat (c->dirfd, lp, 0);
+      if (r == 0)
+        continue;
+      if (g->freed)
+        *g->freed += size;
       removed++;
     }
   closedir (d);
   return removed;
 }
 
+/* Sweeps with the cache lock held exclusively: no pull commits meanwhile,
+ * so the records read here are the ones that count. */
 static int
-gc (struct img_cache *c, uint64_t *freed, struct rt_err **err)
+gc_locked (struct gc *g, struct rt_err **err)
 {
-  struct img_image **all = NULL;
-  size_t n = 0;
   int a, b, t;
-  if (img_cache_read_records (c, &all, &n, err) < 0)
+  if (img_cache_read_records (g->c, &g->all, &g->n, err) < 0)
     return -1;
-  a = sweep (c, "rootfs", all, n, false, freed, err);
-  b = a < 0 ? -1 : sweep (c, "blobs/sha256", all, n, false, freed, err);
-  t = b < 0 ? -1 : sweep (c, "tmp", all, n, true, freed, err);
-  img_list_free (all, n);
-  return t < 0 ? -1 : a + b + t;
+  a = sweep (g, "rootfs", SWEEP_ROOTFS, err);
+  b = a < 0 ? -1 : sweep (g, "blobs/sha256", SWEEP_BLOBS, err);
+  t = b < 0 ? -1 : sweep (g, "tmp", SWEEP_TMP, err);
+  if (t < 0)
+    return -1;
+  img_cache_sweep_locks (g->c);
+  return a + b + t;
+}
+
+/* After the cache lock is released: removes the doomed trees, then their
+ * lock files (still held: image/lock.c). */
+static int
+gc_finish (struct gc *g, int ret, struct rt_err **err)
+{
+  for (size_t i = 0; i < g->ndoomed; i++)
+    {
+      _cleanup_free_ char *lock = xasprintf ("locks/%.64s.lock", g->doomed[i] + 4);
+      struct rt_err *e = NULL;
+      if (rt_rm_rf_at (g->c->dirfd, g->doomed[i], &e) < 0 && ret >= 0)
+        {
+          *err = rt_steal_ptr (&e);
+          ret = rt_err_wrap (err, "cache `%s`", g->c->dir);
+        }
+      rt_err_free (&e);
+      unlinkat (g->c->dirfd, lock, 0);
+      close (g->locks[i]);
+      free (g->doomed[i]);
+    }
+  free (g->doomed);
+  free (g->locks);
+  img_list_free (g->all, g->n);
+  return ret;
 }
 
 int
 img_remove (const struct img_opts *o, const char *text, struct rt_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
-  struct img_image **all = NULL;
-  size_t n = 0;
-  int idx, ret = -1;
-  char key[72];
-  if (img_cache_open (o, &c, err) < 0)
+  struct gc g = { .c = &c };
+  struct found f = { 0 };
+  int ret = -1, lk = -1;
+  if (o->platform && img_platform_check (o->platform, err) < 0)
+    return -1;
+  if (img_cache_open (o, &c, err) < 0 || (lk = img_cache_lock_all (&c, true, err)) < 0
+      || find (&c, text, o->platform, &f, err) < 0)
     goto out;
-  idx = find (&c, text, &all, &n, err);
-  if (idx < 0)
-    goto out;
-  img_sha256_str (all[idx]->ref, strlen (all[idx]->ref), key);
-  {
-    _cleanup_free_ char *name = xasprintf ("refs/%.32s.json", key + 7);
-    if (unlinkat (c.dirfd, name, 0) < 0 && errno != ENOENT)
-      {
-        rt_err_set (err, errno, "%s: remove record", text);
-        goto out;
-      }
-  }
-  ret = gc (&c, NULL, err) < 0 ? -1 : 0;
+  for (size_t i = 0; i < f.n; i++)
+    if (f.sel[i] && img_cache_remove_record (&c, f.all[i], err) < 0)
+      goto out;
+  ret = gc_locked (&g, err) < 0 ? -1 : 0;
 out:
-  img_list_free (all, n);
+  if (lk >= 0)
+    close (lk);
+  ret = gc_finish (&g, ret, err);
+  found_free (&f);
   img_cache_close (&c);
   return ret;
 }
@@ -253,11 +405,17 @@ int
 img_prune (const struct img_opts *o, uint64_t *freed, struct rt_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
-  int ret = img_cache_open (o, &c, err);
+  struct gc g = { .c = &c, .freed = freed };
+  int ret = img_cache_open (o, &c, err), lk = -1;
   if (freed)
     *freed = 0;
+  if (ret == 0 && (lk = img_cache_lock_all (&c, true, err)) < 0)
+    ret = -1;
   if (ret == 0)
-    ret = gc (&c, freed, err);
+    ret = gc_locked (&g, err);
+  if (lk >= 0)
+    close (lk);
+  ret = gc_finish (&g, ret, err);
   img_cache_close (&c);
   return ret;
 }
@@ -267,7 +425,10 @@ img_config_raw (const struct img_opts *o, const struct img_image *im, char **jso
                 size_t *len, struct rt_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
+  _cleanup_fd_ int lk = -1;
   int ret = img_cache_open (o, &c, err);
+  if (ret == 0 && (lk = img_cache_lock_all (&c, false, err)) < 0)
+    ret = -1;
   if (ret == 0)
     ret = img_cache_get_blob (&c, im->config_digest, json, len, err);
   img_cache_close (&c);

@@ -30,7 +30,8 @@ cmd_images (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   if (c.json)
     printf ("[");
   else if (!c.quiet)
-    printf ("%-60s %-19s %10s  %s\n", "REFERENCE", "DIGEST", "SIZE", "CREATED");
+    printf ("%-60s %-16s %-19s %10s  %s\n", "REFERENCE", "PLATFORM", "DIGEST", "SIZE",
+            "CREATED");
   for (size_t i = 0; i < n; i++)
     {
       const struct img_image *im = v[i];
@@ -49,7 +50,8 @@ cmd_images (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       else if (c.quiet)
         printf ("%s\n", im->ref);
       else
-        printf ("%-60s %.19s %8.1fMB  %s\n", im->ref, im->manifest_digest, im->size / 1e6,
+        printf ("%-60s %-16s %.19s %8.1fMB  %s\n", im->ref,
+                im->platform ? im->platform : "-", im->manifest_digest, im->size / 1e6,
                 im->created ? im->created : "-");
     }
   if (c.json)
@@ -69,8 +71,9 @@ cmd_rmi (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   return 0;
 }
 OCI_COMMAND (rmi_command, "rmi", "remove a cached image",
-             "usage: sandlock-oci rmi [--cache-dir DIR] REF|DIGEST\n\n"
-             "Removes the reference; its rootfs and blobs go when no other\n"
+             "usage: sandlock-oci rmi [--cache-dir DIR] [--platform OS/ARCH[/VARIANT]] REF|DIGEST\n\n"
+             "Removes the reference (every platform of it cached, or the one\n"
+             "--platform names); its rootfs and blobs go when no other\n"
              "reference uses them.\n", cmd_rmi)
 
 static int
@@ -94,7 +97,8 @@ cmd_inspect (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   return ret;
 }
 OCI_COMMAND (inspect_command, "inspect", "print a cached image's config as JSON",
-             "usage: sandlock-oci inspect [--cache-dir DIR] REF|DIGEST\n", cmd_inspect)
+             "usage: sandlock-oci inspect [--cache-dir DIR] [--platform OS/ARCH[/VARIANT]] "
+             "REF|DIGEST\n", cmd_inspect)
 
 static int
 cmd_prune (struct oci_globals *g, int argc, char **argv, struct rt_err **err)

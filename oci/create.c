@@ -83,6 +83,13 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
     return -1;
   if (oci_spec_parse (cfg_buf, cfg_len, &cfg, err) < 0)
     return rt_err_wrap (err, "%s", cfg_path);
+  if (oci_spec_version_newer (cfg->oci_version))
+    {
+      _cleanup_free_ char *w = xasprintf (
+          "ociVersion \"%.64s\" is newer than the runtime-spec this runtime "
+          "knows (1.3): fields it does not know are ignored", cfg->oci_version);
+      oci_log_warning (g, w);
+    }
   if (cfg->root_path == NULL || *cfg->root_path == '\0')
     {
       rt_err_set (err, 0, "root.path: required");
@@ -263,6 +270,19 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
       if (rt_hooks_run (&cfg->hooks[RT_HOOK_POSTSTART], "poststart", j, &e2)
           < 0)
         {
+          /* runtime-spec 1.3: an error and a stopped container (runc has
+           * always done so); before 1.3 a warning and the lifecycle goes
+           * on. */
+          if (oci_spec_version_at_least (cfg->oci_version, 3))
+            {
+              struct rt_err *e3 = NULL;
+              stop_failed_start (st);
+              if (oci_state_save (st, &e3) < 0)
+                rt_err_free (&e3);
+              rt_config_free (cfg);
+              *err = e2;
+              return rt_err_wrap (err, "start \"%s\"", st->id);
+            }
           oci_log_error (g, e2->msg);
           rt_err_free (&e2);
         }

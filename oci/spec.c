@@ -825,22 +825,41 @@ parse_personality (struct pctx *c, yajl_val o, void *dst)
   return 0;
 }
 
-/* Intel RDT is not applied (features says so), but closID names a resctrl
- * directory in runc and crun: a value that is a path is refused, not kept
- * for whoever acts on it later. */
+/* Intel RDT is not implemented (features says so): a config that sets it
+ * is refused, as runc refuses it on a host without resctrl, rather than run
+ * without the cache/bandwidth/monitoring it asked for (1.3 added schemata
+ * and enableMonitoring).  closID names a resctrl directory in runc and
+ * crun: a value that is a path is named as such first. */
 static int
 parse_intel_rdt (struct pctx *c, yajl_val o, void *dst)
 {
   _cleanup_free_ char *clos = NULL;
   int r = opt_str (c, o, "closID", &clos);
-  if (r <= 0)
+  if (r < 0)
     return r;
-  if (strcmp (clos, ".") == 0 || strcmp (clos, "..") == 0
-      || strchr (clos, '/') != NULL)
+  if (r > 0
+      && (strcmp (clos, ".") == 0 || strcmp (clos, "..") == 0
+          || strchr (clos, '/') != NULL))
     {
       push_key (c, "closID");
       return fail (c, "invalid \"%.64s\": a name, not a path", clos);
     }
+  return fail (c, "not supported by sandlock-oci (no Intel RDT / resctrl)");
+}
+
+/* Fields runtime-spec 1.3 added that sandlock-oci does not implement:
+ * refused by path rather than ignored, so a config that needs them fails
+ * instead of running without them. */
+static int
+refuse_unimplemented (struct pctx *c, yajl_val o)
+{
+  static const char *const keys[] = { "netDevices", "memoryPolicy" };
+  for (size_t i = 0; i < ARRAY_SIZE (keys); i++)
+    if (field (o, keys[i]) != NULL)
+      {
+        push_key (c, keys[i]);
+        return fail (c, "not supported by sandlock-oci");
+      }
   return 0;
 }
 
@@ -873,25 +892,46 @@ parse_linux (struct pctx *c, yajl_val o, void *dst)
   TRY (opt_obj (c, o, "timeOffsets", parse_time_offsets, cfg));
   TRY (opt_obj (c, o, "personality", parse_personality, cfg));
   TRY (opt_obj (c, o, "intelRdt", parse_intel_rdt, NULL));
+  TRY (refuse_unimplemented (c, o));
   return 0;
 }
 
 /* ---- top level ------------------------------------------------------ */
 
-/* 1.0.x, 1.1.x, 1.2.x with an optional pre-release or build suffix
- * ("1.0.2-dev" from podman and containerd). */
-static bool
-version_supported (const char *v)
+/* The newest runtime-spec minor version whose fields this parser knows. */
+#define SPEC_KNOWN_MINOR 3
+
+/* "MAJOR.MINOR.PATCH" with an optional pre-release or build suffix
+ * ("1.0.2-dev" from podman and containerd): the minor of a 1.x version,
+ * or -1 for anything else (2.x, "1.2", "v1.0.0").  A 1.x newer than the
+ * parser knows is accepted with a warning (semver: additive), as runc
+ * does; 2.x is refused. */
+static long
+version_minor (const char *v)
 {
-  if (!(rt_startswith (v, "1.0.") || rt_startswith (v, "1.1.")
-        || rt_startswith (v, "1.2.")))
-    return false;
-  v += 4;
-  if (*v < '0' || *v > '9')
-    return false;
-  while (*v >= '0' && *v <= '9')
-    v++;
-  return *v == '\0' || *v == '-' || *v == '+';
+  char *end;
+  long minor;
+  if (!rt_startswith (v, "1.") || v[2] < '0' || v[2] > '9')
+    return -1;
+  minor = strtol (v + 2, &end, 10);
+  if (*end != '.' || end[1] < '0' || end[1] > '9' || minor > 9999)
+    return -1;
+  end++;
+  while (*end >= '0' && *end <= '9')
+    end++;
+  return *end == '\0' || *end == '-' || *end == '+' ? minor : -1;
+}
+
+bool
+oci_spec_version_newer (const char *v)
+{
+  return version_minor (v) > SPEC_KNOWN_MINOR;
+}
+
+bool
+oci_spec_version_at_least (const char *v, long minor)
+{
+  return version_minor (v) >= minor;
 }
 
 static int
@@ -899,11 +939,11 @@ parse_config (struct pctx *c, yajl_val o, void *dst)
 {
   struct rt_config *cfg = dst;
   TRY (req_str (c, o, "ociVersion", &cfg->oci_version));
-  if (!version_supported (cfg->oci_version))
+  if (version_minor (cfg->oci_version) < 0)
     {
       push_key (c, "ociVersion");
-      return fail (c, "unsupported version \"%.64s\" (supported: 1.0.x, "
-                   "1.1.x, 1.2.x)", cfg->oci_version);
+      return fail (c, "unsupported version \"%.64s\" (supported: 1.x.y; "
+                   "known up to 1.3)", cfg->oci_version);
     }
   TRY (opt_obj (c, o, "root", parse_root, cfg));
   if (field (o, "process") != NULL && cfg->process == NULL)
@@ -917,6 +957,12 @@ parse_config (struct pctx *c, yajl_val o, void *dst)
   TRY (opt_kv (c, o, "annotations", &cfg->annotations,
                &cfg->annotations_len));
   TRY (opt_obj (c, o, "linux", parse_linux, cfg));
+  /* pids.limit 0: "no tasks" since runtime-spec 1.3 (runc 1.4), but
+   * "unlimited" for the engines that wrote older configs (cri-o's
+   * default); the runtime sees -1 for unlimited. */
+  if (version_minor (cfg->oci_version) < 3 && cfg->resources
+      && cfg->resources->pids.limit_present && cfg->resources->pids.limit == 0)
+    cfg->resources->pids.limit = -1;
   return 0;
 }
 
@@ -1107,6 +1153,9 @@ oci_resources_parse (const char *buf, size_t len, struct rt_resources **out,
       rt_resources_free (r);
       return -1;
     }
+  /* `update` has no ociVersion: 0 keeps its old meaning, unlimited. */
+  if (r->pids.limit_present && r->pids.limit == 0)
+    r->pids.limit = -1;
   *out = r;
   return 0;
 }

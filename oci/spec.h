@@ -7,6 +7,7 @@
 #ifndef SANDLOCK_OCI_SPEC_H
 #define SANDLOCK_OCI_SPEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../common/err.h"
@@ -15,9 +16,17 @@
 #define OCI_SPEC_MAX_BYTES (16u << 20)
 
 /* Parses a whole config.json held in |buf|.  On success *out is a new
- * config owned by the caller.  ociVersion must be 1.0.x, 1.1.x or 1.2.x. */
+ * config owned by the caller.  ociVersion must be 1.x.y (2.x is refused). */
 int oci_spec_parse (const char *buf, size_t len, struct rt_config **out,
                     struct rt_err **err) __attribute__ ((nonnull (1, 3)));
+
+/* True when |v| is a 1.x newer than the fields this parser knows (1.3):
+ * accepted, and `create` warns that unknown fields are ignored. */
+bool oci_spec_version_newer (const char *v) __attribute__ ((nonnull));
+/* True when |v| is a 1.x with a minor of at least |minor|: the behaviour
+ * the spec asks for changed (poststart failures, pids.limit 0). */
+bool oci_spec_version_at_least (const char *v, long minor)
+    __attribute__ ((nonnull));
 
 /* Reads and parses |path| (errors are prefixed with the path). */
 int oci_spec_load (const char *path, struct rt_config **out,

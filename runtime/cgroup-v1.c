@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -226,6 +227,50 @@ v1_memory (struct rt_cgroup *cg, const struct rt_resources *r,
   return 0;
 }
 
+static long long
+read_ll (const char *dir, const char *file, long long dflt)
+{
+  _cleanup_free_ char *v = NULL;
+  if (cg_read (dir, file, &v, NULL) < 0)
+    return dflt;
+  return strtoll (v, NULL, 10);
+}
+
+/* With RT group scheduling a new cgroup has no realtime budget, and none
+ * may exceed its parent's share (runtime/period), so realtimeRuntime fails
+ * (EINVAL) under our own parent (/sandlock-oci) which starts at 0.  Each
+ * level between the hierarchy root and the container that has less than
+ * the container's share gets it, top down; the kernel still refuses what
+ * the host's budget cannot cover, and that error is named. */
+static int
+v1_rt_budget (const struct rt_cgroup *cg, const char *dir,
+              const struct rt_resources *r, struct rt_err **err)
+{
+  int i = cg_v1_index (&cg->host, "cpu");
+  long long period = r->cpu.realtime_period_present
+                         ? (long long) r->cpu.realtime_period
+                         : read_ll (dir, "cpu.rt_period_us", 1000000);
+  _cleanup_free_ char *cur = NULL;
+  if (i < 0 || r->cpu.realtime_runtime <= 0 || period <= 0
+      || !cg_exists (dir, "cpu.rt_runtime_us"))
+    return 0;
+  cur = xstrdup (cg->host.v1[i].dir);
+  for (const char *s = cg->path + 1, *e; *(e = strchrnul (s, '/')); s = e + 1)
+    {
+      char *up = cur;
+      cur = xasprintf ("%s/%.*s", up, (int) (e - s), s);
+      free (up);
+      long long pp = read_ll (cur, "cpu.rt_period_us", 1000000);
+      long long have = read_ll (cur, "cpu.rt_runtime_us", -1);
+      long long need = (r->cpu.realtime_runtime * pp + period - 1) / period;
+      if (have >= 0 && have < need
+          && cg_writef (cur, "cpu.rt_runtime_us", err, "%lld", need) < 0)
+        return rt_err_wrap (err, "linux.resources.cpu.realtimeRuntime: "
+                            "realtime budget of the parent cgroup");
+    }
+  return 0;
+}
+
 static int
 v1_cpu (struct rt_cgroup *cg, const struct rt_resources *r,
         struct rt_err **err)
@@ -256,8 +301,9 @@ v1_cpu (struct rt_cgroup *cg, const struct rt_resources *r,
                     (unsigned long long) r->cpu.realtime_period) < 0)
     return -1;
   if (r->cpu.realtime_runtime_present
-      && cg_writef (dir, "cpu.rt_runtime_us", err, "%lld",
-                    (long long) r->cpu.realtime_runtime) < 0)
+      && (v1_rt_budget (cg, dir, r, err) < 0
+          || cg_writef (dir, "cpu.rt_runtime_us", err, "%lld",
+                        (long long) r->cpu.realtime_runtime) < 0))
     return -1;
   if (r->cpu.idle_present
       && cg_writef (dir, "cpu.idle", err, "%lld", (long long) r->cpu.idle) < 0)
@@ -283,7 +329,7 @@ v1_cpuset_pids_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
     {
       if (need_dir (cg, "pids", &pids, err) < 0)
         return -1;
-      if (r->pids.limit > 0
+      if (r->pids.limit >= 0
               ? cg_writef (pids, "pids.max", err, "%lld",
                            (long long) r->pids.limit) < 0
               : cg_write (pids, "pids.max", "max", err) < 0)

@@ -275,7 +275,7 @@ static int
 v2_pids_io (const char *dir, const struct rt_resources *r, struct rt_err **err)
 {
   if (r->pids.limit_present
-      && (r->pids.limit > 0 ? cg_writef (dir, "pids.max", err, "%lld",
+      && (r->pids.limit >= 0 ? cg_writef (dir, "pids.max", err, "%lld",
                                          (long long) r->pids.limit)
                             : cg_write (dir, "pids.max", "max", err)) < 0)
     return -1;

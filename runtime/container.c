@@ -60,11 +60,46 @@ static const struct
   { "time", CLONE_NEWTIME },
 };
 
+/* Whether |fd| is the namespace the runtime itself is in (/proc/self/ns/
+ * |name|): joining it changes nothing, and setting its state (hostname)
+ * would change the host's. */
+static bool
+is_own_ns (int fd, const char *name)
+{
+  char path[64];
+  struct stat a, b;
+  snprintf (path, sizeof path, "/proc/self/ns/%s", name);
+  return fstat (fd, &a) == 0 && stat (path, &b) == 0 && a.st_dev == b.st_dev
+         && a.st_ino == b.st_ino;
+}
+
+/* hostname/domainname need a UTS namespace of the container's own: a new
+ * one, or one joined by path (runc) that is not the runtime's. */
+static int
+check_uts (const struct rt_plan *p, bool joined, bool own,
+           struct rt_err **err)
+{
+  const struct rt_config *c = p->c;
+  const char *key = c->hostname && *c->hostname ? "hostname"
+                    : c->domainname && *c->domainname ? "domainname" : NULL;
+  if (key == NULL || p->new_uts)
+    return 0;
+  if (!joined)
+    return rt_err_set (err, 0, "%s: needs a new \"uts\" namespace (or one "
+                       "joined by path)", key);
+  if (own)
+    return rt_err_set (err, 0, "%s: the \"uts\" namespace path is the "
+                       "runtime's own UTS namespace: setting it would change "
+                       "the host's %s", key, key);
+  return 0;
+}
+
 static int
 plan_namespaces (struct rt_plan *p, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
   int seen = 0, user_fd = -1;
+  bool uts_joined = false, uts_own = false;
 
   for (size_t i = 0; i < ARRAY_SIZE (p->ns_fds); i++)
     p->ns_fds[i] = -1;
@@ -88,6 +123,11 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
           if (fd < 0)
             return rt_err_set (err, errno, "linux.namespaces[%zu].path `%s`",
                                i, n->path);
+          if (flag == CLONE_NEWUTS)
+            {
+              uts_joined = true;
+              uts_own = is_own_ns (fd, "uts");
+            }
           if (flag == CLONE_NEWPID || flag == CLONE_NEWTIME)
             {
               /* Affects only children of this process: the container. */
@@ -147,17 +187,11 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
       p->ns_types[0] = CLONE_NEWUSER;
       p->ns_len++;
     }
-  if (!(seen & CLONE_NEWNS))
-    return rt_err_set (err, 0, "linux.namespaces: a \"mount\" namespace is "
-                       "required (mounts would otherwise change the host)");
+  p->host_mount_ns = !(seen & CLONE_NEWNS);
   if (p->new_user && (c->uid_mappings_len == 0 || c->gid_mappings_len == 0))
     return rt_err_set (err, 0, "linux.uidMappings/gidMappings: required with "
                        "a new user namespace");
-  if (c->hostname && *c->hostname && !p->new_uts)
-    return rt_err_set (err, 0, "hostname: needs a new \"uts\" namespace");
-  if (c->domainname && *c->domainname && !p->new_uts)
-    return rt_err_set (err, 0, "domainname: needs a new \"uts\" namespace");
-  return 0;
+  return check_uts (p, uts_joined, uts_own, err);
 }
 
 /* A container given CAP_SYS_ADMIN usually means to mount (systemd, nested
@@ -319,7 +353,8 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   const struct rt_process *pr = c->process;
   struct sync_msg m;
 
-  if (child_namespaces (p, err) < 0)
+  if (child_namespaces (p, err) < 0
+      || (p->new_net && rt_child_loopback_up (err) < 0))
     return -1;
   if (setsid () < 0)
     return rt_err_set (err, errno, "setsid");
@@ -338,6 +373,7 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
   /* sysctls go in before readonlyPaths makes /proc/sys read-only (runc's
    * order). */
   if (rt_child_pivot (p, err) < 0 || child_sysctl_hostname (p, err) < 0
+      || rt_proc_make_cwd (pr->cwd, err) < 0
       || rt_child_finish_rootfs (p, err) < 0)
     return -1;
   if (!p->o->no_new_keyring
@@ -359,6 +395,7 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
     return -1;
   if (rt_proc_resolve_exec (pr, &p->exec_path, err) < 0)
     return -1;
+  p->envp = rt_proc_envp (pr);
   /* Landlock while the process still holds its capabilities (it needs
    * CAP_SYS_ADMIN or no_new_privs), then the user and capability switch. */
   if (rt_confine_child_landlock (p->confine, err) < 0)
@@ -439,7 +476,7 @@ child_main (struct rt_plan *p, int sock)
   const struct rt_process *pr = p->c->process;
   char byte;
   ssize_t r;
-  _cleanup_free_ char **argv = NULL, **envp = NULL;
+  _cleanup_free_ char **argv = NULL;
 
   sigset_t none;
 
@@ -470,8 +507,6 @@ child_main (struct rt_plan *p, int sock)
 
   argv = xcalloc (pr->args_len + 1, sizeof *argv);
   memcpy (argv, pr->args, pr->args_len * sizeof *argv);
-  envp = xcalloc (pr->env_len + 1, sizeof *envp);
-  memcpy (envp, pr->env, pr->env_len * sizeof *envp);
   /* Only the preserved fds survive execve. */
   syscall (SYS_close_range, 3 + p->o->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
   prctl (PR_SET_PDEATHSIG, 0);
@@ -491,7 +526,7 @@ child_main (struct rt_plan *p, int sock)
                     p->state_json, &err) < 0
       || rt_confine_child_seccomp (p->confine, &err) < 0)
     start_fail (p, err ? err->msg : "start failed");
-  execve (p->exec_path, argv, envp);
+  execve (p->exec_path, argv, p->envp);
   {
     char msg[512];
     snprintf (msg, sizeof msg, "exec: \"%s\": %s", pr->args[0],

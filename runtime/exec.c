@@ -124,13 +124,15 @@ exec_child (struct exec_plan *p, int sock)
   sigset_t none;
   _cleanup_free_ char *path = NULL;
   _cleanup_free_ char **argv = xcalloc (pr->args_len + 1, sizeof *argv);
-  _cleanup_free_ char **envp = xcalloc (pr->env_len + 1, sizeof *envp);
+  char **envp = NULL;
 
   close_inherited (p, sock);
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
     _exit (1);
+  /* HOME from the container's /etc/passwd before Landlock may hide it. */
+  envp = rt_proc_envp (pr);
   if (exec_setup (p, &err) < 0 || rt_proc_resolve_exec (pr, &path, &err) < 0
       || rt_confine_child_seccomp (p->confine, &err) < 0)
     {
@@ -138,7 +140,6 @@ exec_child (struct exec_plan *p, int sock)
       _exit (127);
     }
   memcpy (argv, pr->args, pr->args_len * sizeof *argv);
-  memcpy (envp, pr->env, pr->env_len * sizeof *envp);
   execve (path, argv, envp);
   {
     char msg[512];
@@ -156,13 +157,33 @@ joiner (struct exec_plan *p, int sock)
 {
   pid_t b;
   struct sync_msg m = { .kind = SYNC_PID };
+  int root = -1;
   /* The runtime binary enters the container: non-dumpable, like the init
    * (container.c child_undumpable), and so is B, which inherits it; the
    * runtime writes nothing under their /proc. */
   prctl (PR_SET_DUMPABLE, 0);
+  /* Sharing our mount namespace, the container's root is a chroot
+   * (runtime/rootfs-chroot.c): take the init's root, opened before
+   * setns() moves us to its pid namespace. */
+  if (!(p->ns_flags & CLONE_NEWNS))
+    {
+      char path[64];
+      snprintf (path, sizeof path, "/proc/%d/root", (int) p->o->init_pid);
+      root = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (root < 0)
+        {
+          rt_sync_send (sock, SYNC_ERROR, errno, "open the container's root");
+          _exit (1);
+        }
+    }
   if (p->ns_flags && setns (p->pidfd, p->ns_flags) < 0)
     {
       rt_sync_send (sock, SYNC_ERROR, errno, "join the container's namespaces");
+      _exit (1);
+    }
+  if (root >= 0 && (fchdir (root) < 0 || chroot (".") < 0 || chdir ("/") < 0))
+    {
+      rt_sync_send (sock, SYNC_ERROR, errno, "chroot to the container's root");
       _exit (1);
     }
   b = (pid_t) syscall (SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);

@@ -46,6 +46,7 @@ struct rt_plan
   int ns_types[8];
   size_t ns_len;
   unsigned long root_propagation;
+  bool host_mount_ns;           /* no "mount" entry: chroot, no mount */
   bool born_in_cgroup;          /* clone3(CLONE_INTO_CGROUP) placed it */
   bool in_cgroup;               /* child: CGROUP_DONE received */
   int sync_fd;                  /* child: its end of the sync socket */
@@ -61,6 +62,7 @@ struct rt_plan
   int status_fd;                /* start_status fifo: failures after start */
   long personality;             /* PER_* or -1 */
   char *exec_path;              /* resolved process.args[0] */
+  char **envp;                  /* rt_proc_envp, before Landlock */
   bool proc_by_parent;          /* an unprivileged runtime writes the
                                    child's uid_map/oom_score_adj */
   int timens_fd, timens_errno;  /* child: its /proc/self/timens_offsets */
@@ -90,6 +92,15 @@ int rt_child_cgroup_ready (struct rt_plan *p, struct rt_err **err);
 /* Child side (runtime/mount.c). */
 int rt_child_rootfs (struct rt_plan *p, struct rt_err **err);
 int rt_child_pivot (struct rt_plan *p, struct rt_err **err);
+/* Without a mount namespace of its own (runtime/rootfs-chroot.c): refuses
+ * what would mount on the host's tree; chroot(2) into |rootfs|. */
+int rt_plan_host_mount_ns (const struct rt_plan *p, struct rt_err **err);
+int rt_child_chroot (const char *rootfs, struct rt_err **err);
+/* Brings up `lo` in the current (new) network namespace.  runtime/net.c */
+int rt_child_loopback_up (struct rt_err **err);
+/* Makes the mount holding |rootfs| private (only it, in the container's
+ * mount namespace).  runtime/rootfs-prop.c */
+int rt_rootfs_parent_private (const char *rootfs, struct rt_err **err);
 int rt_child_finish_rootfs (struct rt_plan *p, struct rt_err **err);
 
 /* openat2(RESOLVE_IN_ROOT) of |path| under |rootfd|, creating missing
@@ -140,6 +151,13 @@ int rt_proc_terminal (const struct rt_process *pr, int console_fd,
 /* args[0] looked up in PATH from pr->env, inside the current root. */
 int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
                           struct rt_err **err);
+/* process.env plus HOME when it has none: the home of process.user.uid in
+ * the current root's /etc/passwd, else "/" (runc).  NULL-terminated; the
+ * strings are borrowed from |pr| except the added one.  runtime/procenv.c */
+char **rt_proc_envp (const struct rt_process *pr);
+/* mkdir -p of process.cwd (mode 0755) in the current root, as runc does
+ * for the init before it switches user. */
+int rt_proc_make_cwd (const char *cwd, struct rt_err **err);
 /* chdir to pr->cwd and check that it is inside the current root. */
 int rt_proc_chdir (const struct rt_process *pr, struct rt_err **err);
 int rt_connect_console (const char *path, struct rt_err **err);

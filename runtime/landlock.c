@@ -192,9 +192,12 @@ rt_ll_parse_ports (const char *annotation, const char *value, uint16_t **out,
 {
   size_t n;
   _cleanup_strv_ char **items = split_list (value, &n);
-  /* A bitmap dedups ranges that overlap. */
-  _cleanup_free_ uint8_t *seen = xcalloc (65536 / 8, 1);
+  /* +1 where a range starts, -1 after it ends: O(1) per item, so a long
+   * list of wide ranges costs no more than a short one (walking every
+   * port of every range took minutes on a 16 MiB annotation). */
+  _cleanup_free_ int32_t *edge = xcalloc (65537, sizeof *edge);
   size_t count = 0;
+  int32_t depth = 0;
 
   for (size_t i = 0; i < n; i++)
     {
@@ -216,17 +219,16 @@ rt_ll_parse_ports (const char *annotation, const char *value, uint16_t **out,
             return -1;
           hi = lo;
         }
-      for (long p = lo; p <= hi; p++)
-        if (!(seen[p / 8] & (1u << (p % 8))))
-          {
-            seen[p / 8] |= (uint8_t) (1u << (p % 8));
-            count++;
-          }
+      edge[lo]++;
+      edge[hi + 1]--;
     }
+  for (long p = 0; p < 65536; p++)
+    count += (depth += edge[p]) > 0;
   uint16_t *ports = xcalloc (count ? count : 1, sizeof *ports);
   size_t k = 0;
+  depth = 0;
   for (long p = 0; p < 65536; p++)
-    if (seen[p / 8] & (1u << (p % 8)))
+    if ((depth += edge[p]) > 0)
       ports[k++] = (uint16_t) p;
   *out = ports;
   *len = count;

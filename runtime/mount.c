@@ -192,7 +192,8 @@ int
 rt_plan_mounts (struct rt_plan *p, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
-  if (check_rootfs (p->o->rootfs, err) < 0)
+  if (check_rootfs (p->o->rootfs, err) < 0
+      || (p->host_mount_ns && rt_plan_host_mount_ns (p, err) < 0))
     return -1;
   p->mounts = xcalloc (c->mounts_len, sizeof *p->mounts);
   p->mounts_len = c->mounts_len;
@@ -680,6 +681,39 @@ make_node (struct rt_plan *p, int rootfd, const char *path, mode_t type,
   return 0;
 }
 
+/* linux.devices[].path as the Landlock rule names it: "//" and "/./"
+ * collapsed and a trailing "/" dropped ("/dev/fuse/" is /dev/fuse, not a
+ * node with an empty name); NULL when nothing is left but "/". */
+static char *
+device_path (const char *in)
+{
+  char *out = xmalloc (strlen (in) + 1);
+  size_t o = 0;
+  for (const char *s = in; *s;)
+    {
+      const char *e;
+      while (*s == '/')
+        s++;
+      e = strchrnul (s, '/');
+      if (e - s == 1 && s[0] == '.')
+        e = s + 1;
+      else if (e > s)
+        {
+          out[o++] = '/';
+          memcpy (out + o, s, (size_t) (e - s));
+          o += (size_t) (e - s);
+        }
+      s = e;
+    }
+  out[o] = '\0';
+  if (o == 0)
+    {
+      free (out);
+      return NULL;
+    }
+  return out;
+}
+
 static int
 setup_devices (struct rt_plan *p, int rootfd, struct rt_err **err)
 {
@@ -744,7 +778,11 @@ setup_devices (struct rt_plan *p, int rootfd, struct rt_err **err)
           return rt_err_set (err, 0, "linux.devices[%zu].type: unknown \"%s\"",
                              i, dv->type);
         }
-      if (make_node (p, rootfd, dv->path, type,
+      _cleanup_free_ char *path = device_path (dv->path);
+      if (path == NULL)
+        return rt_err_set (err, 0, "linux.devices[%zu].path: \"%s\" names "
+                           "no file", i, dv->path);
+      if (make_node (p, rootfd, path, type,
                      makedev ((unsigned) dv->major, (unsigned) dv->minor),
                      dv->file_mode_present ? dv->file_mode : 0666,
                      dv->uid_present ? dv->uid : 0,
@@ -760,9 +798,16 @@ rt_child_rootfs (struct rt_plan *p, struct rt_err **err)
   const char *rootfs = p->o->rootfs;
   _cleanup_fd_ int rootfd = -1;
 
-  if (mount (NULL, "/", NULL, p->root_propagation == (MS_SHARED | MS_REC)
-             ? MS_SLAVE | MS_REC : p->root_propagation, NULL) < 0)
+  if (p->host_mount_ns)
+    return rt_child_cgroup_ready (p, err);  /* nothing to mount */
+  if (mount (NULL, "/", NULL, p->root_propagation, NULL) < 0)
     return rt_err_set (err, errno, "set propagation of /");
+  /* Unless the whole tree was just made slave or private, the mount holding
+   * the rootfs may still be shared (runtime/rootfs-prop.c). */
+  if (p->root_propagation != (MS_SLAVE | MS_REC)
+      && p->root_propagation != (MS_PRIVATE | MS_REC)
+      && rt_rootfs_parent_private (rootfs, err) < 0)
+    return -1;
   /* pivot_root needs the new root to be a mount point. */
   if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
     return rt_err_set (err, errno, "bind rootfs `%s`", rootfs);
@@ -788,9 +833,14 @@ rt_child_pivot (struct rt_plan *p, struct rt_err **err)
 {
   const char *rootfs = p->o->rootfs;
   _cleanup_fd_ int newroot = open (rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_fd_ int oldroot = open ("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
+  if (p->host_mount_ns)
+    return rt_child_chroot (rootfs, err);
   if (newroot < 0)
     return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
+  if (oldroot < 0)
+    return rt_err_set (err, errno, "open /");
   if (fchdir (newroot) < 0)
     return rt_err_set (err, errno, "chdir to rootfs");
   if (p->o->no_pivot)
@@ -806,6 +856,13 @@ rt_child_pivot (struct rt_plan *p, struct rt_err **err)
        * and is detached at once — no temporary directory needed. */
       if (syscall (SYS_pivot_root, ".", ".") < 0)
         return rt_err_set (err, errno, "pivot_root");
+      /* The old root, not the new one, goes rslave before it is detached:
+       * under rootfsPropagation rshared the detach would otherwise reach
+       * the host, and making the new root slave would cut the container's
+       * shared mounts off from the host.  Where "." points after pivot_root
+       * is the kernel's business: go to the old root by fd (runc). */
+      if (fchdir (oldroot) < 0)
+        return rt_err_set (err, errno, "chdir to the old root");
       if (mount (NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
         return rt_err_set (err, errno, "make old root a slave");
       if (umount2 (".", MNT_DETACH) < 0)

@@ -235,8 +235,13 @@ rt_proc_sched (const struct rt_process *pr, struct rt_err **err)
       a.deadline = pr->scheduler->deadline;
       a.period = pr->scheduler->period;
       if (syscall (SYS_sched_setattr, 0, &a, 0) < 0)
-        return rt_err_set (err, errno, "process.scheduler: set %s",
-                           pr->scheduler->policy);
+        return rt_err_set (err, errno, "process.scheduler: set %s%s",
+                           pr->scheduler->policy,
+                           errno == EPERM && (a.policy == SCHED_FIFO
+                                              || a.policy == SCHED_RR)
+                               ? " (with RT group scheduling the cgroup "
+                                 "needs a realtime budget: set linux."
+                                 "resources.cpu.realtimeRuntime)" : "");
     }
   return 0;
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs every unit test and every bats file, all TAP, and ends with the line
 # "N passed, M failed, K skipped".  Tests needing root skip when not root.
-#   TESTS="integration/lifecycle.bats unit/test_spec" tests/run.sh   # subset
+#   TESTS="integration/lifecycle.bats unit/test_spec fuzz/fuzz_spec" tests/run.sh   # subset
 cd "$(dirname "$0")/.." || exit 2
 export SANDLOCK_OCI="${SANDLOCK_OCI:-$PWD/sandlock-oci}"
 export SANDLOCK_TESTS_DIR="$PWD/tests"
@@ -35,6 +35,15 @@ for b in tests/integration/*.bats; do
   bats_files+=("$b")
 done
 
+# Fuzz targets: seeds through the ASan driver, then a short fixed number
+# of libFuzzer runs each (tests/fuzz/run.sh; `make fuzz` fuzzes longer).
+fuzz=()
+for f in tests/fuzz/fuzz_*.c; do
+  [ -f "$f" ] || continue
+  [ -n "$sel" ] && [[ " $sel " != *" fuzz/$(basename "$f" .c) "* ]] && continue
+  fuzz+=("$(basename "$f" .c)")
+done
+
 for t in "${units[@]}"; do
   n=$(basename "$t")
   echo "# unit: $n"
@@ -57,6 +66,14 @@ for b in "${bats_files[@]}"; do
   fi
   tally "$n" "$out/$n.tap"
 done
+
+if [ ${#fuzz[@]} -gt 0 ]; then
+  echo "# fuzz: ${fuzz[*]}"
+  env -u FUZZ_SECONDS FUZZ_RUNS="${FUZZ_RUNS:-2000}" tests/fuzz/run.sh "${fuzz[@]}" \
+    > "$out/fuzz.tap" 2>&1
+  cat "$out/fuzz.tap"
+  tally fuzz "$out/fuzz.tap"
+fi
 
 [ ${#failed_names[@]} -gt 0 ] && echo "# failing: ${failed_names[*]}"
 echo "$pass passed, $fail failed, $skipn skipped"

@@ -2,14 +2,10 @@
  * WWW-Authenticate challenges, references, the layer decompressor (gzip
  * through ISA-L and through zlib, zstd, plain), and layer tars (unpacked
  * into a scratch directory, inline and on the decompression thread, with
- * the diff_id hashed).  The first input byte picks the target.  Not built
- * by `make`.  Build and run from the repo root:
- *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
- *     -DSANDLOCK_VERSION='"fuzz"' -I. tests/fuzz/fuzz_image.c image/[a-z]*.c \
- *     common/err.c common/util.c -lyajl -ldl -lpthread -o build/fuzz_image
- *   mkdir -p build/fuzz-image-corpus
- *   ./build/fuzz_image -max_len=65536 -max_total_time=300 build/fuzz-image-corpus
+ * the diff_id hashed).  The first input byte picks the target.  Built
+ * by `make fuzzers`, run by `make fuzz` (docs/architecture.md, Tests);
+ * seeds in tests/fixtures/fuzz/fuzz_image/, first byte '0'..'7'.  Layers are
+ * unpacked under $TMPDIR/fuzz_image.PID, removed at exit.
  *
  * Invariants: a failure sets exactly one error, success none; no entry of a
  * layer lands outside the scratch root (checked by the sentinel next to
@@ -79,19 +75,32 @@ fuzz_decomp (const uint8_t *data, size_t size, bool zlib)
   img_decomp_free (d);
 }
 
+static char base[4096];
+
+/* The scratch directory goes when the fuzzer exits (its root is removed
+ * after every input). */
+static void
+remove_base (void)
+{
+  rmdir (base);
+}
+
 static void
 fuzz_layer (const uint8_t *data, size_t size, bool threaded)
 {
-  static char base[64];
-  char root[128];
+  char root[4200];
   struct mem m = { data, size, false };
   struct img_unpack_stats st = { 0 };
   struct rt_err *e = NULL;
   int fd;
   if (base[0] == '\0')
     {
-      snprintf (base, sizeof base, "/tmp/fuzz_image.%d", (int) getpid ());
-      mkdir (base, 0700);
+      const char *tmp = getenv ("TMPDIR");
+      snprintf (base, sizeof base, "%s/fuzz_image.%d", tmp ? tmp : "/tmp",
+                (int) getpid ());
+      if (mkdir (base, 0700) < 0)
+        abort ();
+      atexit (remove_base);
     }
   snprintf (root, sizeof root, "%s/root", base);
   mkdir (root, 0755);
@@ -107,7 +116,7 @@ fuzz_layer (const uint8_t *data, size_t size, bool threaded)
   /* The seeds try to write "escaped" next to the root. */
   {
     struct stat s;
-    char other[160];
+    char other[4200];
     snprintf (other, sizeof other, "%s/escaped", base);
     if (lstat (other, &s) == 0)
       abort ();

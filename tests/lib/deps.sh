@@ -8,7 +8,7 @@
 # missing (not root, no package source) skips and names it.
 set -e
 build="libseccomp-dev libyajl-dev libarchive-dev libcurl4-openssl-dev libssl-dev libcap-dev libzstd-dev libisal-dev zlib1g-dev pkg-config gcc make busybox-static"
-tests="bats curl zstd python3 bats-assert bats-support jq runc crun hyperfine libclang-rt-14-dev skopeo umoci docker-registry podman conmon catatonit criu netavark aardvark-dns containerd docker.io uidmap util-linux iproute2 openssl"
+tests="bats curl zstd python3 bats-assert bats-support jq runc crun hyperfine clang libclang-rt-14-dev skopeo umoci docker-registry podman conmon catatonit criu netavark aardvark-dns containerd docker.io uidmap util-linux iproute2 openssl"
 want=$build
 [ "$1" = build ] || want="$build $tests"
 missing=""

@@ -475,22 +475,39 @@ static const struct
     "linux.personality.domain: required" },
   { L ("\"personality\":{\"domain\":7}"),
     "linux.personality.domain: expected string" },
-  /* ociVersion */
+  /* ociVersion: 1.x.y accepted (newer than 1.3 with a warning at create),
+   * anything else refused */
   { "{\"ociVersion\":\"2.0.0\"}",
-    "ociVersion: unsupported version \"2.0.0\" (supported: 1.0.x, 1.1.x, "
-    "1.2.x)" },
-  { "{\"ociVersion\":\"1.3.0\"}",
-    "ociVersion: unsupported version \"1.3.0\" (supported: 1.0.x, 1.1.x, "
-    "1.2.x)" },
+    "ociVersion: unsupported version \"2.0.0\" (supported: 1.x.y; "
+    "known up to 1.3)" },
+  { "{\"ociVersion\":\"0.9.0\"}",
+    "ociVersion: unsupported version \"0.9.0\" (supported: 1.x.y; "
+    "known up to 1.3)" },
   { "{\"ociVersion\":\"1.0\"}",
-    "ociVersion: unsupported version \"1.0\" (supported: 1.0.x, 1.1.x, "
-    "1.2.x)" },
-  { "{\"ociVersion\":\"1.10.0\"}",
-    "ociVersion: unsupported version \"1.10.0\" (supported: 1.0.x, 1.1.x, "
-    "1.2.x)" },
+    "ociVersion: unsupported version \"1.0\" (supported: 1.x.y; "
+    "known up to 1.3)" },
   { "{\"ociVersion\":\"1.0.2x\"}",
-    "ociVersion: unsupported version \"1.0.2x\" (supported: 1.0.x, 1.1.x, "
-    "1.2.x)" },
+    "ociVersion: unsupported version \"1.0.2x\" (supported: 1.x.y; "
+    "known up to 1.3)" },
+  { "{\"ociVersion\":\"v1.0.0\"}",
+    "ociVersion: unsupported version \"v1.0.0\" (supported: 1.x.y; "
+    "known up to 1.3)" },
+  { "{\"ociVersion\":\"1..0\"}",
+    "ociVersion: unsupported version \"1..0\" (supported: 1.x.y; "
+    "known up to 1.3)" },
+  { "{\"ociVersion\":\"1.3\"}",
+    "ociVersion: unsupported version \"1.3\" (supported: 1.x.y; "
+    "known up to 1.3)" },
+  /* Intel RDT (1.3 added schemata, enableMonitoring): refused */
+  { L ("\"intelRdt\":{\"closID\":\"guaranteed\"}"),
+    "linux.intelRdt: not supported by sandlock-oci (no Intel RDT / resctrl)" },
+  { L ("\"intelRdt\":{\"schemata\":[\"L3:0=ff\"],\"enableMonitoring\":true}"),
+    "linux.intelRdt: not supported by sandlock-oci (no Intel RDT / resctrl)" },
+  /* runtime-spec 1.3 fields that are not implemented: refused by path */
+  { L ("\"netDevices\":{\"eth0\":{\"name\":\"ctr0\"}}"),
+    "linux.netDevices: not supported by sandlock-oci" },
+  { L ("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"0\"}"),
+    "linux.memoryPolicy: not supported by sandlock-oci" },
   /* the document itself */
   { "[]", "config.json: expected object" },
   { "{\"ociVersion\":\"1.0.0\",\"a\":\"x\\u0000y\"}",
@@ -586,6 +603,7 @@ test_edges (void)
 {
   static const char *const versions[] = {
     "1.0.0", "1.0.2-dev", "1.1.0", "1.1.0-rc.1", "1.2.0", "1.2.1+dev",
+    "1.3.0", "1.3.0-rc.1", "1.4.0", "1.10.0",
   };
   struct rt_config *c;
 
@@ -598,10 +616,13 @@ test_edges (void)
           "minimal config has no process and no root");
       rt_config_free (c);
     }
+  ok (!oci_spec_version_newer ("1.3.0") && !oci_spec_version_newer ("1.0.2")
+          && oci_spec_version_newer ("1.4.0")
+          && oci_spec_version_newer ("1.10.0-dev"),
+      "only a 1.x above 1.3 is newer than the parser knows");
 
   c = parse_ok ("{" V ",\"linux\":{\"personality\":{\"domain\":"
-                "\"LINUX32\",\"flags\":[\"X\"]},\"intelRdt\":{\"closID\":"
-                "\"guaranteed_group\"}}}", "personality and intelRdt");
+                "\"LINUX32\",\"flags\":[\"X\"]}}}", "personality");
   ok (c && strcmp (c->personality_domain, "LINUX32") == 0
       && c->personality_flags_len == 1
       && strcmp (c->personality_flags[0], "X") == 0,
