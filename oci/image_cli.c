@@ -399,10 +399,15 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
       return -1;
     }
   kv = xcalloc (ic->annot_len + 1, sizeof *kv);
+  size_t nkv = 0;
   for (size_t i = 0; i < ic->annot_len; i++)
     {
-      kv[i].key = ic->annot_keys[i];
-      kv[i].value = ic->annot_values[i];
+      /* The image's labels become annotations, but an image must never
+       * choose its own confinement (docs/security.md "Who decides"). */
+      if (rt_startswith (ic->annot_keys[i], "run.oci.sandlock."))
+        continue;
+      kv[nkv].key = ic->annot_keys[i];
+      kv[nkv++].value = ic->annot_values[i];
     }
   d.args = ic->args;
   d.env = ic->env;
@@ -412,7 +417,7 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
   d.additional_gids = ic->gids;
   d.additional_gids_len = ic->gids_len;
   d.annotations = kv;
-  d.annotations_len = ic->annot_len;
+  d.annotations_len = nkv;
   d.root_readonly = true;
   d.terminal = false;
   d.rootless = geteuid () != 0;

@@ -209,7 +209,9 @@ mount_warning (const struct rt_plan *p)
     return NULL;
   return xstrdup ("the container has CAP_SYS_ADMIN, but Landlock forbids "
                   "mount, umount and pivot_root inside it: if it needs to "
-                  "mount, add the annotation run.oci.sandlock.disable=fs");
+                  "mount, add the annotation run.oci.sandlock.disable=fs, "
+                  "or run the runtime with --sandlock-disable=fs (or "
+                  "\"disable\": [\"fs\"] in /etc/sandlock-oci/config.json)");
 }
 
 static int
