@@ -182,23 +182,44 @@ create_devices (struct rt_cgroup *cg, const struct rt_cgroup_opts *o,
   return -1;
 }
 
-int
-rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
-                  struct rt_cgroup **out, struct rt_err **err)
+static int
+resolve_on (const struct cg_host *h, const struct rt_cgroup_opts *o,
+            char **path, struct rt_err **err)
 {
-  const struct cg_host *h;
-  _cleanup_free_ char *self = NULL, *path = NULL;
-  struct rt_err *e = NULL;
-
-  h = cg_host_get (err);
-  if (h == NULL)
-    return -1;
+  _cleanup_free_ char *self = NULL;
   if (o->cgroups_path && *o->cgroups_path && *o->cgroups_path != '/'
       && !o->systemd
       && rt_read_file_at (AT_FDCWD, "/proc/self/cgroup", CG_FILE_MAX, &self,
                           NULL, err) < 0)
     return -1;
-  if (cg_resolve_path (o, h->layout, self ? self : "", &path, err) < 0)
+  return cg_resolve_path (o, h->layout, self ? self : "", path, err);
+}
+
+int
+rt_cgroup_resolve (const struct rt_cgroup_opts *o, char **path,
+                   struct rt_err **err)
+{
+  const struct cg_host *h = cg_host_get (err);
+  *path = NULL;
+  if (h == NULL)
+    return -1;
+  if (h->layout == CG_NONE)
+    return 0;
+  return resolve_on (h, o, path, err);
+}
+
+int
+rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
+                  struct rt_cgroup **out, struct rt_err **err)
+{
+  const struct cg_host *h;
+  _cleanup_free_ char *path = NULL;
+  struct rt_err *e = NULL;
+
+  h = cg_host_get (err);
+  if (h == NULL)
+    return -1;
+  if (resolve_on (h, o, &path, err) < 0)
     return -1;
   if (h->layout == CG_NONE && !cg_resources_needed (o->resources)
       && !o->devices_required)
