@@ -375,26 +375,109 @@ oci_state_free (struct oci_state *st)
   st->dirfd = -1;
 }
 
-/* Waits for a process that is not our child to go away: a pidfd becomes
- * readable when it exits — no polling loop. */
-static void
-wait_gone (pid_t pid, uint64_t start_time)
+/* How long delete waits for killed processes to go: runc gives up after
+ * about 10 s too.  A process frozen by a cgroup the runtime does not own
+ * (a frozen parent) or stuck in uninterruptible sleep never goes. */
+#define DESTROY_WAIT_MS 10000
+
+/* Waits, at most |timeout_ms|, for a process that is not our child to go
+ * away: a pidfd becomes readable when it exits — no polling loop. */
+static int
+wait_gone (pid_t pid, uint64_t start_time, int timeout_ms,
+           struct rt_err **err)
 {
-  int fd = (int) syscall (SYS_pidfd_open, pid, 0);
+  _cleanup_fd_ int fd = (int) syscall (SYS_pidfd_open, pid, 0);
   struct pollfd p;
-  if (fd < 0)
-    return;
+  int r;
   /* The pid may have been reused between our check and pidfd_open. */
-  if (!rt_proc_alive (pid, start_time))
-    {
-      close (fd);
-      return;
-    }
+  if (fd < 0 || !rt_proc_alive (pid, start_time))
+    return 0;
   p.fd = fd;
   p.events = POLLIN;
-  while (poll (&p, 1, -1) < 0 && errno == EINTR)
+  while ((r = poll (&p, 1, timeout_ms)) < 0 && errno == EINTR)
     ;
-  close (fd);
+  if (r == 0)
+    return rt_err_set (err, ETIMEDOUT, "process %d still running after "
+                       "SIGKILL", (int) pid);
+  return 0;
+}
+
+static void
+kill_all (struct oci_state *st, struct rt_cgroup *cg)
+{
+  struct rt_err *e2 = NULL;
+  if (rt_proc_alive (st->pid, st->start_time))
+    {
+      int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+      if (pfd >= 0 && rt_proc_alive (st->pid, st->start_time))
+        syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+      if (pfd >= 0)
+        close (pfd);
+    }
+  /* Without a pid namespace, other processes outlive init: the cgroup
+   * names them all.  A frozen cgroup must be thawed for SIGKILL to land;
+   * only the container's own freezer is ours to thaw. */
+  if (cg)
+    {
+      if (rt_cgroup_is_frozen (cg, &e2) == 1)
+        rt_cgroup_freeze (cg, false, &e2);
+      rt_err_free (&e2);
+      rt_cgroup_kill (cg, SIGKILL, &e2);
+      rt_err_free (&e2);
+    }
+}
+
+/* Bounded wait for init and then every process of the cgroup.  On timeout
+ * the error names what is left; the caller keeps the container. */
+static int
+wait_all (struct oci_state *st, struct rt_cgroup *cg, struct rt_err **err)
+{
+  struct timespec t0, t1;
+  long spent;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  if (wait_gone (st->pid, st->start_time, DESTROY_WAIT_MS, err) < 0)
+    {
+      if (cg == NULL)
+        return -1;
+      struct rt_err *e = NULL;
+      /* Name every process of the cgroup, not only init. */
+      if (rt_cgroup_wait_empty (cg, 0, &e) < 0)
+        {
+          rt_err_free (err);
+          *err = rt_steal_ptr (&e);
+        }
+      return -1;
+    }
+  if (cg == NULL)
+    return 0;
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  spent = (t1.tv_sec - t0.tv_sec) * 1000L
+          + (t1.tv_nsec - t0.tv_nsec) / 1000000L;
+  /* Killed processes leave the cgroup a moment after the signal. */
+  return rt_cgroup_wait_empty (cg, (int) (DESTROY_WAIT_MS - spent), err);
+}
+
+/* A task can still be leaving, or a straggler forked at exit still be
+ * there, when the first rmdir runs: EBUSY then means kill what is left,
+ * wait (bounded) for the cgroup to empty, and remove every hierarchy's
+ * directory again, as runc retries its rmdir. */
+static int
+remove_cgroup (struct rt_cgroup *cg, struct rt_err **err)
+{
+  struct rt_err *e = NULL;
+  if (rt_cgroup_destroy (cg, &e) == 0)
+    return 0;
+  if (e->errno_ != EBUSY)
+    {
+      *err = rt_steal_ptr (&e);
+      return -1;
+    }
+  rt_err_free (&e);
+  rt_cgroup_kill (cg, SIGKILL, &e);
+  rt_err_free (&e);
+  if (rt_cgroup_wait_empty (cg, DESTROY_WAIT_MS, err) < 0)
+    return -1;
+  return rt_cgroup_destroy (cg, err);
 }
 
 int
@@ -407,37 +490,16 @@ oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
 
   if (st->cgroup_path && rt_cgroup_open (st->cgroup_path, &cg, &e2) < 0)
     rt_err_free (&e2);
-  if (rt_proc_alive (st->pid, st->start_time))
+  kill_all (st, cg);
+  /* Nothing is removed while a process lives: the state stays, and a
+   * later `delete -f` retries. */
+  if (wait_all (st, cg, err) < 0 || (cg && remove_cgroup (cg, err) < 0))
     {
-      int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
-      if (pfd >= 0 && rt_proc_alive (st->pid, st->start_time))
-        syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
-      if (pfd >= 0)
-        close (pfd);
-    }
-  /* Without a pid namespace, other processes outlive init: the cgroup
-   * names them all.  A frozen cgroup must be thawed for SIGKILL to land. */
-  if (cg)
-    {
-      if (rt_cgroup_is_frozen (cg, &e2) == 1)
-        rt_cgroup_freeze (cg, false, &e2);
-      rt_err_free (&e2);
-      rt_cgroup_kill (cg, SIGKILL, &e2);
-      rt_err_free (&e2);
-    }
-  wait_gone (st->pid, st->start_time);
-  if (cg)
-    {
-      /* Killed processes leave the cgroup a moment after the signal. */
-      if (rt_cgroup_wait_empty (cg, 10000, &e2) < 0)
-        rt_err_free (&e2);
-      if (rt_cgroup_destroy (cg, err) < 0)
-        {
-          rt_cgroup_free (cg);
-          return -1;
-        }
       rt_cgroup_free (cg);
+      return rt_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
+                          "again once its processes can exit", st->id);
     }
+  rt_cgroup_free (cg);
   if (oci_state_config (st, &cfg, &e2) == 0)
     {
       _cleanup_free_ char *j = NULL;
