@@ -132,6 +132,9 @@ install: sandlock-oci
 	install -D -m 0755 sandlock-oci $(DESTDIR)$(BINDIR)/sandlock-oci
 	install -D -m 0644 contrib/completion/sandlock-oci.bash \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/sandlock-oci 2>/dev/null || true
+	ln -sf sandlock-oci $(DESTDIR)$(BINDIR)/sandlock-oci-privileged
+	install -D -m 0644 contrib/sandlock-oci/privileged.json \
+	  $(DESTDIR)/etc/sandlock-oci/privileged.json
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \

@@ -3,6 +3,7 @@
  * streaming digest/size verifier. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "common/util.h"
@@ -16,63 +17,107 @@ struct img_chunk
 };
 
 /* Chunks are recycled: curl hands over up to 512 KiB at a time, and a
- * fresh malloc of that size is a fresh mmap whose pages all fault in. */
-#define SPARE_MAX 16
+ * fresh malloc of that size is a fresh mmap whose pages all fault in.
+ * The spares are the queue's, shared by its streams, and few: each one is
+ * memory the budget does not count. */
+#define SPARE_MAX 8
+
+void
+img_queue_init (struct img_queue *q, size_t cap)
+{
+  memset (q, 0, sizeof *q);
+  pthread_mutex_init (&q->mu, NULL);
+  pthread_cond_init (&q->cv, NULL);
+  q->cap = cap;
+}
+
+static void
+free_chunks (struct img_chunk *c)
+{
+  struct img_chunk *n;
+  for (; c; c = n)
+    {
+      n = c->next;
+      free (c);
+    }
+}
+
+void
+img_queue_destroy (struct img_queue *q)
+{
+  free_chunks (q->spare);
+  pthread_mutex_destroy (&q->mu);
+  pthread_cond_destroy (&q->cv);
+}
+
+void
+img_stream_init_shared (struct img_stream *s, struct img_queue *q, size_t cap)
+{
+  memset (s, 0, sizeof *s);
+  s->q = q;
+  s->cap = cap;
+}
 
 void
 img_stream_init (struct img_stream *s, size_t cap)
 {
   memset (s, 0, sizeof *s);
-  pthread_mutex_init (&s->mu, NULL);
-  pthread_cond_init (&s->cv, NULL);
+  img_queue_init (&s->own, SIZE_MAX);
+  s->q = &s->own;
   s->cap = cap;
 }
 
 void
 img_stream_destroy (struct img_stream *s)
 {
-  struct img_chunk *c = s->head, *n;
-  for (; c; c = n)
-    {
-      n = c->next;
-      free (c);
-    }
+  free_chunks (s->head);
   free (s->cur);
-  for (c = s->spare; c; c = n)
-    {
-      n = c->next;
-      free (c);
-    }
-  pthread_mutex_destroy (&s->mu);
-  pthread_cond_destroy (&s->cv);
+  if (s->q == &s->own)
+    img_queue_destroy (&s->own);
+}
+
+/* Under q->mu: whether |s| may take more bytes now. */
+static bool
+has_room (const struct img_stream *s)
+{
+  if (s->queued >= s->cap)
+    return false;
+  return s->reading || s->q->used < s->q->cap;
 }
 
 int
 img_stream_push (struct img_stream *s, const void *buf, size_t len)
 {
+  struct img_queue *q = s->q;
   struct img_chunk *c = NULL;
-  pthread_mutex_lock (&s->mu);
+  pthread_mutex_lock (&q->mu);
+  /* Blocking here blocks curl's write callback: the transfer waits, and
+   * TCP's window closes behind it, until the reader drains the queue. */
+  while (!has_room (s) && !s->cancelled)
+    pthread_cond_wait (&q->cv, &q->mu);
+  if (s->cancelled)
+    {
+      pthread_mutex_unlock (&q->mu);
+      return -1;
+    }
   /* curl hands over 16 KiB at a time (CURL_MAX_WRITE_SIZE).  While the
    * reader is behind, they are appended to the last queued chunk, so it
    * gets up to 512 KiB per read: ISA-L's inflate pays a fixed cost per
    * call (it keeps a copy of its 32 KiB window), which on 16 KiB inputs
    * made it slower than zlib on incompressible layers. */
-  if (s->tail && s->tail->cap - s->tail->len >= len && s->queued < s->cap && !s->cancelled)
+  if (s->tail && s->tail->cap - s->tail->len >= len)
     {
       memcpy (s->tail->data + s->tail->len, buf, len);
       s->tail->len += len;
-      s->queued += len;
-      pthread_cond_broadcast (&s->cv);
-      pthread_mutex_unlock (&s->mu);
-      return 0;
+      goto queued;
     }
-  if (s->spare && s->spare->cap >= len)
+  if (q->spare && q->spare->cap >= len)
     {
-      c = s->spare;
-      s->spare = c->next;
-      s->nspare--;
+      c = q->spare;
+      q->spare = c->next;
+      q->nspare--;
     }
-  pthread_mutex_unlock (&s->mu);
+  pthread_mutex_unlock (&q->mu);
   if (c == NULL)
     {
       size_t cap = len < (512u << 10) ? (512u << 10) : len;
@@ -82,12 +127,10 @@ img_stream_push (struct img_stream *s, const void *buf, size_t len)
   c->next = NULL;
   c->len = len;
   memcpy (c->data, buf, len);
-  pthread_mutex_lock (&s->mu);
-  while (s->queued >= s->cap && !s->cancelled)
-    pthread_cond_wait (&s->cv, &s->mu);
+  pthread_mutex_lock (&q->mu);
   if (s->cancelled)
     {
-      pthread_mutex_unlock (&s->mu);
+      pthread_mutex_unlock (&q->mu);
       free (c);
       return -1;
     }
@@ -96,53 +139,62 @@ img_stream_push (struct img_stream *s, const void *buf, size_t len)
   else
     s->head = c;
   s->tail = c;
+queued:
   s->queued += len;
-  pthread_cond_broadcast (&s->cv);
-  pthread_mutex_unlock (&s->mu);
+  q->used += len;
+  pthread_cond_broadcast (&q->cv);
+  pthread_mutex_unlock (&q->mu);
   return 0;
 }
 
 void
 img_stream_close (struct img_stream *s, bool failed)
 {
-  pthread_mutex_lock (&s->mu);
+  pthread_mutex_lock (&s->q->mu);
   s->eof = true;
   s->failed = failed;
-  pthread_cond_broadcast (&s->cv);
-  pthread_mutex_unlock (&s->mu);
+  pthread_cond_broadcast (&s->q->cv);
+  pthread_mutex_unlock (&s->q->mu);
 }
 
 void
 img_stream_cancel (struct img_stream *s)
 {
-  pthread_mutex_lock (&s->mu);
+  pthread_mutex_lock (&s->q->mu);
   s->cancelled = true;
-  pthread_cond_broadcast (&s->cv);
-  pthread_mutex_unlock (&s->mu);
+  pthread_cond_broadcast (&s->q->cv);
+  pthread_mutex_unlock (&s->q->mu);
 }
 
 ssize_t
 img_stream_read (void *data, const void **buf)
 {
   struct img_stream *s = data;
+  struct img_queue *q = s->q;
   struct img_chunk *c;
   ssize_t r;
-  pthread_mutex_lock (&s->mu);
-  if (s->cur && s->nspare < SPARE_MAX)
+  pthread_mutex_lock (&q->mu);
+  if (s->cur && q->nspare < SPARE_MAX)
     {
-      s->cur->next = s->spare;
-      s->spare = s->cur;
-      s->nspare++;
+      s->cur->next = q->spare;
+      q->spare = s->cur;
+      q->nspare++;
     }
   else
     free (s->cur);
   s->cur = NULL;
+  if (!s->reading)
+    {
+      /* Its producer may be waiting on the shared budget: no longer. */
+      s->reading = true;
+      pthread_cond_broadcast (&q->cv);
+    }
   while (s->head == NULL && !s->eof)
-    pthread_cond_wait (&s->cv, &s->mu);
+    pthread_cond_wait (&q->cv, &q->mu);
   if (s->head == NULL)
     {
       r = s->failed ? -1 : 0;
-      pthread_mutex_unlock (&s->mu);
+      pthread_mutex_unlock (&q->mu);
       return r;
     }
   c = s->head;
@@ -150,8 +202,9 @@ img_stream_read (void *data, const void **buf)
   if (s->head == NULL)
     s->tail = NULL;
   s->queued -= c->len;
-  pthread_cond_broadcast (&s->cv);
-  pthread_mutex_unlock (&s->mu);
+  q->used -= c->len;
+  pthread_cond_broadcast (&q->cv);
+  pthread_mutex_unlock (&q->mu);
   s->cur = c;
   *buf = c->data;
   return (ssize_t) c->len;

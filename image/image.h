@@ -47,14 +47,25 @@ bool img_digest_valid (const char *d);
 
 /* ---- pulling ---- */
 
+enum img_progress_kind
+{
+  IMG_PROGRESS_DOWNLOAD,        /* done, total, finished are set */
+  IMG_PROGRESS_UNPACK,          /* entries, written, unpacked are set */
+};
 struct img_progress
 {
+  const char *ref;              /* the image's reference, as text */
   const char *digest;           /* layer digest */
   int index, count;             /* layer index / number of layers */
-  uint64_t done, total;         /* bytes of this layer */
-  bool finished;
+  enum img_progress_kind kind;
+  uint64_t done, total;         /* bytes of this layer downloaded / declared */
+  bool finished;                /* downloaded and verified */
+  uint64_t entries, written;    /* tar entries applied, bytes written so far */
+  bool unpacked;                /* every entry applied */
 };
-/* Called from download threads (serialised by the caller's lock).  */
+/* Called from the download threads and the unpacking one (serialised by
+ * the caller's lock): every layer once before any bytes, then as bytes
+ * arrive and as entries are applied. */
 typedef void (*img_progress_fn) (void *data, const struct img_progress *p);
 
 struct img_opts

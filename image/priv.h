@@ -173,15 +173,37 @@ int img_fetch_small (struct img_source *s, const struct img_desc *d,
 /* ---- blob.c: a bounded chunk queue from a download thread to the
  * unpacking thread, and digest+size verification in the producer ---- */
 struct img_chunk;
-struct img_stream
+/* What the streams of one pull share: one lock, and one budget for the
+ * bytes queued by streams the reader has not reached yet (every layer
+ * after the one being unpacked), so that memory stays bounded whatever
+ * the number of layers or --jobs. */
+struct img_queue
 {
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  struct img_chunk *head, *tail, *cur, *spare;
-  size_t queued, cap, nspare;
-  bool eof, failed, cancelled;
+  size_t used, cap;             /* bytes queued in all its streams; budget */
+  struct img_chunk *spare;      /* recycled chunks */
+  size_t nspare;
 };
+void img_queue_init (struct img_queue *q, size_t cap);
+void img_queue_destroy (struct img_queue *q);
+
+struct img_stream
+{
+  struct img_queue *q;          /* &own, or shared */
+  struct img_queue own;
+  struct img_chunk *head, *tail, *cur;
+  size_t queued, cap;
+  bool eof, failed, cancelled;
+  bool reading;                 /* the consumer has started on it */
+};
+/* A stream of its own, at most |cap| bytes queued. */
 void img_stream_init (struct img_stream *s, size_t cap);
+/* A stream in |q|: before its consumer starts on it, it queues only while
+ * q's budget has room; after, up to |cap| bytes of its own whatever the
+ * others hold (so that the stream being read never waits on the ones
+ * queued behind it). */
+void img_stream_init_shared (struct img_stream *s, struct img_queue *q, size_t cap);
 void img_stream_destroy (struct img_stream *s);
 /* Producer: copies |len| bytes in; blocks while full.  -1 when cancelled. */
 int img_stream_push (struct img_stream *s, const void *buf, size_t len);
@@ -214,6 +236,10 @@ int img_verify_finish (struct img_verify *v, struct rt_err **err);
 struct img_unpack_stats
 {
   uint64_t files, bytes, devices_skipped;
+  /* Optional: called after each entry with the layer's entries and bytes
+   * written so far (progress display). */
+  void (*tick) (void *data, uint64_t entries, uint64_t written);
+  void *tick_data;
 };
 typedef ssize_t (*img_read_fn) (void *data, const void **buf);
 /* ---- decomp.c ---- */

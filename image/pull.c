@@ -5,7 +5,7 @@
  * Layers must be applied in order (a whiteout in layer N+1 removes a file
  * of layer N), so one thread unpacks while up to |jobs| threads download:
  * the layer being unpacked streams straight through, later layers queue in
- * memory (bounded per layer; TCP back-pressure beyond that). */
+ * memory (one budget for them all; TCP back-pressure beyond that). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,15 @@
 #include "common/util.h"
 #include "image/priv.h"
 
-#define QUEUE_CAP (128u << 20)
+/* Bytes queued: at most QUEUE_LAYER per layer, and at most QUEUE_SHARED
+ * for all the layers after the one being unpacked together (that one is
+ * outside the shared budget, so it never waits behind them): ~32 MiB in
+ * all, whatever --jobs and the number of layers.  (128 MiB per layer
+ * peaked at 194 MB of RSS on 8 x 37 MB layers, 287 MB with --jobs 16.)
+ * Downloads beyond that wait in curl's write callback until the unpacker
+ * catches up. */
+#define QUEUE_SHARED (24u << 20)
+#define QUEUE_LAYER (8u << 20)
 
 void
 img_image_free (struct img_image *im)
@@ -44,6 +52,9 @@ struct job
   struct rt_err *err;
   struct pool *pool;
   uint64_t last_report;
+  /* The unpacking thread's: entries applied and bytes written so far,
+   * and as last reported. */
+  uint64_t entries, written, entries_reported, unpack_reported;
 };
 
 /* Opened when the first layer's first bytes arrive (or when no layer will
@@ -84,21 +95,52 @@ struct pool
   struct img_source *src;
   const struct img_opts *o;
   struct job *jobs;
+  struct img_queue q;
   size_t n, next;
   bool cancel;
   pthread_mutex_t mu;
 };
 
 static void
-report (struct job *j, bool finished)
+send_progress (struct pool *p, struct img_progress *pr)
 {
-  struct pool *p = j->pool;
-  struct img_progress pr = { j->d->digest, j->idx, (int) p->n, j->v.got, j->d->size, finished };
   if (p->o->progress == NULL)
     return;
+  pr->ref = p->src->what;
   pthread_mutex_lock (&p->mu);
-  p->o->progress (p->o->progress_data, &pr);
+  p->o->progress (p->o->progress_data, pr);
   pthread_mutex_unlock (&p->mu);
+}
+
+static void
+report (struct job *j, bool finished)
+{
+  struct img_progress pr = { .digest = j->d->digest, .index = j->idx, .count = (int) j->pool->n,
+                             .kind = IMG_PROGRESS_DOWNLOAD, .done = j->v.got,
+                             .total = j->d->size, .finished = finished };
+  send_progress (j->pool, &pr);
+}
+
+static void
+report_unpack (struct job *j, uint64_t entries, uint64_t written, bool unpacked)
+{
+  struct img_progress pr = { .digest = j->d->digest, .index = j->idx, .count = (int) j->pool->n,
+                             .kind = IMG_PROGRESS_UNPACK, .entries = entries,
+                             .written = written, .unpacked = unpacked };
+  j->unpack_reported = written;
+  j->entries_reported = entries;
+  send_progress (j->pool, &pr);
+}
+
+/* After each entry unpacked: a report every 256 entries or 1 MiB. */
+static void
+unpack_tick (void *data, uint64_t entries, uint64_t written)
+{
+  struct job *j = data;
+  j->entries = entries;
+  j->written = written;
+  if (entries - j->entries_reported >= 256 || written - j->unpack_reported >= (1u << 20))
+    report_unpack (j, entries, written, false);
 }
 
 static int
@@ -208,13 +250,14 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
   if (nthreads > m->n)
     nthreads = m->n;
   pthread_mutex_init (&p.mu, NULL);
+  img_queue_init (&p.q, QUEUE_SHARED);
   p.jobs = xcalloc (m->n + 1, sizeof *p.jobs);
   for (size_t i = 0; i < m->n; i++)
     {
       p.jobs[i].d = &m->descs[i];
       p.jobs[i].idx = (int) i;
       p.jobs[i].pool = &p;
-      img_stream_init (&p.jobs[i].st, QUEUE_CAP);
+      img_stream_init_shared (&p.jobs[i].st, &p.q, QUEUE_LAYER);
     }
   for (size_t i = 0; i < m->n; i++)
     report (&p.jobs[i], false);   /* every layer's line, before any bytes */
@@ -231,12 +274,17 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
       uint64_t limit = budget > st.bytes ? budget - st.bytes : 0;
 
       img_trace ("layer: unpack start");
+      st.tick = unpack_tick;
+      st.tick_data = j;
+      report_unpack (j, 0, 0, false);
       if (img_unpack_layer (rootfd, img_stream_read, &j->st, d->size, limit, flags, what,
                             &diff_ids[i], &st, &ue) < 0)
         ret = -1;
       else
         while (img_stream_read (&j->st, &buf) > 0)  /* tar padding after the end */
           ;
+      if (ret == 0 && !j->st.failed)
+        report_unpack (j, j->entries, j->written, true);
       if (ret < 0 || j->st.failed)
         {
           cancel_others (&p, j);
@@ -265,8 +313,11 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
       rt_err_free (&p.jobs[i].err);
       img_stream_destroy (&p.jobs[i].st);
     }
+  img_queue_destroy (&p.q);
   free (p.jobs);
   pthread_mutex_destroy (&p.mu);
+  st.tick = NULL;
+  st.tick_data = NULL;
   *stp = st;
   return ret;
 }

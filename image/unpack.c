@@ -900,6 +900,7 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t size_hint,
   struct read_ctx rc = { .hash = diff_id != NULL };
   struct archive *a;
   struct archive_entry *e;
+  uint64_t entries = 0;
   int r, ret = 0;
 
   /* libarchive (~3 ms to load, the first time) and ISA-L are loaded
@@ -934,6 +935,8 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t size_hint,
       ret = charge (&u, 512, archive_entry_pathname (e), err);
       if (ret == 0)
         ret = apply_entry (&u, a, e, err);
+      if (ret == 0 && st->tick)
+        st->tick (st->tick_data, ++entries, u.written);
     }
   img_trace ("layer: entries applied");
   if (ret == 0 && diff_id)

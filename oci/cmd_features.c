@@ -52,6 +52,8 @@ static const char *const sandlock_annotations[][2] = {
     "(Landlock)" },
   { "run.oci.sandlock.net_allow_connect", "TCP ports and ranges connect(2) "
     "may reach (Landlock)" },
+  { "run.oci.sandlock.scope", "namespace (default: IPC scopes only where "
+    "the pid/network namespace is shared beyond the pod) or container" },
 };
 
 /* Every SCMP_ARCH_* this libseccomp header defines; filtered at run time by

@@ -95,16 +95,14 @@ cmd_delete (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     }
   if (optind + 1 != argc)
     return rt_err_set (err, 0, "delete: usage: sandlock-oci delete [-f] ID");
-  if (oci_state_load (g, argv[optind], &st, err) < 0)
+  /* runc: deleting what is already gone with --force is not an error;
+   * and what cannot be read any more can still be removed. */
+  r = force ? oci_state_load_any (g, argv[optind], &st, err)
+            : oci_state_load (g, argv[optind], &st, err);
+  if (r != 0)
     {
       oci_state_free (&st);
-      /* runc: deleting what is already gone with --force is not an error. */
-      if (force && strstr ((*err)->msg, "does not exist"))
-        {
-          rt_err_free (err);
-          return oci_state_remove_orphan (g, argv[optind], err) < 0 ? -1 : 0;
-        }
-      return -1;
+      return r < 0 ? -1 : 0;
     }
   if (!force && (strcmp (st.status, "running") == 0
                  || strcmp (st.status, "paused") == 0))

@@ -1,13 +1,34 @@
 /* list [-f table|json] [-q] */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <yajl/yajl_gen.h>
 
 #include "common/util.h"
 #include "state.h"
+
+/* A container whose state cannot be read is still listed, as "unknown"
+ * with a warning saying why, so that it can be found and deleted (delete
+ * -f removes it).  < 0 when it is gone after all (deleted meanwhile). */
+static int
+unreadable (const struct oci_globals *g, int rootfd, const char *id,
+            struct oci_state *st, struct rt_err **e)
+{
+  bool there = faccessat (rootfd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  if (there)
+    oci_log_warning (g, (*e)->msg);
+  rt_err_free (e);
+  oci_state_free (st);
+  if (!there)
+    return -1;
+  st->id = xstrdup (id);
+  st->status = xstrdup ("unknown");
+  return 0;
+}
 
 static int
 cmd_list (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
@@ -48,14 +69,12 @@ cmd_list (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     {
       struct oci_state st = { .dirfd = -1 };
       struct rt_err *e = NULL;
-      if (de->d_name[0] == '.' || !oci_id_valid (de->d_name))
+      if (de->d_name[0] == '.' || !oci_id_valid (de->d_name)
+          || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
         continue;
-      if (oci_state_load (g, de->d_name, &st, &e) < 0)
-        {
-          rt_err_free (&e);
-          oci_state_free (&st);
-          continue;
-        }
+      if (oci_state_load (g, de->d_name, &st, &e) < 0
+          && unreadable (g, dirfd (d), de->d_name, &st, &e) < 0)
+        continue;
       if (json)
         {
           _cleanup_free_ char *j = oci_state_json (&st, false);
@@ -66,7 +85,7 @@ cmd_list (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       else
         printf ("%-24s %-8d %-10s %-40s %-32s %s\n", st.id,
                 strcmp (st.status, "stopped") ? (int) st.pid : 0, st.status,
-                st.bundle, st.created ? st.created : "",
+                st.bundle ? st.bundle : "", st.created ? st.created : "",
                 st.owner ? st.owner : "");
       first = false;
       oci_state_free (&st);

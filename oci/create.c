@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "image_run.h"
 #include "lifecycle.h"
+#include "runtime/cgroup.h"
 #include "runtime/runtime.h"
 #include "spec.h"
 
@@ -26,6 +27,52 @@ hook_state (void *ud, pid_t pid, const char *status)
   tmp.pid = pid;
   tmp.status = (char *) status;
   return oci_state_json (&tmp, false);
+}
+
+/* Each thing a killed create would leave (the cgroup, the process) is in
+ * state.json before it exists, so `delete -f` always finds it; "creating"
+ * until the process is parked (oci_state_refresh keeps it so: a create
+ * that died half-way is never startable). */
+static int
+record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
+{
+  struct oci_state *st = ud;
+  const char *status = pr->ready ? "created" : "creating";
+  /* Each replace of state.json costs a data flush on ext4 (auto_da_alloc):
+   * write only what changed. */
+  if (pr->pid == st->pid && strcmp (st->status, status) == 0
+      && (pr->cgroup_path && st->cgroup_path
+              ? strcmp (pr->cgroup_path, st->cgroup_path) == 0
+              : pr->cgroup_path == st->cgroup_path))
+    return 0;
+  free (st->cgroup_path);
+  st->cgroup_path = pr->cgroup_path ? xstrdup (pr->cgroup_path) : NULL;
+  st->pid = pr->pid;
+  st->start_time = pr->start_time;
+  free (st->status);
+  st->status = xstrdup (status);
+  /* exec gives its process only the inodes the init's rules are on: the
+   * record exists before the container is "created". */
+  if (pr->ready
+      && rt_atomic_write_at (st->dirfd, "landlock.pins", pr->landlock_pins,
+                             pr->landlock_pins_len, 0600, err) < 0)
+    return -1;
+  return oci_state_save (st, err);
+}
+
+/* The first state.json already names the cgroup create will make (the
+ * runtime reports the same path again before making it; record_progress
+ * then writes nothing).  A path that does not resolve is the runtime's to
+ * report, in its order of checks. */
+static void
+record_cgroup_path (const struct oci_globals *g, const struct rt_config *cfg,
+                    struct oci_state *st)
+{
+  struct rt_cgroup_opts co = { .cgroups_path = cfg->cgroups_path,
+                               .id = st->id, .systemd = g->systemd_cgroup };
+  struct rt_err *e = NULL;
+  if (rt_cgroup_resolve (&co, &st->cgroup_path, &e) < 0)
+    rt_err_free (&e);
 }
 
 static char *
@@ -120,6 +167,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       st->annotations[i].value = xstrdup (cfg->annotations[i].value);
     }
   st->annotations_len = cfg->annotations_len;
+  record_cgroup_path (g, cfg, st);
   if (rt_atomic_write_at (st->dirfd, "config.json", cfg_buf, cfg_len, 0600,
                           err) < 0
       || oci_state_save (st, err) < 0)
@@ -140,32 +188,28 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
       .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
       .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
-      .no_cgroup = g->no_cgroup, .detach = a->detach, .state_json = hook_state, .state_json_ud = st,
+      .no_cgroup = g->no_cgroup, .detach = a->detach,
+      .state_json = hook_state, .state_json_ud = st,
+      .progress = record_progress, .progress_ud = st,
     };
     oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
                st->rootfs);
     if (rt_container_create (&o, &out, err) < 0)
-      goto out;
+      {
+        /* The runtime killed and reaped it and removed its cgroup. */
+        st->pid = 0;
+        goto out;
+      }
   }
   if (out.warning)
     {
       oci_log_warning (g, out.warning);
       free (out.warning);
     }
-  st->pid = out.pid;
-  st->start_time = out.start_time;
-  st->cgroup_path = out.cgroup_path;
-  {
-    /* exec gives its process only the inodes the init's rules are on. */
-    _cleanup_free_ char *pins = out.landlock_pins;
-    if (rt_atomic_write_at (st->dirfd, "landlock.pins", pins,
-                            out.landlock_pins_len, 0600, err) < 0)
-      goto out;
-  }
-  free (st->status);
-  st->status = xstrdup ("created");
-  if (oci_state_save (st, err) < 0)
-    goto out;
+  /* state.json already says "created", landlock.pins is written
+   * (record_progress). */
+  free (out.cgroup_path);
+  free (out.landlock_pins);
   if (a->pid_file && oci_write_pid_file (a->pid_file, out.pid, err) < 0)
     goto out;
   ret = 0;
@@ -235,11 +279,32 @@ stop_failed_start (struct oci_state *st)
   st->status = xstrdup ("stopped");
 }
 
+/* start failed: state.json could not say "running" (nothing was released),
+ * the process was not waiting, or it was released and its start failed
+ * (|stop|: startContainer hook, seccomp, execve).  Returns true. */
+static bool
+undo_running (struct oci_state *st, bool stop)
+{
+  struct rt_err *e2 = NULL;
+  if (stop)
+    stop_failed_start (st);
+  else
+    {
+      free (st->status);
+      st->status = xstrdup ("created");
+    }
+  /* Best effort: refresh derives the status from the process anyway. */
+  oci_state_save (st, &e2);
+  rt_err_free (&e2);
+  return true;
+}
+
 int
 oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
 {
   _cleanup_free_ char *fifo = NULL, *status = NULL;
   struct rt_config *cfg = NULL;
+  bool failed = false;
 
   if (strcmp (st->status, "created") != 0)
     return rt_err_set (err, 0, "cannot start container \"%s\": it is %s",
@@ -248,22 +313,22 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
     return -1;
   fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
   status = xasprintf ("%s/%s/start.status", g->root, st->id);
-  if (rt_container_start (fifo, status, err) < 0)
+  /* "running" is on disk before the process is released, so a start that
+   * fails to record it (a full disk) has not started it: an engine that
+   * sees the failure and a "created" container is right. */
+  free (st->status);
+  st->status = xstrdup ("running");
+  if (oci_state_save (st, err) < 0)
+    failed = undo_running (st, false);
+  else if (rt_container_start (fifo, status, err) < 0)
+    failed = undo_running (st, (*err)->errno_ != ENXIO);
+  if (failed)
     {
-      if ((*err)->errno_ != ENXIO)
-        stop_failed_start (st);
       rt_config_free (cfg);
       return rt_err_wrap (err, "start \"%s\"", st->id);
     }
   unlinkat (st->dirfd, "exec.fifo", 0);
   unlinkat (st->dirfd, "start.status", 0);
-  free (st->status);
-  st->status = xstrdup ("running");
-  if (oci_state_save (st, err) < 0)
-    {
-      rt_config_free (cfg);
-      return -1;
-    }
   if (cfg->hooks[RT_HOOK_POSTSTART].len)
     {
       /* runtime-spec 1.3: an error and a stopped container (runc has

@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -185,17 +187,23 @@ image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **er
     }
 }
 
-/* ---- progress: one line per layer plus a total, redrawn in place ---- */
+/* ---- progress: the reference, one line per layer and a total, redrawn
+ * in place; each line cut to the terminal's width (read at every redraw,
+ * so a resize takes effect at the next one), since a line that wraps
+ * would throw the cursor-up count off. ---- */
 
 struct layer_line
 {
   char digest[20];
-  uint64_t done, total;
-  bool finished;
+  uint64_t done, total;         /* downloaded / declared bytes */
+  bool finished;                /* downloaded */
+  bool unpacking, unpacked;
+  uint64_t entries, written;
 };
 
 struct progress
 {
+  char *ref;
   struct layer_line *l;
   int n, drawn;
   struct timespec start;
@@ -209,14 +217,82 @@ elapsed (const struct timespec *t0)
   return (double) (t.tv_sec - t0->tv_sec) + (double) (t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+/* Columns of the terminal on stderr; 0 when unknown (no cut). */
+static int
+term_width (void)
+{
+  struct winsize ws;
+  if (ioctl (STDERR_FILENO, TIOCGWINSZ, &ws) < 0 || ws.ws_col == 0)
+    return 0;
+  return ws.ws_col;
+}
+
+/* One line, cleared first and cut to |width| - 1 columns: writing into
+ * the last column leaves some terminals about to wrap. */
+static void __attribute__ ((format (printf, 2, 3)))
+put_line (int width, const char *fmt, ...)
+{
+  char buf[512];
+  va_list ap;
+  int n;
+  va_start (ap, fmt);
+  n = vsnprintf (buf, sizeof buf, fmt, ap);
+  va_end (ap);
+  if (n < 0)
+    return;
+  if (width > 1 && n > width - 1)
+    n = width - 1;
+  if ((size_t) n >= sizeof buf)
+    n = (int) sizeof buf - 1;
+  fprintf (stderr, "\r\033[K%.*s\n", n, buf);
+}
+
+static void
+layer_state (const struct layer_line *l, char *buf, size_t len)
+{
+  if (l->unpacked)
+    snprintf (buf, len, "done");
+  else if (l->unpacking)
+    snprintf (buf, len, "unpacking %" PRIu64 " entries %.1f MB", l->entries,
+              l->written / 1e6);
+  else if (l->finished)
+    snprintf (buf, len, "downloaded");
+  else
+    buf[0] = '\0';
+}
+
+/* The full line when it fits; on a narrow terminal the state first, so
+ * that the cut takes the sizes rather than the state. */
+static void
+draw_layer (const struct layer_line *l, int width)
+{
+  char state[96];
+  const char *hex = strchr (l->digest, ':');
+  int full = 19 + 1 + 8 + 3 + 8 + 3;
+  hex = hex ? hex + 1 : l->digest;
+  layer_state (l, state, sizeof state);
+  if (state[0])
+    full += 2 + (int) strlen (state);
+  if (width <= 1 || full <= width - 1)
+    put_line (width, "%-19s %8.1f / %8.1f MB%s%s", l->digest, l->done / 1e6,
+              l->total / 1e6, state[0] ? "  " : "", state);
+  else if (state[0] && !l->unpacked)
+    put_line (width, "%.12s %s, %.1f/%.1f MB", hex, state, l->done / 1e6,
+              l->total / 1e6);
+  else
+    put_line (width, "%.12s %.1f/%.1f MB%s%s", hex, l->done / 1e6,
+              l->total / 1e6, state[0] ? " " : "", state);
+}
+
 static void
 draw (struct progress *p)
 {
   uint64_t done = 0, total = 0;
   double s = elapsed (&p->start);
-  int lines = 0;
+  int lines = 0, width = term_width ();
   if (p->drawn)
     fprintf (stderr, "\033[%dA", p->drawn);
+  put_line (width, "%s", p->ref);
   for (int i = 0; i < p->n; i++)
     {
       /* A layer that has not reported yet has no digest to show: no line
@@ -226,29 +302,45 @@ draw (struct progress *p)
       lines++;
       done += p->l[i].done;
       total += p->l[i].total;
-      fprintf (stderr, "\r\033[K%-19s %8.1f / %8.1f MB%s\n", p->l[i].digest,
-               p->l[i].done / 1e6, p->l[i].total / 1e6, p->l[i].finished ? "  done" : "");
+      draw_layer (&p->l[i], width);
     }
-  fprintf (stderr, "\r\033[Ktotal               %8.1f / %8.1f MB  %.1f MB/s\n",
-           done / 1e6, total / 1e6, s > 0 ? done / 1e6 / s : 0.0);
-  p->drawn = lines + 1;
+  if (width > 1 && width - 1 < 20 + 8 + 3 + 8 + 3 + 14)
+    put_line (width, "total %.1f/%.1f MB %.1f MB/s", done / 1e6, total / 1e6,
+              s > 0 ? done / 1e6 / s : 0.0);
+  else
+    put_line (width, "total               %8.1f / %8.1f MB  %.1f MB/s",
+              done / 1e6, total / 1e6, s > 0 ? done / 1e6 / s : 0.0);
+  p->drawn = lines + 2;
 }
 
 static void
 on_progress (void *data, const struct img_progress *pr)
 {
   struct progress *p = data;
+  struct layer_line *l;
   if (p->l == NULL)
     {
       p->n = pr->count;
       p->l = xcalloc ((size_t) pr->count, sizeof *p->l);
+      p->ref = xstrdup (pr->ref ? pr->ref : "");
     }
   if (pr->index < 0 || pr->index >= p->n)
     return;
-  snprintf (p->l[pr->index].digest, sizeof p->l[pr->index].digest, "%.19s", pr->digest);
-  p->l[pr->index].done = pr->done;
-  p->l[pr->index].total = pr->total;
-  p->l[pr->index].finished = pr->finished;
+  l = &p->l[pr->index];
+  snprintf (l->digest, sizeof l->digest, "%.19s", pr->digest);
+  if (pr->kind == IMG_PROGRESS_UNPACK)
+    {
+      l->unpacking = true;
+      l->entries = pr->entries;
+      l->written = pr->written;
+      l->unpacked = pr->unpacked;
+    }
+  else
+    {
+      l->done = pr->done;
+      l->total = pr->total;
+      l->finished = pr->finished;
+    }
   draw (p);
 }
 
@@ -269,6 +361,7 @@ image_cli_finish (struct image_cli *c)
   if (c->prog)
     {
       free (c->prog->l);
+      free (c->prog->ref);
       free (c->prog);
       c->prog = NULL;
     }
@@ -306,10 +399,15 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
       return -1;
     }
   kv = xcalloc (ic->annot_len + 1, sizeof *kv);
+  size_t nkv = 0;
   for (size_t i = 0; i < ic->annot_len; i++)
     {
-      kv[i].key = ic->annot_keys[i];
-      kv[i].value = ic->annot_values[i];
+      /* The image's labels become annotations, but an image must never
+       * choose its own confinement (docs/security.md "Who decides"). */
+      if (rt_startswith (ic->annot_keys[i], "run.oci.sandlock."))
+        continue;
+      kv[nkv].key = ic->annot_keys[i];
+      kv[nkv++].value = ic->annot_values[i];
     }
   d.args = ic->args;
   d.env = ic->env;
@@ -319,7 +417,7 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
   d.additional_gids = ic->gids;
   d.additional_gids_len = ic->gids_len;
   d.annotations = kv;
-  d.annotations_len = ic->annot_len;
+  d.annotations_len = nkv;
   d.root_readonly = true;
   d.terminal = false;
   d.rootless = geteuid () != 0;

@@ -14,6 +14,7 @@
 #include "command.h"
 #include "common/util.h"
 #include "runtime/confine.h"
+#include "sysconfig.h"
 
 static void
 usage_all (FILE *f)
@@ -31,6 +32,10 @@ usage_all (FILE *f)
            "  --cgroup-manager M   cgroupfs, systemd (= --systemd-cgroup) or\n"
            "                       disabled (no cgroup; no linux.resources)\n"
            "  --rootless VALUE     auto, true or false\n"
+           "  --sandlock-disable LIST, --sandlock-degrade LIST\n"
+           "                       default run.oci.sandlock.disable/degrade\n"
+           "  --sandlock-config FILE\n"
+           "                       defaults file (else /etc/sandlock-oci/config.json)\n"
            "  -v, --version        print the version\n"
            "  -h, --help           this text; `help COMMAND` for one command\n\n"
            "Commands:\n");
@@ -115,6 +120,9 @@ enum
   OPT_ROOTLESS,
   OPT_CRIU,
   OPT_CGROUP_MANAGER,
+  OPT_SL_CONFIG,
+  OPT_SL_DISABLE,
+  OPT_SL_DEGRADE,
 };
 
 /* crun's --cgroup-manager: cgroupfs and systemd are the two cgroupsPath
@@ -157,11 +165,15 @@ main (int argc, char **argv)
     { "rootless", required_argument, 0, OPT_ROOTLESS },
     { "criu", required_argument, 0, OPT_CRIU },
     { "cgroup-manager", required_argument, 0, OPT_CGROUP_MANAGER },
+    { "sandlock-config", required_argument, 0, OPT_SL_CONFIG },
+    { "sandlock-disable", required_argument, 0, OPT_SL_DISABLE },
+    { "sandlock-degrade", required_argument, 0, OPT_SL_DEGRADE },
     { "version", no_argument, 0, 'v' },
     { "help", no_argument, 0, 'h' },
     { 0, 0, 0, 0 },
   };
   struct oci_globals g = { .rootless = -1 };
+  struct oci_sysconfig_flags sl = { 0 };
   struct rt_err *err = NULL;
   const struct oci_command *c;
   struct timespec t0;
@@ -213,6 +225,15 @@ main (int argc, char **argv)
             }
           break;
         case OPT_CRIU:
+          break;
+        case OPT_SL_CONFIG:
+          sl.config = optarg;
+          break;
+        case OPT_SL_DISABLE:
+          sl.disable = optarg;
+          break;
+        case OPT_SL_DEGRADE:
+          sl.degrade = optarg;
           break;                /* runc compatibility; criu-lite needs no binary */
         case 'v':
           printf ("sandlock-oci version %s\nspec: 1.2.0\n", SANDLOCK_VERSION);
@@ -234,6 +255,13 @@ main (int argc, char **argv)
     return 1;
   if (g.root == NULL)
     g.root = default_root ();
+  if (oci_sysconfig_apply (argv[0], &sl, &err) < 0)
+    {
+      oci_log_error (&g, err->msg);
+      rt_err_free (&err);
+      free (g.root);
+      return 1;
+    }
   {
     /* Compiled seccomp profiles are cached next to the containers' state,
      * in a directory only this user can write. */

@@ -1271,3 +1271,10 @@ oci_resources_parse (const char *buf, size_t len, struct rt_resources **out,
   *out = r;
   return 0;
 }
+
+int
+oci_json_prescan (const char *buf, size_t len, const char *name,
+                  struct rt_err **err)
+{
+  return prescan (buf, len, name, err);
+}

@@ -43,4 +43,10 @@ int oci_resources_parse (const char *buf, size_t len,
                          struct rt_resources **out, struct rt_err **err)
     __attribute__ ((nonnull (1, 3)));
 
+/* For other JSON documents parsed with yajl's tree (state.json): refuses
+ * nesting deeper than config.json may (yajl_tree_free recurses) and
+ * "\u0000" in strings, naming |name| in the error. */
+int oci_json_prescan (const char *buf, size_t len, const char *name,
+                      struct rt_err **err);
+
 #endif

@@ -12,8 +12,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
-#include <yajl/yajl_tree.h>
 
 #include "common/util.h"
 #include "runtime/cgroup.h"
@@ -108,64 +106,56 @@ oci_state_create (const struct oci_globals *g, const char *id,
   return lock_dir (st->dirfd, id, err);
 }
 
-static char *
-tree_str (yajl_val root, const char *key)
+/* Opens <root>/<id> and locks it: 1 when there is no such container
+ * (nor was one by the time the lock was ours: a concurrent delete unlinks
+ * the directory we wait on). */
+static int
+open_locked (const struct oci_globals *g, const char *id,
+             struct oci_state *st, struct rt_err **err)
 {
-  const char *path[] = { key, NULL };
-  yajl_val v = yajl_tree_get (root, path, yajl_t_string);
-  return v ? xstrdup (YAJL_GET_STRING (v)) : NULL;
-}
+  _cleanup_fd_ int rootfd = -1;
+  struct stat sb;
 
-static long long
-tree_int (yajl_val root, const char *key)
-{
-  const char *path[] = { key, NULL };
-  yajl_val v = yajl_tree_get (root, path, yajl_t_number);
-  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : 0;
+  st->dirfd = -1;
+  if (!oci_id_valid (id))
+    return 1;
+  rootfd = open_root (g, false, err);
+  if (rootfd < 0)
+    return *err ? -1 : 1;
+  st->dirfd = openat (rootfd, id,
+                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (st->dirfd < 0)
+    return errno == ENOENT ? 1 : rt_err_set (err, errno, "open state of `%s`",
+                                             id);
+  st->id = xstrdup (id);
+  if (lock_dir (st->dirfd, id, err) < 0)
+    return -1;
+  if (fstat (st->dirfd, &sb) < 0)
+    return rt_err_set (err, errno, "stat state of `%s`", id);
+  return sb.st_nlink == 0 ? 1 : 0;
 }
 
 static int
-parse_state (struct oci_state *st, const char *buf, struct rt_err **err)
+read_state (struct oci_state *st, struct rt_err **err)
 {
-  char ebuf[256];
-  yajl_val root = yajl_tree_parse (buf, ebuf, sizeof ebuf), ann;
-  const char *apath[] = { "annotations", NULL };
-  const char *spath[] = { "systemd", NULL };
-
-  if (root == NULL || !YAJL_IS_OBJECT (root))
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  if (rt_read_file_at (st->dirfd, "state.json", OCI_STATE_MAX_BYTES, &buf,
+                       &len, err) < 0)
     {
-      yajl_tree_free (root);
-      return rt_err_set (err, 0, "state.json of `%s` is corrupt", st->id);
-    }
-  st->oci_version = tree_str (root, "ociVersion");
-  st->status = tree_str (root, "status");
-  st->pid = (pid_t) tree_int (root, "pid");
-  st->start_time = (uint64_t) tree_int (root, "start_time");
-  st->bundle = tree_str (root, "bundle");
-  st->rootfs = tree_str (root, "rootfs");
-  st->created = tree_str (root, "created");
-  st->owner = tree_str (root, "owner");
-  st->cgroup_path = tree_str (root, "cgroup_path");
-  st->systemd_cgroup = YAJL_IS_TRUE (yajl_tree_get (root, spath, yajl_t_true));
-  ann = yajl_tree_get (root, apath, yajl_t_object);
-  if (ann && YAJL_IS_OBJECT (ann))
-    {
-      size_t n = YAJL_GET_OBJECT (ann)->len;
-      st->annotations = xcalloc (n, sizeof *st->annotations);
-      for (size_t i = 0; i < n; i++)
+      if ((*err)->errno_ == ENOENT)
         {
-          yajl_val v = YAJL_GET_OBJECT (ann)->values[i];
-          if (!YAJL_IS_STRING (v))
-            continue;
-          st->annotations[st->annotations_len].key
-              = xstrdup (YAJL_GET_OBJECT (ann)->keys[i]);
-          st->annotations[st->annotations_len++].value
-              = xstrdup (YAJL_GET_STRING (v));
+          rt_err_free (err);
+          return rt_err_set (err, 0, "container \"%s\" does not exist",
+                             st->id);
         }
+      return rt_err_wrap (err, "container `%s`", st->id);
     }
-  yajl_tree_free (root);
-  if (st->status == NULL || st->bundle == NULL)
-    return rt_err_set (err, 0, "state.json of `%s` is incomplete", st->id);
+  if (oci_state_parse (st, buf, len, err) < 0)
+    return -1;
+  st->image_bundle = faccessat (st->dirfd, IMAGE_BUNDLE_MARK, F_OK,
+                                AT_SYMLINK_NOFOLLOW) == 0;
+  oci_state_refresh (st);
   return 0;
 }
 
@@ -173,41 +163,55 @@ int
 oci_state_load (const struct oci_globals *g, const char *id,
                 struct oci_state *st, struct rt_err **err)
 {
-  _cleanup_fd_ int rootfd = -1;
-  _cleanup_free_ char *buf = NULL;
-
-  st->dirfd = -1;
-  if (!oci_id_valid (id))
+  int r = open_locked (g, id, st, err);
+  if (r < 0)
+    return -1;
+  if (r > 0)
     return rt_err_set (err, 0, "container \"%s\" does not exist", id);
-  rootfd = open_root (g, false, err);
-  if (rootfd < 0)
-    return *err ? -1 : rt_err_set (err, ENOENT, "container \"%s\" does not "
-                                   "exist", id) ;
-  st->dirfd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (st->dirfd < 0)
+  return read_state (st, err);
+}
+
+static void set_status (struct oci_state *st, const char *s);
+
+/* What `delete -f` can still find of a container whose state.json is
+ * missing or unreadable: what a partial parse got (a pid only with its
+ * start time, so a reused pid is never killed), else the cgroup path
+ * config.json gives, as create resolved it. */
+static void
+salvage (const struct oci_globals *g, struct oci_state *st)
+{
+  struct rt_config *cfg = NULL;
+  struct rt_err *e = NULL;
+  if (st->start_time == 0)
+    st->pid = 0;
+  if (st->cgroup_path == NULL && oci_state_config (st, &cfg, &e) == 0)
     {
-      if (errno == ENOENT)
-        return rt_err_set (err, 0, "container \"%s\" does not exist", id);
-      return rt_err_set (err, errno, "open state of `%s`", id);
+      struct rt_cgroup_opts co = { .cgroups_path = cfg->cgroups_path,
+                                   .id = st->id,
+                                   .systemd = g->systemd_cgroup };
+      rt_cgroup_resolve (&co, &st->cgroup_path, &e);
     }
-  st->id = xstrdup (id);
-  if (lock_dir (st->dirfd, id, err) < 0)
-    return -1;
-  /* A concurrent delete may have removed it while we waited for the lock. */
-  if (rt_read_file_at (st->dirfd, "state.json", 1 << 20, &buf, NULL, err) < 0)
-    {
-      if ((*err)->errno_ == ENOENT)
-        {
-          rt_err_free (err);
-          return rt_err_set (err, 0, "container \"%s\" does not exist", id);
-        }
-      return -1;
-    }
-  if (parse_state (st, buf, err) < 0)
-    return -1;
+  rt_err_free (&e);
+  rt_config_free (cfg);
+  set_status (st, "stopped");
   st->image_bundle = faccessat (st->dirfd, IMAGE_BUNDLE_MARK, F_OK,
                                 AT_SYMLINK_NOFOLLOW) == 0;
-  oci_state_refresh (st);
+}
+
+int
+oci_state_load_any (const struct oci_globals *g, const char *id,
+                    struct oci_state *st, struct rt_err **err)
+{
+  struct rt_err *e = NULL;
+  int r = open_locked (g, id, st, err);
+  if (r != 0)
+    return r;
+  if (read_state (st, &e) == 0)
+    return 0;
+  if (faccessat (st->dirfd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    oci_log_warning (g, e->msg);
+  rt_err_free (&e);
+  salvage (g, st);
   return 0;
 }
 
@@ -221,13 +225,18 @@ set_status (struct oci_state *st, const char *s)
 void
 oci_state_refresh (struct oci_state *st)
 {
-  if (strcmp (st->status, "creating") == 0 && st->pid == 0)
+  bool creating = strcmp (st->status, "creating") == 0;
+  if (creating && st->pid == 0)
     return;
   if (!rt_proc_alive (st->pid, st->start_time))
     {
       set_status (st, "stopped");
       return;
     }
+  /* Still "creating" under the lock: its create was killed before the
+   * process was parked and recorded.  Never startable; delete removes it. */
+  if (creating)
+    return;
   if (faccessat (st->dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     {
       set_status (st, "created");
@@ -246,72 +255,16 @@ oci_state_refresh (struct oci_state *st)
     }
 }
 
-#define S(g, s) yajl_gen_string ((g), (const unsigned char *) (s), strlen (s))
-
-static void
-kv (yajl_gen g, const char *k, const char *v)
-{
-  S (g, k);
-  S (g, v ? v : "");
-}
-
-static char *
-gen_state (const struct oci_state *st, bool pretty, bool internal)
-{
-  yajl_gen g = yajl_gen_alloc (NULL);
-  const unsigned char *buf;
-  size_t len;
-  char *out;
-
-  yajl_gen_config (g, yajl_gen_beautify, pretty ? 1 : 0);
-  yajl_gen_config (g, yajl_gen_indent_string, "  ");
-  yajl_gen_map_open (g);
-  kv (g, "ociVersion", st->oci_version ? st->oci_version : "1.2.0");
-  kv (g, "id", st->id);
-  kv (g, "status", st->status);
-  S (g, "pid");
-  yajl_gen_integer (g, strcmp (st->status, "stopped") == 0 && !internal
-                           ? 0 : st->pid);
-  kv (g, "bundle", st->bundle);
-  kv (g, "rootfs", st->rootfs);
-  kv (g, "created", st->created);
-  kv (g, "owner", st->owner);
-  if (st->annotations_len)
-    {
-      S (g, "annotations");
-      yajl_gen_map_open (g);
-      for (size_t i = 0; i < st->annotations_len; i++)
-        kv (g, st->annotations[i].key, st->annotations[i].value);
-      yajl_gen_map_close (g);
-    }
-  if (internal)
-    {
-      S (g, "start_time");
-      yajl_gen_integer (g, (long long) st->start_time);
-      if (st->cgroup_path)
-        kv (g, "cgroup_path", st->cgroup_path);
-      S (g, "systemd");
-      yajl_gen_bool (g, st->systemd_cgroup);
-    }
-  yajl_gen_map_close (g);
-  yajl_gen_get_buf (g, &buf, &len);
-  out = xmalloc (len + 1);
-  memcpy (out, buf, len);
-  out[len] = '\0';
-  yajl_gen_free (g);
-  return out;
-}
-
 char *
 oci_state_json (const struct oci_state *st, bool pretty)
 {
-  return gen_state (st, pretty, false);
+  return oci_state_gen (st, pretty, false);
 }
 
 int
 oci_state_save (const struct oci_state *st, struct rt_err **err)
 {
-  _cleanup_free_ char *j = gen_state (st, false, true);
+  _cleanup_free_ char *j = oci_state_gen (st, false, true);
   return rt_atomic_write_at (st->dirfd, "state.json", j, strlen (j), 0600, err);
 }
 
@@ -399,28 +352,6 @@ oci_state_remove (const struct oci_globals *g, struct oci_state *st,
   return rt_rm_rf_at (rootfd, st->id, err);
 }
 
-int
-oci_state_remove_orphan (const struct oci_globals *g, const char *id,
-                         struct rt_err **err)
-{
-  _cleanup_fd_ int rootfd = -1, dfd = -1;
-  if (!oci_id_valid (id))
-    return 0;
-  rootfd = open_root (g, false, err);
-  if (rootfd < 0)
-    return *err ? -1 : 0;
-  dfd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dfd < 0)
-    return 0;
-  if (lock_dir (dfd, id, err) < 0)
-    return -1;
-  if (faccessat (dfd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-    return 0;                   /* a real container after all */
-  if (faccessat (dfd, IMAGE_BUNDLE_MARK, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-    remove_image_bundle (g, rootfd, id);
-  return rt_rm_rf_at (rootfd, id, err);
-}
-
 void
 oci_state_free (struct oci_state *st)
 {
@@ -444,26 +375,109 @@ oci_state_free (struct oci_state *st)
   st->dirfd = -1;
 }
 
-/* Waits for a process that is not our child to go away: a pidfd becomes
- * readable when it exits — no polling loop. */
-static void
-wait_gone (pid_t pid, uint64_t start_time)
+/* How long delete waits for killed processes to go: runc gives up after
+ * about 10 s too.  A process frozen by a cgroup the runtime does not own
+ * (a frozen parent) or stuck in uninterruptible sleep never goes. */
+#define DESTROY_WAIT_MS 10000
+
+/* Waits, at most |timeout_ms|, for a process that is not our child to go
+ * away: a pidfd becomes readable when it exits — no polling loop. */
+static int
+wait_gone (pid_t pid, uint64_t start_time, int timeout_ms,
+           struct rt_err **err)
 {
-  int fd = (int) syscall (SYS_pidfd_open, pid, 0);
+  _cleanup_fd_ int fd = (int) syscall (SYS_pidfd_open, pid, 0);
   struct pollfd p;
-  if (fd < 0)
-    return;
+  int r;
   /* The pid may have been reused between our check and pidfd_open. */
-  if (!rt_proc_alive (pid, start_time))
-    {
-      close (fd);
-      return;
-    }
+  if (fd < 0 || !rt_proc_alive (pid, start_time))
+    return 0;
   p.fd = fd;
   p.events = POLLIN;
-  while (poll (&p, 1, -1) < 0 && errno == EINTR)
+  while ((r = poll (&p, 1, timeout_ms)) < 0 && errno == EINTR)
     ;
-  close (fd);
+  if (r == 0)
+    return rt_err_set (err, ETIMEDOUT, "process %d still running after "
+                       "SIGKILL", (int) pid);
+  return 0;
+}
+
+static void
+kill_all (struct oci_state *st, struct rt_cgroup *cg)
+{
+  struct rt_err *e2 = NULL;
+  if (rt_proc_alive (st->pid, st->start_time))
+    {
+      int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+      if (pfd >= 0 && rt_proc_alive (st->pid, st->start_time))
+        syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+      if (pfd >= 0)
+        close (pfd);
+    }
+  /* Without a pid namespace, other processes outlive init: the cgroup
+   * names them all.  A frozen cgroup must be thawed for SIGKILL to land;
+   * only the container's own freezer is ours to thaw. */
+  if (cg)
+    {
+      if (rt_cgroup_is_frozen (cg, &e2) == 1)
+        rt_cgroup_freeze (cg, false, &e2);
+      rt_err_free (&e2);
+      rt_cgroup_kill (cg, SIGKILL, &e2);
+      rt_err_free (&e2);
+    }
+}
+
+/* Bounded wait for init and then every process of the cgroup.  On timeout
+ * the error names what is left; the caller keeps the container. */
+static int
+wait_all (struct oci_state *st, struct rt_cgroup *cg, struct rt_err **err)
+{
+  struct timespec t0, t1;
+  long spent;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  if (wait_gone (st->pid, st->start_time, DESTROY_WAIT_MS, err) < 0)
+    {
+      if (cg == NULL)
+        return -1;
+      struct rt_err *e = NULL;
+      /* Name every process of the cgroup, not only init. */
+      if (rt_cgroup_wait_empty (cg, 0, &e) < 0)
+        {
+          rt_err_free (err);
+          *err = rt_steal_ptr (&e);
+        }
+      return -1;
+    }
+  if (cg == NULL)
+    return 0;
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  spent = (t1.tv_sec - t0.tv_sec) * 1000L
+          + (t1.tv_nsec - t0.tv_nsec) / 1000000L;
+  /* Killed processes leave the cgroup a moment after the signal. */
+  return rt_cgroup_wait_empty (cg, (int) (DESTROY_WAIT_MS - spent), err);
+}
+
+/* A task can still be leaving, or a straggler forked at exit still be
+ * there, when the first rmdir runs: EBUSY then means kill what is left,
+ * wait (bounded) for the cgroup to empty, and remove every hierarchy's
+ * directory again, as runc retries its rmdir. */
+static int
+remove_cgroup (struct rt_cgroup *cg, struct rt_err **err)
+{
+  struct rt_err *e = NULL;
+  if (rt_cgroup_destroy (cg, &e) == 0)
+    return 0;
+  if (e->errno_ != EBUSY)
+    {
+      *err = rt_steal_ptr (&e);
+      return -1;
+    }
+  rt_err_free (&e);
+  rt_cgroup_kill (cg, SIGKILL, &e);
+  rt_err_free (&e);
+  if (rt_cgroup_wait_empty (cg, DESTROY_WAIT_MS, err) < 0)
+    return -1;
+  return rt_cgroup_destroy (cg, err);
 }
 
 int
@@ -476,37 +490,16 @@ oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
 
   if (st->cgroup_path && rt_cgroup_open (st->cgroup_path, &cg, &e2) < 0)
     rt_err_free (&e2);
-  if (rt_proc_alive (st->pid, st->start_time))
+  kill_all (st, cg);
+  /* Nothing is removed while a process lives: the state stays, and a
+   * later `delete -f` retries. */
+  if (wait_all (st, cg, err) < 0 || (cg && remove_cgroup (cg, err) < 0))
     {
-      int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
-      if (pfd >= 0 && rt_proc_alive (st->pid, st->start_time))
-        syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
-      if (pfd >= 0)
-        close (pfd);
-    }
-  /* Without a pid namespace, other processes outlive init: the cgroup
-   * names them all.  A frozen cgroup must be thawed for SIGKILL to land. */
-  if (cg)
-    {
-      if (rt_cgroup_is_frozen (cg, &e2) == 1)
-        rt_cgroup_freeze (cg, false, &e2);
-      rt_err_free (&e2);
-      rt_cgroup_kill (cg, SIGKILL, &e2);
-      rt_err_free (&e2);
-    }
-  wait_gone (st->pid, st->start_time);
-  if (cg)
-    {
-      /* Killed processes leave the cgroup a moment after the signal. */
-      if (rt_cgroup_wait_empty (cg, 10000, &e2) < 0)
-        rt_err_free (&e2);
-      if (rt_cgroup_destroy (cg, err) < 0)
-        {
-          rt_cgroup_free (cg);
-          return -1;
-        }
       rt_cgroup_free (cg);
+      return rt_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
+                          "again once its processes can exit", st->id);
     }
+  rt_cgroup_free (cg);
   if (oci_state_config (st, &cfg, &e2) == 0)
     {
       _cleanup_free_ char *j = NULL;

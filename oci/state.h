@@ -11,6 +11,7 @@
 
 #include "command.h"
 #include "runtime/config.h"
+#include "spec.h"
 
 struct oci_state
 {
@@ -52,6 +53,20 @@ int oci_state_create (const struct oci_globals *g, const char *id,
 int oci_state_load (const struct oci_globals *g, const char *id,
                     struct oci_state *st, struct rt_err **err);
 
+/* state.json holds config.json's annotations: it may be as large as the
+ * config create accepted, plus a few paths. */
+#define OCI_STATE_MAX_BYTES (OCI_SPEC_MAX_BYTES + (1u << 20))
+
+/* Parses state.json (|len| bytes, no NUL needed) into |st|, whose id names
+ * the container in errors.  On failure some fields may be set:
+ * oci_state_free() frees them. */
+int oci_state_parse (struct oci_state *st, const char *buf, size_t len,
+                     struct rt_err **err);
+
+/* state.json (|internal|: with start_time, cgroup_path, systemd) or the
+ * runtime-spec state `state` prints; malloc'd. */
+char *oci_state_gen (const struct oci_state *st, bool pretty, bool internal);
+
 /* Writes state.json atomically. */
 int oci_state_save (const struct oci_state *st, struct rt_err **err);
 
@@ -83,12 +98,13 @@ int oci_state_remove (const struct oci_globals *g, struct oci_state *st,
 
 void oci_state_free (struct oci_state *st);
 
-/* delete -f of an id whose directory exists without state.json (a create
- * that died before writing it): takes the lock, so a create in progress is
- * waited for, and removes the directory only if state.json is still
- * missing.  0 when there was nothing to do. */
-int oci_state_remove_orphan (const struct oci_globals *g, const char *id,
-                             struct rt_err **err);
+/* For `delete -f`: oci_state_load, but a container whose state.json is
+ * missing, corrupt or too large loads too (status "stopped", the pid only
+ * when its start time is known, the cgroup from config.json when
+ * state.json does not name it), with a warning, so that whatever create
+ * made can be removed.  1 when there is no such container. */
+int oci_state_load_any (const struct oci_globals *g, const char *id,
+                        struct oci_state *st, struct rt_err **err);
 
 /* Kills, waits for and cleans up a container: cgroup, poststop hooks, state
  * directory.  Used by delete and by run when the container exits. */

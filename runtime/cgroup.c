@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -181,23 +182,44 @@ create_devices (struct rt_cgroup *cg, const struct rt_cgroup_opts *o,
   return -1;
 }
 
-int
-rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
-                  struct rt_cgroup **out, struct rt_err **err)
+static int
+resolve_on (const struct cg_host *h, const struct rt_cgroup_opts *o,
+            char **path, struct rt_err **err)
 {
-  const struct cg_host *h;
-  _cleanup_free_ char *self = NULL, *path = NULL;
-  struct rt_err *e = NULL;
-
-  h = cg_host_get (err);
-  if (h == NULL)
-    return -1;
+  _cleanup_free_ char *self = NULL;
   if (o->cgroups_path && *o->cgroups_path && *o->cgroups_path != '/'
       && !o->systemd
       && rt_read_file_at (AT_FDCWD, "/proc/self/cgroup", CG_FILE_MAX, &self,
                           NULL, err) < 0)
     return -1;
-  if (cg_resolve_path (o, h->layout, self ? self : "", &path, err) < 0)
+  return cg_resolve_path (o, h->layout, self ? self : "", path, err);
+}
+
+int
+rt_cgroup_resolve (const struct rt_cgroup_opts *o, char **path,
+                   struct rt_err **err)
+{
+  const struct cg_host *h = cg_host_get (err);
+  *path = NULL;
+  if (h == NULL)
+    return -1;
+  if (h->layout == CG_NONE)
+    return 0;
+  return resolve_on (h, o, path, err);
+}
+
+int
+rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
+                  struct rt_cgroup **out, struct rt_err **err)
+{
+  const struct cg_host *h;
+  _cleanup_free_ char *path = NULL;
+  struct rt_err *e = NULL;
+
+  h = cg_host_get (err);
+  if (h == NULL)
+    return -1;
+  if (resolve_on (h, o, &path, err) < 0)
     return -1;
   if (h->layout == CG_NONE && !cg_resources_needed (o->resources)
       && !o->devices_required)
@@ -380,6 +402,45 @@ rt_cgroup_pids (struct rt_cgroup *cg, pid_t **pids, size_t *n,
   return 0;
 }
 
+static int
+pid_cmp (const void *a, const void *b)
+{
+  pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+  return (x > y) - (x < y);
+}
+
+/* The pids of the cgroup in every hierarchy, each once.  On a hybrid or v1
+ * host a process can be in the container's cgroup of one hierarchy and not
+ * of the one rt_cgroup_pids reads (moved by hand, or by a tool that knows
+ * one controller); its rmdir then fails with EBUSY. */
+static int
+all_pids (struct rt_cgroup *cg, pid_t **pids, size_t *n, struct rt_err **err)
+{
+  struct pidv v = { NULL, 0 };
+  size_t k = 0;
+  for (size_t i = 0; i <= cg->host.v1_len; i++)
+    {
+      _cleanup_free_ char *d = NULL;
+      if (i < cg->host.v1_len && cg->v1_on[i])
+        d = xasprintf ("%s%s", cg->host.v1[i].dir, cg->path);
+      else if (i == cg->host.v1_len && cg->v2_on)
+        d = cg_v2_dir (cg);
+      if (d && collect_pids (d, &v, 0, err) < 0)
+        {
+          free (v.v);
+          return -1;
+        }
+    }
+  if (v.n)
+    qsort (v.v, v.n, sizeof *v.v, pid_cmp);
+  for (size_t i = 0; i < v.n; i++)
+    if (k == 0 || v.v[k - 1] != v.v[i])
+      v.v[k++] = v.v[i];
+  *pids = v.v;
+  *n = k;
+  return 0;
+}
+
 static bool
 pidv_has (const struct pidv *p, pid_t pid)
 {
@@ -408,7 +469,7 @@ kill_loop (struct rt_cgroup *cg, int sig, struct rt_err **err)
                             "signalling", cg->path);
           break;
         }
-      if (rt_cgroup_pids (cg, &pids, &n, err) < 0)
+      if (all_pids (cg, &pids, &n, err) < 0)
         {
           ret = -1;
           break;
@@ -431,6 +492,15 @@ kill_loop (struct rt_cgroup *cg, int sig, struct rt_err **err)
     }
   free (done.v);
   return ret;
+}
+
+static bool
+any_v1 (const struct rt_cgroup *cg)
+{
+  for (size_t i = 0; i < cg->host.v1_len; i++)
+    if (cg->v1_on[i])
+      return true;
+  return false;
 }
 
 static bool
@@ -459,8 +529,12 @@ rt_cgroup_kill (struct rt_cgroup *cg, int sig, struct rt_err **err)
       r = cg_v2_kill (cg, err);
       if (r < 0)
         return -1;
-      if (r == 1)
+      /* A process in the container's v1 cgroups only (hybrid host) is out
+       * of cgroup.kill's reach: the loop reaches it. */
+      if (r == 1 && !any_v1 (cg))
         return thaw ? cg_v1_freeze (cg, false, err) : 0;
+      if (r == 1)
+        v1f = false;            /* frozen tasks already have SIGKILL */
     }
   /* Without cgroup.kill, a frozen cgroup cannot fork between our reading
    * cgroup.procs and the signal landing; SIGKILL acts on thaw. */
@@ -531,12 +605,36 @@ now_ms (void)
   return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* Blocks until every pid of |pids| has exited (pidfds become readable when
- * the process exits; it has left its cgroups by then, zombie or not). */
+/* "pids 12 34 still running" for the processes whose pidfd is still open. */
+static int
+still_running (const pid_t *pids, const struct pollfd *pfd, size_t m,
+               struct rt_err **err)
+{
+  char buf[512];
+  size_t off = 0, left = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < m; i++)
+    if (pfd[i].fd >= 0)
+      {
+        left++;
+        if (off < sizeof buf - 16)
+          off += (size_t) snprintf (buf + off, sizeof buf - off, " %d",
+                                    (int) pids[i]);
+      }
+  return rt_err_set (err, ETIMEDOUT, "%zu process%s still running (pid%s%s) "
+                     "after SIGKILL: frozen by a cgroup we do not own, or "
+                     "in uninterruptible sleep", left, left == 1 ? "" : "es",
+                     left == 1 ? "" : "s", buf);
+}
+
+/* Blocks until every pid of |pids| has exited or |deadline| passes
+ * (pidfds become readable when the process exits; it has left its cgroups
+ * by then, zombie or not). */
 static int
 wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
 {
   struct pollfd *pfd = xcalloc (n, sizeof *pfd);
+  pid_t *pv = xcalloc (n, sizeof *pv);
   size_t m = 0;
   int ret = 0;
 
@@ -544,7 +642,10 @@ wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
     {
       int fd = (int) syscall (SYS_pidfd_open, pids[i], 0);
       if (fd >= 0)
-        pfd[m++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+        {
+          pv[m] = pids[i];
+          pfd[m++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+        }
       else if (errno != ESRCH)
         {
           ret = rt_err_set (err, errno, "cgroup: pidfd_open %d",
@@ -561,8 +662,7 @@ wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
       if (r < 0)
         ret = rt_err_set (err, errno, "cgroup: poll pidfds");
       else if (r == 0)
-        ret = rt_err_set (err, ETIMEDOUT, "cgroup: %zu processes still "
-                          "running", left);
+        ret = still_running (pv, pfd, m, err);
       for (size_t i = 0; ret == 0 && i < m; i++)
         if (pfd[i].fd >= 0 && pfd[i].revents)
           {
@@ -575,31 +675,82 @@ wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
     if (pfd[i].fd >= 0)
       close (pfd[i].fd);
   free (pfd);
+  free (pv);
   return ret;
 }
 
-int
-rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
-                      struct rt_err **err)
+/* cgroup.procs can be empty while the cgroup is still populated (a task
+ * between leaving the pid list and leaving its css_set): v2 says when it
+ * is really empty in cgroup.events, and signals each change to inotify.
+ * The watch is set before the first read so no transition is missed. */
+static int
+wait_unpopulated (const struct rt_cgroup *cg, long deadline,
+                  struct rt_err **err)
 {
-  long deadline = now_ms () + timeout_ms;
+  _cleanup_free_ char *dir = cg_v2_dir (cg);
+  _cleanup_free_ char *ev = xasprintf ("%s/cgroup.events", dir);
+  _cleanup_fd_ int ifd = inotify_init1 (IN_CLOEXEC | IN_NONBLOCK);
+
+  if (ifd < 0)
+    return rt_err_set (err, errno, "cgroup: inotify_init1");
+  if (inotify_add_watch (ifd, ev, IN_MODIFY) < 0)
+    return errno == ENOENT ? 0 : rt_err_set (err, errno, "cgroup: watch "
+                                             "`%s`", ev);
+  for (;;)
+    {
+      _cleanup_free_ char *t = NULL;
+      char buf[4096];
+      uint64_t v = 0;
+      struct pollfd pfd = { .fd = ifd, .events = POLLIN };
+      long wait = deadline - now_ms ();
+      int r = cg_read (dir, "cgroup.events", &t, err);
+      if (r == -ENOENT)
+        return 0;
+      if (r < 0)
+        return -1;
+      if (!cg_keyed (t, "populated", &v) || v == 0)
+        return 0;
+      r = wait > 0 ? poll (&pfd, 1, (int) wait) : 0;
+      if (r < 0 && errno != EINTR)
+        return rt_err_set (err, errno, "cgroup: poll `%s`", ev);
+      if (r == 0)
+        return rt_err_set (err, ETIMEDOUT, "`%s` still says populated",
+                           ev);
+      while (read (ifd, buf, sizeof buf) > 0)
+        ;
+    }
+}
+
+static int
+wait_empty_until (struct rt_cgroup *cg, long deadline, struct rt_err **err)
+{
   for (;;)
     {
       pid_t *pids = NULL;
       size_t n = 0;
       int r;
-      if (rt_cgroup_pids (cg, &pids, &n, err) < 0)
+      if (all_pids (cg, &pids, &n, err) < 0)
         return -1;
       if (n == 0)
         {
           free (pids);
-          return 0;
+          break;
         }
       r = wait_exits (pids, n, deadline, err);
       free (pids);
       if (r < 0)
         return rt_err_wrap (err, "cgroup `%s`", cg->path);
     }
+  if (cg->v2_on && wait_unpopulated (cg, deadline, err) < 0)
+    return rt_err_wrap (err, "cgroup `%s`", cg->path);
+  return 0;
+}
+
+int
+rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
+                      struct rt_err **err)
+{
+  return wait_empty_until (cg, now_ms () + timeout_ms, err);
 }
 
 /* rmdir leaf first; a cgroup directory holds only kernel files, which

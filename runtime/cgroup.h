@@ -42,6 +42,13 @@ bool rt_devices_required (const struct rt_config *c);
 int rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
                       struct rt_cgroup **out, struct rt_err **err);
 
+/* The path rt_cgroup_create would use for |o|, touching nothing, so that
+ * a caller can record it before any directory exists (a runtime killed
+ * half-way then leaves a cgroup its `delete` can find).  *path is NULL when
+ * the host has no cgroup hierarchy.  Caller frees *path. */
+int rt_cgroup_resolve (const struct rt_cgroup_opts *o, char **path,
+                       struct rt_err **err);
+
 /* For clone3(CLONE_INTO_CGROUP): rt_cgroup_create with pid 0 before the
  * clone, then this fd (the v2 directory; the unified tree on hybrid) in
  * clone_args.cgroup, then rt_cgroup_attach(skip_v2=true) for the v1

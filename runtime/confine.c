@@ -94,9 +94,11 @@ rt_confine_for_exec (struct rt_confine *cf, bool own_pidns, bool own_netns)
   rt_strv_free (cf->ll.masks);
   cf->ll.masks = NULL;
   cf->ll.masks_len = 0;
-  if (own_pidns)
+  /* A namespace joined by path may be the host's: only one that holds
+   * just the pod bounds the reach (runtime/landlock-scope.c). */
+  if (own_pidns && cf->ll.pidns_private)
     cf->ll.scoped &= ~RT_LL_SCOPE_SIGNAL;
-  if (own_netns)
+  if (own_netns && cf->ll.netns_private)
     cf->ll.scoped &= ~RT_LL_SCOPE_ABSTRACT_UNIX;
 }
 
@@ -124,6 +126,19 @@ rt_confine_use_pins (struct rt_confine *cf, const char *rec, size_t len,
                      struct rt_err **err)
 {
   return rt_ll_pins_use (&cf->ll, rec, len, err);
+}
+
+int
+rt_confine_set_default (bool disable, const char *value, const char *origin,
+                        int rank, struct rt_err **err)
+{
+  return rt_ll_set_default (disable, value, origin, rank, err);
+}
+
+void
+rt_confine_lock_annotations (const char *origin)
+{
+  rt_ll_lock_annotations (origin);
 }
 
 void

@@ -71,7 +71,8 @@ const struct rt_sc_prog *rt_confine_seccomp_prog (const struct rt_confine *cf);
  * new process cannot join the init's Landlock domain, only get a sibling
  * one with the same rules; the IPC scopes would then cut it off from the
  * container's own processes.  Where a namespace already bounds that reach
- * (|own_pidns| for signals, |own_netns| for abstract unix sockets), the
+ * (|own_pidns| for signals, |own_netns| for abstract unix sockets) and
+ * holds only the container's pod (not the host's, joined by path), the
  * scope is dropped for the exec'd process. */
 void rt_confine_for_exec (struct rt_confine *cf, bool own_pidns,
                           bool own_netns);
@@ -91,6 +92,20 @@ int rt_confine_take_pins (struct rt_confine *cf, char **out, size_t *len,
  * |rec| NULL: refused unless the container has no filesystem rules. */
 int rt_confine_use_pins (struct rt_confine *cf, const char *rec, size_t len,
                          struct rt_err **err);
+
+/* Process-wide defaults of run.oci.sandlock.disable (|disable|) or
+ * .degrade, from the runtime's config file (|rank| 1) or a global flag
+ * (|rank| 2): a higher rank replaces a lower one, and a container's own
+ * annotation replaces both.  |value| is a protection list, validated now;
+ * |origin| names where it came from in errors ("--sandlock-disable"). */
+int rt_confine_set_default (bool disable, const char *value,
+                            const char *origin, int rank,
+                            struct rt_err **err);
+
+/* From the runtime's config file ("lockAnnotations": true): a container's
+ * annotations may only narrow its confinement; disable, degrade and
+ * fs_writable are refused with an error naming |origin|. */
+void rt_confine_lock_annotations (const char *origin);
 
 /* Where compiled seccomp programs of config-supplied profiles are cached
  * (a directory only the runtime's user can write; NULL: no cache). */

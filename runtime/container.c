@@ -25,6 +25,7 @@
 #include <grp.h>
 #include <linux/nsfs.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -219,7 +220,9 @@ mount_warning (const struct rt_plan *p)
     return NULL;
   return xstrdup ("the container has CAP_SYS_ADMIN, but Landlock forbids "
                   "mount, umount and pivot_root inside it: if it needs to "
-                  "mount, add the annotation run.oci.sandlock.disable=fs");
+                  "mount, add the annotation run.oci.sandlock.disable=fs, "
+                  "or run the runtime with --sandlock-disable=fs (or "
+                  "\"disable\": [\"fs\"] in /etc/sandlock-oci/config.json)");
 }
 
 static int
@@ -478,6 +481,16 @@ child_undumpable (struct rt_plan *p)
     }
 }
 
+/* PDEATHSIG acts only on a death after it is set.  getppid() cannot tell
+ * whether the runtime died before (it is 0 in a new pid namespace), but the
+ * runtime's end of the sync socket closes with it: hung up means gone. */
+static bool
+runtime_gone (int sock)
+{
+  struct pollfd pf = { .fd = sock, .events = POLLRDHUP };
+  return poll (&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLRDHUP));
+}
+
 static void __attribute__ ((noreturn))
 child_main (struct rt_plan *p, int sock)
 {
@@ -497,6 +510,8 @@ child_main (struct rt_plan *p, int sock)
   sigprocmask (SIG_SETMASK, &none, NULL);
   /* If the runtime dies during setup, so does the half-made container. */
   prctl (PR_SET_PDEATHSIG, SIGKILL);
+  if (runtime_gone (sock))
+    _exit (1);
   if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_GO)
     _exit (1);
   if (p->proc_by_parent)
@@ -519,8 +534,15 @@ child_main (struct rt_plan *p, int sock)
   memcpy (argv, pr->args, pr->args_len * sizeof *argv);
   /* Only the preserved fds survive execve. */
   syscall (SYS_close_range, 3 + p->o->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
-  prctl (PR_SET_PDEATHSIG, 0);
   if (rt_sync_send (sock, SYNC_READY, 0, NULL) < 0)
+    _exit (1);
+  /* PDEATHSIG stays until the runtime has recorded the container as
+   * created: a runtime killed before that takes this process along, so
+   * no parked init is ever orphaned without a state.json naming it. */
+  if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_RELEASE)
+    _exit (1);
+  prctl (PR_SET_PDEATHSIG, 0);
+  if (rt_sync_send (sock, SYNC_RELEASED, 0, NULL) < 0)
     _exit (1);
   close (sock);
 
@@ -593,17 +615,55 @@ no_cgroup (const struct rt_cgroup_opts *co, struct rt_err **err)
   return 0;
 }
 
-/* The cgroup exists before the child, so the child can be born in it. */
+
+static struct rt_cgroup_opts
+cgroup_opts (const struct rt_plan *p)
+{
+  struct rt_cgroup_opts co = { .cgroups_path = p->c->cgroups_path,
+                               .id = p->o->id, .systemd = p->o->systemd_cgroup,
+                               .resources = p->c->resources,
+                               .devices_required
+                               = rt_devices_required (p->c) };
+  return co;
+}
+
+static int
+progress (const struct rt_plan *p, const char *cgroup_path, pid_t pid,
+          uint64_t start_time, bool ready, struct rt_err **err)
+{
+  struct rt_progress pr = { .cgroup_path = cgroup_path, .pid = pid,
+                            .start_time = start_time, .ready = ready };
+  return p->o->progress ? p->o->progress (p->o->progress_ud, &pr, err) : 0;
+}
+
+/* Parked: the caller records the container as created, with what exec
+ * needs (the Landlock pins), before the child drops PDEATHSIG. */
+static int
+progress_ready (const struct rt_plan *p, struct rt_cgroup *cg, pid_t pid,
+                uint64_t start_time, const struct rt_created *out,
+                struct rt_err **err)
+{
+  struct rt_progress pr = { .cgroup_path = cg ? rt_cgroup_path (cg) : NULL,
+                            .pid = pid, .start_time = start_time,
+                            .ready = true,
+                            .landlock_pins = out->landlock_pins,
+                            .landlock_pins_len = out->landlock_pins_len };
+  return p->o->progress ? p->o->progress (p->o->progress_ud, &pr, err) : 0;
+}
+
+/* The cgroup exists before the child, so the child can be born in it; its
+ * path is recorded before the first directory is made. */
 static int
 make_cgroup (struct rt_plan *p, struct rt_cgroup **cg, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
-  struct rt_cgroup_opts co = { .cgroups_path = c->cgroups_path,
-                               .id = p->o->id, .systemd = p->o->systemd_cgroup,
-                               .resources = c->resources,
-                               .devices_required = rt_devices_required (c) };
+  struct rt_cgroup_opts co = cgroup_opts (p);
+  _cleanup_free_ char *path = NULL;
   if (p->o->no_cgroup)
     return no_cgroup (&co, err);
+  if (rt_cgroup_resolve (&co, &path, err) < 0
+      || progress (p, path, 0, 0, false, err) < 0)
+    return -1;
   if (rt_cgroup_create (&co, 0, cg, err) == 0)
     return 0;
   /* Rootless without a delegated cgroup: like runc, go on without one
@@ -677,6 +737,7 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
   const struct rt_config *c = p->c;
   _cleanup_free_ char *state = NULL;
   struct sync_msg m;
+  bool child_hooks;
   int r;
 
   if (p->new_user)
@@ -706,9 +767,12 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
     }
   state = o->state_json ? o->state_json (o->state_json_ud, pid, "creating")
                         : xstrdup ("{}");
+  /* The child needs the state only for the hooks it runs itself. */
+  child_hooks = c->hooks[RT_HOOK_CREATE_CONTAINER].len
+                || c->hooks[RT_HOOK_START_CONTAINER].len;
   if (rt_sync_send_go (sock, pid) < 0
       || rt_sync_send_str (sock, *cg ? rt_cgroup_path (*cg) : NULL) < 0
-      || rt_sync_send_str (sock, state) < 0)
+      || rt_sync_send_str (sock, child_hooks ? state : NULL) < 0)
     return rt_sync_fail (sock, "send setup to container process", err);
   /* The first migration into a v1 hierarchy waits for an RCU grace period:
    * the child does its first mounts meanwhile, and waits for CGROUP_DONE
@@ -753,6 +817,19 @@ parent_setup (struct rt_plan *p, pid_t pid, int sock, struct rt_cgroup **cg,
     }
 }
 
+/* The create is recorded: the child drops PDEATHSIG and says so, before
+ * this process may exit (which would otherwise kill it). */
+static int
+release_child (int sock, struct rt_err **err)
+{
+  struct sync_msg m;
+  if (rt_sync_send (sock, SYNC_RELEASE, 0, NULL) < 0)
+    return rt_err_set (err, errno, "sync with container process");
+  if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_RELEASED)
+    return rt_err_set (err, 0, "container process exited during setup");
+  return 0;
+}
+
 int
 rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
                      struct rt_err **err)
@@ -763,6 +840,7 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   int floor_ = 3 + (o->preserve_fds > 0 ? o->preserve_fds : 0);
   int ret = -1;
   pid_t pid = -1;
+  uint64_t start_time;
 
   if (plan_new (o, &p, err) < 0)
     goto out;
@@ -827,12 +905,17 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
     }
   close (sv[1]);
   sv[1] = -1;
-  if (parent_setup (&p, pid, sv[0], &cg, err) < 0
+  start_time = rt_proc_start_time (pid);
+  if (progress (&p, cg ? rt_cgroup_path (cg) : NULL, pid, start_time, false,
+                err) < 0
+      || parent_setup (&p, pid, sv[0], &cg, err) < 0
       || rt_confine_take_pins (p.confine, &out->landlock_pins,
-                               &out->landlock_pins_len, err) < 0)
+                               &out->landlock_pins_len, err) < 0
+      || progress_ready (&p, cg, pid, start_time, out, err) < 0
+      || release_child (sv[0], err) < 0)
     goto out;
   out->pid = pid;
-  out->start_time = rt_proc_start_time (pid);
+  out->start_time = start_time;
   out->cgroup_path = cg ? xstrdup (rt_cgroup_path (cg)) : NULL;
   out->warning = mount_warning (&p);
   pid = -1;

@@ -2,11 +2,13 @@
  * poll() on a pidfd, so no sleep and no SIGALRM juggling. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -31,6 +33,50 @@ nul_strv (char **v, size_t n, char *fallback)
 }
 
 static int
+ms_left (const struct timespec *deadline)
+{
+  struct timespec now;
+  long long ms;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  ms = (deadline->tv_sec - now.tv_sec) * 1000LL
+       + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+  return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int) ms;
+}
+
+/* Writes the state to the hook's stdin while watching the hook and the
+ * clock: a state larger than the pipe (annotations make it megabytes) must
+ * not block on a hook that does not read, past its timeout.  Returns 0
+ * when written or when the hook exited or closed stdin, -1 (ETIMEDOUT)
+ * when the timeout passed first. */
+static int
+feed_stdin (int fd, int pfd, const char *state,
+            const struct timespec *deadline)
+{
+  size_t len = strlen (state), off = 0;
+  fcntl (fd, F_SETFL, O_NONBLOCK);
+  while (off < len)
+    {
+      struct pollfd p[2] = { { .fd = fd, .events = POLLOUT },
+                             { .fd = pfd, .events = POLLIN } };
+      ssize_t w = write (fd, state + off, len - off);
+      int r;
+      if (w > 0)
+        {
+          off += (size_t) w;
+          continue;
+        }
+      if (w < 0 && errno != EAGAIN && errno != EINTR)
+        return 0;               /* EPIPE: the hook closed its stdin */
+      r = poll (p, pfd >= 0 ? 2 : 1, deadline ? ms_left (deadline) : -1);
+      if (r == 0)
+        return -1;
+      if (r > 0 && (p[1].revents & POLLIN))
+        return 0;               /* the hook exited without reading it all */
+    }
+  return 0;
+}
+
+static int
 run_one (const struct rt_hook *h, const char *kind, size_t idx,
          const char *state, struct rt_err **err)
 {
@@ -42,6 +88,8 @@ run_one (const struct rt_hook *h, const char *kind, size_t idx,
                                           : NULL;
   _cleanup_fd_ int pfd = -1;
   int in[2], status;
+  struct timespec deadline;
+  bool timed;
   pid_t pid;
 
   if (pipe2 (in, O_CLOEXEC) < 0)
@@ -61,21 +109,32 @@ run_one (const struct rt_hook *h, const char *kind, size_t idx,
     }
   close (in[0]);
   pfd = pidfd_open_ (pid);
+  timed = h->timeout_present && pfd >= 0;
+  clock_gettime (CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += timed && h->timeout > 0 ? h->timeout : 0;
   /* A hook that does not read its stdin must not block us: SIGPIPE is
    * ignored by the caller and EPIPE is fine. */
   {
     struct sigaction sa = { .sa_handler = SIG_IGN }, old;
+    int r;
     sigaction (SIGPIPE, &sa, &old);
-    rt_write_all (in[1], state, strlen (state));
+    r = feed_stdin (in[1], pfd, state, timed ? &deadline : NULL);
     sigaction (SIGPIPE, &old, NULL);
+    close (in[1]);
+    if (r < 0)
+      {
+        kill (pid, SIGKILL);
+        waitpid (pid, NULL, 0);
+        return rt_err_set (err, 0, "%s hook %zu (%s): timed out after %ds",
+                           kind, idx, h->path, h->timeout);
+      }
   }
-  close (in[1]);
-  if (h->timeout_present && pfd >= 0)
+  if (timed)
     {
       struct pollfd p = { .fd = pfd, .events = POLLIN };
       int r;
       do
-        r = poll (&p, 1, h->timeout * 1000);
+        r = poll (&p, 1, ms_left (&deadline));
       while (r < 0 && errno == EINTR);
       if (r == 0)
         {

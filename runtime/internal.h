@@ -119,6 +119,8 @@ enum sync_kind
   SYNC_ERROR,
   SYNC_PID,
   SYNC_CGROUP_DONE,
+  SYNC_RELEASE,                 /* READY is recorded: drop PDEATHSIG */
+  SYNC_RELEASED,                /* dropped: the runtime may exit */
 };
 
 struct sync_msg

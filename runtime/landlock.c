@@ -88,19 +88,27 @@ rt_ll_abi (void)
 
 /* ---- annotation parsing ------------------------------------------------ */
 
-/* Splits |value| at commas, trimming blanks; empty items are dropped. */
+/* List separators.  ',' is the historical one, but podman splits an
+ * --annotation value at commas (CSV), so ':' works too: neither can be
+ * part of a protection name or a port, and engines cannot mount at a
+ * path holding ':' (their -v syntax splits there). */
+#define LIST_SEPARATORS ",:"
+
+/* Splits |value| at commas or colons, trimming blanks; empty items are
+ * dropped. */
 static char **
 split_list (const char *value, size_t *n)
 {
   size_t items = 1;
   for (const char *c = value; *c; c++)
-    items += *c == ',';
+    items += strchr (LIST_SEPARATORS, *c) != NULL;
   char **v = xcalloc (items + 1, sizeof *v);
   const char *p = value;
   *n = 0;
   while (*p)
     {
-      const char *e = strchr (p, ',');
+      size_t span = strcspn (p, LIST_SEPARATORS);
+      const char *e = p[span] ? p + span : NULL;
       size_t len = e ? (size_t) (e - p) : strlen (p);
       const char *s = p;
       while (len && (*s == ' ' || *s == '\t'))
@@ -244,46 +252,144 @@ find_prot (const char *name)
   return -1;
 }
 
-/* run.oci.sandlock.degrade / disable. */
+/* Process-wide defaults for degrade [0] and disable [1]: the runtime's
+ * config file (rank 1) and its global flags (rank 2).  An annotation
+ * (rank 3) names the container's own choice and wins. */
+static struct
+{
+  char *value, *origin;
+  int rank;
+} defaults[2];
+
+static const char *const mode_keys[2] = { ANN "degrade", ANN "disable" };
+
+/* The protection |item| names under key |k| (0 degrade, 1 disable):
+ * its index, RT_LL_P_N for "seccomp" (disable only), or -1 with *err set
+ * naming |origin|. */
+static int
+mode_item (const char *origin, int k, const char *item, struct rt_err **err)
+{
+  if (k == 1 && strcmp (item, "seccomp") == 0)
+    return RT_LL_P_N;
+  int p = find_prot (item);
+  if (p < 0)
+    return rt_err_set (err, 0, "%s: unknown protection \"%s\" (known: fs, "
+                       "fs-refer, fs-truncate, fs-ioctl-dev, net-tcp, "
+                       "scope-signal, scope-abstract-unix%s)", origin, item,
+                       k == 1 ? ", seccomp" : "");
+  /* Without REFER handled, Landlock still refuses every cross-directory
+   * rename and link: "disabling" would tighten. */
+  if (k == 1 && p == RT_LL_P_FS_REFER)
+    return rt_err_set (err, 0, "%s: fs-refer cannot be disabled (an "
+                       "unhandled REFER right makes Landlock deny every "
+                       "cross-directory rename and link); use degrade "
+                       "for fs-refer", origin);
+  return p;
+}
+
+int
+rt_ll_set_default (bool disable, const char *value, const char *origin,
+                   int rank, struct rt_err **err)
+{
+  int k = disable ? 1 : 0;
+  if (value == NULL)
+    {
+      free (defaults[k].value);
+      free (defaults[k].origin);
+      memset (&defaults[k], 0, sizeof defaults[k]);
+      return 0;
+    }
+  size_t n;
+  _cleanup_strv_ char **items = split_list (value, &n);
+  for (size_t i = 0; i < n; i++)
+    if (mode_item (origin, k, items[i], err) < 0)
+      return -1;
+  if (rank < defaults[k].rank)
+    return 0;
+  free (defaults[k].value);
+  free (defaults[k].origin);
+  defaults[k].value = xstrdup (value);
+  defaults[k].origin = xstrdup (origin);
+  defaults[k].rank = rank;
+  return 0;
+}
+
+/* Set by the runtime's config file: annotations may only narrow. */
+static char *lock_origin;
+
+void
+rt_ll_lock_annotations (const char *origin)
+{
+  free (lock_origin);
+  lock_origin = origin ? xstrdup (origin) : NULL;
+}
+
+/* With the lock, an annotation that widens what the container may do is
+ * an error (an image's annotations reach config.json through some
+ * engines, e.g. podman before 4.6). */
+static int
+check_lock (const struct rt_config *c, struct rt_err **err)
+{
+  static const char *const widening[]
+      = { ANN "disable", ANN "degrade", ANN "fs_writable" };
+  for (size_t i = 0; lock_origin && i < ARRAY_SIZE (widening); i++)
+    if (rt_config_annotation (c, widening[i]))
+      return rt_err_set (err, EPERM, "annotation %s: refused, %s only lets "
+                         "annotations narrow confinement", widening[i],
+                         lock_origin);
+  return 0;
+}
+
+/* The list in force for key |k|: the annotation, else the default. */
+static const char *
+mode_list (const struct rt_config *c, int k, const char **origin, int *rank,
+           char **buf)
+{
+  const char *v = rt_config_annotation (c, mode_keys[k]);
+  if (v)
+    {
+      *origin = *buf = xasprintf ("annotation %s", mode_keys[k]);
+      *rank = 3;
+      return v;
+    }
+  *origin = defaults[k].origin;
+  *rank = defaults[k].rank;
+  return defaults[k].value;
+}
+
+/* run.oci.sandlock.degrade / disable, over the runtime's defaults. */
 static int
 parse_modes (const struct rt_config *c, struct rt_ll_policy *pol,
              struct rt_err **err)
 {
-  static const char *const keys[2] = { ANN "degrade", ANN "disable" };
+  int set_by[RT_LL_P_N] = { 0 };
   for (int k = 0; k < 2; k++)
     {
-      const char *v = rt_config_annotation (c, keys[k]);
+      _cleanup_free_ char *buf = NULL;
+      const char *origin;
+      int rank;
+      const char *v = mode_list (c, k, &origin, &rank, &buf);
       if (v == NULL)
         continue;
       size_t n;
       _cleanup_strv_ char **items = split_list (v, &n);
       for (size_t i = 0; i < n; i++)
         {
-          if (k == 1 && strcmp (items[i], "seccomp") == 0)
+          int p = mode_item (origin, k, items[i], err);
+          if (p < 0)
+            return -1;
+          if (p == RT_LL_P_N)
             {
               pol->seccomp_default_disabled = true;
               continue;
             }
-          int p = find_prot (items[i]);
-          if (p < 0)
-            return rt_err_set (err, 0, "annotation %s: unknown protection "
-                               "\"%s\" (known: fs, fs-refer, fs-truncate, "
-                               "fs-ioctl-dev, net-tcp, scope-signal, "
-                               "scope-abstract-unix%s)", keys[k], items[i],
-                               k == 1 ? ", seccomp" : "");
-          /* Without REFER handled, Landlock still refuses every
-           * cross-directory rename and link: "disabling" would tighten. */
-          if (k == 1 && p == RT_LL_P_FS_REFER)
-            return rt_err_set (err, 0, "annotation %s: fs-refer cannot be "
-                               "disabled (an unhandled REFER right makes "
-                               "Landlock deny every cross-directory rename "
-                               "and link); use %sdegrade=fs-refer",
-                               keys[k], ANN);
-          if (pol->mode[p] != RT_LL_STRICT)
-            return rt_err_set (err, 0, "annotation %s: \"%s\" is named in "
-                               "both %sdegrade and %sdisable", keys[k],
-                               items[i], ANN, ANN);
+          if (pol->mode[p] != RT_LL_STRICT && set_by[p] == rank)
+            return rt_err_set (err, 0, "%s: \"%s\" is named in both "
+                               "degrade and disable", origin, items[i]);
+          if (pol->mode[p] != RT_LL_STRICT && set_by[p] > rank)
+            continue;           /* a higher layer decided */
           pol->mode[p] = k == 0 ? RT_LL_DEGRADE : RT_LL_DISABLE;
+          set_by[p] = rank;
         }
     }
   return 0;
@@ -514,8 +620,20 @@ derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
         return rt_err_set (err, 0, "mounts[%zu].destination: \"%s\" must be "
                            "a path inside the container without \"..\"", i,
                            m->destination ? m->destination : "");
-      rule_put (p, n, mount_is_ro (m) ? RT_LL_FS_READ : wr,
-                RT_LL_O_MOUNT, false);
+      struct rt_ll_rule *r
+          = rule_put (p, n, mount_is_ro (m) ? RT_LL_FS_READ : wr,
+                      RT_LL_O_MOUNT, false);
+      uint64_t dev = is_std_node (r->path) ? 0 : rt_ll_bound_device (c, i);
+      if (dev)
+        {
+          /* A bound device the config allows is as useless without its
+           * ioctls as a linux.devices[] one; the rule holds only while
+           * that very node is there. */
+          r->access |= RT_LL_FS_IOCTL_DEV;
+          r->origin = RT_LL_O_DEVICE;
+          r->want_type = S_IFCHR;
+          r->want_rdev = dev;
+        }
     }
   for (size_t i = 0; i < ARRAY_SIZE (std_nodes); i++)
     want_std_node (rule_put (p, xstrdup (std_nodes[i]), RT_LL_FS_DEVICE,
@@ -716,7 +834,9 @@ rt_ll_policy_build (const struct rt_config *c, int abi,
   struct rt_ll_policy p = { .abi = abi };
   const char *v;
 
-  if (parse_modes (c, &p, err) < 0 || resolve_all (c, &p, err) < 0)
+  if (check_lock (c, err) < 0 || parse_modes (c, &p, err) < 0
+      || resolve_all (c, &p, err) < 0
+      || rt_ll_scope_by_namespace (c, &p, err) < 0)
     goto fail;
   if ((v = rt_config_annotation (c, ANN "net_allow_bind"))
       && rt_ll_parse_ports (ANN "net_allow_bind", v, &p.bind_ports,

@@ -132,6 +132,9 @@ struct rt_ll_policy
   struct rt_ll_pin *pins;       /* sorted by index */
   size_t pins_len;
   bool seccomp_default_disabled;  /* disable=seccomp */
+  /* The pid / network namespace holds only the container's pod
+   * (runtime/landlock-scope.c). */
+  bool pidns_private, netns_private;
 };
 
 /* Protection names as used in annotations and by `check`. */
@@ -151,6 +154,31 @@ int rt_ll_policy_build (const struct rt_config *c, int abi,
                         struct rt_ll_policy *out, struct rt_err **err);
 
 void rt_ll_policy_clear (struct rt_ll_policy *p);
+
+/* A process-wide default for run.oci.sandlock.disable (|disable|) or
+ * .degrade: the runtime's config file (|rank| 1) or a global flag (2);
+ * the higher rank replaces the lower, and a container's annotation
+ * replaces both.  |origin| names the source in errors.  The items are
+ * validated now.  |value| NULL forgets that default (for tests). */
+int rt_ll_set_default (bool disable, const char *value, const char *origin,
+                       int rank, struct rt_err **err);
+
+/* From the runtime's config file: annotations that widen confinement
+ * (disable, degrade, fs_writable) become errors naming |origin|; NULL
+ * lifts the lock (for tests). */
+void rt_ll_lock_annotations (const char *origin);
+
+/* Drops the IPC scopes whose namespace holds only the container's pod
+ * (created for it, or joined by a path that is not the initial or the
+ * runtime's own namespace), unless annotation run.oci.sandlock.scope is
+ * "container".  Sets pidns_private / netns_private. */
+int rt_ll_scope_by_namespace (const struct rt_config *c,
+                              struct rt_ll_policy *p, struct rt_err **err);
+
+/* When mounts[|i|] binds a character device that the config lets the
+ * container use (linux.resources.devices allows reading or writing it,
+ * or linux.devices lists it), its st_rdev; else 0. */
+uint64_t rt_ll_bound_device (const struct rt_config *c, size_t i);
 
 /* The rule for exactly |path|, NULL when there is none.  For tests. */
 const struct rt_ll_rule *rt_ll_policy_find (const struct rt_ll_policy *p,

@@ -16,6 +16,24 @@
  * Returns a malloc'd string. */
 typedef char *(*rt_state_json_fn) (void *ud, pid_t pid, const char *status);
 
+/* What a runtime killed during create would leave behind, reported as it
+ * comes to exist so that the caller records it durably first (oci/ writes
+ * state.json): the cgroup path before any directory is made (pid 0), then
+ * the pid right after clone(), before the child may do anything, then
+ * |ready| once the child is parked, with what exec needs of it — the child
+ * keeps PR_SET_PDEATHSIG until that call has returned.  A failure aborts the create. */
+struct rt_progress
+{
+  const char *cgroup_path;      /* NULL: no cgroup */
+  pid_t pid;                    /* 0: not cloned yet */
+  uint64_t start_time;
+  bool ready;
+  const char *landlock_pins;    /* |ready|: rt_created.landlock_pins */
+  size_t landlock_pins_len;
+};
+typedef int (*rt_progress_fn) (void *ud, const struct rt_progress *pr,
+                               struct rt_err **err);
+
 struct rt_create_opts
 {
   const struct rt_config *config;       /* borrowed */
@@ -35,6 +53,8 @@ struct rt_create_opts
   bool detach;                  /* false: `run` in the foreground */
   rt_state_json_fn state_json;
   void *state_json_ud;
+  rt_progress_fn progress;      /* may be NULL */
+  void *progress_ud;
   struct rt_err **hook_err;     /* unused by callers; reserved */
 };
 

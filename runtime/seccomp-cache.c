@@ -10,7 +10,14 @@
  * a hit needs a byte-for-byte match, so a collision can never hand out the
  * wrong filter.  Files live in a root-owned 0700 directory under the state
  * root, are read with O_NOFOLLOW and must be owned by us and not writable
- * by others; they are written atomically.  Any doubt is a miss. */
+ * by others; they are written atomically.  Any doubt is a miss.
+ *
+ * The cache is bounded (CACHE_MAX_ENTRIES): a hit touches its entry's
+ * mtime, and a store that finds too many entries removes the least
+ * recently used.  A reader holding an entry open keeps its whole content
+ * after an unlink, and entries appear only by rename, so pruning never
+ * hands anyone half a file. */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,14 +25,21 @@
 #include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "seccomp.h"
 
 #define CACHE_MAGIC "sandlock-oci seccomp cache 1\n"
+/* Engines use a handful of profiles; each entry is a few tens of KiB. */
+#define CACHE_MAX_ENTRIES 64
+/* A temp file this old lost its writer (rt_atomic_write_at renames within
+ * microseconds). */
+#define CACHE_STALE_TMP_SECS 600
 
 static char *cache_dir;
 
@@ -193,7 +207,78 @@ rt_sc_cache_load (const struct rt_seccomp *s, struct rt_sc_prog *p)
   p->len = (size_t) h.insns;
   p->flags = (unsigned) h.flags;
   p->notify = h.notify != 0;
+  /* Recently used: the last to be pruned.  One syscall on the hit path. */
+  futimens (fd, NULL);
   return 1;
+}
+
+struct cache_ent
+{
+  char name[32];
+  struct timespec mtime;
+};
+
+static int
+ent_older (const void *a, const void *b)
+{
+  const struct timespec *x = &((const struct cache_ent *) a)->mtime;
+  const struct timespec *y = &((const struct cache_ent *) b)->mtime;
+  if (x->tv_sec != y->tv_sec)
+    return x->tv_sec < y->tv_sec ? -1 : 1;
+  return x->tv_nsec < y->tv_nsec ? -1 : x->tv_nsec > y->tv_nsec;
+}
+
+/* "%016llx.bpf", the only names the cache writes. */
+static bool
+is_entry_name (const char *n)
+{
+  if (strlen (n) != 20 || strcmp (n + 16, ".bpf") != 0)
+    return false;
+  for (int i = 0; i < 16; i++)
+    if (!strchr ("0123456789abcdef", n[i]))
+      return false;
+  return true;
+}
+
+/* Keeps at most CACHE_MAX_ENTRIES entries, dropping the least recently
+ * used, and removes temp files whose writer is long gone.  Runs only after
+ * a miss (a compile costs far more than this scan). */
+static void
+cache_prune (int dfd)
+{
+  _cleanup_free_ struct cache_ent *v = NULL;
+  size_t n = 0, cap = 0;
+  time_t now = time (NULL);
+  DIR *d = fdopendir (dup (dfd));
+  struct dirent *de;
+  if (d == NULL)
+    return;
+  while ((de = readdir (d)) != NULL)
+    {
+      struct stat st;
+      size_t len = strlen (de->d_name);
+      bool tmp = de->d_name[0] == '.' && len > 4
+                 && strcmp (de->d_name + len - 4, ".tmp") == 0;
+      if ((!tmp && !is_entry_name (de->d_name))
+          || fstatat (dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        continue;
+      if (tmp)
+        {
+          if (now - st.st_mtime > CACHE_STALE_TMP_SECS)
+            unlinkat (dfd, de->d_name, 0);
+          continue;
+        }
+      if (n == cap)
+        v = xrealloc (v, (cap = cap ? 2 * cap : 64) * sizeof *v);
+      memcpy (v[n].name, de->d_name, 21);     /* is_entry_name: 20 + NUL */
+      v[n++].mtime = st.st_mtim;
+    }
+  closedir (d);
+  if (n <= CACHE_MAX_ENTRIES)
+    return;
+  qsort (v, n, sizeof *v, ent_older);
+  for (size_t i = 0; i < n - CACHE_MAX_ENTRIES; i++)
+    unlinkat (dfd, v[i].name, 0);   /* ENOENT: a concurrent pruner won */
 }
 
 void
@@ -230,6 +315,7 @@ rt_sc_cache_store (const struct rt_seccomp *s, const struct rt_sc_prog *p)
       /* A failed store only costs the next container a compile. */
       if (rt_atomic_write_at (dfd, name, buf, len, 0600, &err) < 0)
         rt_err_free (&err);
+      cache_prune (dfd);
     }
   free (buf);
 }

@@ -2,9 +2,10 @@
 # Installed by `make install`; or: source contrib/completion/sandlock-oci.bash
 
 _sandlock_oci_global_opts="--root --log --log-format --debug --systemd-cgroup
-  --rootless --version -v --help -h"
+  --rootless --sandlock-disable --sandlock-degrade --sandlock-config
+  --version -v --help -h"
 # Global options that take a value.
-_sandlock_oci_global_args="--root --log --log-format --rootless --criu"
+_sandlock_oci_global_args="--root --log --log-format --rootless --criu --sandlock-disable --sandlock-degrade --sandlock-config"
 
 # The command list comes from the binary being completed (so it is always
 # in step); the fallback is for when it cannot be run.

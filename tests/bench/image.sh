@@ -11,7 +11,8 @@
 # batch of one command after a batch of the other measured the drift);
 # median wall time and median CPU time (user+sys of each program, from
 # wait4), reported as ratios skopeo+umoci / sandlock-oci (> 1: we are
-# faster).
+# faster), and the median peak RSS of each side in MB (wait4's ru_maxrss;
+# for skopeo+umoci the larger of the two programs').
 #   SANDLOCK_OCI=./sandlock-oci RUNS=5 [IMAGES="a b c"] tests/bench/image.sh
 # Start it when nothing has deleted many files for a few minutes (a
 # previous run's cleanup included): ext4 without a journal skips inodes
@@ -62,7 +63,7 @@ for t in a b c; do push "$dir/lay:$t" "$REG_B_PORT" "bench/img:$t"; done
 rm -rf "$dir/lay"
 mkdir -p "$dir/runs"
 
-printf '%-4s %10s %10s %8s   %10s %10s %8s\n' image ours_s theirs_s wall_x ours_cpu theirs_cpu cpu_x
+printf '%-4s %10s %10s %8s   %10s %10s %8s   %8s %8s\n' image ours_s theirs_s wall_x ours_cpu theirs_cpu cpu_x ours_rss their_rss
 # Each timed run gets a fresh $cur, made by the prepare step outside the
 # timing: the previous one is synced (no run pays for the writeback of
 # the runs before it), its page cache dropped (tests/bench/evict.py: this
@@ -83,7 +84,7 @@ for t in ${IMAGES:-a b c}; do
     "theirs=skopeo copy -q --src-tls-verify=false $ref oci:$cur/lay:x && umoci raw unpack --image $cur/lay:x $cur/rootfs" \
     >/dev/null
   jq -r --arg t "$t" 'def med: sort | if length % 2 == 1 then .[(length/2|floor)] else (.[(length/2-1)] + .[(length/2)]) / 2 end;
-     [(.ours.wall|med), (.theirs.wall|med), (.ours.cpu|med), (.theirs.cpu|med)] |
-     "\($t)    \(.[0]*1000|floor)ms \(.[1]*1000|floor)ms \(.[1]/.[0]*100|floor/100)x   \(.[2]*1000|floor)ms \(.[3]*1000|floor)ms \(.[3]/.[2]*100|floor/100)x"' \
-     "$dir/$t.json" | awk '{printf "%-4s %10s %10s %8s   %10s %10s %8s\n", $1,$2,$3,$4,$5,$6,$7}'
+     [(.ours.wall|med), (.theirs.wall|med), (.ours.cpu|med), (.theirs.cpu|med), (.ours.rss|med), (.theirs.rss|med)] |
+     "\($t)    \(.[0]*1000|floor)ms \(.[1]*1000|floor)ms \(.[1]/.[0]*100|floor/100)x   \(.[2]*1000|floor)ms \(.[3]*1000|floor)ms \(.[3]/.[2]*100|floor/100)x   \(.[4]/1024|floor)MB \(.[5]/1024|floor)MB"' \
+     "$dir/$t.json" | awk '{printf "%-4s %10s %10s %8s   %10s %10s %8s   %8s %8s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9}'
 done

@@ -9,12 +9,15 @@ alike (hyperfine runs all of one command, then all of the next: on this
 VM the same binary moved by 20 % between such batches).  CMD is argv
 words, `&&` between programs run one after the other; each program is
 spawned directly (no shell in the timing), its wall time and its own CPU
-time (wait4's rusage, user + system) are added up.  PREPARE runs through
+time (wait4's rusage, user + system) are added up, and its peak resident
+set size (wait4's ru_maxrss) kept: a command's peak is the largest of its
+programs'.  PREPARE runs through
 /bin/sh before every timed command, outside the timing.  A failing
 command ends the bench with its status and its stderr.
 
-Writes OUT: {"NAME": {"wall": [s...], "cpu": [s...]}, ...} and prints, for
-each command, the median wall and the median CPU time in ms.
+Writes OUT: {"NAME": {"wall": [s...], "cpu": [s...], "rss": [KiB...]}, ...}
+and prints, for each command, the median wall and CPU time in ms and the
+median peak RSS in MB.
 """
 import argparse
 import json
@@ -43,6 +46,7 @@ def parse_cmd(text):
 
 def run_once(name, progs):
     wall = cpu = 0.0
+    rss = 0
     for argv in progs:
         with tempfile.TemporaryFile() as err:
             t = time.perf_counter()
@@ -56,12 +60,13 @@ def run_once(name, progs):
             _, status, ru = os.wait4(pid, 0)
             wall += time.perf_counter() - t
             cpu += ru.ru_utime + ru.ru_stime
+            rss = max(rss, ru.ru_maxrss)
             if status != 0:
                 err.seek(0)
                 sys.stderr.write(err.read().decode(errors="replace"))
                 sys.exit(f"interleave: {name}: `{shlex.join(argv)}` failed "
                          f"(wait status {status})")
-    return wall, cpu
+    return wall, cpu, rss
 
 
 def main():
@@ -78,7 +83,7 @@ def main():
         if not sep or not name:
             sys.exit(f"interleave: expected NAME=CMD, got `{c}`")
         cmds.append((name, parse_cmd(text)))
-    res = {name: {"wall": [], "cpu": []} for name, _ in cmds}
+    res = {name: {"wall": [], "cpu": [], "rss": []} for name, _ in cmds}
 
     def prepare():
         if a.prepare:
@@ -88,16 +93,18 @@ def main():
         k = i % len(cmds)
         for name, progs in cmds[k:] + cmds[:k]:
             prepare()
-            wall, cpu = run_once(name, progs)
+            wall, cpu, rss = run_once(name, progs)
             if i >= a.warmup:
                 res[name]["wall"].append(wall)
                 res[name]["cpu"].append(cpu)
+                res[name]["rss"].append(rss)
     with open(a.json, "w") as f:
         json.dump(res, f)
     for name, _ in cmds:
         r = res[name]
         print(f"{name}: wall {statistics.median(r['wall']) * 1e3:.1f} ms, "
-              f"cpu {statistics.median(r['cpu']) * 1e3:.1f} ms (median of {a.runs})")
+              f"cpu {statistics.median(r['cpu']) * 1e3:.1f} ms, "
+              f"peak rss {statistics.median(r['rss']) / 1024:.1f} MB (median of {a.runs})")
 
 
 if __name__ == "__main__":

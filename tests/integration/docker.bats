@@ -160,3 +160,20 @@ wait_log() {
   [[ "$output" == *typed-42* ]]
   dk rm -f "$id"
 }
+
+# --cap-add SYS_ADMIN + seccomp=unconfined, the mounting part of
+# --privileged: docker's --privileged asks for every capability, and this
+# host's root lacks CAP_SYS_RESOURCE (capset fails with any runtime).
+@test "docker --runtime sandlock-privileged (runtimeArgs --sandlock-disable=fs,seccomp): a SYS_ADMIN container mounts, no filter" {
+  local opts=(--rm --cap-add SYS_ADMIN --security-opt seccomp=unconfined)
+  # control: the plain entry stays confined
+  run drun "${opts[@]}" "$IMG" sh -c 'mount -t tmpfs none /tmp && echo MOUNTED; grep ^Seccomp: /proc/self/status'
+  echo "control: $output"
+  [[ "$output" != *MOUNTED* ]]
+  [[ "$output" == *"Seccomp:	2"* ]]
+  run dk run --runtime sandlock-privileged --network none "${opts[@]}" "$IMG" \
+    sh -c 'mount -t tmpfs none /tmp && echo MOUNTED; grep ^Seccomp: /proc/self/status'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(printf 'MOUNTED\nSeccomp:\t0')" ]
+}

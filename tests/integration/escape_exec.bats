@@ -166,7 +166,12 @@ no_dev_mounts() {
   run rt exec "$ID" cat /proc/1/environ
   [ "$status" -ne 0 ]
   [[ "$output" == *"ermission denied"* ]]
-  run rt exec "$ID" sh -c 'sleep 30 & tr "\0" "\n" < /proc/$!/environ | grep -c ^PATH=; kill $!'
+  # the child's environ is read only once it has exec'd: cat opens the fifo
+  # after its execve, and the writer's open returns only then (reading a
+  # process's environ while it execs can find no mm and read nothing)
+  mkfifo "$BATS_TEST_TMPDIR/sig/child"
+  run rt exec "$ID" sh -c 'cat /sig/child >/dev/null & exec 3>/sig/child
+    tr "\0" "\n" < /proc/$!/environ | grep -c ^PATH=; exec 3>&-; wait'
   [ "$status" -eq 0 ]
   [ "$output" = 1 ]
   rt exec -d -e EXEC_SECRET=e "$ID" sh -c 'echo $$ > /sig/pid; exec sleep 300'

@@ -416,3 +416,72 @@ wait_log() {
   run in_ns find /run/sandlock-oci -mindepth 1 -maxdepth 1 -not -name .seccomp-cache
   [ -z "$output" ]
 }
+
+# ---- issue 16 items 15, 16, 18 (tests/integration/engines_confine.bats has
+# the runtime-level cases) -------------------------------------------------
+
+@test "podman pod: two containers signal each other and share abstract sockets (Landlock scopes stop at the pod)" {
+  local pod=slpod-$$ name=@sl-podsock-$$
+  # the infra container runs the test image's busybox init (podman's own
+  # pause image is built with buildah, which cannot run from the engines'
+  # private cwd; --infra-command takes no arguments)
+  pm pod create --name "$pod" --share pid,net --cgroup-parent "/$CGP" \
+    --infra-image "$IMG" --infra-command /bin/init >/dev/null
+  pm run -d --pod "$pod" --name "$pod-a" "$IMG" \
+    sh -c "while :; do sysc ulisten $name >/dev/null; done & exec sleep 300" >/dev/null
+  run pm run --rm --pod "$pod" "$IMG" sh -c \
+    "for i in \$(seq 100); do grep -q $name /proc/net/unix && break; sleep 0.05; done; sysc kill \$(pidof sleep) 0; sysc uconnect $name"
+  pm pod rm -f -t 0 "$pod" >/dev/null
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(printf 'OK\nOK')" ]
+}
+
+@test "podman --runtime-flag sandlock-disable=fs,seccomp: a --privileged container mounts and has no filter" {
+  # control: confined by default, and told why the mount fails
+  run prun --privileged "$IMG" sh -c 'mount -t tmpfs none /tmp && echo MOUNTED; grep ^Seccomp: /proc/self/status'
+  [[ "$output" != *MOUNTED* ]]
+  [[ "$output" == *"Seccomp:	2"* ]]
+  run pm --runtime-flag sandlock-disable=fs,seccomp run --rm \
+    --cgroup-parent "/$CGP" --privileged "$IMG" \
+    sh -c 'mount -t tmpfs none /tmp && echo MOUNTED; grep ^Seccomp: /proc/self/status'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(printf 'MOUNTED\nSeccomp:\t0')" ]
+}
+
+@test "podman --annotation run.oci.sandlock.disable=scope-signal:seccomp (':' survives podman's comma split)" {
+  # no linux.seccomp from podman: the runtime's default blocklist, which
+  # the annotation's second item turns off
+  run prun --security-opt seccomp=unconfined \
+    --annotation run.oci.sandlock.disable=scope-signal:seccomp "$IMG" \
+    grep ^Seccomp: /proc/self/status
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "Seccomp:	0" ]
+}
+
+# podman gives conmon and the runtime a fixed environment (no
+# SANDLOCK_OCI_CONFIG_DIR), so /etc/sandlock-oci/privileged.json is put in
+# place by an overlay on /etc inside the engines' private mount namespace
+# only; the host's /etc is never written.
+@test "podman: contrib's containers.conf.d/sandlock.conf runtimes (sandlock, sandlock-privileged) work as the README says" {
+  local bin=$ENG_DIR/bin conf=$ENG_DIR/containers.conf ov=$ENG_DIR/etc-ov
+  mkdir -p "$bin" "$ov/upper/sandlock-oci" "$ov/work"
+  ln -sf "$SANDLOCK_OCI" "$bin/sandlock-oci"
+  ln -sf "$SANDLOCK_OCI" "$bin/sandlock-oci-privileged"
+  install -m 0644 "$_top/contrib/sandlock-oci/privileged.json" "$ov/upper/sandlock-oci/"
+  in_ns mount -t overlay overlay -o "lowerdir=/etc,upperdir=$ov/upper,workdir=$ov/work" /etc
+  cp "$conf" "$BATS_TEST_TMPDIR/conf.orig"
+  sed "s|/usr/local/bin/|$bin/|" "$_top/contrib/podman/containers.conf.d/sandlock.conf" >> "$conf"
+  local script='mount -t tmpfs none /tmp && echo MOUNTED; grep ^Seccomp: /proc/self/status'
+  run pm --runtime sandlock run --rm --cgroup-parent "/$CGP" --privileged "$IMG" sh -c "$script"
+  local plain=$output
+  run pm --runtime sandlock-privileged run --rm --cgroup-parent "/$CGP" --privileged "$IMG" sh -c "$script"
+  cp "$BATS_TEST_TMPDIR/conf.orig" "$conf"
+  in_ns umount /etc
+  echo "sandlock: $plain"; echo "sandlock-privileged: $output"
+  [[ "$plain" != *MOUNTED* ]]
+  [[ "$plain" == *"Seccomp:	2"* ]]
+  [ "$output" = "$(printf 'MOUNTED\nSeccomp:\t0')" ]
+}

@@ -338,14 +338,20 @@ docker_setup() {
   mkdir -p "$ENG_DIR"/{cwd,cli,droot,dexec}
   engine_mntns || { echo "no private mount namespace" > "$ENG_DIR/dockerd.why"; return 1; }
   export DK_CGP=sl-docker-$$
-  printf '{"deprecated-key-path": "%s/key.json"}\n' "$ENG_DIR" > "$ENG_DIR/daemon.json"
+  # the runtimes live in daemon.json (dockerd refuses "runtimes" both there
+  # and as --add-runtime); sandlock-privileged is contrib/docker/daemon.json's
+  cat > "$ENG_DIR/daemon.json" <<EOF
+{"deprecated-key-path": "$ENG_DIR/key.json",
+ "runtimes": {"sandlock": {"path": "$SANDLOCK_OCI"},
+              "sandlock-privileged": {"path": "$SANDLOCK_OCI",
+                "runtimeArgs": ["--sandlock-disable=fs,seccomp"]}}}
+EOF
   in_ns dockerd --config-file "$ENG_DIR/daemon.json" \
     --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
     --bridge=none --userland-proxy=false \
     -H "unix://$ENG_DIR/docker.sock" --data-root "$ENG_DIR/droot" \
     --exec-root "$ENG_DIR/dexec" --pidfile "$ENG_DIR/dockerd.pid" \
     --cgroup-parent "/$DK_CGP" \
-    --add-runtime "sandlock=$SANDLOCK_OCI" \
     </dev/null >"$ENG_DIR/dockerd.log" 2>&1 3>&- &
   echo $! > "$ENG_DIR/dockerd.ppid"
   if ! _wait_for 'dk version' 600; then

@@ -453,7 +453,7 @@ test_fake_v1 (const char *tmp)
   r.cpu.quota = 50000;
   r.cpu.period = 100000;
   r.cpu.shares_present = r.cpu.quota_present = r.cpu.period_present = 1;
-  r.pids.limit = 0;
+  r.pids.limit = -1;     /* oci/ maps a pre-1.3 config's 0 to -1 */
   r.pids.limit_present = 1;
 
   ok (cg_create_on (&h, "/c1", &r, 77, &cg, &e) == 0, "fake v1: create %s",
@@ -470,7 +470,7 @@ test_fake_v1 (const char *tmp)
   CHECK_STR (get (leaf[1], "cpu.cfs_period_us"), "100000", "cfs period");
   CHECK_STR (get (leaf[2], "cpuset.cpus"), "0-1", "cpuset.cpus inherited");
   CHECK_STR (get (leaf[2], "cpuset.mems"), "0", "cpuset.mems inherited");
-  CHECK_STR (get (leaf[3], "pids.max"), "max", "pids 0 -> max");
+  CHECK_STR (get (leaf[3], "pids.max"), "max", "pids -1 -> max");
   bool all = true;
   for (int i = 0; i < 6; i++)
     {

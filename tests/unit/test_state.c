@@ -1,0 +1,154 @@
+/* Unit tests: the state.json loader (oci/state_json.c) on what create can
+ * write (annotations up to config.json's cap) and on what it never writes
+ * (corrupt, hostile); delete -f's salvage of an unreadable state. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "oci/state.h"
+#include "runtime/runtime.h"
+#include "tap.h"
+
+static int
+parse (const char *json, struct oci_state *st, struct rt_err **err)
+{
+  memset (st, 0, sizeof *st);
+  st->dirfd = -1;
+  st->id = xstrdup ("c1");
+  return oci_state_parse (st, json, strlen (json), err);
+}
+
+static void
+refused (const char *json, const char *want, const char *what)
+{
+  struct oci_state st;
+  struct rt_err *err = NULL;
+  int r = parse (json, &st, &err);
+  ok (r < 0 && err && strstr (err->msg, want), "%s: refused (%s)", what,
+      err ? err->msg : "accepted");
+  rt_err_free (&err);
+  oci_state_free (&st);
+}
+
+static void
+test_big_annotations (void)
+{
+  size_t n = 4u << 20;          /* over the old 1 MiB loader cap */
+  struct oci_state st = { .dirfd = -1 }, back;
+  struct rt_err *err = NULL;
+  _cleanup_free_ char *v = xmalloc (n + 1), *j = NULL;
+  struct rt_kv kv = { (char *) "big", v };
+
+  memset (v, 'a', n);
+  v[n] = '\0';
+  st.id = (char *) "c1";
+  st.status = (char *) "created";
+  st.bundle = (char *) "/b";
+  st.annotations = &kv;
+  st.annotations_len = 1;
+  j = oci_state_gen (&st, false, true);
+  ok (parse (j, &back, &err) == 0 && back.annotations_len == 1
+          && strlen (back.annotations[0].value) == n,
+      "a 4 MiB annotation round-trips through state.json");
+  rt_err_free (&err);
+  oci_state_free (&back);
+}
+
+static void
+test_refused (void)
+{
+  char *deep = xmalloc (4096);
+  memset (deep, '[', 4095);
+  deep[4095] = '\0';
+  refused ("{\"status\":\"created\",\"bundle\":\"/b\",\"x\":", "corrupt",
+           "truncated");
+  refused ("{\"bundle\":\"/b\"}", "incomplete", "no status");
+  refused ("{\"status\":\"created\",\"bundle\":\"/b\",\"pid\":4294967297}",
+           "pid", "pid beyond pid_t");
+  refused ("{\"status\":\"created\",\"bundle\":\"/b\",\"pid\":-1}", "pid",
+           "negative pid");
+  refused ("{\"status\":\"created\",\"bundle\":\"/b\",\"pid\":1.5}", "pid",
+           "fractional pid");
+  refused ("{\"status\":7,\"bundle\":\"/b\"}", "status: expected string",
+           "status of the wrong type");
+  refused ("{\"status\":\"created\",\"bundle\":\"/b\",\"annotations\":"
+           "{\"k\":1}}", "annotations.k", "non-string annotation");
+  refused ("{\"status\":\"created\",\"bundle\":\"/b\\u0000/x\"}", "\\u0000",
+           "NUL inside a string");
+  refused (deep, "nested deeper", "deep nesting (yajl_tree_free recursion)");
+  free (deep);
+}
+
+/* A "creating" state with a live process (its create was killed after
+ * clone) stays "creating": never startable. */
+static void
+test_creating_stays (void)
+{
+  struct oci_state st = { .dirfd = -1 };
+  st.status = xstrdup ("creating");
+  st.pid = getpid ();
+  st.start_time = rt_proc_start_time (st.pid);
+  oci_state_refresh (&st);
+  is_str (st.status, "creating", "a killed create's live child is not "
+          "reported as created");
+  oci_state_free (&st);
+}
+
+static void
+test_salvage (void)
+{
+  char tmpl[] = "/tmp/sandlock-unit.XXXXXX";
+  struct oci_globals g = { 0 };
+  struct oci_state st = { .dirfd = -1 };
+  struct rt_err *err = NULL;
+  _cleanup_free_ char *dir = NULL;
+  _cleanup_fd_ int dfd = -1;
+  static const char bad[] = "{\"status\":\"created\",\"pid\":1,";
+  static const char config[]
+      = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+        "\"process\":{\"args\":[\"true\"],\"cwd\":\"/\"},"
+        "\"linux\":{\"cgroupsPath\":\"/salvage/c1\"}}";
+
+  if (mkdtemp (tmpl) == NULL)
+    {
+      skip ("mkdtemp failed");
+      return;
+    }
+  g.root = tmpl;
+  dir = xasprintf ("%s/c1", tmpl);
+  mkdir (dir, 0700);
+  dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ok (rt_atomic_write_at (dfd, "state.json", bad, strlen (bad), 0600, &err)
+          == 0
+          && rt_atomic_write_at (dfd, "config.json", config, strlen (config),
+                                 0600, &err) == 0,
+      "write a corrupt state.json and a config.json");
+  ok (oci_state_load (&g, "c1", &st, &err) < 0 && err
+          && strstr (err->msg, "corrupt"),
+      "load refuses it, naming it corrupt");
+  rt_err_free (&err);
+  oci_state_free (&st);
+  ok (oci_state_load_any (&g, "c1", &st, &err) == 0, "load_any takes it");
+  is_str (st.status, "stopped", "as stopped");
+  ok (st.pid == 0, "without a pid whose start time is unknown");
+  is_str (st.cgroup_path, "/salvage/c1",
+          "with the cgroup config.json names");
+  ok (oci_state_remove (&g, &st, &err) == 0, "and it can be removed");
+  oci_state_free (&st);
+  ok (oci_state_load_any (&g, "c1", &st, &err) == 1, "then it is gone");
+  oci_state_free (&st);
+  rmdir (tmpl);
+}
+
+int
+main (void)
+{
+  test_big_annotations ();
+  test_refused ();
+  test_creating_stays ();
+  test_salvage ();
+  return tap_done ();
+}
