@@ -425,12 +425,14 @@ img_config_raw (const struct img_opts *o, const struct img_image *im, char **jso
                 size_t *len, struct rt_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
-  _cleanup_fd_ int lk = -1;
+  int lk = -1;
   int ret = img_cache_open (o, &c, err);
   if (ret == 0 && (lk = img_cache_lock_all (&c, false, err)) < 0)
     ret = -1;
   if (ret == 0)
     ret = img_cache_get_blob (&c, im->config_digest, json, len, err);
+  if (lk >= 0)
+    close (lk);
   img_cache_close (&c);
   return ret;
 }
