@@ -46,7 +46,10 @@ rt_rootfs_parent_private (const char *rootfs, struct rt_err **err)
         {
           if (strcmp (mp, "/") != 0
               && (mnt_id_of ("/", &up) < 0 || up == id))
-            strcpy (mp, "/");
+            {
+              free (mp);
+              mp = xstrdup ("/");
+            }
           break;
         }
       *slash = '\0';
