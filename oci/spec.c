@@ -49,6 +49,10 @@ fail (struct pctx *c, const char *fmt, ...)
   return rt_err_set (c->err, 0, "%s: %s", c->len ? c->path : c->root_name,
                      msg ? msg : "out of memory");
 }
+/* The analyzer does not follow a variadic call: the macro puts fail's -1
+ * at the call site, as common/err.h does for rt_err_set, so a `return fail
+ * (...)` is a failure to it and not a path on to the success branch. */
+#define fail(...) ({ fail (__VA_ARGS__); -1; })
 
 /* Path building: push returns the old length for pop.  Over-long paths are
  * truncated (snprintf) rather than failing: they only decorate messages. */
