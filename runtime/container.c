@@ -68,11 +68,8 @@ static const struct
 static bool
 is_own_ns (int fd, const char *name)
 {
-  char path[64];
-  struct stat a, b;
-  snprintf (path, sizeof path, "/proc/self/ns/%s", name);
-  return fstat (fd, &a) == 0 && stat (path, &b) == 0 && a.st_dev == b.st_dev
-         && a.st_ino == b.st_ino;
+  struct stat a;
+  return fstat (fd, &a) == 0 && rt_ns_is (&a, "self", name) == 1;
 }
 
 /* hostname/domainname need a UTS namespace of the container's own: a new

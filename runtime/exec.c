@@ -59,13 +59,12 @@ differing_namespaces (pid_t pid)
   int flags = 0;
   for (size_t i = 0; i < ARRAY_SIZE (ns_files); i++)
     {
-      char a[64], b[64];
-      struct stat sa, sb;
-      snprintf (a, sizeof a, "/proc/self/ns/%s", ns_files[i].name);
+      char b[64];
+      struct stat sb;
       snprintf (b, sizeof b, "/proc/%d/ns/%s", (int) pid, ns_files[i].name);
       if (stat (b, &sb) < 0)
         continue;
-      if (stat (a, &sa) < 0 || sa.st_ino != sb.st_ino || sa.st_dev != sb.st_dev)
+      if (rt_ns_is (&sb, "self", ns_files[i].name) != 1)
         flags |= ns_files[i].flag;
     }
   return flags;

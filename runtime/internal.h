@@ -71,6 +71,12 @@ struct rt_plan
 int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
 void rt_plan_free (struct rt_plan *p);
 
+/* Whether the namespace |st| (a stat of a namespace file or fd) is the one
+ * /proc/|pid|/ns/|name| names ("self": the runtime's own; "1": init's):
+ * 1 yes, 0 no, -1 with errno when /proc cannot tell.  runtime/ns.c */
+struct stat;
+int rt_ns_is (const struct stat *st, const char *pid, const char *name);
+
 /* linux.sysctl (runtime/sysctl.c): only namespaced keys, and only with the
  * container's own namespace of that kind; written through a checked
  * /proc/sys. */

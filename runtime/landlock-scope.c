@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "common/util.h"
+#include "internal.h"
 #include "landlock.h"
 
 #define ANN_SCOPE "run.oci.sandlock.scope"
@@ -21,14 +22,6 @@ find_ns (const struct rt_config *c, const char *type, const char *alias)
         return &c->namespaces[i];
     }
   return NULL;
-}
-
-static bool
-same_ns (const struct stat *a, const char *path)
-{
-  struct stat b;
-  return stat (path, &b) == 0 && a->st_dev == b.st_dev
-         && a->st_ino == b.st_ino;
 }
 
 /* True when the container's namespace of |type| holds only its pod: it was
@@ -48,9 +41,8 @@ ns_private (const struct rt_config *c, const char *type, const char *alias,
     return true;
   if (stat (ns->path, &st) < 0)
     return false;
-  _cleanup_free_ char *init = xasprintf ("/proc/1/ns/%s", proc_name);
-  _cleanup_free_ char *self = xasprintf ("/proc/self/ns/%s", proc_name);
-  return !same_ns (&st, init) && !same_ns (&st, self);
+  return rt_ns_is (&st, "1", proc_name) != 1
+         && rt_ns_is (&st, "self", proc_name) != 1;
 }
 
 int

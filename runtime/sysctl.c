@@ -112,8 +112,7 @@ static int
 own_namespace (const struct rt_plan *p, int flag, const char *name,
                bool *own, struct rt_err **err)
 {
-  struct stat self, joined;
-  char path[64];
+  struct stat joined;
   bool fresh = (flag == CLONE_NEWIPC && p->new_ipc)
                || (flag == CLONE_NEWNET && p->new_net)
                || (flag == CLONE_NEWUTS && p->new_uts);
@@ -125,12 +124,12 @@ own_namespace (const struct rt_plan *p, int flag, const char *name,
     {
       if (p->ns_types[i] != flag)
         continue;
-      snprintf (path, sizeof path, "/proc/self/ns/%s", name);
-      if (stat (path, &self) < 0)
-        return rt_err_set (err, errno, "stat `%s`", path);
       if (fstat (p->ns_fds[i], &joined) < 0)
         return rt_err_set (err, errno, "stat joined %s namespace", name);
-      *own = self.st_dev != joined.st_dev || self.st_ino != joined.st_ino;
+      int r = rt_ns_is (&joined, "self", name);
+      if (r < 0)
+        return rt_err_set (err, errno, "stat `/proc/self/ns/%s`", name);
+      *own = r == 0;
     }
   return 0;
 }
