@@ -293,7 +293,8 @@ main (int argc, char **argv)
     {
       struct timespec t1;
       clock_gettime (CLOCK_MONOTONIC, &t1);
-      /* The runtime's own share of an engine's operation (issue 4 bench). */
+      /* The runtime's own share of an engine's operation (tests/bench/
+       * podman.sh sums these lines: docs/benchmarks.md). */
       oci_debug (&g, "%s: %.3f ms in the runtime", c->name,
                  (double) (t1.tv_sec - t0.tv_sec) * 1e3
                      + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);

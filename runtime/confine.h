@@ -36,7 +36,7 @@ int rt_confine_child_landlock (const struct rt_confine *cf,
 int rt_confine_child_seccomp (const struct rt_confine *cf,
                               struct rt_err **err);
 
-/* Extensions (issue 3) ------------------------------------------------ */
+/* Beyond the basic steps: seccomp notify, early seccomp, exec, pins ----- */
 
 /* Parent, optional, before clone(): the container id and bundle for the
  * state sent to linux.seccomp.listenerPath (SCMP_ACT_NOTIFY profiles). */
