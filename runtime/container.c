@@ -75,18 +75,18 @@ is_own_ns (int fd, const char *name)
 /* hostname/domainname need a UTS namespace of the container's own: a new
  * one, or one joined by path (runc) that is not the runtime's. */
 static int
-check_uts (const struct rt_plan *p, bool joined, bool own,
-           struct rt_err **err)
+check_uts (const struct rt_plan *p, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
   const char *key = c->hostname && *c->hostname ? "hostname"
                     : c->domainname && *c->domainname ? "domainname" : NULL;
+  int fd = rt_plan_joined_fd (p, CLONE_NEWUTS);
   if (key == NULL || p->new_uts)
     return 0;
-  if (!joined)
+  if (fd < 0)
     return rt_err_set (err, 0, "%s: needs a new \"uts\" namespace (or one "
                        "joined by path)", key);
-  if (own)
+  if (is_own_ns (fd, "uts"))
     return rt_err_set (err, 0, "%s: the \"uts\" namespace path is the "
                        "runtime's own UTS namespace: setting it would change "
                        "the host's %s", key, key);
@@ -98,7 +98,6 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
 {
   const struct rt_config *c = p->c;
   int seen = 0, user_fd = -1;
-  bool uts_joined = false, uts_own = false;
 
   for (size_t i = 0; i < ARRAY_SIZE (p->ns_fds); i++)
     p->ns_fds[i] = -1;
@@ -130,11 +129,6 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
               return rt_err_set (err, 0, "linux.namespaces[%zu].path `%s`: "
                                  "not a \"%s\" namespace", i, n->path,
                                  n->type);
-            }
-          if (flag == CLONE_NEWUTS)
-            {
-              uts_joined = true;
-              uts_own = is_own_ns (fd, "uts");
             }
           if (flag == CLONE_NEWPID || flag == CLONE_NEWTIME)
             {
@@ -199,7 +193,7 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
   if (p->new_user && (c->uid_mappings_len == 0 || c->gid_mappings_len == 0))
     return rt_err_set (err, 0, "linux.uidMappings/gidMappings: required with "
                        "a new user namespace");
-  return check_uts (p, uts_joined, uts_own, err);
+  return check_uts (p, err);
 }
 
 /* A container given CAP_SYS_ADMIN usually means to mount (systemd, nested

@@ -76,6 +76,9 @@ void rt_plan_free (struct rt_plan *p);
  * 1 yes, 0 no, -1 with errno when /proc cannot tell.  runtime/ns.c */
 struct stat;
 int rt_ns_is (const struct stat *st, const char *pid, const char *name);
+/* The fd of the namespace of |flag| (CLONE_NEW*) the plan joins by path,
+ * or -1 when it joins none. */
+int rt_plan_joined_fd (const struct rt_plan *p, int flag);
 
 /* linux.sysctl (runtime/sysctl.c): only namespaced keys, and only with the
  * container's own namespace of that kind; written through a checked

@@ -17,3 +17,12 @@ rt_ns_is (const struct stat *st, const char *pid, const char *name)
     return -1;
   return st->st_dev == b.st_dev && st->st_ino == b.st_ino;
 }
+
+int
+rt_plan_joined_fd (const struct rt_plan *p, int flag)
+{
+  for (size_t i = 0; i < p->ns_len; i++)
+    if (p->ns_types[i] == flag)
+      return p->ns_fds[i];
+  return -1;
+}

@@ -116,21 +116,17 @@ own_namespace (const struct rt_plan *p, int flag, const char *name,
   bool fresh = (flag == CLONE_NEWIPC && p->new_ipc)
                || (flag == CLONE_NEWNET && p->new_net)
                || (flag == CLONE_NEWUTS && p->new_uts);
+  int fd = rt_plan_joined_fd (p, flag), r;
 
   *own = fresh;
-  if (fresh)
+  if (fresh || fd < 0)
     return 0;
-  for (size_t i = 0; i < p->ns_len; i++)
-    {
-      if (p->ns_types[i] != flag)
-        continue;
-      if (fstat (p->ns_fds[i], &joined) < 0)
-        return rt_err_set (err, errno, "stat joined %s namespace", name);
-      int r = rt_ns_is (&joined, "self", name);
-      if (r < 0)
-        return rt_err_set (err, errno, "stat `/proc/self/ns/%s`", name);
-      *own = r == 0;
-    }
+  if (fstat (fd, &joined) < 0)
+    return rt_err_set (err, errno, "stat joined %s namespace", name);
+  r = rt_ns_is (&joined, "self", name);
+  if (r < 0)
+    return rt_err_set (err, errno, "stat `/proc/self/ns/%s`", name);
+  *own = r == 0;
   return 0;
 }
 
