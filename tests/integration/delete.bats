@@ -57,7 +57,8 @@ run_d() { # id
   start=$SECONDS
   run timeout 60 "$SANDLOCK_OCI" --root "$ROOT" delete -f "$id"
   echo "$output"
-  [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+  [ "$status" -ne 0 ]
+  [ "$status" -ne 124 ]
   [ $((SECONDS - start)) -le 30 ]
   [[ "$output" == *"$pid"* ]]
   [[ "$output" == *"$PARENT/$id"* ]]
@@ -69,7 +70,7 @@ run_d() { # id
   run timeout 60 "$SANDLOCK_OCI" --root "$ROOT" delete -f "$id"
   echo "$output"
   [ "$status" -eq 0 ]
-  ! rt list -q | grep -qx "$id"
+  [ -z "$(rt list -q | grep -x "$id")" ]
   [ -z "$(cgdirs "$PARENT/$id")" ]
 }
 
@@ -90,7 +91,7 @@ run_d() { # id
     done
     run timeout 60 "$SANDLOCK_OCI" --root "$ROOT" delete "$id"
     [ "$status" -eq 0 ] || { echo "round $i: $output"; false; }
-    ! rt list -q | grep -qx "$id"
+    [ -z "$(rt list -q | grep -x "$id")" ]
     [ -z "$(cgdirs "$PARENT/$id")" ] || { echo "round $i left: $(cgdirs "$PARENT/$id")"; false; }
   done
 }
@@ -113,6 +114,6 @@ run_d() { # id
   kill -9 "$straggler" 2>/dev/null && echo "straggler $straggler survived"
   wait "$straggler" || true
   [ "$status" -eq 0 ]
-  ! rt list -q | grep -qx "$id"
+  [ -z "$(rt list -q | grep -x "$id")" ]
   [ -z "$(cgdirs "$PARENT/$id")" ]
 }
