@@ -44,7 +44,8 @@ serve() {
   [ "$status" -eq 0 ] || { echo "$output"; false; }
   [ "$(echo "$output" | jq .devices_skipped)" = 2 ]
   r=$(rootfs_of "oci:$T/lay:n")
-  [ ! -e "$r/dev/sda" ] && [ ! -e "$r/dev/mem" ]
+  [ ! -e "$r/dev/sda" ]
+  [ ! -e "$r/dev/mem" ]
   [ -p "$r/fifo" ]
   [ "$(stat -c %a "$r/fifo")" = 666 ]
   run img pull "oci:$T/lay:n"
@@ -63,7 +64,8 @@ serve() {
   [ "$(stat -c '%F %t:%T %a' "$r/dev/mem")" = "character special file 1:1 600" ]
   # A bundle gets them only when asked too.
   img bundle -q "oci:$T/lay:n" "$T/b1"
-  [ ! -e "$T/b1/rootfs/dev/sda" ] && [ -p "$T/b1/rootfs/fifo" ]
+  [ ! -e "$T/b1/rootfs/dev/sda" ]
+  [ -p "$T/b1/rootfs/fifo" ]
   img bundle -q --allow-devices "oci:$T/lay:n" "$T/b2"
   [ "$(stat -c '%F %t:%T %a %u %Y' "$T/b2/rootfs/dev/sda")" = "block special file 8:0 600 0 1000000000" ]
   # A tree unpacked without them cannot serve --allow-devices.
@@ -114,7 +116,9 @@ serve() {
   run img pull "oci:$T/lay:z"
   [ "$status" -ne 0 ]
   [[ "$output" == *"decompression bomb"*"--max-unpacked-size"* ]]
-  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/tmp")" ] && [ -z "$(ls "$C/refs")" ]
+  [ -z "$(ls "$C/rootfs")" ]
+  [ -z "$(ls "$C/tmp")" ]
+  [ -z "$(ls "$C/refs")" ]
   # A legitimate, very compressible image: the flag the message names.
   run img pull --max-unpacked-size 100m "oci:$T/lay:z"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
@@ -205,7 +209,8 @@ chunked() {
   run img pull "oci:$T/lay:foreign"
   [ "$status" -ne 0 ]
   [[ "$output" == *"foreign (non-distributable) layers are not supported"* ]]
-  [ -z "$(ls "$C/rootfs")" ] && [ -z "$(ls "$C/refs")" ]
+  [ -z "$(ls "$C/rootfs")" ]
+  [ -z "$(ls "$C/refs")" ]
 }
 
 @test "a layer typed gzip whose bytes are zstd still unpacks (the bytes pick the decompressor)" {

@@ -54,7 +54,8 @@ hostile_start() {
   done
   # After other flags and their values too.
   run "$SANDLOCK_OCI" pull --creds u:p --help
-  [ "$status" -eq 0 ] && [[ "$output" == "usage: sandlock-oci pull"* ]]
+  [ "$status" -eq 0 ]
+  [[ "$output" == "usage: sandlock-oci pull"* ]]
 }
 
 @test "--help after a container id belongs to the container's program" {
@@ -80,7 +81,8 @@ hostile_start() {
     # The default auth file, through $DOCKER_CONFIG.
     mkdir -p "$BATS_TEST_TMPDIR/dc" && cp "$f" "$BATS_TEST_TMPDIR/dc/config.json"
     DOCKER_CONFIG=$BATS_TEST_TMPDIR/dc run img pull "$HREF"
-    [ "$status" -eq 1 ] && [[ "$output" == *"$BATS_TEST_TMPDIR/dc/config.json"* ]]
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"$BATS_TEST_TMPDIR/dc/config.json"* ]]
   done
 }
 
@@ -128,15 +130,19 @@ hostile_start() {
 
 @test "--timeout and --stall-timeout: bad values name the flag; bundle and run --image take them" {
   run img pull --timeout 5x docker://127.0.0.1:1/x
-  [ "$status" -eq 1 ] && [[ "$output" == *"--timeout: expected a duration"*"5x"* ]]
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"--timeout: expected a duration"*"5x"* ]]
   run img pull --stall-timeout 200ms docker://127.0.0.1:1/x
-  [ "$status" -eq 1 ] && [[ "$output" == *"--stall-timeout: expected a duration"* ]]
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"--stall-timeout: expected a duration"* ]]
   hostile_start trickle
   run img bundle --timeout 1s "$HREF" "$BATS_TEST_TMPDIR/b"
-  [ "$status" -eq 1 ] && [[ "$output" == *"deadline exceeded"*"--timeout 1s"* ]]
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"deadline exceeded"*"--timeout 1s"* ]]
   ROOT=$BATS_TEST_TMPDIR/state
   run brt run --cache-dir "$C" --timeout=1s --image "$HREF" "t$$"
-  [ "$status" -eq 1 ] && [[ "$output" == *"deadline exceeded"*"--timeout 1s"* ]]
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"deadline exceeded"*"--timeout 1s"* ]]
 }
 
 @test "basic auth with a wrong password says the credentials were rejected" {
@@ -210,9 +216,11 @@ hostile_start() {
 
 @test "unknown transports are named, not called missing" {
   run img pull http://127.0.0.1:1/x
-  [ "$status" -eq 1 ] && [[ "$output" == *"unknown transport \`http://\`"* ]]
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"unknown transport \`http://\`"* ]]
   run img pull docker-archive:/tmp/x.tar
-  [ "$status" -eq 1 ] && [[ "$output" == *"transport \`docker-archive:\` is not supported"* ]]
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"transport \`docker-archive:\` is not supported"* ]]
 }
 
 @test "oci:DIR without a tag in a layout of several images lists their names" {
@@ -233,11 +241,13 @@ hostile_start() {
   run img bundle "$HREF" "$b"
   [ "$status" -eq 1 ] || { echo "status $status: $output"; false; }
   [[ "$output" == *"bundle rootfs \`$b/rootfs\` is not empty"* ]]
-  [ "$(ls "$b/rootfs")" = keep ] && [ "$(cat "$b/rootfs/keep")" = mine ]
+  [ "$(ls "$b/rootfs")" = keep ]
+  [ "$(cat "$b/rootfs/keep")" = mine ]
   [ ! -e "$b/config.json" ]
   rm "$b/rootfs/keep"
   img bundle -q "$HREF" "$b"
-  [ -f "$b/rootfs/hello" ] && [ -f "$b/config.json" ]
+  [ -f "$b/rootfs/hello" ]
+  [ -f "$b/config.json" ]
 }
 
 @test "ENOSPC writing a blob or unpacking a layer names the image and the cache" {

@@ -65,8 +65,11 @@ visible() {
     unp=$(grep -n "^$h unpacking " "$BATS_TEST_TMPDIR/tty" | head -1 | cut -d: -f1)
     part=$(grep -n "^$h unpacking [1-9][0-9]* entries" "$BATS_TEST_TMPDIR/tty" | head -1 | cut -d: -f1)
     done_at=$(grep -n "^$h .* done\$" "$BATS_TEST_TMPDIR/tty" | head -1 | cut -d: -f1)
-    [ -n "$unp" ] && [ -n "$part" ] && [ -n "$done_at" ]
-    [ "$unp" -lt "$done_at" ] && [ "$part" -lt "$done_at" ]
+    [ -n "$unp" ]
+    [ -n "$part" ]
+    [ -n "$done_at" ]
+    [ "$unp" -lt "$done_at" ]
+    [ "$part" -lt "$done_at" ]
   done
   # The last redraw: every layer done.
   [ "$(tail -4 "$BATS_TEST_TMPDIR/tty" | grep -c ' done$')" = 2 ]
