@@ -3,7 +3,6 @@
 #include <getopt.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -14,14 +13,11 @@
 static int
 signal_init (struct oci_state *st, int sig, struct rt_err **err)
 {
-  /* pidfd, then re-check the start time: the signal cannot reach a process
-   * that merely inherited the pid. */
-  _cleanup_fd_ int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
-  if (pfd < 0 || !rt_proc_alive (st->pid, st->start_time))
+  if (rt_proc_signal (st->pid, st->start_time, sig) == 0)
+    return 0;
+  if (errno == ESRCH)
     return rt_err_set (err, 0, "container \"%s\" is not running", st->id);
-  if (syscall (SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0)
-    return rt_err_set (err, errno, "kill container \"%s\"", st->id);
-  return 0;
+  return rt_err_set (err, errno, "kill container \"%s\"", st->id);
 }
 
 static int

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -268,11 +267,7 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
 static void
 stop_failed_start (struct oci_state *st)
 {
-  int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
-  if (pfd >= 0 && rt_proc_alive (st->pid, st->start_time))
-    syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
-  if (pfd >= 0)
-    close (pfd);
+  rt_proc_signal (st->pid, st->start_time, SIGKILL);
   unlinkat (st->dirfd, "exec.fifo", 0);
   unlinkat (st->dirfd, "start.status", 0);
   free (st->status);

@@ -406,14 +406,7 @@ static void
 kill_all (struct oci_state *st, struct rt_cgroup *cg)
 {
   struct rt_err *e2 = NULL;
-  if (rt_proc_alive (st->pid, st->start_time))
-    {
-      int pfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
-      if (pfd >= 0 && rt_proc_alive (st->pid, st->start_time))
-        syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
-      if (pfd >= 0)
-        close (pfd);
-    }
+  rt_proc_signal (st->pid, st->start_time, SIGKILL);
   /* Without a pid namespace, other processes outlive init: the cgroup
    * names them all.  A frozen cgroup must be thawed for SIGKILL to land;
    * only the container's own freezer is ours to thaw. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -69,6 +70,18 @@ rt_proc_alive (pid_t pid, uint64_t start_time)
   if (st == 'Z' || st == 'X')
     return false;
   return start_time == 0 || start == start_time;
+}
+
+int
+rt_proc_signal (pid_t pid, uint64_t start_time, int sig)
+{
+  _cleanup_fd_ int fd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (fd < 0 || !rt_proc_alive (pid, start_time))
+    {
+      errno = ESRCH;
+      return -1;
+    }
+  return syscall (SYS_pidfd_send_signal, fd, sig, NULL, 0) < 0 ? -1 : 0;
 }
 
 static const struct

@@ -118,6 +118,11 @@ uint64_t rt_proc_start_time (pid_t pid);
 /* True when |pid| exists, is not a zombie, and started at |start_time|. */
 bool rt_proc_alive (pid_t pid, uint64_t start_time);
 
+/* Sends |sig| through a pidfd opened before rt_proc_alive() is asked, so
+ * it cannot reach a process that merely inherited the pid.  0, or -1 with
+ * errno: ESRCH when that process is gone (or cannot be pinned). */
+int rt_proc_signal (pid_t pid, uint64_t start_time, int sig);
+
 /* Runs each hook of |l| in order with |state_json| on stdin; honours each
  * hook's timeout (pidfd + poll: no sleeps).  The first failure stops the
  * list and is returned naming the hook kind, index and path. */

@@ -1,10 +1,13 @@
 /* Unit tests: the state.json loader (oci/state_json.c) on what create can
  * write (annotations up to config.json's cap) and on what it never writes
  * (corrupt, hostile); delete -f's salvage of an unreadable state. */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -97,6 +100,32 @@ test_creating_stays (void)
   oci_state_free (&st);
 }
 
+/* kill, delete -f and a failed start signal the container's init only
+ * while it is the process state.json names: a pid now held by a process
+ * that started at another time is left alone. */
+static void
+test_proc_signal (void)
+{
+  int status = 0;
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      pause ();
+      _exit (0);
+    }
+  uint64_t start = rt_proc_start_time (pid);
+  errno = 0;
+  ok (rt_proc_signal (pid, start + 1, SIGKILL) < 0 && errno == ESRCH,
+      "another start time: ESRCH, no signal");
+  ok (rt_proc_alive (pid, start), "the process was not signalled");
+  ok (rt_proc_signal (pid, start, SIGKILL) == 0, "its own start time: sent");
+  ok (waitpid (pid, &status, 0) == pid && WIFSIGNALED (status)
+      && WTERMSIG (status) == SIGKILL, "and it died of it");
+  errno = 0;
+  ok (rt_proc_signal (pid, start, SIGKILL) < 0 && errno == ESRCH,
+      "once reaped: ESRCH");
+}
+
 static void
 test_salvage (void)
 {
@@ -149,6 +178,7 @@ main (void)
   test_big_annotations ();
   test_refused ();
   test_creating_stays ();
+  test_proc_signal ();
   test_salvage ();
   return tap_done ();
 }
