@@ -86,16 +86,6 @@ hook() { jq -nc --arg s "$1" '{path:"/bin/sh",args:["sh","-c",$s]}'; }
   [ -z "$(ls "$ROOT")" ]
 }
 
-@test "create: an unbindable rootfsPropagation reports the failed bind, every time" {
-  cfg '.linux.rootfsPropagation = "unbindable"'
-  for i in 1 2 3 4; do
-    run rt create -b "$BUNDLE" "$(cid)-$i"
-    [ "$status" -eq 1 ]
-    [[ "$output" == *"bind rootfs"*"Invalid argument"* ]]
-  done
-  [ -z "$(ls "$ROOT")" ]
-}
-
 @test "create: a root.path that is a regular file says so, not 'exited during setup'" {
   touch "$BUNDLE/rootfile"
   cfg '.root.path = "rootfile"'
