@@ -10,34 +10,8 @@
 #include "common/util.h"
 #include "oci/spec.h"
 #include "runtime/cgroup-internal.h"
+#include "cgroup_fake.h"
 #include "tap.h"
-
-static void
-put (const char *dir, const char *file, const char *text)
-{
-  char *p = xasprintf ("%s/%s", dir, file);
-  FILE *f = fopen (p, "w");
-  if (f)
-    {
-      fputs (text, f);
-      fclose (f);
-    }
-  free (p);
-}
-
-static char *
-get (const char *dir, const char *file)
-{
-  char *t = NULL;
-  struct rt_err *e = NULL;
-  if (cg_read (dir, file, &t, &e) != 0)
-    {
-      rt_err_free (&e);
-      return NULL;
-    }
-  t[strcspn (t, "\n")] = '\0';
-  return t;
-}
 
 #define CHECK_STR(got, want, ...)                                       \
   do {                                                                  \
