@@ -941,9 +941,9 @@ parse_personality (struct pctx *c, yajl_val o, void *dst)
   return 0;
 }
 
-/* Intel RDT is not implemented (features says so): a config that sets it
- * is refused, as runc refuses it on a host without resctrl, rather than run
- * without the cache/bandwidth/monitoring it asked for (1.3 added schemata
+/* linux.intelRdt is refused (features reports it disabled), as runc
+ * refuses it on a host without resctrl: a container must not run without
+ * the cache/bandwidth/monitoring limits it asked for (1.3 added schemata
  * and enableMonitoring).  closID names a resctrl directory in runc and
  * crun: a value that is a path is named as such first. */
 static int
