@@ -7,13 +7,13 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "common/openat2.h"
 #include "common/util.h"
 #include "image/priv.h"
 #include "image/dl.h"
@@ -124,9 +124,8 @@ static int
 add_blob (int dirfd, const char *path, const char *mt, struct img_desc *desc,
           const char *what, struct rt_err **err)
 {
-  struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
-                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-  _cleanup_fd_ int fd = (int) syscall (SYS_openat2, dirfd, path, &how, sizeof how);
+  _cleanup_fd_ int fd = cm_openat2 (dirfd, path, O_RDONLY,
+                                     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   _cleanup_free_ char *buf = NULL, *dst = NULL;
   struct img_hash h;
   char digest[72], proc[64];

@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <linux/mount.h>
-#include <linux/openat2.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "common/openat2.h"
 #include "common/util.h"
 #include "internal.h"
 
@@ -221,13 +221,6 @@ rt_plan_mounts (struct rt_plan *p, struct rt_err **err)
 
 /* ---- child side ------------------------------------------------------ */
 
-static int
-openat2_ (int dfd, const char *path, uint64_t flags, uint64_t resolve)
-{
-  struct open_how how = { .flags = flags, .resolve = resolve };
-  return (int) syscall (SYS_openat2, dfd, path, &how, sizeof how);
-}
-
 #define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
 
 int
@@ -237,7 +230,7 @@ rt_open_in_root (int rootfd, const char *path, bool create, bool file,
   _cleanup_free_ char *dup = NULL;
   _cleanup_fd_ int cur = -1;
   char *save = NULL, *comp, *next;
-  int fd = openat2_ (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
+  int fd = cm_openat2 (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
 
   if (fd >= 0 || errno != ENOENT || !create)
     {
@@ -248,14 +241,14 @@ rt_open_in_root (int rootfd, const char *path, bool create, bool file,
   /* Walk component by component: each step is resolved inside the root, so
    * a symlink planted anywhere in the path still cannot leave it. */
   dup = xstrdup (path);
-  cur = openat2_ (rootfd, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, IN_ROOT);
+  cur = cm_openat2 (rootfd, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, IN_ROOT);
   if (cur < 0)
     return rt_err_set (err, errno, "open rootfs");
   for (comp = strtok_r (dup, "/", &save); comp; comp = next)
     {
       int nfd;
       next = strtok_r (NULL, "/", &save);
-      nfd = openat2_ (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
+      nfd = cm_openat2 (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
       if (nfd < 0 && errno == ENOENT)
         {
           if (next == NULL && file)
@@ -270,7 +263,7 @@ rt_open_in_root (int rootfd, const char *path, bool create, bool file,
           else if (mkdirat (cur, comp, 0755) < 0 && errno != EEXIST)
             return rt_err_set (err, errno, "mkdir `%s` in rootfs (at `%s`)",
                                path, comp);
-          nfd = openat2_ (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
+          nfd = cm_openat2 (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
         }
       if (nfd < 0)
         return rt_err_set (err, errno, "resolve `%s` in rootfs (at `%s`)",
