@@ -43,7 +43,8 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(B)/helpers/%)
-ASAN := -fsanitize=address,undefined -fno-omit-frame-pointer
+# SANDLOCK_DEBUG: assertions of the error contract (common/err.c).
+ASAN := -fsanitize=address,undefined -fno-omit-frame-pointer -DSANDLOCK_DEBUG
 
 all: sandlock-oci
 
@@ -91,7 +92,8 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 FUZZ_DRV := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz-seeds/%)
 FUZZ_OBJ := $(LIB_SRC:%.c=$(B)/fuzzobj/%.o)
-FUZZ_SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
+FUZZ_SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+            -DSANDLOCK_DEBUG
 # Deferred: probed only when a fuzz recipe asks.
 FUZZ_OK = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' \
   | $(FUZZ_CC) -x c -fsanitize=fuzzer,address,undefined -o /dev/null - 2>/dev/null && echo yes)

@@ -211,14 +211,16 @@ img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err)
     goto out;
   m.descs = xcalloc (layers->u.array.len + 1, sizeof *m.descs);
   for (size_t i = 0; i < layers->u.array.len; i++, m.n++)
-    if (!YAJL_IS_STRING (layers->u.array.values[i])
-        || add_blob (dirfd, YAJL_GET_STRING (layers->u.array.values[i]),
-                     "application/vnd.oci.image.layer.v1.tar", &m.descs[i], what, err) < 0)
-      {
-        if (*err == NULL)
+    {
+      if (!YAJL_IS_STRING (layers->u.array.values[i]))
+        {
           rt_err_set (err, 0, "%s: manifest.json: Layers[%zu] is not a string", what, i);
+          goto out;
+        }
+      if (add_blob (dirfd, YAJL_GET_STRING (layers->u.array.values[i]),
+                    "application/vnd.oci.image.layer.v1.tar", &m.descs[i], what, err) < 0)
         goto out;
-      }
+    }
   g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
   gen_str (g, "schemaVersion");
