@@ -114,6 +114,31 @@ img_cache_rootfs_path (struct img_cache *c, const char *mdigest)
   return xasprintf ("%s/rootfs/%s", c->dir, mdigest + 7);
 }
 
+/* An image record is this file's type (read_record makes them): freeing
+ * it here keeps cache.c below store.c and pull.c, which use it. */
+void
+img_image_free (struct img_image *im)
+{
+  if (im == NULL)
+    return;
+  free (im->ref);
+  free (im->manifest_digest);
+  free (im->config_digest);
+  free (im->rootfs);
+  free (im->created);
+  free (im->platform);
+  free (im->record);
+  free (im);
+}
+
+void
+img_list_free (struct img_image **v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    img_image_free (v[i]);
+  free (v);
+}
+
 static void
 gen_kv (yajl_gen g, const char *k, const char *v)
 {

@@ -11,14 +11,6 @@
 #include "common/util.h"
 #include "image/priv.h"
 
-void
-img_list_free (struct img_image **v, size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    img_image_free (v[i]);
-  free (v);
-}
-
 static bool
 digest_matches (const struct img_image *im, const char *text)
 {
