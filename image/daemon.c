@@ -193,13 +193,13 @@ img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err)
   /* manifest.json is an array: wrap it so the object-only parser takes it. */
   {
     _cleanup_free_ char *w = xasprintf ("{\"m\":%s}", buf);
-    if (img_json_parse (w, strlen (w), "manifest.json", &v, err) < 0)
+    if ((v = cm_json_parse (w, strlen (w), IMG_MAX_MANIFEST, "manifest.json", err)) == NULL)
       return -1;
   }
-  arr = img_json_get (v, "m");
+  arr = cm_json_get (v, "m");
   if (arr == NULL || !YAJL_IS_ARRAY (arr) || arr->u.array.len == 0
-      || (cfg = img_json_str (arr->u.array.values[0], "Config")) == NULL
-      || (layers = img_json_get (arr->u.array.values[0], "Layers")) == NULL
+      || (cfg = cm_json_str (arr->u.array.values[0], "Config")) == NULL
+      || (layers = cm_json_get (arr->u.array.values[0], "Layers")) == NULL
       || !YAJL_IS_ARRAY (layers))
     {
       rt_err_set (err, 0, "%s: manifest.json: expected [{Config, Layers}]", what);
