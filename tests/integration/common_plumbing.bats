@@ -28,3 +28,27 @@ teardown() { common_teardown; }
   [ "${lines[5]}" = /etc/passwd ]
   [ "${lines[6]}" = one ]
 }
+
+# Without openat2 (tests/helpers/no_openat2: ENOSYS from a seccomp filter),
+# the runtime takes cm_openat2's fallback walk: containers still start, and
+# a mount destination through an absolute symlink still lands inside the
+# rootfs, never on the host.
+@test "no openat2: check says so; a mount through an absolute symlink stays in the rootfs" {
+  no=$SANDLOCK_HELPERS/no_openat2
+  [ -x "$no" ] || skip "tests/helpers/no_openat2 not built (make helpers)"
+  run "$no" "$SANDLOCK_OCI" check
+  [[ "$output" == *"openat2: no (mount destinations resolved in root: by a component-by-component walk)"* ]]
+  mkdir -p "$BUNDLE/rootfs/data"
+  ln -s / "$BUNDLE/rootfs/data/up"
+  host=$BATS_TEST_TMPDIR/hostside
+  mkdir -p "$host"
+  mkdir -p "$BUNDLE/rootfs$host"
+  cfg ".mounts += [{\"destination\":\"/data/up$host\",\"type\":\"tmpfs\",\"source\":\"tmpfs\"}]"
+  cmd sh -c "grep -c ' $host tmpfs ' /proc/mounts; touch $host/inside && echo wrote"
+  run "$no" "$SANDLOCK_OCI" --root "$ROOT" run -b "$BUNDLE" "$(cid)"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 1 ]                  # mounted at $host inside the rootfs
+  [ "${lines[1]}" = wrote ]
+  [ ! -e "$host/inside" ]                # the host's directory is untouched
+  ! grep -q " $host tmpfs " /proc/mounts
+}
