@@ -199,7 +199,8 @@ follow (struct walk *w, const char *name)
     return -1;
   target[n] = '\0';
   if ((w->resolve & RESOLVE_NO_MAGICLINKS)
-      && fstatfs (cur (w), &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC
+      && (cur (w) == AT_FDCWD ? statfs (".", &sf) : fstatfs (cur (w), &sf)) == 0
+      && sf.f_type == PROC_SUPER_MAGIC
       && (target[0] == '/' || strchr (target, ':') != NULL))
     {
       errno = ELOOP;

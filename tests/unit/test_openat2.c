@@ -120,6 +120,21 @@ expectations (const char *mode)
   ok (fails (cm_openat2 (AT_FDCWD, proc, O_RDONLY, RESOLVE_NO_MAGICLINKS),
              ELOOP),
       "%s: RESOLVE_NO_MAGICLINKS refuses /proc/self/fd/N", mode);
+  {
+    /* The same link named from the current directory (dirfd AT_FDCWD). */
+    char cwd[4096], rel[32];
+    if (getcwd (cwd, sizeof cwd) && chdir ("/proc/self/fd") == 0)
+      {
+        snprintf (rel, sizeof rel, "%d", fd);
+        ok (fails (cm_openat2 (AT_FDCWD, rel, O_RDONLY, RESOLVE_NO_MAGICLINKS),
+                   ELOOP),
+            "%s: ... also relative to the current directory", mode);
+        if (chdir (cwd) < 0)
+          abort ();
+      }
+    else
+      skip ("cannot enter /proc/self/fd");
+  }
   close (fd);
   fd = cm_openat2 (AT_FDCWD, "/proc/self/status", O_RDONLY,
                    RESOLVE_NO_MAGICLINKS);
