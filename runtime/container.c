@@ -47,6 +47,7 @@
 #include "confine.h"
 #include "internal.h"
 #include "landlock.h"
+#include "notify.h"
 
 /* ---- validation: config -> plan ------------------------------------- */
 
@@ -424,7 +425,7 @@ child_setup (struct rt_plan *p, int sock, struct rt_err **err)
 static void
 close_inherited_fds (struct rt_plan *p, int sock)
 {
-  int keep[7 + ARRAY_SIZE (p->ns_fds)];
+  int keep[8 + ARRAY_SIZE (p->ns_fds)];
   size_t n = 0;
   keep[n++] = sock;
   keep[n++] = p->fifo_fd;
@@ -433,6 +434,7 @@ close_inherited_fds (struct rt_plan *p, int sock)
   keep[n++] = p->timens_fd;
   keep[n++] = rt_confine_listener_fd (p->confine);
   keep[n++] = rt_confine_pins_fd (p->confine);
+  keep[n++] = rt_notify_child_fd ();
   for (size_t i = 0; i < p->ns_len; i++)
     keep[n++] = p->ns_fds[i];
   rt_close_fds_except (3 + p->o->preserve_fds, keep, n);
@@ -547,6 +549,7 @@ child_main (struct rt_plan *p, int sock)
 
   if (rt_hooks_run (&p->c->hooks[RT_HOOK_START_CONTAINER], "startContainer",
                     p->state_json, &err) < 0
+      || rt_notify_child_install (&err) < 0
       || rt_confine_child_seccomp (p->confine, &err) < 0)
     start_fail (p, err ? err->msg : "start failed");
   execve (p->exec_path, argv, p->envp);
@@ -624,6 +627,7 @@ progress (const struct rt_plan *p, const char *cgroup_path, pid_t pid,
 {
   struct rt_progress pr = { .cgroup_path = cgroup_path, .pid = pid,
                             .start_time = start_time, .ready = ready };
+  pr.supervisor_pid = rt_notify_pid (&pr.supervisor_start_time);
   return p->o->progress ? p->o->progress (p->o->progress_ud, &pr, err) : 0;
 }
 
@@ -639,6 +643,7 @@ progress_ready (const struct rt_plan *p, struct rt_cgroup *cg, pid_t pid,
                             .ready = true,
                             .landlock_pins = out->landlock_pins,
                             .landlock_pins_len = out->landlock_pins_len };
+  pr.supervisor_pid = rt_notify_pid (&pr.supervisor_start_time);
   return p->o->progress ? p->o->progress (p->o->progress_ud, &pr, err) : 0;
 }
 
@@ -881,7 +886,7 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   p.proc_by_parent = geteuid () != 0
                      && (p.new_user
                          || o->config->process->oom_score_adj_present);
-  if (make_cgroup (&p, &cg, err) < 0)
+  if (make_cgroup (&p, &cg, err) < 0 || rt_notify_spawn (o, err) < 0)
     goto out;
   pid = clone_child (&p, cg);
   if (pid < 0)
@@ -899,6 +904,7 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   start_time = rt_proc_start_time (pid);
   if (progress (&p, cg ? rt_cgroup_path (cg) : NULL, pid, start_time, false,
                 err) < 0
+      || rt_notify_parent (pid, cg ? rt_cgroup_path (cg) : NULL, err) < 0
       || parent_setup (&p, pid, sv[0], &cg, err) < 0
       || rt_confine_take_pins (p.confine, &out->landlock_pins,
                                &out->landlock_pins_len, err) < 0
@@ -909,6 +915,7 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   out->start_time = start_time;
   out->cgroup_path = cg ? xstrdup (rt_cgroup_path (cg)) : NULL;
   out->warning = mount_warning (&p);
+  out->supervisor_pid = rt_notify_pid (&out->supervisor_start_time);
   pid = -1;
   ret = 0;
 out:
@@ -917,6 +924,7 @@ out:
       kill (pid, SIGKILL);
       waitpid (pid, NULL, 0);
     }
+  rt_notify_end (ret == 0);
   if (cg)
     {
       if (ret < 0)
