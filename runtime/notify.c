@@ -154,6 +154,8 @@ rt_notify_pid (uint64_t *start_time)
 void
 rt_notify_end (bool ok)
 {
+  free (nt.prog);               /* made before a check may have failed */
+  nt.prog = NULL;
   if (nt.ops == NULL)
     return;
   if (nt.init_sock >= 0)
@@ -162,8 +164,6 @@ rt_notify_end (bool ok)
   if (!ok && nt.pid > 0)
     while (waitpid (nt.pid, NULL, 0) < 0 && errno == EINTR)
       ;
-  free (nt.prog);
-  nt.prog = NULL;
 }
 
 int

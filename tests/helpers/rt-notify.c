@@ -1,7 +1,10 @@
 /* rt-notify: a test supervisor for the notify seam (rt_create_opts.notify),
  * driving rt_container_create / rt_container_start directly.  It traps
  * getppid in the container and answers |answer|; the container prints it
- * (busybox sh's $PPID).  Output, one fact a line, on stdout:
+ * (busybox sh's $PPID).  It also traps mkdir/mkdirat, reads the path from
+ * the caller's memory and answers 0 for "/notify-ok" (which the read-only
+ * root would refuse); other paths go on to the kernel (CONTINUE).
+ * Output, one fact a line, on stdout:
  *   supervisor=PID, the container's own lines, exit=N | signal=N for the
  *   init, supervisor_exit=N | supervisor_signal=N, reaped=all
  * The process is a child subreaper and waits for every child before it
@@ -40,11 +43,32 @@ static long answer = 4242;
 static FILE *out;
 
 static int
+handle_mkdir (int lfd, const struct seccomp_notif *req,
+              struct seccomp_notif_resp *resp)
+{
+  char path[64] = "";
+  uint64_t addr = req->data.args[req->data.nr == SYS_mkdirat ? 1 : 0];
+  ssize_t n = rt_notify_read_mem (lfd, req, addr, path, sizeof path - 1);
+  if (n < 0)
+    {
+      resp->error = -EFAULT;
+      return 0;
+    }
+  path[n] = '\0';
+  if (strcmp (path, "/notify-ok") == 0)
+    resp->val = 0;
+  else
+    resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  return 0;
+}
+
+static int
 handle (void *ud, int lfd, const struct seccomp_notif *req,
         struct seccomp_notif_resp *resp)
 {
   (void) ud;
-  (void) lfd;
+  if (req->data.nr == SYS_mkdir || req->data.nr == SYS_mkdirat)
+    return handle_mkdir (lfd, req, resp);
   if (req->data.nr != SYS_getppid)
     return -1;
   resp->val = answer;
@@ -143,7 +167,8 @@ main (int argc, char **argv)
   struct rt_err *err = NULL;
   struct rt_created cr = { 0 };
   char path[PATH_MAX], rootfs[PATH_MAX], fifo[PATH_MAX], status[PATH_MAX];
-  int sys_getppid = SYS_getppid, sys_sendmsg = SYS_sendmsg, pfd[2], st;
+  int trapped[] = { SYS_getppid, SYS_mkdir, SYS_mkdirat };
+  int sys_sendmsg = SYS_sendmsg, pfd[2], st;
 
   if (argc < 4)
     return fprintf (stderr, "usage: rt-notify BUNDLE STATEDIR MODE [N]\n"), 2;
@@ -166,10 +191,10 @@ main (int argc, char **argv)
   close (pfd[1]);
   fcntl (pfd[0], F_SETFD, FD_CLOEXEC);
 
-  struct rt_notify_ops ops = { .syscalls = &sys_getppid, .syscalls_len = 1,
+  struct rt_notify_ops ops = { .syscalls = trapped, .syscalls_len = 3,
                                .handle = handle, .log_fd = 2 };
   if (strcmp (mode, "trap-sendmsg") == 0)
-    ops.syscalls = &sys_sendmsg;
+    ops.syscalls = &sys_sendmsg, ops.syscalls_len = 1;
   if (strcmp (mode, "init-fail") == 0)
     ops.init = init_fail;
   struct rt_create_opts o = {

@@ -58,6 +58,33 @@ teardown() {
   [[ "$output" == *"reaped=all"* ]]
 }
 
+@test "notify: the handler reads the caller's memory, answers or lets the call go on" {
+  # The root is read-only: mkdir succeeds only where the supervisor read
+  # the path and answered 0 itself; another path reaches the kernel.
+  cmd sh -c 'mkdir /notify-ok && echo answered; mkdir /other 2>&1; echo rc=$?'
+  sup run
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"answered"* ]]
+  [[ "$output" == *"Read-only file system"* ]]
+  [[ "$output" == *"rc=1"* ]]
+  [[ "$output" == *"reaped=all"* ]]
+}
+
+@test "notify: the config's ERRNO still wins over the trap" {
+  # Both filters see getppid; the strongest verdict (ERRNO) wins, so the
+  # supervisor's 4242 never comes back.
+  cfg '.linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["getppid"],"action":"SCMP_ACT_ERRNO","errnoRet":1}]}'
+  cmd sh -c 'echo ppid=$PPID'
+  sup run 4242
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"ppid=4242"* ]]
+  # getppid failed with EPERM: -1, which busybox prints unsigned
+  [[ "$output" == *$'\nppid=4294967295\n'* ]]
+  [[ "$output" == *"reaped=all"* ]]
+}
+
 @test "notify: the supervisor is never the init's parent" {
   # The init's getppid is trapped (the supervisor's answer); its real
   # parent, read from the host's /proc, is the runtime (here the helper).
