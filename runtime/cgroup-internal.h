@@ -82,7 +82,9 @@ int cg_write (const char *dir, const char *file, const char *val,
               struct rt_err **err);
 int cg_writef (const char *dir, const char *file, struct rt_err **err,
                const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
-/* Reads a file; returns -ENOENT (without setting *err) when it is absent. */
+/* Reads a file into *out.  An absent file is not an error: 0 with *out
+ * NULL (the caller says what its absence means); any other failure is -1
+ * with *err set. */
 int cg_read (const char *dir, const char *file, char **out,
              struct rt_err **err);
 bool cg_exists (const char *dir, const char *file);
