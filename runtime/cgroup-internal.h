@@ -174,5 +174,9 @@ size_t cg_dev_prog (const struct cg_dev_rule *rules, size_t n,
  * attached at create stays as it is. */
 int cg_dev_apply (struct rt_cgroup *cg, const struct rt_resources *r,
                   bool required, bool update, struct rt_err **err);
+/* Can this process load the device program?  Loads the default one and
+ * closes it, attaching nothing: 0, or the errno of bpf(2) (rt_kfeat's
+ * RT_KF_BPF_DEVICE, which callers ask instead). */
+int cg_dev_bpf_probe (void);
 
 #endif
