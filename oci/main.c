@@ -13,7 +13,7 @@
 
 #include "command.h"
 #include "common/util.h"
-#include "runtime/confine.h"
+#include "runtime/runtime.h"
 #include "sysconfig.h"
 
 static void
