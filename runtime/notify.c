@@ -96,6 +96,9 @@ rt_notify_spawn (const struct rt_create_opts *o, struct rt_err **err)
     return 0;
   if (ops->handle == NULL)
     return rt_err_set (err, EINVAL, "notify: no handler");
+  if (!rt_kfeat (RT_KF_SECCOMP)->seccomp_notify)
+    return rt_err_set (err, ENOSYS, "notify: this kernel has no seccomp "
+                       "user notification");
   if (check_config (o->config, err) < 0
       || rt_notify_filter (ops, &nt.prog, &len, err) < 0)
     return -1;
