@@ -16,6 +16,9 @@
  *     kill          as run, but SIGKILL the supervisor once the container
  *                   printed its first line (the container must then die)
  *     kill-created  SIGKILL the supervisor before start
+ *     inspect       as run, and once the container printed its first line,
+ *                   the supervisor's fds (sup_fd=N:target), its effective
+ *                   and bounding capabilities and no_new_privs from /proc
  *     delete        create, then kill the init as `delete -f` does
  *     trap-sendmsg  notify ops trapping sendmsg: the create must fail
  *     init-fail     the ops' init fails: so must the create
@@ -113,10 +116,38 @@ report (const char *who, int st)
   fflush (out);
 }
 
-/* Copies the container's output; after the first line, runs |first|. */
+/* What the supervisor holds: its fds, capabilities, no_new_privs. */
 static void
-relay (FILE *in, pid_t sup, bool kill_after_first)
+inspect (pid_t sup)
 {
+  char path[64], target[256], line[256];
+  snprintf (path, sizeof path, "/proc/%d/fd", (int) sup);
+  for (int fd = 0; fd < 64; fd++)
+    {
+      snprintf (path, sizeof path, "/proc/%d/fd/%d", (int) sup, fd);
+      ssize_t n = readlink (path, target, sizeof target - 1);
+      if (n < 0)
+        continue;
+      target[n] = '\0';
+      fprintf (out, "sup_fd=%d:%s\n", fd, target);
+    }
+  snprintf (path, sizeof path, "/proc/%d/status", (int) sup);
+  FILE *f = fopen (path, "r");
+  while (f && fgets (line, sizeof line, f))
+    if (strncmp (line, "CapEff:", 7) == 0 || strncmp (line, "CapBnd:", 7) == 0
+        || strncmp (line, "NoNewPrivs:", 11) == 0)
+      fprintf (out, "sup_%s", line);
+  if (f)
+    fclose (f);
+  fflush (out);
+}
+
+/* Copies the container's output; after the first line, kills the
+ * supervisor or inspects it. */
+static void
+relay (FILE *in, pid_t sup, const char *mode)
+{
+  bool kill_after_first = strcmp (mode, "kill") == 0;
   char line[256];
   bool first = true;
   while (fgets (line, sizeof line, in))
@@ -125,6 +156,8 @@ relay (FILE *in, pid_t sup, bool kill_after_first)
       fflush (out);
       if (first && kill_after_first)
         kill (sup, SIGKILL);
+      if (first && strcmp (mode, "inspect") == 0)
+        inspect (sup);
       first = false;
     }
 }
@@ -224,7 +257,7 @@ main (int argc, char **argv)
     kill (cr.supervisor_pid, SIGKILL);
   else if (rt_container_start (fifo, status, &err) < 0)
     fail ("start", err);
-  relay (fdopen (pfd[0], "r"), cr.supervisor_pid, strcmp (mode, "kill") == 0);
+  relay (fdopen (pfd[0], "r"), cr.supervisor_pid, mode);
   while (waitpid (cr.pid, &st, 0) < 0 && errno == EINTR)
     ;
   report ("", st);

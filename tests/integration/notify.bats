@@ -25,8 +25,8 @@ setup() {
 # The container's stderr is a file: a container left by a failing test
 # must not hold bats' pipe open.
 sup() {
-  run timeout -s KILL 30 "$NOTIFY" "$BUNDLE" "$STATE" "$@" \
-    2>>"$BATS_TEST_TMPDIR/stderr"
+  run sh -c 'exec timeout -s KILL 30 "$@" 2>>"$0"' \
+    "$BATS_TEST_TMPDIR/stderr" "$NOTIFY" "$BUNDLE" "$STATE" "$@"
 }
 
 teardown() {
@@ -98,6 +98,21 @@ teardown() {
   [ -n "$self" ] && [ -n "$sp" ] && [ "$sp" -gt 0 ]
   [ "$parent" = "$self" ]
   [ "$parent" != "$sp" ]
+}
+
+@test "notify: the supervisor holds only what it needs, with three capabilities" {
+  # The container waits on stdin, so it runs while the helper looks.
+  cmd sh -c 'echo ppid=$PPID; read x'
+  sup inspect
+  echo "$output"
+  [ "$status" -eq 0 ]
+  fds=$(grep '^sup_fd=' <<<"$output" | sed 's/pipe:\[[0-9]*\]/pipe/' | tr '\n' ' ')
+  [ "$fds" = "sup_fd=0:/dev/null sup_fd=1:/dev/null sup_fd=2:$BATS_TEST_TMPDIR/stderr sup_fd=3:anon_inode:[pidfd] sup_fd=4:anon_inode:seccomp notify sup_fd=5:pipe sup_fd=6:pipe " ]
+  # CAP_DAC_OVERRIDE (1), CAP_KILL (5), CAP_SYS_PTRACE (19)
+  [[ "$output" == *$'sup_CapEff:\t0000000000080022'* ]]
+  [[ "$output" == *$'sup_CapBnd:\t0000000000080022'* ]]
+  [[ "$output" == *$'sup_NoNewPrivs:\t1'* ]]
+  [[ "$output" == *"reaped=all"* ]]
 }
 
 @test "notify: SIGKILL of the supervisor kills the running container" {
