@@ -89,6 +89,9 @@ hygiene (struct rt_notify_sup *s)
       || dup2 (null, 1) < 0)
     _exit (1);
   rt_close_fds_except (3, keep, 1);
+  /* `run`'s forwarding handlers are the runtime's, not ours. */
+  for (int sig = 1; sig < NSIG; sig++)
+    signal (sig, SIG_DFL);
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   signal (SIGPIPE, SIG_IGN);
