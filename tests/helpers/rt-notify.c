@@ -143,9 +143,10 @@ inspect (pid_t sup)
 }
 
 /* Copies the container's output; after the first line, kills the
- * supervisor or inspects it. */
+ * supervisor or inspects it, then closes the container's stdin (|stdin_w|):
+ * a container reading it runs until then. */
 static void
-relay (FILE *in, pid_t sup, const char *mode)
+relay (FILE *in, pid_t sup, const char *mode, int stdin_w)
 {
   bool kill_after_first = strcmp (mode, "kill") == 0;
   char line[256];
@@ -158,6 +159,8 @@ relay (FILE *in, pid_t sup, const char *mode)
         kill (sup, SIGKILL);
       if (first && strcmp (mode, "inspect") == 0)
         inspect (sup);
+      if (first)
+        close (stdin_w);
       first = false;
     }
 }
@@ -201,7 +204,7 @@ main (int argc, char **argv)
   struct rt_created cr = { 0 };
   char path[PATH_MAX], rootfs[PATH_MAX], fifo[PATH_MAX], status[PATH_MAX];
   int trapped[] = { SYS_getppid, SYS_mkdir, SYS_mkdirat };
-  int sys_sendmsg = SYS_sendmsg, pfd[2], st;
+  int sys_sendmsg = SYS_sendmsg, pfd[2], ifd[2], st;
 
   if (argc < 4)
     return fprintf (stderr, "usage: rt-notify BUNDLE STATEDIR MODE [N]\n"), 2;
@@ -223,6 +226,10 @@ main (int argc, char **argv)
     return perror ("pipe"), 1;
   close (pfd[1]);
   fcntl (pfd[0], F_SETFD, FD_CLOEXEC);
+  if (pipe (ifd) < 0 || dup2 (ifd[0], 0) < 0)
+    return perror ("pipe"), 1;
+  close (ifd[0]);
+  fcntl (ifd[1], F_SETFD, FD_CLOEXEC);
 
   struct rt_notify_ops ops = { .syscalls = trapped, .syscalls_len = 3,
                                .handle = handle, .log_fd = 2 };
@@ -257,7 +264,7 @@ main (int argc, char **argv)
     kill (cr.supervisor_pid, SIGKILL);
   else if (rt_container_start (fifo, status, &err) < 0)
     fail ("start", err);
-  relay (fdopen (pfd[0], "r"), cr.supervisor_pid, mode);
+  relay (fdopen (pfd[0], "r"), cr.supervisor_pid, mode, ifd[1]);
   while (waitpid (cr.pid, &st, 0) < 0 && errno == EINTR)
     ;
   report ("", st);
