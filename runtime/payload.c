@@ -1,0 +1,46 @@
+/* What the init becomes once confined and started: execve of
+ * process.args.
+ *
+ * `start` learns of success from the start-status fifo: its write end is
+ * O_CLOEXEC, so execve closes it.  A failure writes its message there
+ * instead. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "internal.h"
+
+int
+rt_payload_prepare (struct rt_child *ch, struct rt_err **err)
+{
+  const struct rt_process *pr = ch->p->c->process;
+  if (rt_proc_resolve_exec (pr, &ch->exec_path, err) < 0)
+    return -1;
+  ch->envp = rt_proc_envp (pr);
+  ch->argv = xcalloc (pr->args_len + 1, sizeof *ch->argv);
+  memcpy (ch->argv, pr->args, pr->args_len * sizeof *ch->argv);
+  return 0;
+}
+
+void
+rt_payload_fail (struct rt_child *ch, const char *msg)
+{
+  size_t n = strlen (msg);
+  int fd = ch->pp->status_fd;
+  if (fd < 0 || write (fd, msg, n) != (ssize_t) n)
+    fprintf (stderr, "sandlock-oci: %s\n", msg);
+  _exit (127);
+}
+
+void
+rt_payload_run (struct rt_child *ch)
+{
+  char msg[512];
+
+  execve (ch->exec_path, ch->argv, ch->envp);
+  snprintf (msg, sizeof msg, "exec: \"%s\": %s", ch->p->c->process->args[0],
+            strerror (errno));
+  rt_payload_fail (ch, msg);
+}
