@@ -191,7 +191,7 @@ int rt_personality_plan (const struct rt_config *c, long *out,
 int rt_personality_apply (long per, struct rt_err **err);
 
 /* Child steps (runtime/mount.c): the rootfs made a mount point (a bind of
- * root.path) and opened; the
+ * root.path, or an overlay: runtime/rootfs-overlay.c) and opened; the
  * config's mounts before the first cgroup mount, then the rest; the
  * default and configured devices; pivot_root. */
 int rt_child_rootfs (struct rt_child *ch, struct rt_err **err);
@@ -199,6 +199,11 @@ int rt_child_mounts_head (struct rt_child *ch, struct rt_err **err);
 int rt_child_mounts_tail (struct rt_child *ch, struct rt_err **err);
 int rt_child_devices (struct rt_child *ch, struct rt_err **err);
 int rt_child_pivot (struct rt_child *ch, struct rt_err **err);
+/* Mounts the overlay of |src| on |rootfs| (runtime/rootfs-overlay.c);
+ * |userns|: the process is in a user namespace of its own. */
+int rt_rootfs_overlay (const struct rt_rootfs_source *src, const char *rootfs,
+                       bool userns, struct rt_err **err);
+int rt_plan_overlay (const struct rt_plan *p, struct rt_err **err);
 /* Without a mount namespace of its own (runtime/rootfs-chroot.c): refuses
  * what would mount on the host's tree; chroot(2) into |rootfs|. */
 int rt_plan_host_mount_ns (const struct rt_plan *p, struct rt_err **err);

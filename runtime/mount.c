@@ -797,10 +797,13 @@ setup_devices (const struct rt_plan *p, int rootfd, struct rt_err **err)
 }
 
 /* The rootfs becomes a mount point (pivot_root needs one): a bind of
- * root.path onto itself. */
+ * root.path onto itself, or the overlay of the rootfs source. */
 static int
 mount_rootfs (const struct rt_plan *p, const char *rootfs, struct rt_err **err)
 {
+  const struct rt_rootfs_source *src = &p->o->rootfs_source;
+  if (src->kind == RT_ROOTFS_OVERLAY)
+    return rt_rootfs_overlay (src, rootfs, p->new_user || p->joins_user, err);
   if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
     return rt_err_set (err, errno, "bind rootfs `%s`", rootfs);
   return 0;

@@ -128,8 +128,11 @@ static int
 plan_process (const struct rt_create_opts *o, struct rt_err **err)
 {
   const struct rt_process *pr = o->config->process;
-  if (pr == NULL || pr->args_len == 0)
+  bool exec = o->payload.kind == RT_PAYLOAD_EXEC;
+  if (pr == NULL || (exec && pr->args_len == 0))
     return rt_err_set (err, 0, "process.args: required and not empty");
+  if (!exec && o->payload.fn == NULL)
+    return rt_err_set (err, EINVAL, "payload: a function is required");
   if (pr->cwd == NULL || pr->cwd[0] != '/')
     return rt_err_set (err, 0, "process.cwd: must be an absolute path");
   if (pr->terminal && o->console_socket == NULL && !o->console_fd_set)
@@ -151,7 +154,7 @@ rt_plan_new (const struct rt_create_opts *o, struct rt_plan *p,
       || rt_personality_plan (c, &p->personality, err) < 0
       || rt_proc_plan_rlimits (c->process, &p->rlimits, &p->rlimits_len, err)
              < 0
-      || rt_plan_mounts (p, err) < 0
+      || rt_plan_mounts (p, err) < 0 || rt_plan_overlay (p, err) < 0
       || rt_caps_prepare (c->process, &p->caps, err) < 0
       || rt_confine_plan (c, &p->confine, err) < 0)
     return -1;
