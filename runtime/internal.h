@@ -204,6 +204,8 @@ int rt_child_pivot (struct rt_child *ch, struct rt_err **err);
 int rt_rootfs_overlay (const struct rt_rootfs_source *src, const char *rootfs,
                        bool userns, struct rt_err **err);
 int rt_plan_overlay (const struct rt_plan *p, struct rt_err **err);
+/* Prepare stage: whether this kernel can mount it (rt_kfeat). */
+int rt_prepare_overlay (const struct rt_plan *p, struct rt_err **err);
 /* Without a mount namespace of its own (runtime/rootfs-chroot.c): refuses
  * what would mount on the host's tree; chroot(2) into |rootfs|. */
 int rt_plan_host_mount_ns (const struct rt_plan *p, struct rt_err **err);

@@ -1,6 +1,7 @@
 /* The prepare stage: after the pure planner (runtime/plan.c), before the
  * cgroup and clone(), it opens what the create needs — the namespaces
- * joined by path (checked against their type), the console socket, the
+ * joined by path (checked against their type), whether the kernel can
+ * mount an overlay rootfs (rt_kfeat), the console socket, the
  * exec and start-status fifos, the sync socketpair, the seccomp program
  * (compiled-profile cache) and its listenerPath connection, the Landlock
  * pin record — every fd above the preserved range.  rt_prepare_undo()
@@ -179,7 +180,7 @@ rt_prepare (struct rt_plan *p, struct rt_prepared *pp, struct rt_err **err)
     if (open_join (p, pp, &p->joins[i], err) < 0)
       return -1;
   if (check_uts (p, &pp->ns, err) < 0 || rt_plan_sysctl (p, &pp->ns, err) < 0
-      || prepare_confine (p, err) < 0 || open_console (p, pp, err) < 0
+      || rt_prepare_overlay (p, err) < 0 || prepare_confine (p, err) < 0 || open_console (p, pp, err) < 0
       || open_fifos (p, pp, err) < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pp->sock) < 0)

@@ -57,6 +57,26 @@ rt_plan_overlay (const struct rt_plan *p, struct rt_err **err)
   return 0;
 }
 
+/* Before clone, from the kernel probe (runtime/kfeat.c): an overlay the
+ * kernel cannot mount fails here with the reason, not in the child with a
+ * bare EINVAL.  A fact the probe could not establish is left to the
+ * mount. */
+int
+rt_prepare_overlay (const struct rt_plan *p, struct rt_err **err)
+{
+  const struct rt_kfeat *kf;
+  if (p->o->rootfs_source.kind != RT_ROOTFS_OVERLAY)
+    return 0;
+  kf = rt_kfeat (RT_KF_OVERLAY);
+  if (!kf->overlay)
+    return rt_err_set (err, ENODEV, "rootfs overlay: this kernel has no "
+                       "overlayfs");
+  if ((p->new_user || p->joins_user) && kf->overlay_userxattr == 0)
+    return rt_err_set (err, EINVAL, "rootfs overlay in a user namespace: "
+                       "overlayfs here lacks \"userxattr\" (Linux >= 5.11)");
+  return 0;
+}
+
 static int
 layer_is_dir (const char *path, const char *what, struct rt_err **err)
 {
