@@ -51,16 +51,17 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   struct rt_plan p;
   struct rt_prepared pp = RT_PREPARED_INIT;
   struct rt_parent pa = { .pid = -1 };
-  bool prepared = false;
+  bool planned = false;
   int ret = -1;
   pid_t pid;
 
   if (rt_plan_new (o, &p, err) < 0)
     goto out;
-  prepared = true;
-  /* Notify supervisor (before clone) goes here: a parent step. */
+  planned = true;
   if (rt_prepare (&p, &pp, err) < 0 || rt_parent_cgroup (&p, &pa, err) < 0)
     goto out;
+  /* Parent steps that need a process before the init (a notify
+   * supervisor, forked so that it is never the init's parent) go here. */
   pid = rt_parent_clone (&p, &pa, err);
   if (pid < 0)
     goto out;
@@ -74,8 +75,8 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   ret = 0;
 out:
   rt_parent_end (&pa, ret < 0);
-  if (prepared)
-    rt_prepare_undo (&p, &pp);
+  if (planned)
+    rt_prepare_undo (&p, &pp);   /* on success: the parent's copies */
   rt_plan_free (&p);
   return ret;
 }
