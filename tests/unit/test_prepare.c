@@ -2,6 +2,7 @@
  * back when the create fails.  A library caller (a test program, a
  * supervisor making several containers) stays in its own pid namespace
  * for its next child after a failed create that joined one by path.
+ * The planner alone opens, joins and connects nothing (test_pure_plan).
  * Root only (exit 77 otherwise). */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@
 #include "tap.h"
 #include "common/util.h"
 #include "oci/spec.h"
+#include "runtime/internal.h"
 #include "runtime/runtime.h"
 
 static bool
@@ -39,6 +43,66 @@ count_fds (void)
       n += access (path, F_OK) == 0;
     }
   return n;
+}
+
+/* The planner alone: a config that joins a pid namespace by path and
+ * whose seccomp profile notifies a listening listenerPath.  Planning opens
+ * no fd, joins nothing and connects to nobody; the prepare stage does, and
+ * its undo takes it back. */
+static void
+test_pure_plan (pid_t holder, const char *dir)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  char *json;
+  struct rt_config *c = NULL;
+  struct rt_err *err = NULL;
+  struct rt_plan p;
+  struct rt_prepared pp = RT_PREPARED_INIT;
+  int ls = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int fds, conn;
+
+  snprintf (sa.sun_path, sizeof sa.sun_path, "%s/listener.sock", dir);
+  if (ls < 0 || bind (ls, (struct sockaddr *) &sa, sizeof sa) < 0
+      || listen (ls, 4) < 0)
+    printf ("# listener: %s\n", strerror (errno));
+  json = xasprintf (
+      "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+      "\"process\":{\"args\":[\"true\"],\"cwd\":\"/\",\"user\":{\"uid\":0,"
+      "\"gid\":0}},\"linux\":{\"namespaces\":[{\"type\":\"mount\"},"
+      "{\"type\":\"pid\",\"path\":\"/proc/%d/ns/pid\"}],\"seccomp\":{"
+      "\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":\"%s\","
+      "\"syscalls\":[{\"names\":[\"getppid\"],\"action\":"
+      "\"SCMP_ACT_NOTIFY\"}]}}}", (int) holder, sa.sun_path);
+  if (oci_spec_parse (json, strlen (json), &c, &err) < 0)
+    printf ("# parse: %s\n", err->msg);
+  struct rt_create_opts o = { .config = c, .id = "test-plan", .bundle = dir,
+                              .rootfs = dir, .exec_fifo = "/nonexistent" };
+  fds = count_fds ();
+  ok (rt_plan_new (&o, &p, &err) == 0, "plan: accepted");
+  ok (count_fds () == fds, "plan: no fd opened (%d before, %d after)", fds,
+      count_fds ());
+  ok (same_file ("/proc/self/ns/pid_for_children", "/proc/self/ns/pid"),
+      "plan: no pid namespace joined");
+  conn = accept (ls, NULL, NULL);
+  ok (conn < 0 && errno == EAGAIN, "plan: listenerPath not connected");
+  ok (rt_prepare (&p, &pp, &err) < 0 && strstr (err->msg, "exec fifo"),
+      "prepare: fails at the exec fifo");
+  rt_err_free (&err);
+  conn = accept (ls, NULL, NULL);
+  ok (conn >= 0, "prepare: listenerPath connected before that");
+  ok (!same_file ("/proc/self/ns/pid_for_children", "/proc/self/ns/pid"),
+      "prepare: the pid namespace joined for children");
+  rt_prepare_undo (&p, &pp);
+  ok (same_file ("/proc/self/ns/pid_for_children", "/proc/self/ns/pid")
+          && count_fds () == fds + (conn >= 0),
+      "prepare_undo: own pid namespace, no fd left (but the test's own)");
+  if (conn >= 0)
+    close (conn);
+  close (ls);
+  unlink (sa.sun_path);
+  rt_plan_free (&p);
+  rt_config_free (c);
+  free (json);
 }
 
 int
@@ -92,6 +156,7 @@ main (void)
       "namespace again");
   ok (count_fds () == fds_before, "no fd of the failed create is left open "
       "(%d before, %d after)", fds_before, count_fds ());
+  test_pure_plan (holder, rootfs);
   kill (holder, SIGKILL);
   waitpid (holder, NULL, 0);
   rmdir (rootfs);
