@@ -176,7 +176,7 @@ rt_notify_child_fd (void)
 }
 
 int
-rt_notify_child_install (struct rt_err **err)
+rt_notify_child_step (struct rt_child *ch, struct rt_err **err)
 {
   if (nt.ops == NULL)
     return 0;

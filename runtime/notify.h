@@ -30,12 +30,13 @@ pid_t rt_notify_pid (uint64_t *start_time);
  * and reaped; on success it is left to run (it outlives the runtime). */
 void rt_notify_end (bool ok);
 
-/* Child: the fd to keep open until rt_notify_child_install (-1: none). */
+/* Child: the fd to keep open until rt_notify_child_step (-1: none). */
 int rt_notify_child_fd (void);
 
-/* Child, after `start`, right before the config's seccomp filter: installs
- * the trap filter and hands its listener to the supervisor. */
-int rt_notify_child_install (struct rt_err **err);
+/* Child step after `start`, right before the config's seccomp filter:
+ * installs the trap filter and hands its listener to the supervisor. */
+struct rt_child;
+int rt_notify_child_step (struct rt_child *ch, struct rt_err **err);
 
 /* notify-filter.c: the trap filter for |ops| (validated), malloc'd. */
 struct sock_filter;
