@@ -37,6 +37,13 @@ cm_send_fd (int sock, int fd, const struct iovec *iov, size_t iovcnt)
 }
 
 int
+cm_send_fd_str (int sock, int fd, const char *text)
+{
+  struct iovec iov = { .iov_base = (void *) text, .iov_len = strlen (text) };
+  return cm_send_fd (sock, fd, &iov, 1);
+}
+
+int
 cm_recv_fd (int sock, void *buf, size_t *len, int flags)
 {
   char scratch[1];
@@ -52,7 +59,9 @@ cm_recv_fd (int sock, void *buf, size_t *len, int flags)
   /* CMSG_SPACE rounds up: the buffer holds two fds on 64-bit, and the
    * kernel installs as many as fit (the rest it discards, MSG_CTRUNC).
    * Every one past the first is closed here. */
-  n = recvmsg (sock, &mh, flags | MSG_CMSG_CLOEXEC);
+  do
+    n = recvmsg (sock, &mh, flags | MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
   if (n < 0)
     return -1;
   if (len != NULL)

@@ -89,8 +89,6 @@ rt_proc_terminal (const struct rt_process *pr, int console_fd,
 {
   _cleanup_fd_ int master = -1, slave = -1;
   int unlock = 0;
-  static char ptmx[] = "/dev/ptmx";   /* the name runc's receivers expect */
-  const struct iovec ptmx_name = { ptmx, sizeof ptmx - 1 };
 
   master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (master < 0)
@@ -110,7 +108,7 @@ rt_proc_terminal (const struct rt_process *pr, int console_fd,
   if (fchown (slave, pr->user.uid, pr->user.gid) < 0 && errno != EINVAL)
     return rt_err_set (err, errno, "process.terminal: chown pty");
   if (console_fd >= 0
-      && cm_send_fd (console_fd, master, &ptmx_name, 1) < 0)
+      && cm_send_fd_str (console_fd, master, "/dev/ptmx") < 0)
     return rt_err_set (err, errno, "--console-socket: send pty master");
   if (dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0)
     return rt_err_set (err, errno, "process.terminal: stdio");
