@@ -14,7 +14,6 @@
 #include "common/util.h"
 #include "image_run.h"
 #include "lifecycle.h"
-#include "runtime/cgroup.h"
 #include "runtime/runtime.h"
 #include "spec.h"
 
@@ -67,10 +66,9 @@ static void
 record_cgroup_path (const struct oci_globals *g, const struct rt_config *cfg,
                     struct oci_state *st)
 {
-  struct rt_cgroup_opts co = { .cgroups_path = cfg->cgroups_path,
-                               .id = st->id, .systemd = g->systemd_cgroup };
   struct rt_err *e = NULL;
-  if (rt_cgroup_resolve (&co, &st->cgroup_path, &e) < 0)
+  if (rt_handle_cgroup_path (cfg->cgroups_path, st->id, g->systemd_cgroup,
+                             &st->cgroup_path, &e) < 0)
     rt_err_free (&e);
 }
 

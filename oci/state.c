@@ -2,19 +2,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/cgroup.h"
 #include "runtime/runtime.h"
 #include "spec.h"
 #include "state.h"
@@ -37,14 +34,14 @@ oci_id_valid (const char *id)
 }
 
 int
-oci_state_cgroup (const struct oci_state *st, const char *cmd,
-                  const char *why, struct rt_cgroup **cg, struct rt_err **err)
+oci_state_handle (const struct oci_state *st, const char *cmd,
+                  const char *why, struct rt_handle **h, struct rt_err **err)
 {
-  if (st->cgroup_path == NULL)
+  if (cmd && st->cgroup_path == NULL)
     return rt_err_set (err, 0, "%s: container \"%s\" has no cgroup%s%s%s",
                        cmd, st->id, why ? " (" : "", why ? why : "",
                        why ? ")" : "");
-  return rt_cgroup_open (st->cgroup_path, cg, err);
+  return rt_handle_open (st->pid, st->start_time, st->cgroup_path, h, err);
 }
 
 char *
@@ -185,12 +182,8 @@ salvage (const struct oci_globals *g, struct oci_state *st)
   if (st->start_time == 0)
     st->pid = 0;
   if (st->cgroup_path == NULL && oci_state_config (st, &cfg, &e) == 0)
-    {
-      struct rt_cgroup_opts co = { .cgroups_path = cfg->cgroups_path,
-                                   .id = st->id,
-                                   .systemd = g->systemd_cgroup };
-      rt_cgroup_resolve (&co, &st->cgroup_path, &e);
-    }
+    rt_handle_cgroup_path (cfg->cgroups_path, st->id, g->systemd_cgroup,
+                           &st->cgroup_path, &e);
   rt_err_free (&e);
   rt_config_free (cfg);
   set_status (st, "stopped");
@@ -245,12 +238,12 @@ oci_state_refresh (struct oci_state *st)
   set_status (st, "running");
   if (st->cgroup_path)
     {
-      struct rt_cgroup *cg = NULL;
+      struct rt_handle *h = NULL;
       struct rt_err *e = NULL;
-      if (rt_cgroup_open (st->cgroup_path, &cg, &e) == 0
-          && rt_cgroup_is_frozen (cg, &e) == 1)
+      if (oci_state_handle (st, NULL, NULL, &h, &e) == 0
+          && rt_handle_is_frozen (h, &e) == 1)
         set_status (st, "paused");
-      rt_cgroup_free (cg);
+      rt_handle_free (h);
       rt_err_free (&e);
     }
 }
@@ -380,119 +373,29 @@ oci_state_free (struct oci_state *st)
  * (a frozen parent) or stuck in uninterruptible sleep never goes. */
 #define DESTROY_WAIT_MS 10000
 
-/* Waits, at most |timeout_ms|, for a process that is not our child to go
- * away: a pidfd becomes readable when it exits — no polling loop. */
-static int
-wait_gone (pid_t pid, uint64_t start_time, int timeout_ms,
-           struct rt_err **err)
-{
-  _cleanup_fd_ int fd = (int) syscall (SYS_pidfd_open, pid, 0);
-  struct pollfd p;
-  int r;
-  /* The pid may have been reused between our check and pidfd_open. */
-  if (fd < 0 || !rt_proc_alive (pid, start_time))
-    return 0;
-  p.fd = fd;
-  p.events = POLLIN;
-  while ((r = poll (&p, 1, timeout_ms)) < 0 && errno == EINTR)
-    ;
-  if (r == 0)
-    return rt_err_set (err, ETIMEDOUT, "process %d still running after "
-                       "SIGKILL", (int) pid);
-  return 0;
-}
-
-static void
-kill_all (struct oci_state *st, struct rt_cgroup *cg)
-{
-  struct rt_err *e2 = NULL;
-  rt_proc_signal (st->pid, st->start_time, SIGKILL);
-  /* Without a pid namespace, other processes outlive init: the cgroup
-   * names them all.  A frozen cgroup must be thawed for SIGKILL to land;
-   * only the container's own freezer is ours to thaw. */
-  if (cg)
-    {
-      if (rt_cgroup_is_frozen (cg, &e2) == 1)
-        rt_cgroup_freeze (cg, false, &e2);
-      rt_err_free (&e2);
-      rt_cgroup_kill (cg, SIGKILL, &e2);
-      rt_err_free (&e2);
-    }
-}
-
-/* Bounded wait for init and then every process of the cgroup.  On timeout
- * the error names what is left; the caller keeps the container. */
-static int
-wait_all (struct oci_state *st, struct rt_cgroup *cg, struct rt_err **err)
-{
-  struct timespec t0, t1;
-  long spent;
-  clock_gettime (CLOCK_MONOTONIC, &t0);
-  if (wait_gone (st->pid, st->start_time, DESTROY_WAIT_MS, err) < 0)
-    {
-      if (cg == NULL)
-        return -1;
-      struct rt_err *e = NULL;
-      /* Name every process of the cgroup, not only init. */
-      if (rt_cgroup_wait_empty (cg, 0, &e) < 0)
-        {
-          rt_err_free (err);
-          *err = rt_steal_ptr (&e);
-        }
-      return -1;
-    }
-  if (cg == NULL)
-    return 0;
-  clock_gettime (CLOCK_MONOTONIC, &t1);
-  spent = (t1.tv_sec - t0.tv_sec) * 1000L
-          + (t1.tv_nsec - t0.tv_nsec) / 1000000L;
-  /* Killed processes leave the cgroup a moment after the signal. */
-  return rt_cgroup_wait_empty (cg, (int) (DESTROY_WAIT_MS - spent), err);
-}
-
-/* A task can still be leaving, or a straggler forked at exit still be
- * there, when the first rmdir runs: EBUSY then means kill what is left,
- * wait (bounded) for the cgroup to empty, and remove every hierarchy's
- * directory again, as runc retries its rmdir. */
-static int
-remove_cgroup (struct rt_cgroup *cg, struct rt_err **err)
-{
-  struct rt_err *e = NULL;
-  if (rt_cgroup_destroy (cg, &e) == 0)
-    return 0;
-  if (e->errno_ != EBUSY)
-    {
-      *err = rt_steal_ptr (&e);
-      return -1;
-    }
-  rt_err_free (&e);
-  rt_cgroup_kill (cg, SIGKILL, &e);
-  rt_err_free (&e);
-  if (rt_cgroup_wait_empty (cg, DESTROY_WAIT_MS, err) < 0)
-    return -1;
-  return rt_cgroup_destroy (cg, err);
-}
-
 int
 oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
                        struct rt_err **err)
 {
-  struct rt_cgroup *cg = NULL;
+  struct rt_handle *h = NULL;
   struct rt_config *cfg = NULL;
   struct rt_err *e2 = NULL;
+  int r;
 
-  if (st->cgroup_path && rt_cgroup_open (st->cgroup_path, &cg, &e2) < 0)
-    rt_err_free (&e2);
-  kill_all (st, cg);
+  /* A cgroup that cannot be opened any more is no reason to keep the
+   * container: kill and wait for its init alone. */
+  if (oci_state_handle (st, NULL, NULL, &h, &e2) < 0)
+    {
+      rt_err_free (&e2);
+      rt_handle_open (st->pid, st->start_time, NULL, &h, &e2);
+    }
   /* Nothing is removed while a process lives: the state stays, and a
    * later `delete -f` retries. */
-  if (wait_all (st, cg, err) < 0 || (cg && remove_cgroup (cg, err) < 0))
-    {
-      rt_cgroup_free (cg);
-      return rt_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
-                          "again once its processes can exit", st->id);
-    }
-  rt_cgroup_free (cg);
+  r = rt_handle_destroy (h, DESTROY_WAIT_MS, err);
+  rt_handle_free (h);
+  if (r < 0)
+    return rt_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
+                        "again once its processes can exit", st->id);
   if (oci_state_config (st, &cfg, &e2) == 0)
     {
       _cleanup_free_ char *j = NULL;

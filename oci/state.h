@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "command.h"
-#include "runtime/config.h"
+#include "runtime/runtime.h"
 #include "spec.h"
 
 struct oci_state
@@ -111,11 +111,11 @@ int oci_state_load_any (const struct oci_globals *g, const char *id,
 int oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
                            struct rt_err **err);
 
-/* Opens the cgroup of a loaded container; fails with "CMD: container ID
- * has no cgroup (WHY)" when it was created without one (rootless). */
-struct rt_cgroup;
-int oci_state_cgroup (const struct oci_state *st, const char *cmd,
-                      const char *why, struct rt_cgroup **cg,
+/* Opens the handle of a loaded container (runtime.h).  With |cmd|, a
+ * container created without a cgroup (rootless) fails with "CMD: container
+ * ID has no cgroup (WHY)". */
+int oci_state_handle (const struct oci_state *st, const char *cmd,
+                      const char *why, struct rt_handle **h,
                       struct rt_err **err);
 
 /* RFC 3339 timestamp with nanoseconds, malloc'd. */
