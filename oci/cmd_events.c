@@ -252,7 +252,7 @@ cmd_events (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     return rt_err_set (err, 0, "events: " EVENTS_USAGE);
   if (oci_state_load (g, argv[optind], &st, err) < 0)
     goto out;
-  if (strcmp (st.status, "stopped") == 0)
+  if (st.status == OCI_STOPPED)
     {
       rt_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;

@@ -22,7 +22,7 @@ set_frozen (struct oci_globals *g, int argc, char **argv, bool freeze,
   /* runc's wording (libcontainer ErrNotRunning / ErrNotPaused).  A created
    * container is refused: "created" is reported before the freezer is
    * looked at, so it could never be resumed. */
-  if (strcmp (st.status, freeze ? "running" : "paused") != 0)
+  if (st.status != (freeze ? OCI_RUNNING : OCI_PAUSED))
     {
       rt_err_set (err, 0, freeze ? "container not running"
                                  : "container not paused");

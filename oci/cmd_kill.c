@@ -61,7 +61,7 @@ cmd_kill (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
                        argv[optind + 1]);
   if (oci_state_load (g, argv[optind], &st, err) < 0)
     goto out;
-  if (strcmp (st.status, "stopped") == 0)
+  if (st.status == OCI_STOPPED)
     {
       rt_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;

@@ -713,7 +713,7 @@ cmd_ps (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     goto out;
   if (oci_state_load (g, argv[optind], &st, err) < 0)
     goto out;
-  if (strcmp (st.status, "stopped") == 0 && !json)
+  if (st.status == OCI_STOPPED && !json)
     {
       rt_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;

@@ -23,7 +23,7 @@ hook_state (void *ud, pid_t pid, const char *status)
   struct oci_state *st = ud;
   struct oci_state tmp = *st;
   tmp.pid = pid;
-  tmp.status = (char *) status;
+  tmp.status = oci_status_from_name (status);
   return oci_state_json (&tmp, false);
 }
 
@@ -35,10 +35,10 @@ static int
 record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
 {
   struct oci_state *st = ud;
-  const char *status = pr->ready ? "created" : "creating";
+  enum oci_status status = pr->ready ? OCI_CREATED : OCI_CREATING;
   /* Each replace of state.json costs a data flush on ext4 (auto_da_alloc):
    * write only what changed. */
-  if (pr->pid == st->pid && strcmp (st->status, status) == 0
+  if (pr->pid == st->pid && st->status == status
       && (pr->cgroup_path && st->cgroup_path
               ? strcmp (pr->cgroup_path, st->cgroup_path) == 0
               : pr->cgroup_path == st->cgroup_path))
@@ -47,8 +47,7 @@ record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
   st->cgroup_path = pr->cgroup_path ? xstrdup (pr->cgroup_path) : NULL;
   st->pid = pr->pid;
   st->start_time = pr->start_time;
-  free (st->status);
-  st->status = xstrdup (status);
+  st->status = status;
   /* exec gives its process only the inodes the init's rules are on: the
    * record exists before the container is "created". */
   if (pr->ready
@@ -155,7 +154,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   st->oci_version = xstrdup (cfg->oci_version);
   st->created = oci_now_rfc3339 ();
   st->owner = owner_name ();
-  st->status = xstrdup ("creating");
+  st->status = OCI_CREATING;
   st->systemd_cgroup = g->systemd_cgroup;
   st->annotations = xcalloc (cfg->annotations_len, sizeof *st->annotations);
   for (size_t i = 0; i < cfg->annotations_len; i++)
@@ -268,8 +267,7 @@ stop_failed_start (struct oci_state *st)
   rt_proc_signal (st->pid, st->start_time, SIGKILL);
   unlinkat (st->dirfd, "exec.fifo", 0);
   unlinkat (st->dirfd, "start.status", 0);
-  free (st->status);
-  st->status = xstrdup ("stopped");
+  st->status = OCI_STOPPED;
 }
 
 /* start failed: state.json could not say "running" (nothing was released),
@@ -282,10 +280,7 @@ undo_running (struct oci_state *st, bool stop)
   if (stop)
     stop_failed_start (st);
   else
-    {
-      free (st->status);
-      st->status = xstrdup ("created");
-    }
+    st->status = OCI_CREATED;
   /* Best effort: refresh derives the status from the process anyway. */
   oci_state_save (st, &e2);
   rt_err_free (&e2);
@@ -299,9 +294,9 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
   struct rt_config *cfg = NULL;
   bool failed = false;
 
-  if (strcmp (st->status, "created") != 0)
+  if (st->status != OCI_CREATED)
     return rt_err_set (err, 0, "cannot start container \"%s\": it is %s",
-                       st->id, st->status);
+                       st->id, oci_status_name (st->status));
   if (oci_state_config (st, &cfg, err) < 0)
     return -1;
   fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
@@ -309,8 +304,7 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
   /* "running" is on disk before the process is released, so a start that
    * fails to record it (a full disk) has not started it: an engine that
    * sees the failure and a "created" container is right. */
-  free (st->status);
-  st->status = xstrdup ("running");
+  st->status = OCI_RUNNING;
   if (oci_state_save (st, err) < 0)
     failed = undo_running (st, false);
   else if (rt_container_start (fifo, status, err) < 0)

@@ -168,7 +168,6 @@ oci_state_load (const struct oci_globals *g, const char *id,
   return read_state (st, err);
 }
 
-static void set_status (struct oci_state *st, const char *s);
 
 /* What `delete -f` can still find of a container whose state.json is
  * missing or unreadable: what a partial parse got (a pid only with its
@@ -186,7 +185,7 @@ salvage (const struct oci_globals *g, struct oci_state *st)
                            &st->cgroup_path, &e);
   rt_err_free (&e);
   rt_config_free (cfg);
-  set_status (st, "stopped");
+  st->status = OCI_STOPPED;
   st->image_bundle = faccessat (st->dirfd, IMAGE_BUNDLE_MARK, F_OK,
                                 AT_SYMLINK_NOFOLLOW) == 0;
 }
@@ -208,22 +207,15 @@ oci_state_load_any (const struct oci_globals *g, const char *id,
   return 0;
 }
 
-static void
-set_status (struct oci_state *st, const char *s)
-{
-  free (st->status);
-  st->status = xstrdup (s);
-}
-
 void
 oci_state_refresh (struct oci_state *st)
 {
-  bool creating = strcmp (st->status, "creating") == 0;
+  bool creating = st->status == OCI_CREATING;
   if (creating && st->pid == 0)
     return;
   if (!rt_proc_alive (st->pid, st->start_time))
     {
-      set_status (st, "stopped");
+      st->status = OCI_STOPPED;
       return;
     }
   /* Still "creating" under the lock: its create was killed before the
@@ -232,17 +224,17 @@ oci_state_refresh (struct oci_state *st)
     return;
   if (faccessat (st->dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     {
-      set_status (st, "created");
+      st->status = OCI_CREATED;
       return;
     }
-  set_status (st, "running");
+  st->status = OCI_RUNNING;
   if (st->cgroup_path)
     {
       struct rt_handle *h = NULL;
       struct rt_err *e = NULL;
       if (oci_state_handle (st, NULL, NULL, &h, &e) == 0
           && rt_handle_is_frozen (h, &e) == 1)
-        set_status (st, "paused");
+        st->status = OCI_PAUSED;
       rt_handle_free (h);
       rt_err_free (&e);
     }
@@ -350,7 +342,6 @@ oci_state_free (struct oci_state *st)
 {
   free (st->oci_version);
   free (st->id);
-  free (st->status);
   free (st->bundle);
   free (st->rootfs);
   free (st->created);
@@ -399,7 +390,7 @@ oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
   if (oci_state_config (st, &cfg, &e2) == 0)
     {
       _cleanup_free_ char *j = NULL;
-      set_status (st, "stopped");
+      st->status = OCI_STOPPED;
       j = oci_state_json (st, false);
       /* poststop failures are warnings (runtime-spec): log each, run the
        * remaining hooks. */

@@ -13,11 +13,29 @@
 #include "runtime/runtime.h"
 #include "spec.h"
 
+/* The runtime-spec statuses, plus "unknown" for `list` of an unreadable
+ * state; OCI_STATUS_NONE (0) is none yet. */
+enum oci_status
+{
+  OCI_STATUS_NONE,
+  OCI_CREATING,
+  OCI_CREATED,
+  OCI_RUNNING,
+  OCI_PAUSED,
+  OCI_STOPPED,
+  OCI_STATUS_UNKNOWN,
+};
+
+/* The name state.json and `state` use; "" for OCI_STATUS_NONE. */
+const char *oci_status_name (enum oci_status s);
+/* The status named |s|, or OCI_STATUS_NONE. */
+enum oci_status oci_status_from_name (const char *s);
+
 struct oci_state
 {
   char *oci_version;
   char *id;
-  char *status;                 /* creating|created|running|paused|stopped */
+  enum oci_status status;
   pid_t pid;
   uint64_t start_time;          /* /proc/PID/stat starttime */
   char *bundle;
