@@ -166,6 +166,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   record_cgroup_path (g, cfg, st);
   if (rt_atomic_write_at (st->dirfd, "config.json", cfg_buf, cfg_len, 0600,
                           err) < 0
+      || oci_start_record_save (st->dirfd, cfg, err) < 0
       || oci_state_save (st, err) < 0)
     goto out;
   if (mkfifoat (st->dirfd, "exec.fifo", 0600) < 0
@@ -297,7 +298,7 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
   if (st->status != OCI_CREATED)
     return rt_err_set (err, 0, "cannot start container \"%s\": it is %s",
                        st->id, oci_status_name (st->status));
-  if (oci_state_config (st, &cfg, err) < 0)
+  if (oci_start_record_load (st->dirfd, &cfg, err) < 0)
     return -1;
   fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
   status = xasprintf ("%s/%s/start.status", g->root, st->id);

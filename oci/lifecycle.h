@@ -40,6 +40,15 @@ int oci_create (struct oci_globals *g, const struct oci_create_args *a,
 int oci_start (struct oci_globals *g, struct oci_state *st,
                struct rt_err **err);
 
+/* start.json in the locked state directory |dirfd|: what `start` needs
+ * of |cfg| (ociVersion, hooks.poststart), written at create. */
+int oci_start_record_save (int dirfd, const struct rt_config *cfg,
+                           struct rt_err **err);
+/* Reads it back as a config holding only those fields (a container
+ * created without the record: its stored config.json). */
+int oci_start_record_load (int dirfd, struct rt_config **out,
+                           struct rt_err **err);
+
 /* Parses the flags create and run share; returns the getopt index of the
  * container id, or < 0 with *err set. */
 int oci_parse_create_flags (const char *cmd, int argc, char **argv,
