@@ -112,7 +112,7 @@ cmd_delete (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       oci_state_free (&st);
       return -1;
     }
-  r = oci_container_destroy (g, &st, err);
+  r = oci_delete (g, &st, err);
   oci_state_free (&st);
   return r < 0 ? -1 : 0;
 }

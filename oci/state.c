@@ -132,6 +132,14 @@ open_locked (const struct oci_globals *g, const char *id,
   return sb.st_nlink == 0 ? 1 : 0;
 }
 
+/* The one reader of the record oci_state_own_bundle writes. */
+static void
+load_bundle_owned (struct oci_state *st)
+{
+  st->image_bundle = faccessat (st->dirfd, IMAGE_BUNDLE_MARK, F_OK,
+                                AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 static int
 read_state (struct oci_state *st, struct rt_err **err)
 {
@@ -150,8 +158,7 @@ read_state (struct oci_state *st, struct rt_err **err)
     }
   if (oci_state_parse (st, buf, len, err) < 0)
     return -1;
-  st->image_bundle = faccessat (st->dirfd, IMAGE_BUNDLE_MARK, F_OK,
-                                AT_SYMLINK_NOFOLLOW) == 0;
+  load_bundle_owned (st);
   oci_state_refresh (st);
   return 0;
 }
@@ -186,8 +193,7 @@ salvage (const struct oci_globals *g, struct oci_state *st)
   rt_err_free (&e);
   rt_config_free (cfg);
   st->status = OCI_STOPPED;
-  st->image_bundle = faccessat (st->dirfd, IMAGE_BUNDLE_MARK, F_OK,
-                                AT_SYMLINK_NOFOLLOW) == 0;
+  load_bundle_owned (st);
 }
 
 int
@@ -265,64 +271,6 @@ oci_state_config (const struct oci_state *st, struct rt_config **out,
   return oci_spec_parse (buf, len, out, err);
 }
 
-static int
-open_image_bundles (int rootfd)
-{
-  return openat (rootfd, OCI_IMAGE_BUNDLES,
-                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
-int
-oci_state_adopt_image_bundle (const struct oci_globals *g,
-                              struct oci_state *st, const char *tmp,
-                              char **bundle, struct rt_err **err)
-{
-  _cleanup_fd_ int rootfd = -1, bfd = -1;
-  _cleanup_free_ char *path = NULL;
-
-  rootfd = open_root (g, false, err);
-  if (rootfd < 0)
-    return *err ? -1 : rt_err_set (err, ENOENT, "--root `%s`", g->root);
-  bfd = open_image_bundles (rootfd);
-  if (bfd < 0)
-    return rt_err_set (err, errno, "open `%s/%s`", g->root, OCI_IMAGE_BUNDLES);
-  path = xasprintf ("%s/%s/%s", g->root, OCI_IMAGE_BUNDLES, st->id);
-  /* The record first: whatever happens next, deleting the container
-   * removes the bundle. */
-  if (rt_atomic_write_at (st->dirfd, IMAGE_BUNDLE_MARK, path, strlen (path),
-                          0600, err) < 0)
-    return -1;
-  st->image_bundle = true;
-  /* We hold the id, so what is there is no live container's. */
-  if (rt_rm_rf_at (bfd, st->id, err) < 0)
-    return rt_err_wrap (err, "remove the stale image bundle `%s`", path);
-  if (renameat (AT_FDCWD, tmp, bfd, st->id) < 0)
-    return rt_err_set (err, errno, "move image bundle `%s` to `%s`", tmp, path);
-  *bundle = rt_steal_ptr (&path);
-  return 0;
-}
-
-/* Removes ROOT/image-bundles/ID: a symlink there is unlinked, not followed
- * (rt_rm_rf_at opens nothing without O_NOFOLLOW). */
-static void
-remove_image_bundle (const struct oci_globals *g, int rootfd, const char *id)
-{
-  struct rt_err *e = NULL;
-  _cleanup_fd_ int bfd = open_image_bundles (rootfd);
-  if (bfd < 0)
-    {
-      if (errno != ENOENT)
-        rt_err_set (&e, errno, "open `%s/%s`", g->root, OCI_IMAGE_BUNDLES);
-    }
-  else if (rt_rm_rf_at (bfd, id, &e) < 0)
-    rt_err_wrap (&e, "remove the image bundle of `%s`", id);
-  if (e)
-    {
-      oci_log_warning (g, e->msg);
-      rt_err_free (&e);
-    }
-}
-
 int
 oci_state_remove (const struct oci_globals *g, struct oci_state *st,
                   struct rt_err **err)
@@ -330,12 +278,20 @@ oci_state_remove (const struct oci_globals *g, struct oci_state *st,
   _cleanup_fd_ int rootfd = open_root (g, false, err);
   if (rootfd < 0)
     return *err ? -1 : 0;
-  /* The bundle before the record of it: killed in between, a later
-   * delete still knows. */
-  if (st->image_bundle)
-    remove_image_bundle (g, rootfd, st->id);
   return rt_rm_rf_at (rootfd, st->id, err);
 }
+
+int
+oci_state_own_bundle (struct oci_state *st, const char *path,
+                      struct rt_err **err)
+{
+  if (rt_atomic_write_at (st->dirfd, IMAGE_BUNDLE_MARK, path, strlen (path),
+                          0600, err) < 0)
+    return -1;
+  st->image_bundle = true;
+  return 0;
+}
+
 
 void
 oci_state_free (struct oci_state *st)
@@ -359,45 +315,3 @@ oci_state_free (struct oci_state *st)
   st->dirfd = -1;
 }
 
-/* How long delete waits for killed processes to go: runc gives up after
- * about 10 s too.  A process frozen by a cgroup the runtime does not own
- * (a frozen parent) or stuck in uninterruptible sleep never goes. */
-#define DESTROY_WAIT_MS 10000
-
-int
-oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
-                       struct rt_err **err)
-{
-  struct rt_handle *h = NULL;
-  struct rt_config *cfg = NULL;
-  struct rt_err *e2 = NULL;
-  int r;
-
-  /* A cgroup that cannot be opened any more is no reason to keep the
-   * container: kill and wait for its init alone. */
-  if (oci_state_handle (st, NULL, NULL, &h, &e2) < 0)
-    {
-      rt_err_free (&e2);
-      rt_handle_open (st->pid, st->start_time, NULL, &h, &e2);
-    }
-  /* Nothing is removed while a process lives: the state stays, and a
-   * later `delete -f` retries. */
-  r = rt_handle_destroy (h, DESTROY_WAIT_MS, err);
-  rt_handle_free (h);
-  if (r < 0)
-    return rt_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
-                        "again once its processes can exit", st->id);
-  if (oci_state_config (st, &cfg, &e2) == 0)
-    {
-      _cleanup_free_ char *j = NULL;
-      st->status = OCI_STOPPED;
-      j = oci_state_json (st, false);
-      /* poststop failures are warnings (runtime-spec): log each, run the
-       * remaining hooks. */
-      rt_hooks_run_all (&cfg->hooks[RT_HOOK_POSTSTOP], "poststop", j,
-                        oci_hook_warning, g);
-      rt_config_free (cfg);
-    }
-  rt_err_free (&e2);
-  return oci_state_remove (g, st, err);
-}

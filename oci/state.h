@@ -98,19 +98,15 @@ char *oci_state_json (const struct oci_state *st, bool pretty);
 int oci_state_config (const struct oci_state *st, struct rt_config **out,
                       struct rt_err **err);
 
-/* Makes the bundle built at |tmp| (a directory under
- * ROOT/image-bundles) the image bundle of the freshly created, locked |st|:
- * records the ownership, replaces whatever a killed run left at
- * ROOT/image-bundles/ID (no container has that id: we hold it) and renames
- * |tmp| there.  *bundle gets that path (caller frees).  On failure |tmp| is
- * left to the caller. */
-int oci_state_adopt_image_bundle (const struct oci_globals *g,
-                                  struct oci_state *st, const char *tmp,
-                                  char **bundle, struct rt_err **err);
+/* Records in the state directory that the container owns the bundle at
+ * |path| (st->image_bundle; oci_bundle_adopt), before that bundle is moved
+ * there, so even a create killed before state.json existed leaves the
+ * record. */
+int oci_state_own_bundle (struct oci_state *st, const char *path,
+                          struct rt_err **err);
 
-/* Removes <root>/<id> entirely, and first the container's image bundle
- * when it owns one (never following a symlink; a failure there is a
- * warning: the container is still deleted). */
+/* Removes <root>/<id> entirely (the bundle it may own is the caller's:
+ * oci_bundle_drop). */
 int oci_state_remove (const struct oci_globals *g, struct oci_state *st,
                       struct rt_err **err);
 
@@ -123,11 +119,6 @@ void oci_state_free (struct oci_state *st);
  * made can be removed.  1 when there is no such container. */
 int oci_state_load_any (const struct oci_globals *g, const char *id,
                         struct oci_state *st, struct rt_err **err);
-
-/* Kills, waits for and cleans up a container: cgroup, poststop hooks, state
- * directory.  Used by delete and by run when the container exits. */
-int oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
-                           struct rt_err **err);
 
 /* Opens the handle of a loaded container (runtime.h).  With |cmd|, a
  * container created without a cgroup (rootless) fails with "CMD: container

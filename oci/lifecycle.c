@@ -1,4 +1,7 @@
-/* create and start, shared by the create, start and run commands. */
+/* The container lifecycle, shared by the create, start, run and delete
+ * commands: where the bundle comes from (the caller's, or the one `run
+ * --image` built, which the container then owns), the runtime's create
+ * options, start from what create recorded, and delete. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -215,6 +218,16 @@ out:
   return ret;
 }
 
+/* The one place a container's records go, with the bundle it owns first:
+ * killed in between, a later delete still knows of the bundle. */
+static int
+remove_container (const struct oci_globals *g, struct oci_state *st,
+                  struct rt_err **err)
+{
+  oci_bundle_drop (g, st);
+  return oci_state_remove (g, st, err);
+}
+
 int
 oci_create (struct oci_globals *g, const struct oci_create_args *a,
             struct oci_state *st, struct rt_err **err)
@@ -237,8 +250,8 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
       return -1;
     }
   if ((a->image_bundle_tmp
-       && oci_state_adopt_image_bundle (g, st, a->image_bundle_tmp,
-                                        &image_bundle, err) < 0)
+       && oci_bundle_adopt (g, st, a->image_bundle_tmp, &image_bundle,
+                           err) < 0)
       || resolve_bundle (image_bundle ? image_bundle : a->bundle, &st->bundle,
                          err) < 0
       || do_create (g, a, st, err) < 0)
@@ -249,14 +262,57 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
       /* Nothing half-created stays: kill what may run, drop the state
        * (and the image bundle, which st->image_bundle names). */
       if (st->pid > 0)
-        oci_container_destroy (g, st, &e2);
+        oci_delete (g, st, &e2);
       else
-        oci_state_remove (g, st, &e2);
+        remove_container (g, st, &e2);
       rt_err_free (&e2);
       oci_state_free (st);
       return -1;
     }
   return 0;
+}
+
+/* How long delete waits for killed processes to go: runc gives up after
+ * about 10 s too.  A process frozen by a cgroup the runtime does not own
+ * (a frozen parent) or stuck in uninterruptible sleep never goes. */
+#define DESTROY_WAIT_MS 10000
+
+int
+oci_delete (const struct oci_globals *g, struct oci_state *st,
+            struct rt_err **err)
+{
+  struct rt_handle *h = NULL;
+  struct rt_config *cfg = NULL;
+  struct rt_err *e2 = NULL;
+  int r;
+
+  /* A cgroup that cannot be opened any more is no reason to keep the
+   * container: kill and wait for its init alone. */
+  if (oci_state_handle (st, NULL, NULL, &h, &e2) < 0)
+    {
+      rt_err_free (&e2);
+      rt_handle_open (st->pid, st->start_time, NULL, &h, &e2);
+    }
+  /* Nothing is removed while a process lives: the state stays, and a
+   * later `delete -f` retries. */
+  r = rt_handle_destroy (h, DESTROY_WAIT_MS, err);
+  rt_handle_free (h);
+  if (r < 0)
+    return rt_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
+                        "again once its processes can exit", st->id);
+  if (oci_state_config (st, &cfg, &e2) == 0)
+    {
+      _cleanup_free_ char *j = NULL;
+      st->status = OCI_STOPPED;
+      j = oci_state_json (st, false);
+      /* poststop failures are warnings (runtime-spec): log each, run the
+       * remaining hooks. */
+      rt_hooks_run_all (&cfg->hooks[RT_HOOK_POSTSTOP], "poststop", j,
+                        oci_hook_warning, g);
+      rt_config_free (cfg);
+    }
+  rt_err_free (&e2);
+  return remove_container (g, st, err);
 }
 
 /* A startContainer hook (or seccomp, or execve) failed: the runtime-spec
