@@ -1,4 +1,5 @@
-/* create/run shared implementation. */
+/* The container lifecycle (oci/lifecycle*.c, start_record.c): create,
+ * start, delete, shared by the create, start, run and delete commands. */
 #ifndef SANDLOCK_OCI_LIFECYCLE_H
 #define SANDLOCK_OCI_LIFECYCLE_H
 

@@ -1,7 +1,9 @@
-/* Per-container state: <root>/<id>/ holds state.json, config.json (the
- * config as created, for later hooks), exec.fifo until `start`.  Every
- * operation holds flock() on the container directory; every write of
- * state.json is atomic (temp + rename). */
+/* Per-container state, persistence and reconciliation only: <root>/<id>/
+ * holds state.json, config.json (the config as created, for poststop hooks
+ * and exec), start.json (what `start` needs, oci_start_record_save),
+ * exec.fifo until `start`.  Every operation holds flock() on the container
+ * directory; every write of state.json is atomic (temp + rename).  The
+ * lifecycle (create, start, delete) is oci/lifecycle.h's. */
 #ifndef SANDLOCK_OCI_STATE_H
 #define SANDLOCK_OCI_STATE_H
 
