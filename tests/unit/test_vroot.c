@@ -1,0 +1,260 @@
+/* runtime/vroot*.c: the namespace-less view's resolver over a temp tree.
+ * Every escape spelling (`..` chains, absolute and relative symlinks
+ * planted in the rootfs or in a mount source, /proc/self tricks, foreign
+ * pids, a component swapped for a symlink after resolution) must land
+ * inside the view or fail; the control cases resolve where they should. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "common/util.h"
+#include "runtime/vroot.h"
+
+static char top[PATH_MAX];
+
+static void
+mk (const char *rel, const char *content)
+{
+  char p[PATH_MAX * 2];
+  snprintf (p, sizeof p, "%s/%s", top, rel);
+  if (content == NULL)
+    {
+      if (mkdir (p, 0755) < 0 && errno != EEXIST)
+        perror (p), exit (2);
+      return;
+    }
+  FILE *f = fopen (p, "w");
+  if (f == NULL)
+    perror (p), exit (2);
+  fputs (content, f);
+  fclose (f);
+}
+
+static void
+ln (const char *target, const char *rel)
+{
+  char p[PATH_MAX * 2];
+  snprintf (p, sizeof p, "%s/%s", top, rel);
+  if (symlink (target, p) < 0)
+    perror (p), exit (2);
+}
+
+static char *
+host (const char *rel)
+{
+  return xasprintf ("%s/%s", top, rel);
+}
+
+static int
+res (const struct vroot *v, const struct vr_ctx *c, const char *base,
+     const char *path, int flags, struct vr_path *p)
+{
+  int r = vr_resolve (v, c, base, path, flags, p);
+  if (r < 0)
+    printf ("# %s: %s\n", path, strerror (-r));
+  return r;
+}
+
+/* Reads the object the resolver found, through vr_open only. */
+static char *
+slurp (const struct vr_path *p)
+{
+  static char buf[256];
+  int fd = vr_open (p, O_RDONLY, 0);
+  ssize_t n;
+  if (fd < 0)
+    return NULL;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  buf[n < 0 ? 0 : n] = '\0';
+  return buf;
+}
+
+static int
+magic (void *ud, pid_t pid, const char *name, char out[PATH_MAX])
+{
+  if (strcmp (name, "root") == 0)
+    return snprintf (out, PATH_MAX, "/"), 0;
+  if (strcmp (name, "cwd") == 0)
+    return snprintf (out, PATH_MAX, "/usr/lib"), 0;
+  return -EACCES;
+}
+
+static void
+tree (void)
+{
+  char *t = getenv ("TMPDIR");
+  snprintf (top, sizeof top, "%s/vroot.XXXXXX", t ? t : "/tmp");
+  if (mkdtemp (top) == NULL)
+    perror ("mkdtemp"), exit (2);
+  mk ("rootfs", NULL), mk ("rootfs/bin", NULL), mk ("rootfs/etc", NULL);
+  mk ("rootfs/usr", NULL), mk ("rootfs/usr/lib", NULL), mk ("rootfs/proc", NULL);
+  mk ("rootfs/host", NULL), mk ("rootfs/tmp", NULL);
+  mk ("rootfs/bin/sh", "sh"), mk ("rootfs/etc/passwd", "view-passwd");
+  mk ("rootfs/usr/lib/x", "view-x"), mk ("rootfs/host/decoy", "in-view");
+  ln ("usr/lib", "rootfs/lib");
+  ln ("../../../../../../../../host", "rootfs/esc_rel");
+  char *h = host ("host");
+  ln (h, "rootfs/esc_abs");
+  free (h);
+  ln ("loop", "rootfs/loop");
+  mk ("host", NULL), mk ("host/secret", "HOST-SECRET");
+  mk ("data", NULL), mk ("data/sub", NULL), mk ("data/sub/f", "data-f");
+  ln ("/etc/passwd", "data/abs");
+  ln ("../../../../../../host/secret", "data/rel");
+  mk ("tmpfs", NULL), mk ("hostname", "box\n");
+}
+
+int
+main (void)
+{
+  struct vroot v;
+  struct rt_err *err = NULL;
+  struct vr_path p;
+  char out[PATH_MAX];
+  tree ();
+  _cleanup_free_ char *rootfs = host ("rootfs"), *data = host ("data"),
+                      *tmpfs = host ("tmpfs"), *hn = host ("hostname");
+  struct vr_mount_spec m[] = {
+    { "/mnt/data", data, VR_BIND, false },
+    { "/tmp", tmpfs, VR_TMPFS, false },
+    { "/etc/hostname", hn, VR_BIND, true },
+    { "/proc", "/proc", VR_PROC, false },
+    { "/lib/m", tmpfs, VR_BIND, true },
+  };
+  if (vr_build (&v, rootfs, false, m, ARRAY_SIZE (m), &err) < 0)
+    {
+      printf ("Bail out! vr_build: %s\n", err->msg);
+      rt_err_free (&err);
+      return 1;
+    }
+  struct vr_ctx c = { .tgid = getpid (), .tid = getpid (), .cwd = "/",
+                      .magic = magic };
+
+  ok (res (&v, &c, "/", "/bin/sh", 0, &p) == 0 && p.ent == &v.e[0]
+      && strcmp (p.rel, "bin/sh") == 0, "/bin/sh is the rootfs's");
+  ok (res (&v, &c, "/", "/../../../etc/passwd", 0, &p) == 0
+      && strcmp (p.vpath, "/etc/passwd") == 0
+      && strcmp (slurp (&p), "view-passwd") == 0, "`..` past / stays at /");
+  ok (res (&v, &c, "/usr/lib", "../../../../etc/passwd", 0, &p) == 0
+      && strcmp (p.vpath, "/etc/passwd") == 0, "relative `..` chain stays");
+  ok (res (&v, &c, "/", "/lib/x", 0, &p) == 0
+      && strcmp (p.vpath, "/usr/lib/x") == 0, "relative symlink followed");
+  ok (res (&v, &c, "/", "/esc_rel/decoy", 0, &p) == 0
+      && strcmp (p.vpath, "/host/decoy") == 0
+      && strcmp (slurp (&p), "in-view") == 0,
+      "relative symlink out of the rootfs is clamped to the view's /");
+  ok (vr_resolve (&v, &c, "/", "/esc_abs/secret", 0, &p) == -ENOENT,
+      "absolute symlink to a host path is read in the view (no host file)");
+  ok (res (&v, &c, "/", "/mnt/data/sub/f", 0, &p) == 0
+      && p.ent->kind == VR_BIND && strcmp (p.rel, "sub/f") == 0
+      && strcmp (slurp (&p), "data-f") == 0, "bind mount crossed");
+  ok (res (&v, &c, "/mnt/data/sub", "../../../etc/passwd", 0, &p) == 0
+      && strcmp (p.vpath, "/etc/passwd") == 0, "`..` out of a mount source "
+      "goes to the mount point's parent");
+  ok (res (&v, &c, "/", "/mnt/data/abs", 0, &p) == 0
+      && strcmp (slurp (&p), "view-passwd") == 0,
+      "absolute symlink in a mount source resolves in the view");
+  ok (vr_resolve (&v, &c, "/", "/mnt/data/rel", 0, &p) == -ENOENT,
+      "relative symlink out of a mount source stays in the view");
+  ok (res (&v, &c, "/", "/lib", VR_NOFOLLOW, &p) == 0 && p.type == S_IFLNK
+      && strcmp (p.vpath, "/lib") == 0, "VR_NOFOLLOW keeps the last symlink");
+  ok (vr_resolve (&v, &c, "/", "/loop", 0, &p) == -ELOOP, "symlink loop: ELOOP");
+  ok (vr_resolve (&v, &c, "/", "/etc/passwd/x", 0, &p) == -ENOTDIR,
+      "file as a directory: ENOTDIR");
+  ok (res (&v, &c, "/", "/tmp/new", VR_CREATE, &p) == 0 && p.missing
+      && p.ent->kind == VR_TMPFS, "missing last component with VR_CREATE");
+  {
+    int fd = vr_open (&p, O_CREAT | O_WRONLY, 0600);
+    char *f = host ("tmpfs/new");
+    ok (fd >= 0 && access (f, F_OK) == 0, "created in the tmpfs directory");
+    if (fd >= 0)
+      close (fd);
+    free (f);
+  }
+  ok (res (&v, &c, "/", "/etc/hostname", 0, &p) == 0 && !p.ent->dir
+      && strcmp (slurp (&p), "box\n") == 0, "file bind mount");
+  ok (vr_open (&p, O_WRONLY, 0) == -EROFS, "read-only mount: EROFS");
+  ok (res (&v, &c, "/", "/usr/lib/m", 0, &p) == 0 && p.ent->ro,
+      "a mount destination through an image symlink lands in the view");
+  {
+    struct vroot w;
+    struct vr_mount_spec esc[] = { { "/esc_abs/m", tmpfs, VR_BIND, false } };
+    char *f = host ("host/m");
+    int r = vr_build (&w, rootfs, false, esc, 1, &err);
+    ok (r < 0 && access (f, F_OK) < 0 && strstr (err->msg, "mounts[0]"),
+        "a mount destination through an absolute symlink to a host path "
+        "never creates on the host");
+    rt_err_free (&err);
+    free (f);
+  }
+
+  /* /proc */
+  char self[64];
+  snprintf (self, sizeof self, "/proc/%d/status", (int) getpid ());
+  ok (res (&v, &c, "/", "/proc/self/status", 0, &p) == 0
+      && strcmp (p.vpath, self) == 0, "/proc/self is the caller");
+  ok (vr_resolve (&v, &c, "/", "/proc/1/status", 0, &p) == -ENOENT,
+      "a foreign pid does not exist");
+  ok (vr_resolve (&v, &c, "/", "/proc/1/root/etc/passwd", 0, &p) == -ENOENT,
+      "/proc/<host pid>/root refused");
+  ok (res (&v, &c, "/", "/proc/self/root/etc/passwd", 0, &p) == 0
+      && strcmp (p.vpath, "/etc/passwd") == 0, "/proc/self/root is the view's /");
+  ok (res (&v, &c, "/", "/proc/self/cwd/x", 0, &p) == 0
+      && strcmp (p.vpath, "/usr/lib/x") == 0, "/proc/self/cwd is the virtual cwd");
+  ok (res (&v, &c, "/", "/proc/self/fd/0", 0, &p) == 0 && p.ent == NULL
+      && p.fd_num == 0 && p.fd_pid == getpid (), "/proc/self/fd/N is the caller's fd");
+  ok (vr_resolve (&v, &c, "/", "/proc/self/exe", 0, &p) == -EACCES,
+      "an undrawn magic link is refused");
+  ok (res (&v, &c, "/", "/proc/self/../self/../../etc/passwd", 0, &p) == 0
+      && strcmp (p.vpath, "/etc/passwd") == 0, "`..` through /proc stays");
+
+  /* A component swapped for a symlink after the walk: the final open
+   * from the pinned fd refuses it (RESOLVE_NO_SYMLINKS), it does not
+   * follow it to the host. */
+  ok (res (&v, &c, "/", "/mnt/data/sub/f", 0, &p) == 0, "resolve before swap");
+  {
+    char *a = host ("data/sub"), *b = host ("data/sub2"), *s = host ("host");
+    int swapped = rename (a, b) == 0 && symlink (s, a) == 0;
+    mk ("host/f", "HOST-F");
+    int fd = vr_open (&p, O_RDONLY, 0);
+    ok (swapped && fd == -ELOOP, "swapped component: ELOOP, not the host file");
+    if (fd >= 0)
+      close (fd);
+    free (a), free (b), free (s);
+  }
+
+  /* host → view */
+  char *hp = host ("rootfs/usr/lib");
+  ok (vr_host_to_virtual (&v, hp, out) == 0 && strcmp (out, "/usr/lib") == 0,
+      "host path in the rootfs maps back");
+  free (hp);
+  hp = host ("data/sub2");
+  ok (vr_host_to_virtual (&v, hp, out) == 0
+      && strcmp (out, "/mnt/data/sub2") == 0, "host path in a mount maps back");
+  free (hp);
+  ok (vr_host_to_virtual (&v, "/etc", out) == -ENOENT,
+      "a host path outside every entry does not map");
+
+  /* Bad input is named. */
+  struct vroot w;
+  struct vr_mount_spec bad[] = { { "rel", data, VR_BIND, false } };
+  ok (vr_build (&w, rootfs, false, bad, 1, &err) < 0 && err
+      && strstr (err->msg, "mounts[0].destination") != NULL,
+      "relative destination refused, naming the field");
+  rt_err_free (&err);
+  struct vr_mount_spec gone[] = { { "/x", "/nonexistent-src", VR_BIND, false } };
+  ok (vr_build (&w, rootfs, false, gone, 1, &err) < 0 && err
+      && strstr (err->msg, "mounts[0]") != NULL, "missing source named");
+  rt_err_free (&err);
+
+  vr_free (&v);
+  rt_rm_rf_at (AT_FDCWD, top, &err);
+  rt_err_free (&err);
+  return tap_done ();
+}
