@@ -150,7 +150,8 @@ proc_root_step (struct walk *w, const char *comp, const char *left,
 {
   const struct vr_ctx *c = w->ctx;
   char t[64];
-  if (strcmp (comp, "self") == 0 || strcmp (comp, "thread-self") == 0)
+  if ((strcmp (comp, "self") == 0 || strcmp (comp, "thread-self") == 0)
+      && !(*left == '\0' && !slash && (w->flags & VR_NOFOLLOW)))
     {
       if (c->tgid <= 0)
         return -ENOENT;

@@ -1,0 +1,331 @@
+/* The namespace-less supervisor: per-call plumbing (who is asking, their
+ * memory and fds, the answer) and the dispatch to the handler files
+ * (runtime/vroot-sup.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "vroot-sup.h"
+
+const char *const vr_serviced_syscalls[] = {
+  "open", "creat", "openat", "openat2", "execve", "execveat",
+  "stat", "lstat", "newfstatat", "statx", "access", "faccessat", "faccessat2",
+  "readlink", "readlinkat", "statfs", "getcwd", "chdir", "fchdir",
+  "mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat",
+  "renameat2", "symlink", "symlinkat", "link", "linkat", "chmod", "fchmodat",
+  "fchmodat2", "chown", "lchown", "fchownat", "truncate", "utimensat",
+  "mknod", "mknodat", NULL,
+};
+
+const char *const vr_refused_syscalls[] = {
+  "chroot", "pivot_root", "mount", "umount2", "open_tree", "move_mount",
+  "fsopen", "fspick", "mount_setattr", "name_to_handle_at",
+  "open_by_handle_at", "inotify_add_watch", "fanotify_mark", "uselib",
+  "swapon", "swapoff", "acct", "quotactl", "utime", "utimes", "futimesat",
+  "setxattr", "lsetxattr", "getxattr", "lgetxattr", "listxattr",
+  "llistxattr", "removexattr", "lremovexattr", "setxattrat", "getxattrat",
+  "listxattrat", "removexattrat", "getdents", "statmount", "listmount",
+  NULL,
+};
+
+void
+vr_sup_init (struct vr_sup *s, const struct vroot *v, pid_t init,
+             const char *cwd, int exec_dir)
+{
+  memset (s, 0, sizeof *s);
+  s->v = v;
+  s->init = init;
+  s->init_cwd = xstrdup (cwd);
+  s->exec_dir = exec_dir;
+  umask (0);                    /* the caller's umask is applied per call */
+}
+
+void
+vr_sup_fini (struct vr_sup *s)
+{
+  for (size_t i = 0; i < s->nt; i++)
+    free (s->t[i].cwd), free (s->t[i].exe);
+  free (s->t);
+  free (s->init_cwd);
+  memset (s, 0, sizeof *s);
+}
+
+/* A field of /proc/<tid>/status ("Tgid:", "PPid:", "Umask:"); -1 if none. */
+static long
+status_field (pid_t tid, const char *key, int base)
+{
+  char path[64], buf[2048];
+  snprintf (path, sizeof path, "/proc/%d/status", (int) tid);
+  _cleanup_fd_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
+  char *p;
+  if (n <= 0)
+    return -1;
+  buf[n] = '\0';
+  p = strstr (buf, key);
+  return p ? strtol (p + strlen (key), NULL, base) : -1;
+}
+
+/* A process is the container's when its parent chain reaches the init
+ * (the init is a subreaper: setsid and double forks stay under it). */
+static bool
+pid_ok (void *ud, pid_t pid)
+{
+  const struct vr_sup *s = ((struct vr_call *) ud)->s;
+  for (int i = 0; i < 64 && pid > 1; i++)
+    {
+      if (pid == s->init)
+        return true;
+      pid = (pid_t) status_field (pid, "PPid:", 10);
+    }
+  return false;
+}
+
+/* The thread group's entry; a new one starts from its parent's cwd (the
+ * value at the child's first serviced call: docs/nsless.md). */
+static struct vr_task *
+task_of (struct vr_sup *s, pid_t tgid)
+{
+  const char *cwd = s->init_cwd;
+  pid_t ppid = (pid_t) status_field (tgid, "PPid:", 10);
+  for (size_t i = 0; i < s->nt; i++)
+    if (s->t[i].tgid == tgid)
+      return &s->t[i];
+  for (size_t i = 0; i < s->nt; i++)
+    if (s->t[i].tgid == ppid)
+      cwd = s->t[i].cwd;
+  s->t = xrealloc (s->t, (s->nt + 1) * sizeof *s->t);
+  s->t[s->nt] = (struct vr_task) { .tgid = tgid, .cwd = xstrdup (cwd) };
+  return &s->t[s->nt++];
+}
+
+static int
+magic (void *ud, pid_t pid, const char *name, char out[PATH_MAX])
+{
+  struct vr_call *c = ud;
+  char link[64], host[PATH_MAX];
+  ssize_t n;
+  if (strcmp (name, "root") == 0)
+    return snprintf (out, PATH_MAX, "/"), 0;
+  if (strcmp (name, "cwd") == 0)
+    {
+      struct vr_task *t = pid == c->task->tgid ? c->task : task_of (c->s, pid);
+      return snprintf (out, PATH_MAX, "%s", t->cwd), 0;
+    }
+  if (strcmp (name, "exe") == 0 && pid == c->task->tgid && c->task->exe)
+    return snprintf (out, PATH_MAX, "%s", c->task->exe), 0;
+  if (strcmp (name, "exe") != 0 && !rt_startswith (name, "fd/"))
+    return -EACCES;
+  snprintf (link, sizeof link, "/proc/%d/%s", (int) pid, name);
+  n = readlink (link, host, sizeof host - 1);
+  if (n < 0)
+    return -errno;
+  host[n] = '\0';
+  if (host[0] != '/')           /* pipe:[…], socket:[…], anon_inode:… */
+    return snprintf (out, PATH_MAX, "%s", host), 0;
+  return vr_host_to_virtual (c->s->v, host, out) < 0 ? -EACCES : 0;
+}
+
+int
+vr_valid (struct vr_call *c)
+{
+  uint64_t id = c->req->id;
+  if (ioctl (c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
+    return -ENOENT;
+  return 0;
+}
+
+int
+vr_read_mem (struct vr_call *c, uint64_t addr, void *buf, size_t len)
+{
+  struct iovec l = { buf, len }, r = { (void *) (uintptr_t) addr, len };
+  ssize_t n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
+  if (n < 0 || (size_t) n != len)
+    return -EFAULT;
+  return vr_valid (c);
+}
+
+int
+vr_write_mem (struct vr_call *c, uint64_t addr, const void *buf, size_t len)
+{
+  struct iovec l = { (void *) buf, len }, r = { (void *) (uintptr_t) addr, len };
+  ssize_t n = process_vm_writev (c->tid, &l, 1, &r, 1, 0);
+  return n < 0 || (size_t) n != len ? -EFAULT : 0;
+}
+
+int
+vr_poke_mem (struct vr_call *c, uint64_t addr, const void *buf, size_t len)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/mem", (int) c->tid);
+  _cleanup_fd_ int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  if (pwrite (fd, buf, len, (off_t) addr) != (ssize_t) len)
+    return -EFAULT;
+  return 0;
+}
+
+int
+vr_read_path (struct vr_call *c, uint64_t addr, char out[PATH_MAX])
+{
+  size_t got = 0;
+  if (addr == 0)
+    return -EFAULT;
+  while (got < PATH_MAX)
+    {
+      size_t page = 4096 - ((addr + got) & 4095), want = PATH_MAX - got;
+      struct iovec l, r;
+      ssize_t n;
+      if (want > page)
+        want = page;
+      l = (struct iovec) { out + got, want };
+      r = (struct iovec) { (void *) (uintptr_t) (addr + got), want };
+      n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
+      if (n <= 0)
+        return -EFAULT;
+      if (memchr (out + got, '\0', (size_t) n))
+        return vr_valid (c);
+      got += (size_t) n;
+    }
+  return -ENAMETOOLONG;
+}
+
+int
+vr_caller_fd (struct vr_call *c, pid_t pid, int fd)
+{
+  _cleanup_fd_ int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  int r;
+  if (pfd < 0)
+    return -ESRCH;
+  r = (int) syscall (SYS_pidfd_getfd, pfd, fd, 0);
+  if (r < 0)
+    return errno == EBADF ? -EBADF : -errno;
+  return r;
+}
+
+int
+vr_resolve_at (struct vr_call *c, int dirfd, const char *path, int flags,
+               struct vr_path *out)
+{
+  char base[PATH_MAX], host[PATH_MAX], link[64];
+  const char *b = c->task->cwd;
+  if (path[0] != '/' && dirfd != AT_FDCWD)
+    {
+      _cleanup_fd_ int fd = vr_caller_fd (c, c->task->tgid, dirfd);
+      struct stat st;
+      ssize_t n;
+      if (fd < 0)
+        return fd;
+      if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
+        return -ENOTDIR;
+      snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+      n = readlink (link, host, sizeof host - 1);
+      if (n < 0)
+        return -errno;
+      host[n] = '\0';
+      if (vr_host_to_virtual (c->s->v, host, base) < 0)
+        return -EACCES;
+      b = base;
+    }
+  return vr_resolve (c->s->v, &c->ctx, b, path, flags, out);
+}
+
+int
+vr_at (struct vr_call *c, const struct vr_path *p, char name[NAME_MAX + 1],
+       int *empty)
+{
+  *empty = 0;
+  if (p->ent == NULL)
+    return -EACCES;
+  if (strcmp (p->rel, ".") == 0)
+    {
+      int fd = fcntl (p->ent->fd, F_DUPFD_CLOEXEC, 0);
+      name[0] = '\0';
+      *empty = AT_EMPTY_PATH;
+      return fd < 0 ? -errno : fd;
+    }
+  return vr_open_parent (c->s->v, p, name);
+}
+
+int64_t
+vr_inject (struct vr_call *c, int fd, bool cloexec)
+{
+  struct seccomp_notif_addfd a = {
+    .id = c->req->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t) fd,
+    .newfd_flags = cloexec ? O_CLOEXEC : 0,
+  };
+  if (ioctl (c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0)
+    return errno == ENOENT ? VR_ANSWERED : -(int64_t) errno;
+  return VR_ANSWERED;
+}
+
+mode_t
+vr_umask (struct vr_call *c)
+{
+  long m = status_field (c->tid, "Umask:", 8);
+  return m < 0 ? 022 : (mode_t) m;
+}
+
+typedef int64_t (*vr_fn) (struct vr_call *c);
+
+static vr_fn
+handler_for (int nr)
+{
+  switch (nr)
+    {
+    case SYS_open: case SYS_creat: case SYS_openat: case SYS_openat2:
+      return vr_do_open;
+    case SYS_execve: case SYS_execveat:
+      return vr_do_exec;
+    case SYS_stat: case SYS_lstat: case SYS_newfstatat: case SYS_statx:
+      return vr_do_stat;
+    case SYS_access: case SYS_faccessat: case SYS_faccessat2:
+      return vr_do_access;
+    case SYS_readlink: case SYS_readlinkat:
+      return vr_do_readlink;
+    case SYS_statfs:
+      return vr_do_statfs;
+    case SYS_getcwd: case SYS_chdir: case SYS_fchdir:
+      return vr_do_cwd;
+    default:
+      return vr_do_write;
+    }
+}
+
+int
+vr_sup_handle (struct vr_sup *s, int listener, const struct seccomp_notif *req)
+{
+  struct vr_call c = { .s = s, .listener = listener, .req = req,
+                       .tid = (pid_t) req->pid };
+  struct seccomp_notif_resp resp = { .id = req->id };
+  long tgid = status_field (c.tid, "Tgid:", 10);
+  int64_t r;
+
+  if (tgid <= 0)
+    return 0;                   /* gone: nobody waits for the answer */
+  c.task = task_of (s, (pid_t) tgid);
+  c.ctx = (struct vr_ctx) { .tgid = (pid_t) tgid, .tid = c.tid,
+                            .cwd = c.task->cwd, .pid_ok = pid_ok,
+                            .magic = magic, .ud = &c };
+  r = handler_for (req->data.nr) (&c);
+  if (r == VR_ANSWERED)
+    return 0;
+  if (r == VR_CONTINUE)
+    resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  else if (r < 0)
+    resp.error = (int32_t) r;
+  else
+    resp.val = r;
+  if (ioctl (listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+    return -errno;
+  return 0;
+}
