@@ -182,7 +182,7 @@ proc_magic (struct walk *w, const struct vr_entry *e, const char *cand,
   char target[PATH_MAX];
   long pid = strtol (p, NULL, 10);
   int r;
-  if (sep == NULL || w->ctx->magic == NULL)
+  if (sep == NULL)
     return -EACCES;
   if (last && !(w->flags & VR_NOFOLLOW) && rt_startswith (sep + 1, "fd/"))
     {
@@ -192,6 +192,8 @@ proc_magic (struct walk *w, const struct vr_entry *e, const char *cand,
       w->out->fd_num = atoi (sep + 4);
       return 1;
     }
+  if (w->ctx->magic == NULL)
+    return -EACCES;
   r = w->ctx->magic (w->ctx->ud, (pid_t) pid, sep + 1, target);
   if (r < 0)
     return r;

@@ -19,6 +19,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "common/err.h"
@@ -77,6 +78,10 @@ int vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
                           char ***owned, struct rt_err **err);
 
 void vr_free (struct vroot *v);
+
+/* The Landlock rights the container's domain gets on entry |e|'s host
+ * object (granted beneath it): the mount's rights, nothing wider. */
+uint64_t vr_landlock_access (const struct vr_entry *e);
 
 /* The entry holding canonical virtual path |vpath| (longest prefix). */
 const struct vr_entry *vr_entry_for (const struct vroot *v, const char *vpath);

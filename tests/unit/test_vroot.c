@@ -13,6 +13,8 @@
 
 #include "tap.h"
 #include "common/util.h"
+#include "oci/spec.h"
+#include "runtime/landlock.h"
 #include "runtime/vroot.h"
 
 static char top[PATH_MAX];
@@ -108,6 +110,80 @@ tree (void)
   ln ("/etc/passwd", "data/abs");
   ln ("../../../../../../host/secret", "data/rel");
   mk ("tmpfs", NULL), mk ("hostname", "box\n");
+}
+
+static struct rt_config *
+parse (const char *mounts)
+{
+  char *json = xasprintf (
+      "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+      "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},"
+      "\"mounts\":[%s]}", mounts);
+  struct rt_config *c = NULL;
+  struct rt_err *err = NULL;
+  if (oci_spec_parse (json, strlen (json), &c, &err) < 0)
+    {
+      printf ("# parse: %s\n", err->msg);
+      rt_err_free (&err);
+    }
+  free (json);
+  return c;
+}
+
+/* config.json's mounts → the view, and the Landlock rights per entry. */
+static void
+from_config (const char *rootfs)
+{
+  struct rt_err *err = NULL;
+  struct vr_mount_spec *m = NULL;
+  size_t n = 0;
+  char **owned = NULL;
+  char *priv = host ("priv"), *data = host ("data");
+  char *mounts = xasprintf (
+      "{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
+      "{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\"},"
+      "{\"destination\":\"/dev/pts\",\"type\":\"devpts\",\"source\":\"devpts\"},"
+      "{\"destination\":\"/sys\",\"type\":\"sysfs\",\"source\":\"sysfs\","
+      "\"options\":[\"ro\"]},"
+      "{\"destination\":\"/data\",\"type\":\"none\",\"source\":\"%s\","
+      "\"options\":[\"rbind\",\"ro\"]}", data);
+  struct rt_config *c = parse (mounts);
+  struct vroot v;
+  struct vr_path p;
+  struct vr_ctx ctx = { .tgid = getpid (), .tid = getpid (), .cwd = "/" };
+  mkdir (priv, 0700);
+  ok (c && vr_specs_from_config (c, priv, &m, &n, &owned, &err) == 0,
+      "config mounts drawn");
+  ok (n == 3 + 6 && m[0].kind == VR_PROC && m[1].kind == VR_TMPFS
+      && m[2].kind == VR_BIND, "proc, /dev tmpfs + 6 default nodes, bind; "
+      "devpts and sysfs left out (%zu)", n);
+  ok (vr_build (&v, rootfs, false, m, n, &err) == 0, "view from the config");
+  if (err)
+    printf ("# %s\n", err->msg), rt_err_free (&err);
+  ok (vr_resolve (&v, &ctx, "/", "/dev/null", 0, &p) == 0 && !p.ent->dir
+      && vr_landlock_access (p.ent) == RT_LL_FS_DEVICE,
+      "/dev/null is the host's node, device rights only");
+  ok (vr_resolve (&v, &ctx, "/", "/dev/stdout", 0, &p) == 0 && p.ent == NULL
+      && p.fd_num == 1, "/dev/stdout is the caller's fd 1");
+  ok (vr_resolve (&v, &ctx, "/", "/data/sub2/f", 0, &p) == 0 && p.ent->ro
+      && vr_landlock_access (p.ent) == RT_LL_FS_READ,
+      "a read-only bind gets read rights only");
+  ok (vr_landlock_access (&v.e[0]) == (RT_LL_FS_READ | RT_LL_FS_WRITE),
+      "the rootfs gets read and write");
+  vr_free (&v);
+  free (m);
+  rt_strv_free (owned);
+  rt_config_free (c);
+  free (mounts);
+  mounts = xasprintf ("{\"destination\":\"/n\",\"type\":\"nfs\","
+                      "\"source\":\"x\"}");
+  c = parse (mounts);
+  ok (c && vr_specs_from_config (c, priv, &m, &n, &owned, &err) < 0 && err
+      && strstr (err->msg, "mounts[0].type") != NULL,
+      "a mount type the view cannot draw is refused, naming the field");
+  rt_err_free (&err);
+  rt_config_free (c);
+  free (mounts), free (priv), free (data);
 }
 
 int
@@ -254,6 +330,7 @@ main (void)
   rt_err_free (&err);
 
   vr_free (&v);
+  from_config (rootfs);
   rt_rm_rf_at (AT_FDCWD, top, &err);
   rt_err_free (&err);
   return tap_done ();
