@@ -91,6 +91,11 @@ const struct vr_entry *vr_entry_for (const struct vroot *v, const char *vpath);
 int vr_host_to_virtual (const struct vroot *v, const char *host,
                         char out[PATH_MAX]);
 
+/* Confines the calling process (the supervisor) to the union of the
+ * entries' grants, plus /proc and |exec_dir|'s symlinks (vroot-landlock.c).
+ * Sets no_new_privs. */
+int vr_landlock_self (const struct vroot *v, int exec_dir, struct rt_err **err);
+
 /* ---- resolution ---- */
 
 #define VR_NOFOLLOW 1           /* do not follow a final symlink */

@@ -5,6 +5,7 @@
  * Landlock here: everything it sees comes from the supervisor alone, so
  * any escape of the view would show.  It runs real programs too: the
  * host's static busybox and a dynamic cat with the rootfs's own libc. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -25,6 +26,7 @@
 
 #include "tap.h"
 #include "common/util.h"
+#include "runtime/landlock.h"
 #include "runtime/vroot-sup.h"
 
 static char top[PATH_MAX];
@@ -461,12 +463,98 @@ collect (int rfd)
     fclose (f);
 }
 
+/* One supervised run: the child reports its checks on |rp|; with
+ * |confine| the supervisor (and so the child it forks) first enters
+ * vr_landlock_self's domain, in a process of its own. */
+static int
+session (struct vroot *v, const char *execdir, bool confine, int rp[2])
+{
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    return -1;
+  fflush (stdout);
+  _cleanup_fd_ int xd = open (execdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (confine)
+    {
+      struct rt_err *err = NULL;
+      pid_t sup = fork ();
+      int st;
+      if (sup > 0)
+        {
+          close (sv[0]), close (sv[1]);
+          waitpid (sup, &st, 0);
+          return WIFEXITED (st) ? WEXITSTATUS (st) : 100;
+        }
+      if (vr_landlock_self (v, xd, &err) < 0)
+        {
+          dprintf (rp[1], "0|vr_landlock_self: %s\n", err->msg);
+          _exit (1);
+        }
+      char *secret = host ("host/secret");
+      int fd = open (secret, O_RDONLY);
+      dprintf (rp[1], "%d|the supervisor's own domain refuses a host file "
+               "outside the view\n", fd < 0 && errno == EACCES);
+      free (secret);
+    }
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      close (sv[0]), close (rp[0]);
+      report = rp[1];
+      child (sv[1], execdir);
+    }
+  close (sv[1]);
+  int lfd = recv_fd (sv[0]), st = 0;
+  close (sv[0]);
+  if (lfd < 0)
+    {
+      waitpid (pid, &st, 0);
+      if (confine)
+        _exit (77);
+      return 77;
+    }
+  struct vr_sup s;
+  vr_sup_init (&s, v, pid, "/", xd);
+  int handled = supervise (lfd, &s);
+  waitpid (pid, &st, 0);
+  vr_sup_fini (&s);
+  close (lfd);
+  int rc = handled > 0 && WIFEXITED (st) && WEXITSTATUS (st) == 0 ? 0 : 1;
+  if (confine)
+    _exit (rc);
+  return rc;
+}
+
+static void
+empty_dir (const char *dir)
+{
+  struct rt_err *err = NULL;
+  DIR *d = opendir (dir);
+  struct dirent *e;
+  while (d && (e = readdir (d)) != NULL)
+    if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0)
+      rt_rm_rf_at (dirfd (d), e->d_name, &err), rt_err_free (&err);
+  if (d)
+    closedir (d);
+}
+
+static void
+host_effects (const char *pass)
+{
+  char *h = host ("tmpfs/h"), *hl = host ("host/hl"), *made = host ("host/made");
+  struct stat sb;
+  ok (stat (h, &sb) == 0 && sb.st_size == 1 && (sb.st_mode & 07777) == 0600,
+      "%s: the writes landed in the tmpfs directory, nowhere else", pass);
+  ok (access (hl, F_OK) < 0 && access (made, F_OK) < 0,
+      "%s: nothing was made on the host", pass);
+  free (h), free (hl), free (made);
+}
+
 int
 main (void)
 {
   struct vroot v;
   struct rt_err *err = NULL;
-  int sv[2], rp[2];
   tree ();
   _cleanup_free_ char *rootfs = host ("rootfs"), *data = host ("data"),
                       *tmpfs = host ("tmpfs"), *hn = host ("hostname"),
@@ -483,45 +571,30 @@ main (void)
       rt_err_free (&err);
       return 1;
     }
-  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0
-      || pipe2 (rp, O_CLOEXEC) < 0)
-    return 2;
-  fflush (stdout);
-  pid_t pid = fork ();
-  if (pid == 0)
+  for (int pass = 0; pass < 2; pass++)
     {
-      close (sv[0]), close (rp[0]);
-      report = rp[1];
-      child (sv[1], execdir);
+      const char *name = pass ? "supervisor under Landlock" : "unconfined";
+      int rp[2];
+      if (pipe2 (rp, O_CLOEXEC) < 0)
+        return 2;
+      if (pass == 1 && rt_ll_abi () < 1)
+        {
+          skip ("%s: Landlock unavailable", name);
+          break;
+        }
+      int rc = session (&v, execdir, pass == 1, rp);
+      close (rp[1]);
+      if (rc == 77)
+        {
+          printf ("1..0 # skip seccomp user notification unavailable\n");
+          return 77;
+        }
+      collect (rp[0]);
+      ok (rc == 0, "%s: the child exited 0, supervised", name);
+      host_effects (name);
+      empty_dir (tmpfs);      /* the view pins the directory itself */
     }
-  close (sv[1]), close (rp[1]);
-  int lfd = recv_fd (sv[0]);
-  if (lfd < 0)
-    {
-      int st;
-      waitpid (pid, &st, 0);
-      printf ("1..0 # skip seccomp user notification unavailable (child %d)\n",
-              WEXITSTATUS (st));
-      return 77;
-    }
-  _cleanup_fd_ int xd = open (execdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  struct vr_sup s;
-  vr_sup_init (&s, &v, pid, "/", xd);
-  int handled = supervise (lfd, &s);
-  int st = 0;
-  waitpid (pid, &st, 0);
-  collect (rp[0]);
-  ok (handled > 0 && WIFEXITED (st) && WEXITSTATUS (st) == 0,
-      "child exited 0 after %d serviced calls", handled);
-  char *h = host ("tmpfs/h"), *hl = host ("host/hl"), *made = host ("host/made");
-  struct stat sb;
-  ok (stat (h, &sb) == 0 && sb.st_size == 1 && (sb.st_mode & 07777) == 0600,
-      "the writes landed in the tmpfs directory, nowhere else");
-  ok (access (hl, F_OK) < 0 && access (made, F_OK) < 0, "nothing was made on the host");
-  free (h), free (hl), free (made);
-  vr_sup_fini (&s);
   vr_free (&v);
-  close (lfd);
   rt_rm_rf_at (AT_FDCWD, top, &err);
   rt_err_free (&err);
   return tap_done ();
