@@ -12,6 +12,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <seccomp.h>
+
 #include "common/util.h"
 #include "vroot-sup.h"
 
@@ -301,31 +303,88 @@ handler_for (int nr)
     }
 }
 
+static int64_t
+refuse (struct vr_call *c)
+{
+  return -EPERM;
+}
+
+/* Resolved once per supervisor: a libseccomp name lookup per call would
+ * cost more than the call. */
+static bool
+serviced (int nr)
+{
+  static int nrs[64];
+  static size_t n;
+  static bool done;
+  if (!done)
+    {
+      for (size_t i = 0; vr_serviced_syscalls[i] && n < ARRAY_SIZE (nrs); i++)
+        {
+          int x = seccomp_syscall_resolve_name (vr_serviced_syscalls[i]);
+          if (x != __NR_SCMP_ERROR && x >= 0)
+            nrs[n++] = x;
+        }
+      done = true;
+    }
+  for (size_t i = 0; i < n; i++)
+    if (nrs[i] == nr)
+      return true;
+  return false;
+}
+
 int
-vr_sup_handle (struct vr_sup *s, int listener, const struct seccomp_notif *req)
+vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
+               struct seccomp_notif_resp *resp)
 {
   struct vr_call c = { .s = s, .listener = listener, .req = req,
                        .tid = (pid_t) req->pid };
-  struct seccomp_notif_resp resp = { .id = req->id };
   long tgid = status_field (c.tid, "Tgid:", 10);
   int64_t r;
 
   if (tgid <= 0)
-    return 0;                   /* gone: nobody waits for the answer */
+    {
+      resp->error = -ESRCH;     /* gone: nobody reads the answer */
+      return 0;
+    }
   c.task = task_of (s, (pid_t) tgid);
   c.ctx = (struct vr_ctx) { .tgid = (pid_t) tgid, .tid = c.tid,
                             .cwd = c.task->cwd, .pid_ok = pid_ok,
                             .magic = magic, .ud = &c };
-  r = handler_for (req->data.nr) (&c);
+  r = (serviced (req->data.nr) ? handler_for (req->data.nr) : refuse) (&c);
   if (r == VR_ANSWERED)
-    return 0;
+    return 1;
   if (r == VR_CONTINUE)
-    resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
   else if (r < 0)
-    resp.error = (int32_t) r;
+    resp->error = (int32_t) r;
   else
-    resp.val = r;
+    resp->val = r;
+  return 0;
+}
+
+int
+vr_sup_handle (struct vr_sup *s, int listener, const struct seccomp_notif *req)
+{
+  struct seccomp_notif_resp resp = { .id = req->id };
+  if (vr_sup_answer (s, listener, req, &resp) == 1)
+    return 0;
   if (ioctl (listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
     return -errno;
   return 0;
+}
+
+size_t
+vr_trapped_syscalls (int *out, size_t max)
+{
+  const char *const *lists[] = { vr_serviced_syscalls, vr_refused_syscalls };
+  size_t n = 0;
+  for (size_t l = 0; l < 2; l++)
+    for (size_t i = 0; lists[l][i]; i++)
+      {
+        int nr = seccomp_syscall_resolve_name (lists[l][i]);
+        if (nr != __NR_SCMP_ERROR && nr >= 0 && n < max)
+          out[n++] = nr;
+      }
+  return n;
 }

@@ -53,10 +53,23 @@ void vr_sup_init (struct vr_sup *s, const struct vroot *v, pid_t init,
                   const char *cwd, int exec_dir);
 void vr_sup_fini (struct vr_sup *s);
 
-/* Services |req| and answers it on |listener|.  0 once answered (or the
+/* Services |req| the way rt_notify_ops.handle is called: fills |resp|
+ * (.id set by the caller) and returns 0, or returns 1 when the call was
+ * already answered (an fd injected with ADDFD_FLAG_SEND).  A trapped call
+ * of vr_refused_syscalls gets EPERM. */
+int vr_sup_answer (struct vr_sup *s, int listener,
+                   const struct seccomp_notif *req,
+                   struct seccomp_notif_resp *resp);
+
+/* vr_sup_answer, then SECCOMP_IOCTL_NOTIF_SEND.  0 once answered (or the
  * caller is gone); -errno only when the listener itself failed. */
 int vr_sup_handle (struct vr_sup *s, int listener,
                    const struct seccomp_notif *req);
+
+/* The native numbers of every call to trap (serviced and refused: one
+ * filter, one list, so the trap and the handlers cannot drift).  Returns
+ * how many were written to |out| (at most |max|). */
+size_t vr_trapped_syscalls (int *out, size_t max);
 
 /* ---- shared by the handler files ---- */
 

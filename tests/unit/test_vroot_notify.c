@@ -356,18 +356,10 @@ static int
 install_filter (void)
 {
   scmp_filter_ctx f = seccomp_init (SCMP_ACT_ALLOW);
-  for (size_t i = 0; vr_serviced_syscalls[i]; i++)
-    {
-      int nr = seccomp_syscall_resolve_name (vr_serviced_syscalls[i]);
-      if (nr != __NR_SCMP_ERROR)
-        seccomp_rule_add (f, SCMP_ACT_NOTIFY, nr, 0);
-    }
-  for (size_t i = 0; vr_refused_syscalls[i]; i++)
-    {
-      int nr = seccomp_syscall_resolve_name (vr_refused_syscalls[i]);
-      if (nr != __NR_SCMP_ERROR)
-        seccomp_rule_add (f, SCMP_ACT_ERRNO (EPERM), nr, 0);
-    }
+  int nrs[128];
+  size_t n = vr_trapped_syscalls (nrs, ARRAY_SIZE (nrs));
+  for (size_t i = 0; i < n; i++)
+    seccomp_rule_add (f, SCMP_ACT_NOTIFY, nrs[i], 0);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_load (f) < 0)
     return -1;
   int fd = seccomp_notify_fd (f);
