@@ -28,6 +28,17 @@ struct vr_ll_beneath
   int32_t parent_fd;
 } __attribute__ ((packed));
 
+struct vr_ll_attr
+{
+  uint64_t fs, net, scoped;
+};
+
+struct vr_ll_port
+{
+  uint64_t allowed_access;
+  uint64_t port;
+};
+
 static uint64_t
 handled (int abi)
 {
@@ -53,18 +64,62 @@ add (int rfd, int fd, uint64_t access, uint64_t h, const char *what,
   return 0;
 }
 
+static int
+ports (int rfd, const uint16_t *p, size_t n, uint64_t access,
+       struct rt_err **err)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      struct vr_ll_port np = { .allowed_access = access, .port = p[i] };
+      if (syscall (__NR_landlock_add_rule, rfd, 2, &np, 0) < 0)
+        return rt_err_set (err, errno, "landlock: TCP port %u", p[i]);
+    }
+  return 0;
+}
+
+/* The ruleset: fs always; TCP when the container's domain restricts it
+ * (on-behalf connect and bind then obey the same ports); abstract unix
+ * scope where the kernel has it (an on-behalf connect to an abstract
+ * socket reaches only the supervisor's domain and those nested in it). */
+static int
+ruleset (int abi, const struct vr_net *net, struct rt_err **err)
+{
+  struct vr_ll_attr a = { .fs = handled (abi) };
+  size_t size = 8;
+  int rfd;
+  if (net && net->tcp && abi >= 4)
+    a.net = RT_LL_NET_BIND_TCP | RT_LL_NET_CONNECT_TCP, size = 16;
+  if (abi >= 6)
+    a.scoped = RT_LL_SCOPE_ABSTRACT_UNIX, size = 24;
+  rfd = (int) syscall (__NR_landlock_create_ruleset, &a, size, 0);
+  if (rfd < 0)
+    return rt_err_set (err, errno, "landlock: supervisor ruleset");
+  if (a.net && (ports (rfd, net->bind, net->nbind, RT_LL_NET_BIND_TCP, err) < 0
+                || ports (rfd, net->connect, net->nconnect,
+                          RT_LL_NET_CONNECT_TCP, err) < 0))
+    {
+      close (rfd);
+      return -1;
+    }
+  return rfd;
+}
+
 int
-vr_landlock_self (const struct vroot *v, int exec_dir, struct rt_err **err)
+vr_landlock_self (const struct vroot *v, int exec_dir, const struct vr_net *net,
+                  struct rt_err **err)
 {
   int abi = rt_ll_abi ();
   uint64_t h = handled (abi);
   if (abi < 1)
     return rt_err_set (err, EOPNOTSUPP, "namespace-less mode needs Landlock");
-  _cleanup_fd_ int rfd = (int) syscall (__NR_landlock_create_ruleset,
-                                        &h, sizeof h, 0);
+  if (net && net->tcp && abi < 4)
+    return rt_err_set (err, EOPNOTSUPP, "landlock: TCP rules need ABI 4");
+  _cleanup_fd_ int rfd = ruleset (abi, net, err);
+  if (rfd < 0)
+    return -1;
   _cleanup_fd_ int proc = open ("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (rfd < 0 || proc < 0)
-    return rt_err_set (err, errno, "landlock: supervisor ruleset");
+  if (proc < 0)
+    return rt_err_set (err, errno, "landlock: open /proc");
   for (size_t i = 0; i < v->n; i++)
     if (add (rfd, v->e[i].fd, vr_landlock_access (&v->e[i]), h, v->e[i].dest,
              err) < 0)

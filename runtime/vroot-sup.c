@@ -24,7 +24,7 @@ const char *const vr_serviced_syscalls[] = {
   "mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat",
   "renameat2", "symlink", "symlinkat", "link", "linkat", "chmod", "fchmodat",
   "fchmodat2", "chown", "lchown", "fchownat", "truncate", "utimensat",
-  "mknod", "mknodat", NULL,
+  "mknod", "mknodat", "connect", "bind", NULL,
 };
 
 const char *const vr_refused_syscalls[] = {
@@ -298,6 +298,8 @@ handler_for (int nr)
       return vr_do_statfs;
     case SYS_getcwd: case SYS_chdir: case SYS_fchdir:
       return vr_do_cwd;
+    case SYS_connect: case SYS_bind:
+      return vr_do_sock;
     default:
       return vr_do_write;
     }

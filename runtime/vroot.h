@@ -91,10 +91,20 @@ const struct vr_entry *vr_entry_for (const struct vroot *v, const char *vpath);
 int vr_host_to_virtual (const struct vroot *v, const char *host,
                         char out[PATH_MAX]);
 
+/* The container's TCP rules, for the supervisor to obey on-behalf. */
+struct vr_net
+{
+  bool tcp;                     /* the container's domain restricts TCP */
+  const uint16_t *bind, *connect;
+  size_t nbind, nconnect;
+};
+
 /* Confines the calling process (the supervisor) to the union of the
- * entries' grants, plus /proc and |exec_dir|'s symlinks (vroot-landlock.c).
- * Sets no_new_privs. */
-int vr_landlock_self (const struct vroot *v, int exec_dir, struct rt_err **err);
+ * entries' grants, plus /proc and |exec_dir|'s symlinks, |net|'s TCP
+ * ports (NULL: TCP not restricted, as for the container) and the
+ * abstract-unix scope (vroot-landlock.c).  Sets no_new_privs. */
+int vr_landlock_self (const struct vroot *v, int exec_dir,
+                      const struct vr_net *net, struct rt_err **err);
 
 /* ---- resolution ---- */
 

@@ -19,6 +19,9 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -105,6 +108,9 @@ tree (void)
   ln ("../../../../../../../../host", "rootfs/esc_rel");
   char *h = host ("host");
   ln (h, "rootfs/esc_abs");
+  free (h);
+  h = host ("host/hs");
+  ln (h, "rootfs/hsl");
   free (h);
   have_busybox = copy ("/usr/bin/busybox", "rootfs/bin/busybox", 0755)
                  || copy ("/bin/busybox", "rootfs/bin/busybox", 0755);
@@ -300,6 +306,51 @@ race (const char *host_path)
      "(%d leaks)", n, leaked);
 }
 
+static int
+usock (const char *path, bool listen_)
+{
+  struct sockaddr_un a = { .sun_family = AF_UNIX };
+  int s = socket (AF_UNIX, SOCK_STREAM, 0);
+  snprintf (a.sun_path, sizeof a.sun_path, "%s", path);
+  if (listen_)
+    {
+      if (bind (s, (struct sockaddr *) &a, sizeof a) < 0 || listen (s, 4) < 0)
+        return close (s), -1;
+      return s;
+    }
+  if (connect (s, (struct sockaddr *) &a, sizeof a) < 0)
+    return close (s), -1;
+  return s;
+}
+
+static int tcp_port;            /* a listener of the test on 127.0.0.1 */
+static bool tcp_denied;         /* this pass's supervisor may not connect */
+
+static void
+sockets (const char *host_sock)
+{
+  struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons (tcp_port),
+                            .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  int t = socket (AF_INET, SOCK_STREAM, 0);
+  int tr = connect (t, (struct sockaddr *) &in, sizeof in);
+  T (tcp_denied ? tr < 0 && errno == EACCES : tr == 0,
+     "TCP connect on-behalf obeys the supervisor's TCP rules (%s)",
+     tcp_denied ? "none: EACCES" : "unrestricted");
+  close (t);
+  int l = usock ("/tmp/sock", true);
+  T (l >= 0, "bind + listen on a named socket in the view");
+  int c = usock ("/tmp/sock", false);
+  int a = l >= 0 ? accept (l, NULL, NULL) : -1;
+  char b = 0;
+  T (c >= 0 && a >= 0 && write (c, "x", 1) == 1 && read (a, &b, 1) == 1 && b == 'x',
+     "connect to it through the view, and talk");
+  close (c), close (a), close (l);
+  T (usock (host_sock, false) < 0 && errno == ENOENT,
+     "connect to a host socket by its host path: ENOENT (errno %d)", errno);
+  T (usock ("/hsl", false) < 0, "connect through a symlink planted to a host socket fails");
+  T (usock ("/esc_abs/made.sock", true) < 0, "bind through a symlink out fails");
+}
+
 static const char *
 run (const char *path, char *const argv[])
 {
@@ -411,6 +462,9 @@ child (int sock, const char *execdir)
   cwds ();
   writes ();
   race (host_secret);
+  char *hs = host ("host/hs");
+  sockets (hs);
+  free (hs);
   execs ();
   _exit (0);
 }
@@ -469,6 +523,8 @@ session (struct vroot *v, const char *execdir, bool confine, int rp[2])
   if (confine)
     {
       struct rt_err *err = NULL;
+      /* The container may bind nothing and connect nowhere over TCP. */
+      struct vr_net net = { .tcp = rt_ll_abi () >= 4 };
       pid_t sup = fork ();
       int st;
       if (sup > 0)
@@ -477,7 +533,7 @@ session (struct vroot *v, const char *execdir, bool confine, int rp[2])
           waitpid (sup, &st, 0);
           return WIFEXITED (st) ? WEXITSTATUS (st) : 100;
         }
-      if (vr_landlock_self (v, xd, &err) < 0)
+      if (vr_landlock_self (v, xd, &net, &err) < 0)
         {
           dprintf (rp[1], "0|vr_landlock_self: %s\n", err->msg);
           _exit (1);
@@ -563,6 +619,21 @@ main (void)
       rt_err_free (&err);
       return 1;
     }
+  char *hs = host ("host/hs");
+  struct sockaddr_un ha = { .sun_family = AF_UNIX };
+  snprintf (ha.sun_path, sizeof ha.sun_path, "%s", hs);
+  _cleanup_fd_ int hsock = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (bind (hsock, (struct sockaddr *) &ha, sizeof ha) < 0 || listen (hsock, 64) < 0)
+    printf ("# host socket %s: %s\n", hs, strerror (errno));
+  free (hs);
+  struct sockaddr_in in = { .sin_family = AF_INET,
+                            .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t il = sizeof in;
+  _cleanup_fd_ int tsock = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (bind (tsock, (struct sockaddr *) &in, sizeof in) < 0 || listen (tsock, 64) < 0
+      || getsockname (tsock, (struct sockaddr *) &in, &il) < 0)
+    printf ("# tcp listener: %s\n", strerror (errno));
+  tcp_port = ntohs (in.sin_port);
   for (int pass = 0; pass < 2; pass++)
     {
       const char *name = pass ? "supervisor under Landlock" : "unconfined";
@@ -574,6 +645,7 @@ main (void)
           skip ("%s: Landlock unavailable", name);
           break;
         }
+      tcp_denied = pass == 1 && rt_ll_abi () >= 4;
       int rc = session (&v, execdir, pass == 1, rp);
       close (rp[1]);
       if (rc == 77)
