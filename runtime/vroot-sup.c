@@ -24,7 +24,7 @@ const char *const vr_serviced_syscalls[] = {
   "mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat",
   "renameat2", "symlink", "symlinkat", "link", "linkat", "chmod", "fchmodat",
   "fchmodat2", "chown", "lchown", "fchownat", "truncate", "utimensat",
-  "mknod", "mknodat", "connect", "bind", NULL,
+  "mknod", "mknodat", "connect", "bind", "getdents64", NULL,
 };
 
 const char *const vr_refused_syscalls[] = {
@@ -300,6 +300,8 @@ handler_for (int nr)
       return vr_do_cwd;
     case SYS_connect: case SYS_bind:
       return vr_do_sock;
+    case SYS_getdents64:
+      return vr_do_getdents;
     default:
       return vr_do_write;
     }

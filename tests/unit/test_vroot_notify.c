@@ -219,6 +219,31 @@ reads (void)
   T (open ("/proc/1/status", O_RDONLY) < 0 && errno == ENOENT, "a host pid does not exist");
   T (open ("/proc/1/root/etc/hostname", O_RDONLY) < 0, "/proc/<host pid>/root refused");
   T (strstr (slurp ("/proc/self/status"), "Name:") != NULL, "/proc/self/status readable");
+  {
+    DIR *pd = opendir ("/proc");
+    struct dirent *e;
+    int mine = 0, foreign = 0, other = 0;
+    while (pd && (e = readdir (pd)) != NULL)
+      {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+          other++;
+        else if (atoi (e->d_name) == getpid ())
+          mine++;
+        else
+          foreign++;
+      }
+    if (pd)
+      closedir (pd);
+    T (mine == 1 && foreign == 0 && other > 5, "a /proc listing shows the "
+       "container's pids only (own %d, foreign %d, other %d)", mine, foreign, other);
+    int cnt = 0;
+    pd = opendir ("/usr/lib");
+    while (pd && readdir (pd) != NULL)
+      cnt++;
+    if (pd)
+      closedir (pd);
+    T (cnt >= 3, "other directories list as they are (%d)", cnt);
+  }
   int fd = open ("/etc/passwd", O_RDONLY);
   char fdp[64];
   snprintf (fdp, sizeof fdp, "/proc/self/fd/%d", fd);
