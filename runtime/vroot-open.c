@@ -102,7 +102,8 @@ vr_do_open (struct vr_call *c)
   else if ((a.flags & O_CREAT) && (a.flags & O_EXCL) && !p.missing)
     return -EEXIST;
   else
-    fd = vr_open (&p, a.flags, a.mode & ~vr_umask (c) & 07777);
+    fd = vr_open (&p, a.flags, (a.flags & (O_CREAT | __O_TMPFILE))
+                  ? a.mode & ~vr_umask (c) & 07777 : 0);
   if (fd < 0)
     return fd;
   int64_t ret = vr_inject (c, fd, a.flags & O_CLOEXEC);

@@ -97,10 +97,11 @@ static struct vr_task *
 task_of (struct vr_sup *s, pid_t tgid)
 {
   const char *cwd = s->init_cwd;
-  pid_t ppid = (pid_t) status_field (tgid, "PPid:", 10);
+  pid_t ppid;
   for (size_t i = 0; i < s->nt; i++)
     if (s->t[i].tgid == tgid)
       return &s->t[i];
+  ppid = (pid_t) status_field (tgid, "PPid:", 10);
   for (size_t i = 0; i < s->nt; i++)
     if (s->t[i].tgid == ppid)
       cwd = s->t[i].cwd;
@@ -343,8 +344,15 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
 {
   struct vr_call c = { .s = s, .listener = listener, .req = req,
                        .tid = (pid_t) req->pid };
-  long tgid = status_field (c.tid, "Tgid:", 10);
+  long tgid = -1;
   int64_t r;
+
+  /* A thread group leader already known needs no /proc read. */
+  for (size_t i = 0; i < s->nt && tgid < 0; i++)
+    if (s->t[i].tgid == c.tid)
+      tgid = c.tid;
+  if (tgid < 0)
+    tgid = status_field (c.tid, "Tgid:", 10);
 
   if (tgid <= 0)
     {
