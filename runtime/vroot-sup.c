@@ -24,7 +24,9 @@ const char *const vr_serviced_syscalls[] = {
   "mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat",
   "renameat2", "symlink", "symlinkat", "link", "linkat", "chmod", "fchmodat",
   "fchmodat2", "chown", "lchown", "fchownat", "truncate", "utimensat",
-  "mknod", "mknodat", "connect", "bind", "getdents64", NULL,
+  "mknod", "mknodat", "connect", "bind", "getdents64",
+  "getxattr", "lgetxattr", "setxattr", "lsetxattr", "listxattr", "llistxattr",
+  "removexattr", "lremovexattr", NULL,
 };
 
 const char *const vr_refused_syscalls[] = {
@@ -32,8 +34,7 @@ const char *const vr_refused_syscalls[] = {
   "fsopen", "fspick", "mount_setattr", "name_to_handle_at",
   "open_by_handle_at", "inotify_add_watch", "fanotify_mark", "uselib",
   "swapon", "swapoff", "acct", "quotactl", "utime", "utimes", "futimesat",
-  "setxattr", "lsetxattr", "getxattr", "lgetxattr", "listxattr",
-  "llistxattr", "removexattr", "lremovexattr", "setxattrat", "getxattrat",
+  "setxattrat", "getxattrat",
   "listxattrat", "removexattrat", "getdents", "statmount", "listmount",
   NULL,
 };
@@ -303,6 +304,10 @@ handler_for (int nr)
       return vr_do_sock;
     case SYS_getdents64:
       return vr_do_getdents;
+    case SYS_getxattr: case SYS_lgetxattr: case SYS_setxattr:
+    case SYS_lsetxattr: case SYS_listxattr: case SYS_llistxattr:
+    case SYS_removexattr: case SYS_lremovexattr:
+      return vr_do_xattr;
     default:
       return vr_do_write;
     }

@@ -99,6 +99,7 @@ int64_t vr_do_cwd (struct vr_call *c);
 int64_t vr_do_write (struct vr_call *c);
 int64_t vr_do_sock (struct vr_call *c);
 int64_t vr_do_getdents (struct vr_call *c);
+int64_t vr_do_xattr (struct vr_call *c);
 
 /* Caller memory: strings are read page by page (an unmapped next page is
  * not an error), then the notification is re-validated.  -errno. */

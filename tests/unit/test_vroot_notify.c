@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -294,6 +295,23 @@ writes (void)
      "no device nodes");
   T (mkdir ("/esc_abs/made", 0755) < 0, "mkdir through an absolute symlink out fails");
   T (syscall (SYS_chroot, "/") < 0 && errno == EPERM, "chroot refused");
+  char xv[16] = { 0 }, xl[64] = { 0 };
+  int sx = setxattr ("/tmp/h", "user.vr", "val", 3, 0);
+  if (sx < 0 && errno == EOPNOTSUPP)
+    T (1, "# skip user xattrs unsupported under the test's tmpdir");
+  else
+    {
+      T (sx == 0 && getxattr ("/tmp/h", "user.vr", xv, sizeof xv) == 3
+         && strcmp (xv, "val") == 0, "setxattr + getxattr in the view");
+      T (listxattr ("/tmp/h", xl, sizeof xl) > 0 && strcmp (xl, "user.vr") == 0,
+         "listxattr");
+      T (removexattr ("/tmp/h", "user.vr") == 0
+         && getxattr ("/tmp/h", "user.vr", xv, sizeof xv) < 0, "removexattr");
+    }
+  T (getxattr ("/esc_abs/secret", "user.x", xv, sizeof xv) < 0 && errno == ENOENT,
+     "getxattr through a symlink out: ENOENT");
+  T (setxattr ("/etc/hostname", "user.x", "v", 1, 0) < 0 && errno == EROFS,
+     "setxattr on a read-only mount: EROFS");
 }
 
 /* A sibling thread flips the path between a view path and the host path
