@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -92,6 +93,26 @@ pid_ok (void *ud, pid_t pid)
   return false;
 }
 
+/* Forgets the thread groups that are gone (checked when a new one
+ * registers: the table stays as large as the container's live processes).
+ * A pid reused by a new process of the container before the sweep would
+ * take the old one's cwd: it is found, not registered (docs/nsless.md). */
+static void
+sweep (struct vr_sup *s)
+{
+  size_t out = 0;
+  for (size_t i = 0; i < s->nt; i++)
+    {
+      if (kill (s->t[i].tgid, 0) < 0 && errno == ESRCH)
+        {
+          free (s->t[i].cwd), free (s->t[i].exe);
+          continue;
+        }
+      s->t[out++] = s->t[i];
+    }
+  s->nt = out;
+}
+
 /* The thread group's entry; a new one starts from its parent's cwd (the
  * value at the child's first serviced call: docs/nsless.md). */
 static struct vr_task *
@@ -103,6 +124,7 @@ task_of (struct vr_sup *s, pid_t tgid)
     if (s->t[i].tgid == tgid)
       return &s->t[i];
   ppid = (pid_t) status_field (tgid, "PPid:", 10);
+  sweep (s);
   for (size_t i = 0; i < s->nt; i++)
     if (s->t[i].tgid == ppid)
       cwd = s->t[i].cwd;
@@ -121,8 +143,13 @@ magic (void *ud, pid_t pid, const char *name, char out[PATH_MAX])
     return snprintf (out, PATH_MAX, "/"), 0;
   if (strcmp (name, "cwd") == 0)
     {
-      struct vr_task *t = pid == c->task->tgid ? c->task : task_of (c->s, pid);
-      return snprintf (out, PATH_MAX, "%s", t->cwd), 0;
+      /* Looked up, never registered here: registering may move the table
+       * under c->task. */
+      const char *cwd = c->s->init_cwd;
+      for (size_t i = 0; i < c->s->nt; i++)
+        if (c->s->t[i].tgid == pid)
+          cwd = c->s->t[i].cwd;
+      return snprintf (out, PATH_MAX, "%s", cwd), 0;
     }
   if (strcmp (name, "exe") == 0 && pid == c->task->tgid && c->task->exe)
     return snprintf (out, PATH_MAX, "%s", c->task->exe), 0;

@@ -11,6 +11,7 @@
 #include <linux/openat2.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -447,6 +448,38 @@ execs (void)
     T (1, "# skip no glibc to copy");
 }
 
+/* Callers killed in the middle of serviced calls: the supervisor goes on. */
+static void
+dies (void)
+{
+  for (int i = 0; i < 20; i++)
+    {
+      int p[2];
+      if (pipe (p) < 0)
+        return;
+      pid_t k = fork ();
+      if (k == 0)
+        {
+          if (write (p[1], "x", 1) < 0)
+            _exit (1);
+          for (;;)
+            {
+              struct stat st;
+              close (open ("/usr/lib/x", O_RDONLY));
+              stat ("/etc/passwd", &st);
+            }
+        }
+      char b;
+      if (read (p[0], &b, 1) < 0)
+        return;
+      kill (k, SIGKILL);
+      waitpid (k, NULL, 0);
+      close (p[0]), close (p[1]);
+    }
+  T (strcmp (slurp ("/etc/passwd"), "view-passwd") == 0,
+     "20 callers killed mid-call: the supervisor still answers");
+}
+
 static int
 install_filter (void)
 {
@@ -539,6 +572,7 @@ child (int sock, const char *execdir)
   T (view > 0, "# open+stat+close: %.1f us in the view, %.1f us on the host "
      "(%.0fx)", view, host_loop, view / host_loop);
   race (host_secret);
+  dies ();
   char *hs = host ("host/hs");
   sockets (hs);
   free (hs);
