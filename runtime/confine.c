@@ -161,8 +161,7 @@ char *
 rt_confine_describe_host (void)
 {
   _cleanup_free_ char *ll = rt_ll_describe_host ();
-  long r = syscall (__NR_seccomp, 2 /* SECCOMP_GET_ACTION_AVAIL */, 0,
-                    &(unsigned) { 0x7fc00000U /* USER_NOTIF */ });
   return xasprintf ("%sseccomp: available (filter%s)\n", ll,
-                    r == 0 ? ", user notification" : "");
+                    rt_kfeat (RT_KF_SECCOMP)->seccomp_notify
+                        ? ", user notification" : "");
 }

@@ -151,4 +151,78 @@ const char *rt_feature_seccomp_operator (size_t i);
 /* Also stores the flag's SECCOMP_FILTER_FLAG_* value in *flag. */
 const char *rt_feature_seccomp_flag (size_t i, unsigned *flag);
 
+/* ---- what this kernel offers (runtime/kfeat.c) ------------------------ */
+
+/* Groups of facts; each is probed the first time it is asked for and kept
+ * for the life of the process, so a container start pays only for what it
+ * branches on, and `check` for everything once. */
+enum
+{
+  RT_KF_LANDLOCK = 1u << 0,     /* landlock_abi */
+  RT_KF_SECCOMP = 1u << 1,      /* seccomp_* */
+  RT_KF_SYSCALLS = 1u << 2,     /* openat2 .. idmapped_mounts */
+  RT_KF_NAMESPACES = 1u << 3,   /* userns, timens */
+  RT_KF_CGROUP = 1u << 4,       /* cgroup_layout, cgroup_*_controllers */
+  RT_KF_OVERLAY = 1u << 5,      /* overlay, overlay_userxattr */
+  RT_KF_BPF_DEVICE = 1u << 6,   /* bpf_device */
+  RT_KF_ALL = (1u << 7) - 1,
+};
+
+/* A fact the probe could not establish (it needs a privilege this process
+ * lacks), as opposed to 0 = absent and 1 = present. */
+#define RT_KF_UNKNOWN (-1)
+
+struct rt_kfeat
+{
+  unsigned probed;              /* RT_KF_* groups filled in */
+  int landlock_abi;             /* 0: no Landlock */
+  bool seccomp_filter;          /* SECCOMP_RET_KILL_PROCESS available */
+  bool seccomp_notify;          /* user notification (GET_NOTIF_SIZES) */
+  unsigned seccomp_flags;       /* SECCOMP_FILTER_FLAG_* the kernel takes */
+  bool openat2, pidfd, close_range, clone3, clone_into_cgroup;
+  bool fsopen, mount_setattr;
+  int idmapped_mounts;          /* MOUNT_ATTR_IDMAP; may be RT_KF_UNKNOWN */
+  bool userns;                  /* this user can make a user namespace */
+  bool timens;
+  const char *cgroup_layout;    /* "v2", "v1", "hybrid" or "none" */
+  char *cgroup_v1_controllers;  /* "cpu memory ..." (empty: none) */
+  char *cgroup_v2_controllers;  /* the v2 root's cgroup.controllers */
+  bool overlay;                 /* listed in /proc/filesystems */
+  int overlay_userxattr;        /* may be RT_KF_UNKNOWN */
+  int bpf_device;               /* 0: the device program loads, else errno */
+};
+
+/* The facts of the groups in |what| (and of any probed before).  Probes
+ * make no lasting change: nothing is mounted, attached or left open.  Not
+ * thread-safe: first call it from one thread. */
+const struct rt_kfeat *rt_kfeat (unsigned what);
+
+/* ---- process-wide settings from the CLI --------------------------------- */
+
+/* Process-wide defaults of run.oci.sandlock.disable (|disable|) or
+ * .degrade, from the runtime's config file (|rank| 1) or a global flag
+ * (|rank| 2): a higher rank replaces a lower one, and a container's own
+ * annotation replaces both.  |value| is a protection list, validated now;
+ * |origin| names where it came from in errors ("--sandlock-disable"). */
+int rt_confine_set_default (bool disable, const char *value,
+                            const char *origin, int rank,
+                            struct rt_err **err);
+
+/* From the runtime's config file ("lockAnnotations": true): a container's
+ * annotations may only narrow its confinement; disable, degrade and
+ * fs_writable are refused with an error naming |origin|. */
+void rt_confine_lock_annotations (const char *origin);
+
+/* Where compiled seccomp programs of config-supplied profiles are cached
+ * (a directory only the runtime's user can write; NULL: no cache). */
+void rt_confine_set_cache_dir (const char *dir);
+
+/* Human-readable status of each protection on this kernel (for `check`),
+ * one "name: status" line each, into a malloc'd string. */
+char *rt_confine_describe_host (void);
+
+/* How device access is restricted on this host, one line (for `check` and
+ * `features`); malloc'd. */
+char *rt_cgroup_devices_describe (void);
+
 #endif
