@@ -25,7 +25,7 @@ const char *const vr_serviced_syscalls[] = {
   "mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat",
   "renameat2", "symlink", "symlinkat", "link", "linkat", "chmod", "fchmodat",
   "fchmodat2", "chown", "lchown", "fchownat", "truncate", "utimensat",
-  "mknod", "mknodat", "connect", "bind", "getdents64",
+  "mknod", "mknodat", "connect", "bind", "getdents64", "socket", "socketpair",
   "getxattr", "lgetxattr", "setxattr", "lsetxattr", "listxattr", "llistxattr",
   "removexattr", "lremovexattr", NULL,
 };
@@ -331,6 +331,8 @@ handler_for (int nr)
       return vr_do_sock;
     case SYS_getdents64:
       return vr_do_getdents;
+    case SYS_socket: case SYS_socketpair:
+      return vr_do_socket;
     case SYS_getxattr: case SYS_lgetxattr: case SYS_setxattr:
     case SYS_lsetxattr: case SYS_listxattr: case SYS_llistxattr:
     case SYS_removexattr: case SYS_lremovexattr:
@@ -391,6 +393,8 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
       resp->error = -ESRCH;     /* gone: nobody reads the answer */
       return 0;
     }
+  if (s->init == 0)
+    s->init = (pid_t) tgid;     /* the filter is installed by the init */
   c.task = task_of (s, (pid_t) tgid);
   c.ctx = (struct vr_ctx) { .tgid = (pid_t) tgid, .tid = c.tid,
                             .cwd = c.task->cwd, .pid_ok = pid_ok,

@@ -48,7 +48,9 @@ struct vr_sup
 extern const char *const vr_serviced_syscalls[];
 extern const char *const vr_refused_syscalls[];
 
-/* |cwd|: process.cwd (canonical virtual path); |exec_dir|: see above. */
+/* |init|: the container's first process (0: the caller of the first
+ * notification, which is the init: it installs the filter); |cwd|:
+ * process.cwd (canonical virtual path); |exec_dir|: see above. */
 void vr_sup_init (struct vr_sup *s, const struct vroot *v, pid_t init,
                   const char *cwd, int exec_dir);
 void vr_sup_fini (struct vr_sup *s);
@@ -99,6 +101,7 @@ int64_t vr_do_cwd (struct vr_call *c);
 int64_t vr_do_write (struct vr_call *c);
 int64_t vr_do_sock (struct vr_call *c);
 int64_t vr_do_getdents (struct vr_call *c);
+int64_t vr_do_socket (struct vr_call *c);
 int64_t vr_do_xattr (struct vr_call *c);
 
 /* Caller memory: strings are read page by page (an unmapped next page is

@@ -394,6 +394,12 @@ sockets (const char *host_sock)
      "connect to a host socket by its host path: ENOENT (errno %d)", errno);
   T (usock ("/hsl", false) < 0, "connect through a symlink planted to a host socket fails");
   T (usock ("/esc_abs/made.sock", true) < 0, "bind through a symlink out fails");
+  int sp[2];
+  T (socket (AF_UNIX, SOCK_DGRAM, 0) < 0 && errno == EPERM
+     && socketpair (AF_UNIX, SOCK_DGRAM, 0, sp) < 0 && errno == EPERM,
+     "unix datagram sockets refused (their sendto/sendmsg would name a host path)");
+  T (socketpair (AF_UNIX, SOCK_STREAM, 0, sp) == 0, "a stream socketpair is fine");
+  close (sp[0]), close (sp[1]);
 }
 
 static const char *
@@ -675,7 +681,7 @@ session (struct vroot *v, const char *execdir, bool confine, int rp[2])
       return 77;
     }
   struct vr_sup s;
-  vr_sup_init (&s, v, pid, "/", xd);
+  vr_sup_init (&s, v, 0, "/", xd);
   int handled = supervise (lfd, &s);
   waitpid (pid, &st, 0);
   vr_sup_fini (&s);
