@@ -68,6 +68,18 @@ open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
   if (dup < 0)
     return dup == -EBADF ? -ENOENT : dup;
   snprintf (link, sizeof link, "/proc/self/fd/%d", dup);
+  /* A new open file description of something outside the view (an fd
+   * inherited from the host) would be a new access to it: refused.
+   * Pipes, memfds and the like have no path, and reopen as the kernel
+   * does. */
+  char host[PATH_MAX], vpath[PATH_MAX];
+  ssize_t n = readlink (link, host, sizeof host - 1);
+  if (n < 0)
+    return -errno;
+  host[n] = '\0';
+  if (host[0] == '/' && !rt_startswith (host, "/memfd:")
+      && vr_host_to_virtual (c->s->v, host, vpath) < 0)
+    return -EACCES;
   fd = open (link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC);
   return fd < 0 ? -errno : fd;
 }

@@ -162,7 +162,14 @@ magic (void *ud, pid_t pid, const char *name, char out[PATH_MAX])
   host[n] = '\0';
   if (host[0] != '/')           /* pipe:[…], socket:[…], anon_inode:… */
     return snprintf (out, PATH_MAX, "%s", host), 0;
-  return vr_host_to_virtual (c->s->v, host, out) < 0 ? -EACCES : 0;
+  if (vr_host_to_virtual (c->s->v, host, out) == 0)
+    return 0;
+  /* An fd to something outside the view (inherited): named like the
+   * kernel names what has no path, never by its host path. */
+  struct stat st;
+  if (!rt_startswith (name, "fd/") || stat (link, &st) < 0)
+    return -EACCES;
+  return snprintf (out, PATH_MAX, "file:[%llu]", (unsigned long long) st.st_ino), 0;
 }
 
 int

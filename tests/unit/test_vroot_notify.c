@@ -36,7 +36,8 @@
 #include "runtime/vroot-sup.h"
 
 static char top[PATH_MAX];
-static int report = -1;         /* child → parent: "1|desc" / "0|desc" */
+static int report = -1;
+static int outside_fd = -1;     /* a host file opened before the filter */         /* child → parent: "1|desc" / "0|desc" */
 
 static char *
 host (const char *rel)
@@ -252,6 +253,19 @@ reads (void)
   snprintf (fdp, sizeof fdp, "/proc/self/fd/%d", fd);
   T (strcmp (slurp (fdp), "view-passwd") == 0, "/proc/self/fd/N reopens the caller's file");
   T (link_is (fdp, "/etc/passwd"), "readlink /proc/self/fd/N is the view's path");
+  if (outside_fd >= 0)
+    {
+      char l2[64], t2[PATH_MAX];
+      snprintf (l2, sizeof l2, "/proc/self/fd/%d", outside_fd);
+      int n2 = (int) readlink (l2, t2, sizeof t2 - 1);
+      t2[n2 < 0 ? 0 : n2] = '\0';
+      T (n2 > 0 && rt_startswith (t2, "file:["), "readlink of an fd inherited "
+         "from outside the view names no host path: '%s'", t2);
+      T (open (l2, O_RDWR) < 0 && errno == EACCES,
+         "and it does not reopen through /proc/self/fd");
+    }
+  else
+    T (1, "# skip the host file is outside this pass's Landlock domain");
   close (fd);
 }
 
@@ -438,6 +452,12 @@ execs (void)
       T (strstr (o, "sh") != NULL, "exec path aliasing argv[0]: '%s'", o);
       o = run ("/bin/script.sh", (char *[]) { "script.sh", "a", NULL });
       T (strcmp (o, "script-ran a\n") == 0, "a #! script runs the view's interpreter: '%s'", o);
+      o = run ("/bin/sh", (char *[]) { "sh", "-c", "readlink /proc/self/exe; "
+                           "ls -l /proc/self/fd | grep -c -- '->'; cd /mnt/data; pwd; "
+                           "cd ..; cd ..; cd ..; pwd", NULL });
+      T (strncmp (o, "/bin/busybox\n", 13) == 0 && strstr (o, "/mnt/data\n/\n"),
+         "busybox: /proc/self/exe, ls -l /proc/self/fd, cd into a mount and "
+         "`cd ..` past /: '%s'", o);
       o = run ("/esc_abs/secret", (char *[]) { "x", NULL });
       T (strstr (o, "No such file") != NULL, "exec through a symlink out: ENOENT");
     }
@@ -564,6 +584,7 @@ child (int sock, const char *execdir)
   char *passwd = host ("rootfs/etc/passwd");
   host_loop = loop_us (passwd);
   free (passwd);
+  outside_fd = open (host_secret, O_RDONLY);
   if (chdir (execdir) < 0)
     _exit (5);
   int lfd = install_filter ();
