@@ -77,7 +77,7 @@ static void
 push (struct acc *a, const char *dest, const char *src, enum vr_kind k, bool ro)
 {
   a->m = xrealloc (a->m, (a->n + 1) * sizeof *a->m);
-  a->m[a->n++] = (struct vr_mount_spec) { dest, src, k, ro };
+  a->m[a->n++] = (struct vr_mount_spec) { dest, src, k, ro, false };
 }
 
 static int
@@ -123,6 +123,7 @@ vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
       const struct rt_mount *m = &c->mounts[i];
       const char *t = type_of (m);
       bool ro = has_opt (m, "ro");
+      size_t before = a.n;
       if (strcmp (t, "bind") == 0)
         push (&a, m->destination, m->source, VR_BIND, ro);
       else if (strcmp (t, "proc") == 0)
@@ -143,6 +144,8 @@ vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
                       "tmpfs and proc; docs/nsless.md)", i, t);
           goto fail;
         }
+      if (a.n > before)
+        a.m[before].noexec = has_opt (m, "noexec");
     }
   *out = a.m;
   *n = a.n;
@@ -158,6 +161,8 @@ uint64_t
 vr_landlock_access (const struct vr_entry *e)
 {
   uint64_t rw = e->ro ? RT_LL_FS_READ : RT_LL_FS_READ | RT_LL_FS_WRITE;
+  if (e->noexec)
+    rw &= ~RT_LL_FS_EXECUTE;
   if (e->kind == VR_PROC)
     return RT_LL_FS_READ_FILE | RT_LL_FS_READ_DIR
            | (e->ro ? 0 : RT_LL_FS_WRITE_FILE);

@@ -213,6 +213,8 @@ gate (struct vr_call *c, const struct vr_path *p)
 {
   char name[NAME_MAX + 1];
   int empty;
+  if (p->ent->noexec)
+    return -EACCES;             /* the mount's noexec (Landlock: no EXECUTE) */
   _cleanup_fd_ int fd = vr_at (c, p, name, &empty);
   if (fd < 0)
     return fd;

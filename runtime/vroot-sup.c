@@ -113,12 +113,12 @@ sweep (struct vr_sup *s)
   s->nt = out;
 }
 
-/* The thread group's entry; a new one starts from its parent's cwd (the
- * value at the child's first serviced call: docs/nsless.md). */
+/* The thread group's entry; a new one starts from its parent's cwd and
+ * exe (their values at the child's first serviced call: docs/nsless.md). */
 static struct vr_task *
 task_of (struct vr_sup *s, pid_t tgid)
 {
-  const char *cwd = s->init_cwd;
+  const char *cwd = s->init_cwd, *exe = NULL;
   pid_t ppid;
   for (size_t i = 0; i < s->nt; i++)
     if (s->t[i].tgid == tgid)
@@ -127,9 +127,10 @@ task_of (struct vr_sup *s, pid_t tgid)
   sweep (s);
   for (size_t i = 0; i < s->nt; i++)
     if (s->t[i].tgid == ppid)
-      cwd = s->t[i].cwd;
+      cwd = s->t[i].cwd, exe = s->t[i].exe;
   s->t = xrealloc (s->t, (s->nt + 1) * sizeof *s->t);
-  s->t[s->nt] = (struct vr_task) { .tgid = tgid, .cwd = xstrdup (cwd) };
+  s->t[s->nt] = (struct vr_task) { .tgid = tgid, .cwd = xstrdup (cwd),
+                                   .exe = exe ? xstrdup (exe) : NULL };
   return &s->t[s->nt++];
 }
 

@@ -133,6 +133,7 @@ add_mount (struct vroot *v, const struct vr_mount_spec *m, size_t i,
   e->fd = -1;
   e->kind = m->kind;
   e->ro = m->ro;
+  e->noexec = m->noexec;
   if (pin (e, m->source, what, err) < 0)
     goto fail;
   if ((rc = make_point (v, m->dest, !e->dir)) < 0

@@ -42,6 +42,7 @@ struct vr_entry
   int fd;                       /* O_PATH, pinned for the table's life */
   bool dir;                     /* false: a file bind mount */
   bool ro;
+  bool noexec;                  /* the mount's "noexec": no exec from it */
   enum vr_kind kind;
 };
 
@@ -59,6 +60,7 @@ struct vr_mount_spec
   const char *source;           /* host path (bind), private dir (tmpfs), "/proc" */
   enum vr_kind kind;
   bool ro;
+  bool noexec;
 };
 
 /* Builds the table: |rootfs| then each mount in order.  A destination is

@@ -89,9 +89,9 @@ setup (void)
   snprintf (data, sizeof data, "%s/data", top);
   snprintf (file, sizeof file, "%s/file", top);
   struct vr_mount_spec m[] = {
-    { "/mnt/data", data, VR_BIND, false },
-    { "/etc/file", file, VR_BIND, true },
-    { "/proc", "/proc", VR_PROC, true },
+    { "/mnt/data", data, VR_BIND, false, false },
+    { "/etc/file", file, VR_BIND, true, false },
+    { "/proc", "/proc", VR_PROC, true, false },
   };
   if (vr_build (&v, rootfs, false, m, ARRAY_SIZE (m), &err) < 0)
     abort ();

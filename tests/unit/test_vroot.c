@@ -146,7 +146,9 @@ from_config (const char *rootfs)
       "{\"destination\":\"/sys\",\"type\":\"sysfs\",\"source\":\"sysfs\","
       "\"options\":[\"ro\"]},"
       "{\"destination\":\"/data\",\"type\":\"none\",\"source\":\"%s\","
-      "\"options\":[\"rbind\",\"ro\"]}", data);
+      "\"options\":[\"rbind\",\"ro\"]},"
+      "{\"destination\":\"/x\",\"type\":\"none\",\"source\":\"%s\","
+      "\"options\":[\"bind\",\"noexec\"]}", data, data);
   struct rt_config *c = parse (mounts);
   struct vroot v;
   struct vr_path p;
@@ -154,7 +156,7 @@ from_config (const char *rootfs)
   mkdir (priv, 0700);
   ok (c && vr_specs_from_config (c, priv, &m, &n, &owned, &err) == 0,
       "config mounts drawn");
-  ok (n == 3 + 6 && m[0].kind == VR_PROC && m[1].kind == VR_TMPFS
+  ok (n == 4 + 6 && m[9].noexec && !m[8].noexec && m[0].kind == VR_PROC && m[1].kind == VR_TMPFS
       && m[2].kind == VR_BIND, "proc, /dev tmpfs + 6 default nodes, bind; "
       "devpts and sysfs left out (%zu)", n);
   ok (vr_build (&v, rootfs, false, m, n, &err) == 0, "view from the config");
@@ -170,6 +172,9 @@ from_config (const char *rootfs)
       "a read-only bind gets read rights only");
   ok (vr_landlock_access (&v.e[0]) == (RT_LL_FS_READ | RT_LL_FS_WRITE),
       "the rootfs gets read and write");
+  ok (vr_resolve (&v, &ctx, "/", "/x", 0, &p) == 0 && p.ent->noexec
+      && !(vr_landlock_access (p.ent) & RT_LL_FS_EXECUTE),
+      "a noexec bind gets no EXECUTE right");
   vr_free (&v);
   free (m);
   rt_strv_free (owned);
@@ -197,11 +202,11 @@ main (void)
   _cleanup_free_ char *rootfs = host ("rootfs"), *data = host ("data"),
                       *tmpfs = host ("tmpfs"), *hn = host ("hostname");
   struct vr_mount_spec m[] = {
-    { "/mnt/data", data, VR_BIND, false },
-    { "/tmp", tmpfs, VR_TMPFS, false },
-    { "/etc/hostname", hn, VR_BIND, true },
-    { "/proc", "/proc", VR_PROC, false },
-    { "/lib/m", tmpfs, VR_BIND, true },
+    { "/mnt/data", data, VR_BIND, false, false },
+    { "/tmp", tmpfs, VR_TMPFS, false, false },
+    { "/etc/hostname", hn, VR_BIND, true, false },
+    { "/proc", "/proc", VR_PROC, false, false },
+    { "/lib/m", tmpfs, VR_BIND, true, false },
   };
   if (vr_build (&v, rootfs, false, m, ARRAY_SIZE (m), &err) < 0)
     {
@@ -260,7 +265,7 @@ main (void)
       "a mount destination through an image symlink lands in the view");
   {
     struct vroot w;
-    struct vr_mount_spec esc[] = { { "/esc_abs/m", tmpfs, VR_BIND, false } };
+    struct vr_mount_spec esc[] = { { "/esc_abs/m", tmpfs, VR_BIND, false, false } };
     char *f = host ("host/m");
     int r = vr_build (&w, rootfs, false, esc, 1, &err);
     ok (r < 0 && access (f, F_OK) < 0 && strstr (err->msg, "mounts[0]"),
@@ -319,12 +324,12 @@ main (void)
 
   /* Bad input is named. */
   struct vroot w;
-  struct vr_mount_spec bad[] = { { "rel", data, VR_BIND, false } };
+  struct vr_mount_spec bad[] = { { "rel", data, VR_BIND, false, false } };
   ok (vr_build (&w, rootfs, false, bad, 1, &err) < 0 && err
       && strstr (err->msg, "mounts[0].destination") != NULL,
       "relative destination refused, naming the field");
   rt_err_free (&err);
-  struct vr_mount_spec gone[] = { { "/x", "/nonexistent-src", VR_BIND, false } };
+  struct vr_mount_spec gone[] = { { "/x", "/nonexistent-src", VR_BIND, false, false } };
   ok (vr_build (&w, rootfs, false, gone, 1, &err) < 0 && err
       && strstr (err->msg, "mounts[0]") != NULL, "missing source named");
   rt_err_free (&err);

@@ -458,6 +458,8 @@ execs (void)
       T (strncmp (o, "/bin/busybox\n", 13) == 0 && strstr (o, "/mnt/data\n/\n"),
          "busybox: /proc/self/exe, ls -l /proc/self/fd, cd into a mount and "
          "`cd ..` past /: '%s'", o);
+      o = run ("/mnt/nx/busybox", (char *[]) { "echo", "ran", NULL });
+      T (strstr (o, "Permission denied") != NULL, "exec from a noexec mount: EACCES");
       o = run ("/esc_abs/secret", (char *[]) { "x", NULL });
       T (strstr (o, "No such file") != NULL, "exec through a symlink out: ENOENT");
     }
@@ -746,12 +748,13 @@ main (void)
   tree ();
   _cleanup_free_ char *rootfs = host ("rootfs"), *data = host ("data"),
                       *tmpfs = host ("tmpfs"), *hn = host ("hostname"),
-                      *execdir = host ("execdir");
+                      *execdir = host ("execdir"), *bin = host ("rootfs/bin");
   struct vr_mount_spec m[] = {
-    { "/mnt/data", data, VR_BIND, false },
-    { "/tmp", tmpfs, VR_TMPFS, false },
-    { "/etc/hostname", hn, VR_BIND, true },
-    { "/proc", "/proc", VR_PROC, false },
+    { "/mnt/data", data, VR_BIND, false, false },
+    { "/tmp", tmpfs, VR_TMPFS, false, false },
+    { "/etc/hostname", hn, VR_BIND, true, false },
+    { "/proc", "/proc", VR_PROC, false, false },
+    { "/mnt/nx", bin, VR_BIND, true, true },
   };
   if (vr_build (&v, rootfs, false, m, ARRAY_SIZE (m), &err) < 0)
     {
