@@ -25,6 +25,16 @@ struct rt_sc_prog;
 int rt_confine_prepare (const struct rt_config *c, struct rt_confine **out,
                         struct rt_err **err);
 
+/* rt_confine_prepare() in two stages, for create: the plan validates and
+ * builds the Landlock rules (no file, socket or cache touched); open
+ * compiles seccomp (reading and writing the compiled-profile cache) and
+ * connects to listenerPath; close undoes open and any pin record. */
+int rt_confine_plan (const struct rt_config *c, struct rt_confine **out,
+                     struct rt_err **err);
+int rt_confine_open (struct rt_confine *cf, const struct rt_config *c,
+                     struct rt_err **err);
+void rt_confine_close (struct rt_confine *cf);
+
 /* In the container process, after pivot_root and every mount, while the
  * process still holds its capabilities (Landlock needs CAP_SYS_ADMIN or
  * no_new_privs): opens each rule's path and restricts itself.  Then calls

@@ -34,12 +34,55 @@ struct rt_progress
 typedef int (*rt_progress_fn) (void *ud, const struct rt_progress *pr,
                                struct rt_err **err);
 
+/* Where the container's / comes from.  The enum stays open: more kinds
+ * (a virtual root for the namespace-less mode) come later. */
+enum rt_rootfs_kind
+{
+  RT_ROOTFS_BIND = 0,           /* bind of the host directory |rootfs| */
+  RT_ROOTFS_OVERLAY,            /* overlayfs of |lowers| + |upper| on |rootfs| */
+};
+
+struct rt_rootfs_source
+{
+  enum rt_rootfs_kind kind;
+  /* RT_ROOTFS_OVERLAY: read-only lower directories, top first, and the
+   * writable upper and its work directory (same filesystem), all absolute
+   * host paths, borrowed.  Mounted by the init in its own mount namespace,
+   * before the config's mounts. */
+  const char *const *lowers;
+  size_t lowers_len;
+  const char *upper, *work;
+};
+
+/* What the init becomes once confined and started. */
+enum rt_payload_kind
+{
+  RT_PAYLOAD_EXEC = 0,          /* execve process.args (process.env) */
+  RT_PAYLOAD_FN,                /* call |fn|(|arg|); the init exits with its
+                                   return value */
+};
+
+struct rt_payload
+{
+  enum rt_payload_kind kind;
+  /* RT_PAYLOAD_FN: runs in the init after `start`, the startContainer
+   * hooks and seccomp, with every confinement in place; `start` sees it as
+   * a successful execve.  It must not return to the runtime: the init
+   * _exit()s with its value (0..255). */
+  int (*fn) (void *arg);
+  void *arg;
+};
+
 struct rt_create_opts
 {
   const struct rt_config *config;       /* borrowed */
   const char *id;
   const char *bundle;           /* absolute */
-  const char *rootfs;           /* absolute host path of root.path */
+  const char *rootfs;           /* absolute host path of root.path: the
+                                   container's / (a mount point for
+                                   RT_ROOTFS_OVERLAY) */
+  struct rt_rootfs_source rootfs_source;        /* zeroed: RT_ROOTFS_BIND */
+  struct rt_payload payload;    /* zeroed: RT_PAYLOAD_EXEC */
   const char *exec_fifo;        /* absolute path of the start fifo */
   const char *start_status;     /* fifo `start` reads the outcome from */
   const char *console_socket;   /* NULL unless process.terminal */
