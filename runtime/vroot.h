@@ -93,6 +93,17 @@ const struct vr_entry *vr_entry_for (const struct vroot *v, const char *vpath);
 int vr_host_to_virtual (const struct vroot *v, const char *host,
                         char out[PATH_MAX]);
 
+/* Rewrites the container's Landlock policy |p| (rt_ll_policy_build's, which
+ * names container paths) for the view: one rule per entry on its host
+ * path with vr_landlock_access's rights, and each fs_readable/fs_writable
+ * annotation resolved in the view to the host object it names, no wider
+ * than its entry; root, mount and device rules are dropped.  A fs_denied
+ * that would need a mask (a mount) is refused, naming the annotation.
+ * vroot-policy.c. */
+struct rt_ll_policy;
+int vr_ll_translate (const struct vroot *v, struct rt_ll_policy *p,
+                     struct rt_err **err);
+
 /* The container's TCP rules, for the supervisor to obey on-behalf. */
 struct vr_net
 {

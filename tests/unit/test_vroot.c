@@ -113,12 +113,13 @@ tree (void)
 }
 
 static struct rt_config *
-parse (const char *mounts)
+parse_ann (const char *mounts, const char *ann)
 {
   char *json = xasprintf (
       "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
       "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},"
-      "\"mounts\":[%s]}", mounts);
+      "\"annotations\":{%s},\"mounts\":[%s],"
+      "\"linux\":{\"namespaces\":[{\"type\":\"mount\"}]}}", ann, mounts);
   struct rt_config *c = NULL;
   struct rt_err *err = NULL;
   if (oci_spec_parse (json, strlen (json), &c, &err) < 0)
@@ -128,6 +129,73 @@ parse (const char *mounts)
     }
   free (json);
   return c;
+}
+
+static struct rt_config *
+parse (const char *mounts)
+{
+  return parse_ann (mounts, "");
+}
+
+static const struct rt_ll_rule *
+rule_at (const struct rt_ll_policy *p, const char *path)
+{
+  for (size_t i = 0; i < p->rules_len; i++)
+    if (strcmp (p->rules[i].path, path) == 0)
+      return &p->rules[i];
+  return NULL;
+}
+
+/* The container's Landlock policy, rewritten for the view. */
+static void
+policy (const char *rootfs)
+{
+  struct rt_err *err = NULL;
+  struct vroot v;
+  struct rt_ll_policy p;
+  char *data = host ("data"), *m = xasprintf (
+      "{\"destination\":\"/data\",\"type\":\"none\",\"source\":\"%s\","
+      "\"options\":[\"rbind\",\"ro\"]}", data);
+  char *ann = xasprintf ("\"run.oci.sandlock.fs_writable\":\"/data/sub2,/lib\","
+                         "\"run.oci.sandlock.fs_readable\":\"/nonexistent\"");
+  struct rt_config *c = parse_ann (m, ann);
+  struct vr_mount_spec spec[] = { { "/data", data, VR_BIND, true, false } };
+  ok (c && vr_build (&v, rootfs, false, spec, 1, &err) == 0
+      && rt_ll_policy_build (c, rt_ll_abi () ? rt_ll_abi () : 6, &p, &err) == 0
+      && vr_ll_translate (&v, &p, &err) == 0, "policy translated for the view");
+  if (err)
+    printf ("# %s\n", err->msg), rt_err_free (&err);
+  char *usrlib = host ("rootfs/usr/lib"), *sub2 = host ("data/sub2");
+  const struct rt_ll_rule *r;
+  ok ((r = rule_at (&p, v.e[0].host)) && (r->access & RT_LL_FS_WRITE_FILE),
+      "the rootfs's host path is granted");
+  ok ((r = rule_at (&p, v.e[1].host)) && !(r->access & RT_LL_FS_WRITE_FILE),
+      "the read-only bind's source is granted read-only");
+  ok ((r = rule_at (&p, usrlib)) && r->origin == RT_LL_O_ANNOTATION
+      && (r->access & RT_LL_FS_WRITE_FILE), "fs_writable=/lib resolved in the "
+      "view to the host's rootfs/usr/lib");
+  ok ((r = rule_at (&p, sub2)) == NULL || !(r->access & RT_LL_FS_WRITE_FILE),
+      "fs_writable inside a read-only mount grants no write");
+  bool host_paths = true;
+  for (size_t i = 0; i < p.rules_len; i++)
+    host_paths &= rt_startswith (p.rules[i].path, top);
+  ok (host_paths && p.rules_len == 4, "every rule is a host path in the view "
+      "(%zu rules; the missing fs_readable grants nothing)", p.rules_len);
+  rt_ll_policy_clear (&p);
+  rt_config_free (c);
+  free (ann);
+  ann = xstrdup ("\"run.oci.sandlock.fs_denied\":\"/etc\"");
+  c = parse_ann (m, ann);
+  int br = c ? rt_ll_policy_build (c, 6, &p, &err) : -1;
+  ok (br == 0
+      && vr_ll_translate (&v, &p, &err) < 0 && err
+      && strstr (err->msg, "fs_denied") != NULL,
+      "a fs_denied that needs a mask is refused, naming the annotation");
+  rt_err_free (&err);
+  rt_ll_policy_clear (&p);
+  rt_config_free (c);
+  vr_free (&v);
+  free (usrlib), free (sub2), free (ann), free (m), free (data);
 }
 
 /* config.json's mounts → the view, and the Landlock rights per entry. */
@@ -336,6 +404,7 @@ main (void)
 
   vr_free (&v);
   from_config (rootfs);
+  policy (rootfs);
   rt_rm_rf_at (AT_FDCWD, top, &err);
   rt_err_free (&err);
   return tap_done ();
