@@ -310,6 +310,13 @@ writes (void)
      "no device nodes");
   T (mkdir ("/esc_abs/made", 0755) < 0, "mkdir through an absolute symlink out fails");
   T (syscall (SYS_chroot, "/") < 0 && errno == EPERM, "chroot refused");
+  T (syscall (SYS_io_uring_setup, 4, NULL) < 0 && errno == EPERM,
+     "io_uring refused (its opens would bypass the view)");
+  T (syscall (SYS_shmget, 0, 4096, 0600) < 0 && errno == EPERM
+     && syscall (SYS_mq_open, "q", O_RDONLY, 0, NULL) < 0 && errno == EPERM,
+     "host SysV and POSIX message queue IPC refused");
+  T (syscall (452, AT_FDCWD, "/tmp/h", 0600, 0) == 0, "fchmodat2 serviced "
+     "(its number supplied where libseccomp lacks the name)");
   char xv[16] = { 0 }, xl[64] = { 0 };
   int sx = setxattr ("/tmp/h", "user.vr", "val", 3, 0);
   if (sx < 0 && errno == EOPNOTSUPP)
@@ -512,7 +519,7 @@ static int
 install_filter (void)
 {
   scmp_filter_ctx f = seccomp_init (SCMP_ACT_ALLOW);
-  int nrs[128];
+  int nrs[160];
   size_t n = vr_trapped_syscalls (nrs, ARRAY_SIZE (nrs));
   for (size_t i = 0; i < n; i++)
     seccomp_rule_add (f, SCMP_ACT_NOTIFY, nrs[i], 0);
