@@ -79,8 +79,8 @@ pin (struct vr_entry *e, const char *host, const char *what,
 /* Creates the missing components of |dest| inside the view (directories,
  * and the last one as an empty file when |file|), each from the pinned fd
  * of the directory that holds it. */
-static int
-make_point (const struct vroot *v, const char *dest, bool file)
+int
+vr_make_point (const struct vroot *v, const char *dest, bool file)
 {
   static const struct vr_ctx none = { 0 };
   char prefix[PATH_MAX], name[NAME_MAX + 1];
@@ -136,7 +136,7 @@ add_mount (struct vroot *v, const struct vr_mount_spec *m, size_t i,
   e->noexec = m->noexec;
   if (pin (e, m->source, what, err) < 0)
     goto fail;
-  if ((rc = make_point (v, m->dest, !e->dir)) < 0
+  if ((rc = vr_make_point (v, m->dest, !e->dir)) < 0
       || (rc = vr_resolve (v, &none, "/", m->dest, 0, &r)) < 0)
     {
       rt_err_set (err, -rc, "%s.destination: `%s` in the rootfs", what, m->dest);

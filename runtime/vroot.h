@@ -81,6 +81,12 @@ int vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
 
 void vr_free (struct vroot *v);
 
+/* Creates the missing components of |dest| in the view (directories, and
+ * the last one as an empty file when |file|), each from the pinned fd of
+ * the directory holding it.  0 or -errno. */
+int vr_make_point (const struct vroot *v, const char *dest, bool file);
+#define vr_mkdir_p(v, dest) vr_make_point ((v), (dest), false)
+
 /* The Landlock rights the container's domain gets on entry |e|'s host
  * object (granted beneath it): the mount's rights, nothing wider. */
 uint64_t vr_landlock_access (const struct vr_entry *e);

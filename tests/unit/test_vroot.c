@@ -16,6 +16,7 @@
 #include "oci/spec.h"
 #include "runtime/landlock.h"
 #include "runtime/vroot.h"
+#include "runtime/vroot-setup.h"
 
 static char top[PATH_MAX];
 
@@ -144,6 +145,45 @@ rule_at (const struct rt_ll_policy *p, const char *path)
     if (strcmp (p->rules[i].path, path) == 0)
       return &p->rules[i];
   return NULL;
+}
+
+/* The prepare step: private directories, the view, the virtual cwd. */
+static void
+setup (void)
+{
+  struct rt_err *err = NULL;
+  struct vr_setup s;
+  char *state = host ("state"), *data = host ("data");
+  char *m = xasprintf ("{\"destination\":\"/data\",\"type\":\"none\","
+                       "\"source\":\"%s\",\"options\":[\"rbind\"]},"
+                       "{\"destination\":\"/run\",\"type\":\"tmpfs\","
+                       "\"source\":\"tmpfs\"}", data);
+  struct rt_config *c = parse (m);
+  char *rootfs = host ("rootfs");
+  mkdir (state, 0700);
+  free (c->process->cwd);
+  c->process->cwd = xstrdup ("/lib/./new/../made");
+  ok (vr_setup_prepare (&s, c, rootfs, state, &err) == 0,
+      "prepare a namespace-less container");
+  if (err)
+    printf ("# %s\n", err->msg), rt_err_free (&err);
+  char *made = host ("rootfs/usr/lib/made"), *tmp0 = host ("state/vroot/tmpfs/tmpfs-1");
+  struct stat st;
+  ok (s.cwd && strcmp (s.cwd, "/usr/lib/made") == 0 && stat (made, &st) == 0
+      && S_ISDIR (st.st_mode), "process.cwd canonical in the view, made "
+      "where the view puts it (%s)", s.cwd ? s.cwd : "-");
+  ok (s.exec_dir >= 0 && stat (tmp0, &st) == 0 && s.ntrapped > 60
+      && s.v.n == 3, "exec directory, tmpfs directory, %zu calls to trap",
+      s.ntrapped);
+  vr_setup_free (&s);
+  free (c->process->cwd);
+  c->process->cwd = xstrdup ("/etc/passwd");
+  ok (vr_setup_prepare (&s, c, rootfs, state, &err) < 0 && err
+      && strstr (err->msg, "process.cwd") != NULL, "a cwd that is a file is "
+      "refused naming process.cwd");
+  rt_err_free (&err);
+  rt_config_free (c);
+  free (made), free (tmp0), free (state), free (data), free (m), free (rootfs);
 }
 
 /* The container's Landlock policy, rewritten for the view. */
@@ -405,6 +445,7 @@ main (void)
   vr_free (&v);
   from_config (rootfs);
   policy (rootfs);
+  setup ();
   rt_rm_rf_at (AT_FDCWD, top, &err);
   rt_err_free (&err);
   return tap_done ();
