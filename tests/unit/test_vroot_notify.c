@@ -585,6 +585,10 @@ loop_us (const char *path)
 }
 
 static double host_loop;
+/* Under Landlock: the container's own domain, nested in the supervisor's
+ * (as the wiring does it), so the supervisor is its ancestor. */
+static const struct vroot *nest_view;
+static int nest_exec_dir = -1;
 
 static void
 child (int sock, const char *execdir)
@@ -596,6 +600,13 @@ child (int sock, const char *execdir)
   outside_fd = open (host_secret, O_RDONLY);
   if (chdir (execdir) < 0)
     _exit (5);
+  if (nest_view)
+    {
+      struct rt_err *err = NULL;
+      T (vr_landlock_self (nest_view, nest_exec_dir, NULL, &err) == 0,
+         "the container enters its own domain, nested in the supervisor's");
+      rt_err_free (&err);
+    }
   int lfd = install_filter ();
   if (lfd < 0)
     _exit (6);
@@ -698,6 +709,8 @@ session (struct vroot *v, const char *execdir, bool confine, int rp[2])
     {
       close (sv[0]), close (rp[0]);
       report = rp[1];
+      if (confine)
+        nest_view = v, nest_exec_dir = xd;
       child (sv[1], execdir);
     }
   close (sv[1]);
