@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/seccomp.h>
+
 #include "common/err.h"
 #include "config.h"
 
@@ -30,9 +32,58 @@ struct rt_progress
   bool ready;
   const char *landlock_pins;    /* |ready|: rt_created.landlock_pins */
   size_t landlock_pins_len;
+  pid_t supervisor_pid;         /* with rt_create_opts.notify, from |pid| on */
+  uint64_t supervisor_start_time;
 };
 typedef int (*rt_progress_fn) (void *ud, const struct rt_progress *pr,
                                struct rt_err **err);
+
+/* System calls of the container answered by a supervisor process
+ * (seccomp user notification; docs/architecture.md "Notify supervisor").
+ * The supervisor is forked by rt_container_create before the init is
+ * cloned and is never its parent; the init installs a filter trapping
+ * |syscalls| right before the config's own filter, after `start`, and
+ * hands the listener over.  The supervisor exits when the listener hangs
+ * up (no process of the container is left); if it dies first, the
+ * container is killed.  Every callback runs in the supervisor. */
+struct rt_notify_ops
+{
+  const int *syscalls;          /* native-arch numbers; borrowed */
+  size_t syscalls_len;          /* 1 .. 250 */
+  void *ud;
+  /* Before the init exists, with the runtime's privileges (pin root fds,
+   * open what the handler needs).  A failure fails the create with its
+   * message.  NULL: nothing to prepare. */
+  int (*init) (void *ud, struct rt_err **err);
+  /* One notification.  |resp| comes with .id set and the rest zero: set
+   * .val/.error, or .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE.  Return 0
+   * to send it, 1 when already answered (rt_notify_addfd_send); < 0 is
+   * fatal: the container is killed (fail closed). */
+  int (*handle) (void *ud, int listener_fd, const struct seccomp_notif *req,
+                 struct seccomp_notif_resp *resp);
+  void (*fini) (void *ud);      /* on the supervisor's exit; may be NULL */
+  int log_fd;                   /* the supervisor's errors go here (dup'd);
+                                   -1: the runtime's stderr */
+};
+
+/* For handlers: true while the notification |id| is pending (its caller
+ * has not died or been interrupted).  Check it after reading the caller's
+ * memory and before acting on what was read. */
+bool rt_notify_id_valid (int listener_fd, uint64_t id);
+
+/* Reads |len| bytes at |addr| of the caller of |req| through
+ * /proc/PID/mem; the id is re-checked after the read, so the bytes are the
+ * caller's and not those of a process that reused the pid.  Returns the
+ * bytes read, or -1 with errno (ESRCH: the notification is gone). */
+ssize_t rt_notify_read_mem (int listener_fd, const struct seccomp_notif *req,
+                            uint64_t addr, void *buf, size_t len);
+
+/* Installs |fd| in the caller of notification |id| and makes its number
+ * the system call's result (SECCOMP_ADDFD_FLAG_SEND): that answers the
+ * notification, so the handler then returns 1.  Returns
+ * the caller's fd number, or -1 with errno. */
+int rt_notify_addfd_send (int listener_fd, uint64_t id, int fd,
+                          unsigned newfd_flags);
 
 /* Where the container's / comes from.  The enum stays open: more kinds
  * (a virtual root for the namespace-less mode) come later. */
@@ -98,6 +149,7 @@ struct rt_create_opts
   void *state_json_ud;
   rt_progress_fn progress;      /* may be NULL */
   void *progress_ud;
+  const struct rt_notify_ops *notify;   /* NULL: no supervisor; borrowed */
   struct rt_err **hook_err;     /* unused by callers; reserved */
 };
 
@@ -111,6 +163,8 @@ struct rt_created
    * give back to rt_exec (opaque; owned). */
   char *landlock_pins;
   size_t landlock_pins_len;
+  pid_t supervisor_pid;         /* 0: no rt_create_opts.notify */
+  uint64_t supervisor_start_time;
 };
 
 /* Creates the container process: namespaces, cgroup, mounts, devices,
