@@ -114,7 +114,7 @@ vr_do_open (struct vr_call *c)
   else if ((a.flags & O_CREAT) && (a.flags & O_EXCL) && !p.missing)
     return -EEXIST;
   else
-    fd = vr_open (&p, a.flags, (a.flags & (O_CREAT | __O_TMPFILE))
+    fd = vr_open (&p, a.flags, vr_creates (a.flags)
                   ? a.mode & ~vr_umask (c) & 07777 : 0);
   if (fd < 0)
     return fd;

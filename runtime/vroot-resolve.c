@@ -352,7 +352,7 @@ static bool
 writes (int oflags)
 {
   return (oflags & O_ACCMODE) != O_RDONLY
-         || (oflags & (O_CREAT | O_TRUNC | __O_TMPFILE));
+         || (oflags & O_TRUNC) || vr_creates (oflags);
 }
 
 int
@@ -374,7 +374,7 @@ vr_open (const struct vr_path *p, int oflags, mode_t mode)
       return fd < 0 ? -errno : fd;
     }
   return openat2_ (p->ent->fd, p->rel, oflags | O_NOFOLLOW | O_CLOEXEC,
-                   (oflags & (O_CREAT | __O_TMPFILE)) ? mode : 0, IN_ROOT);
+                   vr_creates (oflags) ? mode : 0, IN_ROOT);
 }
 
 int

@@ -17,6 +17,7 @@
 #ifndef SANDLOCK_RUNTIME_VROOT_H
 #define SANDLOCK_RUNTIME_VROOT_H
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -171,6 +172,14 @@ int vr_open (const struct vr_path *p, int oflags, mode_t mode);
  * For an entry root (a mount point) returns -EBUSY. */
 int vr_open_parent (const struct vroot *v, const struct vr_path *p,
                     char name[NAME_MAX + 1]);
+
+/* O_CREAT, or O_TMPFILE — whose glibc spelling __O_TMPFILE includes
+ * O_DIRECTORY, so it is tested whole: every directory open is not one. */
+static inline bool
+vr_creates (int oflags)
+{
+  return (oflags & O_CREAT) || (oflags & O_TMPFILE) == O_TMPFILE;
+}
 
 /* True when a write to the resolved object must be refused (EROFS). */
 static inline bool

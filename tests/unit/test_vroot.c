@@ -369,6 +369,20 @@ main (void)
   ok (res (&v, &c, "/", "/etc/hostname", 0, &p) == 0 && !p.ent->dir
       && strcmp (slurp (&p), "box\n") == 0, "file bind mount");
   ok (vr_open (&p, O_WRONLY, 0) == -EROFS, "read-only mount: EROFS");
+  {
+    struct vroot rv;
+    struct vr_path rp;
+    int fd = -1;
+    ok (vr_build (&rv, rootfs, true, NULL, 0, &err) == 0
+        && vr_resolve (&rv, &c, "/", "/usr", 0, &rp) == 0
+        && (fd = vr_open (&rp, O_RDONLY | O_DIRECTORY, 0)) >= 0
+        && vr_open (&rp, O_TMPFILE | O_RDWR, 0600) == -EROFS,
+        "a read-only root opens a directory (O_DIRECTORY is not O_TMPFILE), "
+        "refuses O_TMPFILE");
+    if (fd >= 0)
+      close (fd);
+    vr_free (&rv);
+  }
   ok (res (&v, &c, "/", "/usr/lib/m", 0, &p) == 0 && p.ent->ro,
       "a mount destination through an image symlink lands in the view");
   {
