@@ -112,6 +112,33 @@ resolve_bundle (const char *bundle, char **out, struct rt_err **err)
   return 0;
 }
 
+/* --isolation, else the run.oci.sandlock.isolation annotation, else auto:
+ * namespaces where this user can make them (root, or a user namespace),
+ * the namespace-less view otherwise (docs/nsless.md). */
+static int
+choose_isolation (struct oci_globals *g, const struct oci_create_args *a,
+                  const struct rt_config *cfg, enum rt_rootfs_kind *kind,
+                  struct rt_err **err)
+{
+  const char *ann = rt_config_annotation (cfg, "run.oci.sandlock.isolation");
+  const char *m = a->isolation ? a->isolation : ann ? ann : "auto";
+  const char *what = a->isolation ? "--isolation"
+                     : "annotation run.oci.sandlock.isolation";
+  if (strcmp (m, "auto") == 0)
+    m = geteuid () == 0 || rt_kfeat (RT_KF_NAMESPACES)->userns ? "namespaces"
+                                                             : "landlock";
+  if (strcmp (m, "namespaces") == 0)
+    *kind = RT_ROOTFS_BIND;
+  else if (strcmp (m, "landlock") == 0)
+    *kind = RT_ROOTFS_VIRTUAL;
+  else
+    return rt_err_set (err, 0, "%s: \"%s\" is not namespaces, landlock or "
+                       "auto", what, m);
+  oci_debug (g, "isolation: %s%s", m, *kind == RT_ROOTFS_VIRTUAL
+             ? " (no namespaces: a seccomp-notify view of the rootfs)" : "");
+  return 0;
+}
+
 static int
 do_create (struct oci_globals *g, const struct oci_create_args *a,
            struct oci_state *st, struct rt_err **err)
@@ -120,6 +147,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
                       *status = NULL;
   struct rt_config *cfg = NULL;
   struct rt_created out = { 0 };
+  enum rt_rootfs_kind kind = RT_ROOTFS_BIND;
   size_t cfg_len;
   int ret = -1;
 
@@ -154,6 +182,8 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       rt_err_set (err, errno, "root.path `%s`", cfg->root_path);
       goto out;
     }
+  if (choose_isolation (g, a, cfg, &kind, err) < 0)
+    goto out;
   st->oci_version = xstrdup (cfg->oci_version);
   st->created = oci_now_rfc3339 ();
   st->owner = owner_name ();
@@ -166,6 +196,13 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       st->annotations[i].value = xstrdup (cfg->annotations[i].value);
     }
   st->annotations_len = cfg->annotations_len;
+  /* Which isolation `auto` chose, for `state` (docs/nsless.md). */
+  st->annotations = xrealloc (st->annotations, (st->annotations_len + 1)
+                                                   * sizeof *st->annotations);
+  st->annotations[st->annotations_len].key
+      = xstrdup ("run.oci.sandlock.isolation.effective");
+  st->annotations[st->annotations_len++].value
+      = xstrdup (kind == RT_ROOTFS_VIRTUAL ? "landlock" : "namespaces");
   record_cgroup_path (g, cfg, st);
   if (rt_atomic_write_at (st->dirfd, "config.json", cfg_buf, cfg_len, 0600,
                           err) < 0
@@ -185,6 +222,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       .exec_fifo = fifo, .start_status = status,
       .console_socket = a->console_socket,
       .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
+      .rootfs_source = { .kind = kind },
       .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
       .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
       .no_cgroup = g->no_cgroup, .detach = a->detach,
@@ -361,6 +399,7 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
     O_CONSOLE,
     O_PRESERVE,
     O_NOPIVOT,
+    O_ISOLATION,
     O_NOKEYRING,
     O_NOSUBREAPER,
     O_CONFIG,
@@ -372,6 +411,7 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
     { "console-socket", required_argument, 0, O_CONSOLE },
     { "preserve-fds", required_argument, 0, O_PRESERVE },
     { "no-pivot", no_argument, 0, O_NOPIVOT },
+    { "isolation", required_argument, 0, O_ISOLATION },
     { "no-new-keyring", no_argument, 0, O_NOKEYRING },
     { "no-subreaper", no_argument, 0, O_NOSUBREAPER },
     { "detach", no_argument, 0, 'd' },
@@ -400,6 +440,9 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
         break;
       case O_NOPIVOT:
         a->no_pivot = true;
+        break;
+      case O_ISOLATION:
+        a->isolation = optarg;
         break;
       case O_NOKEYRING:
         a->no_new_keyring = true;
