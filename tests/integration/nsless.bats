@@ -76,6 +76,10 @@ args() {
   [ "$(echo "$output" | jq -r .status)" = created ]
   as_user start n2 </dev/null >/dev/null 2>&1
   [ "$(as_user state n2 | jq -r .status)" = running ]
+  # A process joined from outside would not see the view: refused, said.
+  run as_user exec n2 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"namespace-less"* ]]
   as_user kill n2 KILL
   run as_user delete -f n2
   [ "$status" -eq 0 ]
