@@ -1,6 +1,6 @@
 /* runtime/: building the container process.  The one public header of the
- * folder; oci/ calls only what is declared here (and config.h, cgroup.h,
- * confine.h for the types it passes through). */
+ * folder; oci/ calls only what is declared here (and the policy types of
+ * config.h). */
 #ifndef SANDLOCK_RUNTIME_H
 #define SANDLOCK_RUNTIME_H
 
@@ -222,6 +222,67 @@ bool rt_proc_alive (pid_t pid, uint64_t start_time);
  * it cannot reach a process that merely inherited the pid.  0, or -1 with
  * errno: ESRCH when that process is gone (or cannot be pinned). */
 int rt_proc_signal (pid_t pid, uint64_t start_time, int sig);
+
+/* A handle on an existing container (runtime/handle.c): its init, pinned
+ * by pid and start time, and its cgroup when it has one.  Every operation
+ * on a created container goes through it. */
+struct rt_handle;
+
+/* |pid| 0: no init; |cgroup_path| (the path rt_progress reported) NULL: no
+ * cgroup.  Fails only when the cgroup cannot be opened. */
+int rt_handle_open (pid_t pid, uint64_t start_time, const char *cgroup_path,
+                    struct rt_handle **out, struct rt_err **err)
+    __attribute__ ((nonnull (4)));
+void rt_handle_free (struct rt_handle *h);
+bool rt_handle_has_cgroup (const struct rt_handle *h);
+
+/* The cgroup path rt_container_create would report for linux.cgroupsPath
+ * |cgroups_path| (NULL: the default from |id|), touching nothing.  *path
+ * is NULL when the host has no cgroup hierarchy; caller frees it. */
+int rt_handle_cgroup_path (const char *cgroups_path, const char *id,
+                           bool systemd, char **path, struct rt_err **err);
+
+/* Sends |sig| to every process of the cgroup (|all|, when there is one),
+ * else to the init through a pidfd (errno_ ESRCH: it is gone). */
+int rt_handle_kill (struct rt_handle *h, int sig, bool all,
+                    struct rt_err **err);
+
+/* Freeze, thaw and the freezer's state (1 frozen, 0 not); these, stats and
+ * update fail with ENOENT when there is no cgroup. */
+int rt_handle_freeze (struct rt_handle *h, bool frozen, struct rt_err **err);
+int rt_handle_is_frozen (struct rt_handle *h, struct rt_err **err);
+
+/* The container's processes: the cgroup's, else the init while it lives;
+ * *pids is malloc'd (NULL when none). */
+int rt_handle_pids (struct rt_handle *h, pid_t **pids, size_t *n,
+                    struct rt_err **err);
+
+struct rt_cgroup_stats
+{
+  uint64_t memory_usage, memory_limit, memory_max_usage, memory_swap_usage;
+  uint64_t oom_kill_count;
+  uint64_t pids_current, pids_limit;
+  uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
+  uint64_t cpu_throttled_periods, cpu_throttled_ns;
+};
+int rt_handle_stats (struct rt_handle *h, struct rt_cgroup_stats *st,
+                     struct rt_err **err);
+
+/* Applies new resource values (update). */
+int rt_handle_update (struct rt_handle *h, const struct rt_resources *r,
+                      struct rt_err **err);
+
+/* Waits, at most |timeout_ms| in all, for the init to exit (pidfd) and
+ * then for the cgroup to empty (cgroup.events); no polling.  ETIMEDOUT
+ * names what is left. */
+int rt_handle_wait (struct rt_handle *h, int timeout_ms, struct rt_err **err);
+
+/* SIGKILLs every process (thawing the container's own freezer first),
+ * waits as rt_handle_wait, then removes the cgroup (an rmdir that finds a
+ * straggler kills and waits again).  On failure nothing is removed and a
+ * later call may retry. */
+int rt_handle_destroy (struct rt_handle *h, int timeout_ms,
+                       struct rt_err **err);
 
 /* Runs each hook of |l| in order with |state_json| on stdin; honours each
  * hook's timeout (pidfd + poll: no sleeps).  The first failure stops the
