@@ -121,6 +121,13 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   config = p->c;
   rootfs = xstrdup (o->rootfs);
   state = dir_of (o->exec_fifo);
+  /* Landlock is the boundary of the view: without its fs protection a
+   * wrong view (or an unserviced call) would be the host. */
+  if (ll->state[RT_LL_P_FS] != RT_LL_ACTIVE)
+    return rt_err_set (err, 0, "namespace-less mode needs Landlock's fs "
+                       "protection (it is the boundary of the view): "
+                       "run.oci.sandlock.disable/degrade=fs cannot be used "
+                       "with it, and the kernel must have Landlock");
   if (vr_setup_prepare (&setup, p->c, rootfs, state, err) < 0)
     return -1;
   active = true;
