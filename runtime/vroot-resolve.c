@@ -211,6 +211,12 @@ finish (struct walk *w, mode_t type, bool missing)
   snprintf (o->rel, sizeof o->rel, "%s", rel_of (o->ent, w->vpath));
   o->type = type;
   o->missing = missing;
+  for (size_t i = 0; i < w->v->nmasked; i++)
+    if (is_under (o->vpath, w->v->masked[i], strlen (w->v->masked[i])))
+      return -ENOENT;
+  for (size_t i = 0; i < w->v->nreadonly; i++)
+    o->ro |= is_under (o->vpath, w->v->readonly[i],
+                       strlen (w->v->readonly[i]));
   return 1;
 }
 
@@ -362,7 +368,7 @@ vr_open (const struct vr_path *p, int oflags, mode_t mode)
   int fd;
   if (p->ent == NULL)
     return -EINVAL;
-  if (writes (oflags) && p->ent->ro)
+  if (writes (oflags) && vr_readonly (p))
     return -EROFS;
   if (!p->ent->dir)
     {

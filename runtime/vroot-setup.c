@@ -75,6 +75,8 @@ vr_setup_prepare (struct vr_setup *s, const struct rt_config *c,
                    err) < 0)
     goto fail;
   s->built = true;
+  vr_set_paths (&s->v, c->masked_paths, c->masked_paths_len,
+                c->readonly_paths, c->readonly_paths_len);
   if (virtual_cwd (s, c->process && c->process->cwd ? c->process->cwd : "/",
                    err) < 0)
     goto fail;

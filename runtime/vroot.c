@@ -14,6 +14,36 @@
 #include "config.h"
 #include "vroot.h"
 
+static void
+set_list (struct vroot *v, char *const *in, size_t n, char ***out,
+          size_t *nout)
+{
+  static const struct vr_ctx none = { 0 };
+  struct vr_path p;
+  *out = xcalloc (n + 1, sizeof **out);
+  *nout = 0;
+  for (size_t i = 0; i < n; i++)
+    if (in[i] && in[i][0] == '/'
+        && vr_resolve (v, &none, "/", in[i], VR_NOFOLLOW, &p) == 0)
+      (*out)[(*nout)++] = xstrdup (p.vpath);
+}
+
+void
+vr_set_paths (struct vroot *v, char *const *masked, size_t nmasked,
+              char *const *readonly, size_t nreadonly)
+{
+  char **m, **r;
+  size_t nm, nr;
+  /* Resolved before any is set: a masked path must not hide another's
+   * resolution. */
+  set_list (v, masked, nmasked, &m, &nm);
+  set_list (v, readonly, nreadonly, &r, &nr);
+  rt_strv_free (v->masked);
+  rt_strv_free (v->readonly);
+  v->masked = m, v->nmasked = nm;
+  v->readonly = r, v->nreadonly = nr;
+}
+
 void
 vr_free (struct vroot *v)
 {
@@ -25,8 +55,9 @@ vr_free (struct vroot *v)
       free (v->e[i].host);
     }
   free (v->e);
-  v->e = NULL;
-  v->n = 0;
+  rt_strv_free (v->masked);
+  rt_strv_free (v->readonly);
+  memset (v, 0, sizeof *v);
 }
 
 int

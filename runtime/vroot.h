@@ -51,6 +51,11 @@ struct vroot
 {
   struct vr_entry *e;           /* e[0] is the root */
   size_t n;
+  /* linux.maskedPaths / readonlyPaths, canonical in the view: a masked
+   * path (and what is under it) does not exist; a read-only one refuses
+   * writes.  Owned; vr_set_paths. */
+  char **masked, **readonly;
+  size_t nmasked, nreadonly;
 };
 
 /* One mount as the table builder takes it (oci/-free: runtime/ fills these
@@ -81,6 +86,12 @@ int vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
                           char ***owned, struct rt_err **err);
 
 void vr_free (struct vroot *v);
+
+/* Sets the view's masked and read-only paths (container paths; each is
+ * resolved in the view without following a last symlink; one that does
+ * not exist is dropped: nothing to hide). */
+void vr_set_paths (struct vroot *v, char *const *masked, size_t nmasked,
+                   char *const *readonly, size_t nreadonly);
 
 /* Creates the missing components of |dest| in the view (directories, and
  * the last one as an empty file when |file|), each from the pinned fd of
@@ -152,6 +163,7 @@ struct vr_path
   char vpath[PATH_MAX];         /* canonical virtual path */
   char rel[PATH_MAX];           /* under ent; "." for the entry itself */
   bool missing;                 /* VR_CREATE and the last component is absent */
+  bool ro;                      /* under one of the view's read-only paths */
   mode_t type;                  /* S_IFMT of the object; 0 when missing */
 };
 
@@ -185,7 +197,7 @@ vr_creates (int oflags)
 static inline bool
 vr_readonly (const struct vr_path *p)
 {
-  return p->ent->ro;
+  return p->ent->ro || p->ro;
 }
 
 #endif

@@ -97,6 +97,7 @@ while True: s.accept()[0].close()" &
   # Controls: outside the container the same user reaches both.
   su nobody -s /bin/sh -c "cat $D/secret" | grep -q HOST-SECRET
   su nobody -s /bin/sh -c "$SANDLOCK_HELPERS/sysc uconnect $D/host.sock" | grep -q OK
+  su nobody -s /bin/sh -c "cat /proc/keys" >/dev/null   # maskedPaths has it
   args sh -c "
     cat $D/secret && echo LEAK-absolute
     cat /abs/secret && echo LEAK-absolute-symlink
@@ -113,6 +114,7 @@ while True: s.accept()[0].close()" &
     sysc uconnect /abs/host.sock | grep -q OK && echo LEAK-unix-socket-symlink
     sysc open $D/secret r | grep -q OK && echo LEAK-raw-open
     ls /proc | grep -qx 1 && echo LEAK-host-pids
+    cat /proc/keys >/dev/null && echo LEAK-masked-path
     echo done"
   run as_user run n3
   echo "$output"

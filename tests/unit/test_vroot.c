@@ -397,6 +397,21 @@ main (void)
     free (f);
   }
 
+  /* linux.maskedPaths / readonlyPaths */
+  {
+    char *mk[] = { "/lib/x", "/nope" }, *ro[] = { "/mnt/data" };
+    vr_set_paths (&v, mk, 2, ro, 1);
+    ok (v.nmasked == 1 && strcmp (v.masked[0], "/usr/lib/x") == 0
+        && vr_resolve (&v, &c, "/", "/usr/lib/x", 0, &p) == -ENOENT
+        && vr_resolve (&v, &c, "/usr", "lib/../lib/x", 0, &p) == -ENOENT,
+        "a masked path does not exist, by any spelling");
+    ok (vr_resolve (&v, &c, "/", "/mnt/data/sub/f", 0, &p) == 0 && p.ro
+        && vr_open (&p, O_WRONLY, 0) == -EROFS
+        && vr_resolve (&v, &c, "/", "/etc/passwd", 0, &p) == 0 && !p.ro,
+        "a read-only path refuses writes, others do not");
+    vr_set_paths (&v, NULL, 0, NULL, 0);
+  }
+
   /* /proc */
   char self[64];
   snprintf (self, sizeof self, "/proc/%d/status", (int) getpid ());
