@@ -1,0 +1,49 @@
+/* Private to cow/: the upper-layer walker and the confined openers shared
+ * by changes, conflicts and commit. */
+#ifndef SANDLOCK_COW_INTERNAL_H
+#define SANDLOCK_COW_INTERNAL_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "cow.h"
+
+/* One entry of the upper layer, as overlayfs left it. */
+struct cow_entry
+{
+  const char *rel;              /* path relative to the upper root */
+  const char *name;             /* last component */
+  int dirfd;                    /* upper directory holding |name| */
+  struct stat st;
+  bool whiteout;                /* char 0:0 or an overlay.whiteout xattr */
+  bool opaque;                  /* directory with overlay.opaque = "y" */
+  bool post;                    /* directory, after its children */
+};
+
+typedef int (*cow_walk_fn) (const struct cow_entry *e, void *arg,
+                            struct rt_err **err);
+
+/* Walks |b|'s upper depth-first, names sorted; directories are visited
+ * before (post = false) and after (post = true) their children. */
+int cow_walk_upper (const struct cow_branch *b, cow_walk_fn fn, void *arg,
+                    struct rt_err **err);
+
+/* Opens |rel| (relative, no "..") beneath |rootfd| without following any
+ * symlink (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, or a walk of
+ * O_NOFOLLOW opens where openat2 is missing).  "" opens the root. */
+int cow_open_beneath (int rootfd, const char *rel, int flags);
+
+/* The parent directory of |rel| beneath |rootfd| (O_PATH|O_DIRECTORY),
+ * and the last component in *leaf (points into |rel|). */
+int cow_open_parent (int rootfd, const char *rel, const char **leaf);
+
+/* Lowercase hex sha256 of the regular file |fd| into |hex| (65 bytes). */
+int cow_sha256_fd (int fd, char hex[65]);
+
+/* True when the name is an overlayfs private xattr (never copied). */
+bool cow_xattr_private (const char *name);
+
+/* The meta file: write (atomic, fsync'd) from |b|. */
+int cow_meta_write (const struct cow_branch *b, struct rt_err **err);
+
+#endif
