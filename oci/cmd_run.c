@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "cow_branch.h"
 #include "image_run.h"
 #include "lifecycle.h"
 
@@ -92,6 +93,7 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       struct rt_err *e2 = NULL;
       oci_container_destroy (g, &st, &e2);
       rt_err_free (&e2);
+      oci_cow_decide (g, st.id, 1);     /* never ran: an error */
       oci_state_free (&st);
       goto fail;
     }
@@ -116,6 +118,12 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
           rt_err_free (&e2);
         }
     }
+  /* The container is gone (its processes with its mount namespace): the
+   * exit code picks on_exit or on_error.  --keep: delete decides. */
+  if (a.keep)
+    oci_cow_record_exit (g, st.id, code);
+  else
+    oci_cow_decide (g, st.id, code);
   oci_state_free (&st);
   if (console[0] >= 0)
     close (console[0]);
@@ -132,6 +140,7 @@ OCI_COMMAND (run_command, "run", "create and start a container, wait for it",
              "usage: sandlock-oci run [-d|--detach] [-b|--bundle DIR]\n"
              "         [--pid-file F] [--console-socket S] [--preserve-fds N]\n"
              "         [--no-pivot] [--no-new-keyring] [--keep]\n"
+             "         [--cow-on-exit A] [--cow-on-error A]\n"
              "         [--config FILE] ID\n"
              "       sandlock-oci run [flags] --image REF ID [-- CMD...]\n\n"
              "Without -d, waits for the container, forwards signals to it,\n"

@@ -13,6 +13,7 @@
 
 #include "common/util.h"
 #include "image_run.h"
+#include "cow_branch.h"
 #include "lifecycle.h"
 #include "runtime/cgroup.h"
 #include "runtime/runtime.h"
@@ -121,7 +122,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   struct rt_config *cfg = NULL;
   struct rt_created out = { 0 };
   size_t cfg_len;
-  int ret = -1;
+  int ret = -1, cow = 0;
 
   cfg_path = a->config ? xstrdup (a->config)
                        : xasprintf ("%s/config.json", st->bundle);
@@ -167,6 +168,11 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
     }
   st->annotations_len = cfg->annotations_len;
   record_cgroup_path (g, cfg, st);
+  {
+    struct oci_cow_flags cf = { a->cow_on_exit, a->cow_on_error };
+    if ((cow = oci_cow_setup (g, st->id, cfg, &cf, err)) < 0)
+      goto out;
+  }
   if (rt_atomic_write_at (st->dirfd, "config.json", cfg_buf, cfg_len, 0600,
                           err) < 0
       || oci_state_save (st, err) < 0)
@@ -213,6 +219,8 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
     goto out;
   ret = 0;
 out:
+  if (ret < 0 && cow > 0)
+    oci_cow_discard (g, st->id);
   rt_config_free (cfg);
   return ret;
 }
@@ -365,6 +373,8 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
     O_NOSUBREAPER,
     O_CONFIG,
     O_KEEP,
+    O_COW_EXIT,
+    O_COW_ERROR,
   };
   static const struct option opts[] = {
     { "bundle", required_argument, 0, 'b' },
@@ -377,6 +387,8 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
     { "detach", no_argument, 0, 'd' },
     { "config", required_argument, 0, O_CONFIG },
     { "keep", no_argument, 0, O_KEEP },
+    { "cow-on-exit", required_argument, 0, O_COW_EXIT },
+    { "cow-on-error", required_argument, 0, O_COW_ERROR },
     { 0, 0, 0, 0 },
   };
   int c;
@@ -413,6 +425,18 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
         if (!allow_detach)
           return rt_err_set (err, 0, "%s: --keep is a `run` flag", cmd);
         a->keep = true;
+        break;
+      case O_COW_EXIT:
+      case O_COW_ERROR:
+        if (!allow_detach)
+          return rt_err_set (err, 0, "%s: --cow-on-exit/--cow-on-error are "
+                             "`run` flags (create: the annotations "
+                             OCI_COW_ANN "on_exit/on_error)", cmd);
+        if (oci_cow_action_parse (optarg) < 0)
+          return rt_err_set (err, 0, "%s: --cow-on-%s: expected commit, "
+                             "abort, keep or defer, got \"%s\"", cmd,
+                             c == O_COW_EXIT ? "exit" : "error", optarg);
+        *(c == O_COW_EXIT ? &a->cow_on_exit : &a->cow_on_error) = optarg;
         break;
       case 'd':
         if (!allow_detach)
