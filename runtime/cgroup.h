@@ -9,6 +9,7 @@
 
 #include "common/err.h"
 #include "config.h"
+#include "runtime.h"           /* rt_cgroup_devices_describe */
 
 struct rt_cgroup;               /* opaque */
 
@@ -108,10 +109,6 @@ int rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
 int rt_cgroup_destroy (struct rt_cgroup *cg, struct rt_err **err);
 
 void rt_cgroup_free (struct rt_cgroup *cg);
-
-/* How device access is restricted on this host, one line (for `check` and
- * `features`); malloc'd. */
-char *rt_cgroup_devices_describe (void);
 
 /* "v2", "v1" or "hybrid" — what the host has (for `check`). */
 const char *rt_cgroup_layout (void);

@@ -34,12 +34,55 @@ struct rt_progress
 typedef int (*rt_progress_fn) (void *ud, const struct rt_progress *pr,
                                struct rt_err **err);
 
+/* Where the container's / comes from.  The enum stays open: more kinds
+ * (a virtual root for the namespace-less mode) come later. */
+enum rt_rootfs_kind
+{
+  RT_ROOTFS_BIND = 0,           /* bind of the host directory |rootfs| */
+  RT_ROOTFS_OVERLAY,            /* overlayfs of |lowers| + |upper| on |rootfs| */
+};
+
+struct rt_rootfs_source
+{
+  enum rt_rootfs_kind kind;
+  /* RT_ROOTFS_OVERLAY: read-only lower directories, top first, and the
+   * writable upper and its work directory (same filesystem), all absolute
+   * host paths, borrowed.  Mounted by the init in its own mount namespace,
+   * before the config's mounts. */
+  const char *const *lowers;
+  size_t lowers_len;
+  const char *upper, *work;
+};
+
+/* What the init becomes once confined and started. */
+enum rt_payload_kind
+{
+  RT_PAYLOAD_EXEC = 0,          /* execve process.args (process.env) */
+  RT_PAYLOAD_FN,                /* call |fn|(|arg|); the init exits with its
+                                   return value */
+};
+
+struct rt_payload
+{
+  enum rt_payload_kind kind;
+  /* RT_PAYLOAD_FN: runs in the init after `start`, the startContainer
+   * hooks and seccomp, with every confinement in place; `start` sees it as
+   * a successful execve.  It must not return to the runtime: the init
+   * _exit()s with its value (0..255). */
+  int (*fn) (void *arg);
+  void *arg;
+};
+
 struct rt_create_opts
 {
   const struct rt_config *config;       /* borrowed */
   const char *id;
   const char *bundle;           /* absolute */
-  const char *rootfs;           /* absolute host path of root.path */
+  const char *rootfs;           /* absolute host path of root.path: the
+                                   container's / (a mount point for
+                                   RT_ROOTFS_OVERLAY) */
+  struct rt_rootfs_source rootfs_source;        /* zeroed: RT_ROOTFS_BIND */
+  struct rt_payload payload;    /* zeroed: RT_PAYLOAD_EXEC */
   const char *exec_fifo;        /* absolute path of the start fifo */
   const char *start_status;     /* fifo `start` reads the outcome from */
   const char *console_socket;   /* NULL unless process.terminal */
@@ -150,5 +193,79 @@ const char *rt_feature_seccomp_action (size_t i);       /* seccomp.c */
 const char *rt_feature_seccomp_operator (size_t i);
 /* Also stores the flag's SECCOMP_FILTER_FLAG_* value in *flag. */
 const char *rt_feature_seccomp_flag (size_t i, unsigned *flag);
+
+/* ---- what this kernel offers (runtime/kfeat.c) ------------------------ */
+
+/* Groups of facts; each is probed the first time it is asked for and kept
+ * for the life of the process, so a container start pays only for what it
+ * branches on, and `check` for everything once. */
+enum
+{
+  RT_KF_LANDLOCK = 1u << 0,     /* landlock_abi */
+  RT_KF_SECCOMP = 1u << 1,      /* seccomp_* */
+  RT_KF_SYSCALLS = 1u << 2,     /* openat2 .. idmapped_mounts */
+  RT_KF_NAMESPACES = 1u << 3,   /* userns, timens */
+  RT_KF_CGROUP = 1u << 4,       /* cgroup_layout, cgroup_*_controllers */
+  RT_KF_OVERLAY = 1u << 5,      /* overlay, overlay_userxattr */
+  RT_KF_BPF_DEVICE = 1u << 6,   /* bpf_device */
+  RT_KF_ALL = (1u << 7) - 1,
+};
+
+/* A fact the probe could not establish (it needs a privilege this process
+ * lacks), as opposed to 0 = absent and 1 = present. */
+#define RT_KF_UNKNOWN (-1)
+
+struct rt_kfeat
+{
+  unsigned probed;              /* RT_KF_* groups filled in */
+  int landlock_abi;             /* 0: no Landlock */
+  bool seccomp_filter;          /* SECCOMP_RET_KILL_PROCESS available */
+  bool seccomp_notify;          /* user notification (GET_NOTIF_SIZES) */
+  unsigned seccomp_flags;       /* SECCOMP_FILTER_FLAG_* the kernel takes */
+  bool openat2, pidfd, close_range, clone3, clone_into_cgroup;
+  bool fsopen, mount_setattr;
+  int idmapped_mounts;          /* MOUNT_ATTR_IDMAP; may be RT_KF_UNKNOWN */
+  bool userns;                  /* this user can make a user namespace */
+  bool timens;
+  const char *cgroup_layout;    /* "v2", "v1", "hybrid" or "none" */
+  char *cgroup_v1_controllers;  /* "cpu memory ..." (empty: none) */
+  char *cgroup_v2_controllers;  /* the v2 root's cgroup.controllers */
+  bool overlay;                 /* listed in /proc/filesystems */
+  int overlay_userxattr;        /* may be RT_KF_UNKNOWN */
+  int bpf_device;               /* 0: the device program loads, else errno */
+};
+
+/* The facts of the groups in |what| (and of any probed before).  Probes
+ * make no lasting change: nothing is mounted, attached or left open.  Not
+ * thread-safe: first call it from one thread. */
+const struct rt_kfeat *rt_kfeat (unsigned what);
+
+/* ---- process-wide settings from the CLI --------------------------------- */
+
+/* Process-wide defaults of run.oci.sandlock.disable (|disable|) or
+ * .degrade, from the runtime's config file (|rank| 1) or a global flag
+ * (|rank| 2): a higher rank replaces a lower one, and a container's own
+ * annotation replaces both.  |value| is a protection list, validated now;
+ * |origin| names where it came from in errors ("--sandlock-disable"). */
+int rt_confine_set_default (bool disable, const char *value,
+                            const char *origin, int rank,
+                            struct rt_err **err);
+
+/* From the runtime's config file ("lockAnnotations": true): a container's
+ * annotations may only narrow its confinement; disable, degrade and
+ * fs_writable are refused with an error naming |origin|. */
+void rt_confine_lock_annotations (const char *origin);
+
+/* Where compiled seccomp programs of config-supplied profiles are cached
+ * (a directory only the runtime's user can write; NULL: no cache). */
+void rt_confine_set_cache_dir (const char *dir);
+
+/* Human-readable status of each protection on this kernel (for `check`),
+ * one "name: status" line each, into a malloc'd string. */
+char *rt_confine_describe_host (void);
+
+/* How device access is restricted on this host, one line (for `check` and
+ * `features`); malloc'd. */
+char *rt_cgroup_devices_describe (void);
 
 #endif
