@@ -51,6 +51,25 @@ void oci_cow_record_exit (const struct oci_globals *g, const char *id,
  * stderr what it did with each branch. */
 void oci_cow_decide (const struct oci_globals *g, const char *id, int code);
 
+/* ---- run --image: the cached rootfs as an overlay lower ---- */
+
+/* Makes |bundle|/rootfs an empty mount point and |bundle|/layer a branch
+ * over |lower| (the cached rootfs, never written). */
+int oci_cow_image_layer (const char *lower, const char *bundle,
+                         struct rt_err **err);
+
+/* Whether overlayfs can hold an image rootfs here; NULL when it can, else
+ * why not (static text). */
+const char *oci_cow_image_unusable (void);
+
+/* The rootfs source of an image bundle that has a layer: 1 and |src|
+ * filled (pointing into *b and |lowers|, which must outlive it), 0 when
+ * the bundle has none (a copied rootfs). */
+struct rt_rootfs_source;
+int oci_cow_image_source (const char *bundle, struct cow_branch **b,
+                          const char *lowers[1], struct rt_rootfs_source *src,
+                          struct rt_err **err);
+
 /* One branch of a record. */
 struct oci_cow_ref
 {

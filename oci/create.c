@@ -121,6 +121,9 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
                       *status = NULL;
   struct rt_config *cfg = NULL;
   struct rt_created out = { 0 };
+  struct cow_branch *layer = NULL;
+  const char *lowers[1];
+  struct rt_rootfs_source src = { 0 };
   size_t cfg_len;
   int ret = -1, cow = 0;
 
@@ -177,6 +180,10 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
                           err) < 0
       || oci_state_save (st, err) < 0)
     goto out;
+  /* run --image with a cow layer: the bundle is ours (image_bundle) */
+  if (st->image_bundle
+      && oci_cow_image_source (st->bundle, &layer, lowers, &src, err) < 0)
+    goto out;
   if (mkfifoat (st->dirfd, "exec.fifo", 0600) < 0
       || mkfifoat (st->dirfd, "start.status", 0600) < 0)
     {
@@ -188,6 +195,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   {
     struct rt_create_opts o = {
       .config = cfg, .id = st->id, .bundle = st->bundle, .rootfs = st->rootfs,
+      .rootfs_source = src,
       .exec_fifo = fifo, .start_status = status,
       .console_socket = a->console_socket,
       .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
@@ -221,6 +229,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
 out:
   if (ret < 0 && cow > 0)
     oci_cow_discard (g, st->id);
+  cow_branch_free (layer);
   rt_config_free (cfg);
   return ret;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "cow_branch.h"
 #include "image_cli.h"
 #include "spec_default.h"
 
@@ -393,7 +394,9 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
 
   if (img_config_resolve (&c->o, im, cmd, &ic, err) < 0)
     return -1;
-  if (rt_mkdir_p (dir, 0755, err) < 0 || img_copy_rootfs (im, rootfs, c->o.allow_devices, err) < 0)
+  if (rt_mkdir_p (dir, 0755, err) < 0
+      || (c->cow ? oci_cow_image_layer (im->rootfs, dir, err)
+                 : img_copy_rootfs (im, rootfs, c->o.allow_devices, err)) < 0)
     {
       img_config_free (ic);
       return -1;
@@ -418,7 +421,8 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
   d.additional_gids_len = ic->gids_len;
   d.annotations = kv;
   d.annotations_len = nkv;
-  d.root_readonly = true;
+  /* With a cow layer the writes land in the container's own upper. */
+  d.root_readonly = !c->cow;
   d.terminal = false;
   d.rootless = geteuid () != 0;
   json = oci_default_config_json (&d);

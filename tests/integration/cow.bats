@@ -270,3 +270,52 @@ bad() {
   cfg '.mounts += [{"destination":"relative","type":"tmpfs","source":"tmpfs"}]'
   bad 'destination'
 }
+
+# An image in an OCI layout, built here: busybox and a few files.
+make_image() {
+  local l=$BATS_TEST_TMPDIR/l1 a
+  mkdir -p "$l"/{bin,etc,data/sub}
+  cp "$BUSYBOX" "$l/bin/busybox"
+  for a in sh ls cat echo true rm mv chmod chown mkdir touch ln grep sleep; do
+    ln -s busybox "$l/bin/$a"
+  done
+  echo orig > "$l/data/f"; echo deep > "$l/data/sub/g"; echo h > "$l/etc/hosts"
+  python3 "$SANDLOCK_TESTS_DIR/lib/mkimage.py" image "$BATS_TEST_TMPDIR/lay" \
+    "$l" --tag t >/dev/null
+  IMG="oci:$BATS_TEST_TMPDIR/lay:t"
+  CACHE=$BATS_TEST_TMPDIR/cache
+}
+cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
+
+@test "cow: run --image mounts the cached rootfs as a lower; the cache is never written" {
+  command -v python3 >/dev/null || skip "python3 missing"
+  make_image
+  rt pull --cache-dir "$CACHE" "$IMG" >/dev/null
+  before=$(cache_tree)
+  run rt run --image "$IMG" --cache-dir "$CACHE" "$(cid)" -- sh -c \
+    'grep " / / " /proc/self/mountinfo | grep -c " - overlay overlay "; echo w > /data/f; echo n > /data/new; rm /etc/hosts; rm -r /data/sub; mv /bin/ls /bin/ls2; chmod 700 /data; chown 1:1 /data/f; touch -d 2001-01-01 /bin/sh; ln /data/f /data/hl; cat /data/f'
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"copying the cached rootfs"* ]]
+  [ "${lines[0]}" = 1 ]
+  [ "${lines[-1]}" = w ]
+  [ "$(cache_tree)" = "$before" ]
+  # the layer went with the container
+  [ ! -e "$ROOT/image-bundles/$(cid)" ]
+  # a second container sees the image as it was
+  run rt run --image "$IMG" --cache-dir "$CACHE" "$(cid b)" -- cat /data/f /data/sub/g
+  [ "$output" = "$(printf 'orig\ndeep')" ]
+}
+
+@test "cow: run --image -d: the upper is per container and goes with delete" {
+  command -v python3 >/dev/null || skip "python3 missing"
+  make_image
+  rt run -d --image "$IMG" --cache-dir "$CACHE" "$(cid)" -- sh -c 'echo mine > /data/f; exec sleep 100'
+  for _ in $(seq 200); do
+    [ -e "$ROOT/image-bundles/$(cid)/layer/upper/data/f" ] && break
+    sleep 0.05
+  done
+  [ "$(cat "$ROOT/image-bundles/$(cid)/layer/upper/data/f")" = mine ]
+  [ "$(cat "$CACHE"/rootfs/*/data/f)" = orig ]
+  rt delete -f "$(cid)"
+  [ ! -e "$ROOT/image-bundles/$(cid)" ]
+}
