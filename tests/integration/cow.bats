@@ -319,3 +319,9 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   rt delete -f "$(cid)"
   [ ! -e "$ROOT/image-bundles/$(cid)" ]
 }
+
+@test "cow: check says how run --image gets its rootfs" {
+  run rt check
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"run --image rootfs: overlay over the cached rootfs"* ]]
+}
