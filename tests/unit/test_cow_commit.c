@@ -423,12 +423,39 @@ test_states (void)
   cow_branch_free (o);
 }
 
+static void
+sha_is (const char *data, size_t len, size_t repeat, const char *want)
+{
+  char p[] = "/tmp/test_cow_sha.XXXXXX", hex[65] = "";
+  int fd = mkstemp (p);
+  for (size_t i = 0; i < repeat; i++)
+    if (write (fd, data, len) != (ssize_t) len)
+      exit (2);
+  lseek (fd, 0, SEEK_SET);
+  ok (cow_sha256_fd (fd, hex) == 0 && strcmp (hex, want) == 0,
+      "sha256 of %zu bytes: %s", len * repeat, hex);
+  close (fd);
+  unlink (p);
+}
+
+/* FIPS 180-4 test vectors, across the padding boundaries. */
+static void
+test_sha256 (void)
+{
+  sha_is ("", 0, 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  sha_is ("abc", 3, 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  sha_is ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, 1,
+          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  sha_is ("a", 1, 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
 int
 main (void)
 {
   strcpy (base, "/tmp/test_cow.XXXXXX");
   if (mkdtemp (base) == NULL)
     return 2;
+  test_sha256 ();
   test_create_validation ();
   if (geteuid () != 0)
     skip ("commit tests need root (mknod 0:0 whiteouts, trusted xattrs)");
