@@ -57,7 +57,7 @@ branch_new (const char *storage, const char *lower)
  * meta file is the record a crashed commit is resumed from. */
 static int
 durable_write (const char *dir, const char *name, const char *buf,
-               struct rt_err **err)
+               bool sync, struct rt_err **err)
 {
   _cleanup_fd_ int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   _cleanup_free_ char *tmp = xasprintf (".%s.tmp", name);
@@ -66,21 +66,28 @@ durable_write (const char *dir, const char *name, const char *buf,
     return rt_err_set (err, errno, "open `%s`", dir);
   fd = openat (dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW
                | O_CLOEXEC, 0600);
-  if (fd < 0 || rt_write_all (fd, buf, strlen (buf)) < 0 || fsync (fd) < 0
-      || renameat (dfd, tmp, dfd, name) < 0 || fsync (dfd) < 0)
+  if (fd < 0 || rt_write_all (fd, buf, strlen (buf)) < 0
+      || (sync && fsync (fd) < 0) || renameat (dfd, tmp, dfd, name) < 0
+      || (sync && fsync (dfd) < 0))
     return rt_err_set (err, errno, "write `%s/%s`", dir, name);
   return 0;
 }
 
-int
-cow_meta_write (const struct cow_branch *b, struct rt_err **err)
+static int
+meta_write (const struct cow_branch *b, bool sync, struct rt_err **err)
 {
   _cleanup_free_ char *s = xasprintf ("lower=%s\ncreated=%lld.%09ld\n"
                                       "state=%s\n", b->lower,
                                       (long long) b->created.tv_sec,
                                       b->created.tv_nsec,
                                       cow_state_name (b->state));
-  return durable_write (b->storage, "meta", s, err);
+  return durable_write (b->storage, "meta", s, sync, err);
+}
+
+int
+cow_meta_write (const struct cow_branch *b, struct rt_err **err)
+{
+  return meta_write (b, true, err);
 }
 
 static bool
@@ -143,7 +150,7 @@ check_paths (const char *lower, const char *storage, char **clower,
 /* upper/ takes the lower root's mode and owner: overlayfs shows the upper
  * root's attributes as the merged root's. */
 static int
-make_layers (struct cow_branch *b, struct rt_err **err)
+make_layers (struct cow_branch *b, bool sync, struct rt_err **err)
 {
   struct stat st;
   if (stat (b->lower, &st) < 0)
@@ -155,12 +162,12 @@ make_layers (struct cow_branch *b, struct rt_err **err)
     return rt_err_set (err, errno, "cow upper `%s`", b->upper);
   clock_gettime (CLOCK_REALTIME_COARSE, &b->created);
   b->state = COW_PENDING;
-  return cow_meta_write (b, err);
+  return meta_write (b, sync, err);
 }
 
-int
-cow_branch_create (const char *lower, const char *storage,
-                   struct cow_branch **out, struct rt_err **err)
+static int
+create (const char *lower, const char *storage, bool sync,
+        struct cow_branch **out, struct rt_err **err)
 {
   _cleanup_free_ char *cl = NULL, *cs = NULL;
   bool made;
@@ -171,7 +178,7 @@ cow_branch_create (const char *lower, const char *storage,
     return rt_err_set (err, errno == ENOTEMPTY ? EEXIST : errno,
                        "cow storage `%s`", cs);
   struct cow_branch *b = branch_new (cs, cl);
-  if (make_layers (b, err) < 0)
+  if (make_layers (b, sync, err) < 0)
     {
       rt_rm_rf_at (AT_FDCWD, cs, NULL);
       cow_branch_free (b);
@@ -179,6 +186,20 @@ cow_branch_create (const char *lower, const char *storage,
     }
   *out = b;
   return 0;
+}
+
+int
+cow_branch_create (const char *lower, const char *storage,
+                   struct cow_branch **out, struct rt_err **err)
+{
+  return create (lower, storage, true, out, err);
+}
+
+int
+cow_layer_create (const char *lower, const char *storage,
+                  struct cow_branch **out, struct rt_err **err)
+{
+  return create (lower, storage, false, out, err);
 }
 
 static int

@@ -46,6 +46,13 @@ int cow_branch_create (const char *lower, const char *storage,
                        struct cow_branch **out, struct rt_err **err)
     __attribute__ ((nonnull (1, 2, 3)));
 
+/* The same for a layer that is never committed (an image rootfs's upper):
+ * meta is written without fsync, which a commit's crash recovery needs
+ * and a throw-away layer does not (two fsyncs off every container start). */
+int cow_layer_create (const char *lower, const char *storage,
+                      struct cow_branch **out, struct rt_err **err)
+    __attribute__ ((nonnull (1, 2, 3)));
+
 /* Opens the branch stored at |storage| (reads meta). */
 int cow_branch_open (const char *storage, struct cow_branch **out,
                      struct rt_err **err) __attribute__ ((nonnull (1, 2)));

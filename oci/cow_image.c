@@ -22,7 +22,7 @@ oci_cow_image_layer (const char *lower, const char *bundle,
   struct cow_branch *b = NULL;
   if (mkdir (rootfs, 0755) < 0 && errno != EEXIST)
     return rt_err_set (err, errno, "bundle rootfs `%s`", rootfs);
-  if (cow_branch_create (lower, layer, &b, err) < 0)
+  if (cow_layer_create (lower, layer, &b, err) < 0)
     return rt_err_wrap (err, "image layer");
   cow_branch_free (b);
   return 0;
