@@ -53,22 +53,23 @@ void oci_cow_decide (const struct oci_globals *g, const char *id, int code);
 
 /* ---- run --image: the cached rootfs as an overlay lower ---- */
 
-/* Makes |bundle|/rootfs an empty mount point and |bundle|/layer a branch
- * over |lower| (the cached rootfs, never written). */
-int oci_cow_image_layer (const char *lower, const char *bundle,
-                         struct rt_err **err);
+/* Makes |rootfs| an empty directory (the overlay's mount point). */
+int oci_cow_rootfs_mountpoint (const char *rootfs, struct rt_err **err);
 
 /* Whether overlayfs can hold an image rootfs here; NULL when it can, else
  * why not (static text). */
 const char *oci_cow_image_unusable (void);
 
-/* The rootfs source of an image bundle that has a layer: 1 and |src|
- * filled (pointing into *b and |lowers|, which must outlive it), 0 when
- * the bundle has none (a copied rootfs). */
+/* With the annotation run.oci.sandlock.cow.rootfs_lower=DIR, the root is
+ * an overlay of DIR (read-only) and a layer of this container's own,
+ * ROOT/ID/layer, which goes with the state directory: makes the layer and
+ * returns 1 with |src| filled (pointing into *b and |lowers|, which must
+ * outlive it); 0 without the annotation. */
 struct rt_rootfs_source;
-int oci_cow_image_source (const char *bundle, struct cow_branch **b,
-                          const char *lowers[1], struct rt_rootfs_source *src,
-                          struct rt_err **err);
+int oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
+                           const struct rt_config *cfg, struct cow_branch **b,
+                           const char *lowers[1],
+                           struct rt_rootfs_source *src, struct rt_err **err);
 
 /* One branch of a record. */
 struct oci_cow_ref

@@ -1,11 +1,15 @@
-/* run --image with a copy-on-write layer: the cached rootfs is the
- * read-only lower of an overlay the init mounts on the bundle's rootfs/
- * (runtime RT_ROOTFS_OVERLAY), and the container's writes land in
- * ROOT/image-bundles/ID/layer/upper, which goes with the container's image
- * bundle.  The layer is a cow branch (docs/cow.md) that is never
- * committed. */
+/* The container's root as an overlay: annotation
+ * run.oci.sandlock.cow.rootfs_lower names a read-only lower (run --image
+ * and `bundle --cow` name the cached image rootfs), root.path is only the
+ * mount point, and each container gets its own upper in a layer under its
+ * state directory, ROOT/ID/layer, gone with the container.  The init
+ * mounts the overlay in its own mount namespace (runtime
+ * RT_ROOTFS_OVERLAY).  The layer is a cow branch (docs/cow.md) that is
+ * never committed. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,17 +18,10 @@
 #include "runtime/runtime.h"
 
 int
-oci_cow_image_layer (const char *lower, const char *bundle,
-                     struct rt_err **err)
+oci_cow_rootfs_mountpoint (const char *rootfs, struct rt_err **err)
 {
-  _cleanup_free_ char *rootfs = xasprintf ("%s/rootfs", bundle);
-  _cleanup_free_ char *layer = xasprintf ("%s/layer", bundle);
-  struct cow_branch *b = NULL;
   if (mkdir (rootfs, 0755) < 0 && errno != EEXIST)
     return rt_err_set (err, errno, "bundle rootfs `%s`", rootfs);
-  if (cow_layer_create (lower, layer, &b, err) < 0)
-    return rt_err_wrap (err, "image layer");
-  cow_branch_free (b);
   return 0;
 }
 
@@ -41,17 +38,30 @@ oci_cow_image_unusable (void)
   return NULL;
 }
 
-int
-oci_cow_image_source (const char *bundle, struct cow_branch **b,
-                      const char *lowers[1], struct rt_rootfs_source *src,
-                      struct rt_err **err)
+static const char *
+rootfs_lower (const struct rt_config *cfg)
 {
-  _cleanup_free_ char *layer = xasprintf ("%s/layer", bundle);
-  _cleanup_free_ char *meta = xasprintf ("%s/meta", layer);
-  if (access (meta, F_OK) < 0)
-    return errno == ENOENT ? 0 : rt_err_set (err, errno, "`%s`", meta);
-  if (cow_branch_open (layer, b, err) < 0)
-    return -1;
+  for (size_t i = 0; i < cfg->annotations_len; i++)
+    if (strcmp (cfg->annotations[i].key, OCI_COW_ANN "rootfs_lower") == 0)
+      return cfg->annotations[i].value;
+  return NULL;
+}
+
+int
+oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
+                       const struct rt_config *cfg, struct cow_branch **b,
+                       const char *lowers[1], struct rt_rootfs_source *src,
+                       struct rt_err **err)
+{
+  const char *lower = rootfs_lower (cfg);
+  char root[PATH_MAX];
+  if (lower == NULL)
+    return 0;
+  if (realpath (g->root, root) == NULL)
+    return rt_err_set (err, errno, "--root `%s`", g->root);
+  _cleanup_free_ char *layer = xasprintf ("%s/%s/layer", root, id);
+  if (cow_layer_create (lower, layer, b, err) < 0)
+    return rt_err_wrap (err, "annotation " OCI_COW_ANN "rootfs_lower");
   lowers[0] = (*b)->lower;
   src->kind = RT_ROOTFS_OVERLAY;
   src->lowers = lowers;

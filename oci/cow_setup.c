@@ -62,10 +62,11 @@ parse_annotations (const struct rt_config *cfg, const struct oci_cow_flags *f,
       if (strcmp (s, "on_exit") == 0 ? parse_action (k, v, &a->on_exit, err)
           : strcmp (s, "on_error") == 0 ? parse_action (k, v, &a->on_error,
                                                         err)
-          : strcmp (s, "storage") == 0 ? check_storage (k, v, err)
+          : strcmp (s, "storage") == 0 || strcmp (s, "rootfs_lower") == 0
+              ? check_storage (k, v, err)
           : rt_err_set (err, 0, "annotation %s: unknown (this runtime knows "
-                        OCI_COW_ANN "on_exit, on_error, storage; max_disk is "
-                        "not implemented)", k))
+                        OCI_COW_ANN "on_exit, on_error, storage, "
+                        "rootfs_lower; max_disk is not implemented)", k))
         return -1;
       if (strcmp (s, "storage") == 0)
         a->storage = v;

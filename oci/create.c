@@ -180,9 +180,8 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
                           err) < 0
       || oci_state_save (st, err) < 0)
     goto out;
-  /* run --image with a cow layer: the bundle is ours (image_bundle) */
-  if (st->image_bundle
-      && oci_cow_image_source (st->bundle, &layer, lowers, &src, err) < 0)
+  /* run --image, bundle --cow: the root is an overlay of a lower */
+  if (oci_cow_rootfs_source (g, st->id, cfg, &layer, lowers, &src, err) < 0)
     goto out;
   if (mkfifoat (st->dirfd, "exec.fifo", 0600) < 0
       || mkfifoat (st->dirfd, "start.status", 0600) < 0)

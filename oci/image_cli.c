@@ -395,13 +395,13 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
   if (img_config_resolve (&c->o, im, cmd, &ic, err) < 0)
     return -1;
   if (rt_mkdir_p (dir, 0755, err) < 0
-      || (c->cow ? oci_cow_image_layer (im->rootfs, dir, err)
+      || (c->cow ? oci_cow_rootfs_mountpoint (rootfs, err)
                  : img_copy_rootfs (im, rootfs, c->o.allow_devices, err)) < 0)
     {
       img_config_free (ic);
       return -1;
     }
-  kv = xcalloc (ic->annot_len + 1, sizeof *kv);
+  kv = xcalloc (ic->annot_len + 2, sizeof *kv);
   size_t nkv = 0;
   for (size_t i = 0; i < ic->annot_len; i++)
     {
@@ -411,6 +411,11 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
         continue;
       kv[nkv].key = ic->annot_keys[i];
       kv[nkv++].value = ic->annot_values[i];
+    }
+  if (c->cow)
+    {
+      kv[nkv].key = (char *) OCI_COW_ANN "rootfs_lower";
+      kv[nkv++].value = im->rootfs;
     }
   d.args = ic->args;
   d.env = ic->env;

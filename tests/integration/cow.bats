@@ -311,13 +311,44 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   make_image
   rt run -d --image "$IMG" --cache-dir "$CACHE" "$(cid)" -- sh -c 'echo mine > /data/f; exec sleep 100'
   for _ in $(seq 200); do
-    [ -e "$ROOT/image-bundles/$(cid)/layer/upper/data/f" ] && break
+    [ -e "$ROOT/$(cid)/layer/upper/data/f" ] && break
     sleep 0.05
   done
-  [ "$(cat "$ROOT/image-bundles/$(cid)/layer/upper/data/f")" = mine ]
+  [ "$(cat "$ROOT/$(cid)/layer/upper/data/f")" = mine ]
   [ "$(cat "$CACHE"/rootfs/*/data/f)" = orig ]
   rt delete -f "$(cid)"
   [ ! -e "$ROOT/image-bundles/$(cid)" ]
+  [ ! -e "$ROOT/$(cid)" ]
+}
+
+@test "cow: bundle --cow: each container of the bundle gets its own upper" {
+  command -v python3 >/dev/null || skip "python3 missing"
+  make_image
+  rt bundle --cow --cache-dir "$CACHE" "$IMG" "$BATS_TEST_TMPDIR/cb" -- sh -c 'cat /data/f; echo "$0" > /data/f; exec sleep 100' >/dev/null
+  [ -z "$(ls -A "$BATS_TEST_TMPDIR/cb/rootfs")" ]
+  [ "$(jq -r '.annotations["run.oci.sandlock.cow.rootfs_lower"]' "$BATS_TEST_TMPDIR/cb/config.json")" = "$(echo "$CACHE"/rootfs/*)" ]
+  [ "$(jq -r .root.readonly "$BATS_TEST_TMPDIR/cb/config.json")" = false ]
+  rt run -d -b "$BATS_TEST_TMPDIR/cb" "$(cid a)"
+  rt run -d -b "$BATS_TEST_TMPDIR/cb" "$(cid b)"
+  for c in a b; do
+    for _ in $(seq 200); do
+      [ -e "$ROOT/$(cid $c)/layer/upper/data/f" ] && break
+      sleep 0.05
+    done
+    [ -e "$ROOT/$(cid $c)/layer/upper/data/f" ]
+  done
+  [ "$(cat "$CACHE"/rootfs/*/data/f)" = orig ]
+  [ -z "$(ls -A "$BATS_TEST_TMPDIR/cb/rootfs")" ]
+  rt delete -f "$(cid a)"
+  [ ! -e "$ROOT/$(cid a)" ]
+  [ "$(rt state "$(cid b)" | jq -r .status)" = running ]
+}
+
+@test "cow: rootfs_lower is validated at create" {
+  cfg '.annotations["run.oci.sandlock.cow.rootfs_lower"]="relative"'
+  bad 'run.oci.sandlock.cow.rootfs_lower: "relative" must be an absolute path'
+  cfg ".annotations[\"run.oci.sandlock.cow.rootfs_lower\"]=\"$BATS_TEST_TMPDIR/nope\""
+  bad 'run.oci.sandlock.cow.rootfs_lower'
 }
 
 @test "cow: check says how run --image gets its rootfs" {

@@ -573,8 +573,9 @@ ibundles() { ls -A "$ROOT/image-bundles" 2>/dev/null | tr '\n' ' '; }
   ROOT=$BATS_TEST_TMPDIR/state
   rt run -d --cache-dir "$C" --image "docker://$P:bb" d1 -- busybox sleep 100
   [ "$(rt state d1 | jq -r .status)" = running ]
-  # (the rootfs is an overlay inside the container; its layer is here)
-  [ -f "$ROOT/image-bundles/d1/layer/meta" ]
+  # (the rootfs is an overlay inside the container: rootfs/ is its mount point)
+  [ -d "$ROOT/image-bundles/d1/rootfs" ]
+  [ -f "$ROOT/image-bundles/d1/config.json" ]
   rt delete -f d1
   [ ! -e "$ROOT/image-bundles/d1" ]
   [ ! -e "$ROOT/d1" ]
@@ -609,10 +610,7 @@ ibundles() { ls -A "$ROOT/image-bundles" 2>/dev/null | tr '\n' ' '; }
   [ -f "$ROOT/image-bundles/u2/config.json" ]
   # A container that ran from another container's image bundle leaves it alone.
   rt run -d --cache-dir "$C" --image "docker://$P:bb" owner -- busybox sleep 100
-  # (its rootfs/ is only a mount point: the borrower's root is elsewhere)
-  jq --arg r "$BATS_TEST_TMPDIR/ub/rootfs" '.root.path=$r' \
-    "$ROOT/image-bundles/owner/config.json" > "$BATS_TEST_TMPDIR/borrow.json"
-  rt run -d -b "$ROOT/image-bundles/owner" --config "$BATS_TEST_TMPDIR/borrow.json" borrower
+  rt run -d -b "$ROOT/image-bundles/owner" borrower
   rt delete -f borrower
   [ -f "$ROOT/image-bundles/owner/config.json" ]
   [ "$(rt state owner | jq -r .status)" = running ]
@@ -623,12 +621,12 @@ ibundles() { ls -A "$ROOT/image-bundles" 2>/dev/null | tr '\n' ' '; }
   ROOT=$BATS_TEST_TMPDIR/state
   rt run -d --cache-dir "$C" --image "docker://$P:bb" e1 -- busybox sleep 100
   cfg=$(cat "$ROOT/image-bundles/e1/config.json")
-  ino=$(stat -c %i "$ROOT/image-bundles/e1/layer/meta")
+  ino=$(stat -c %i "$ROOT/image-bundles/e1/rootfs")
   run rt run --cache-dir "$C" --image "docker://$P:bb" e1 -- id
   [ "$status" -ne 0 ]
   [[ "$output" == *'"e1" already exists'* ]]
   [ "$(cat "$ROOT/image-bundles/e1/config.json")" = "$cfg" ]
-  [ "$(stat -c %i "$ROOT/image-bundles/e1/layer/meta")" = "$ino" ]
+  [ "$(stat -c %i "$ROOT/image-bundles/e1/rootfs")" = "$ino" ]
   [ "$(rt state e1 | jq -r .status)" = running ]
   # An id that is a path must not reach the file system.
   run rt run --cache-dir "$C" --image "docker://$P:bb" ../e1 -- id
