@@ -148,7 +148,8 @@ check_paths (const char *lower, const char *storage, char **clower,
 }
 
 /* upper/ takes the lower root's mode and owner: overlayfs shows the upper
- * root's attributes as the merged root's. */
+ * root's attributes as the merged root's.  An unprivileged caller may not
+ * give it the lower's owner (EPERM): the root then shows the caller's. */
 static int
 make_layers (struct cow_branch *b, bool sync, struct rt_err **err)
 {
@@ -157,7 +158,7 @@ make_layers (struct cow_branch *b, bool sync, struct rt_err **err)
     return rt_err_set (err, errno, "cow lower `%s`", b->lower);
   if (mkdir (b->upper, 0700) < 0 || mkdir (b->work, 0700) < 0)
     return rt_err_set (err, errno, "cow storage `%s`", b->storage);
-  if (chown (b->upper, st.st_uid, st.st_gid) < 0
+  if ((chown (b->upper, st.st_uid, st.st_gid) < 0 && errno != EPERM)
       || chmod (b->upper, st.st_mode & 07777) < 0)
     return rt_err_set (err, errno, "cow upper `%s`", b->upper);
   clock_gettime (CLOCK_REALTIME_COARSE, &b->created);
@@ -263,13 +264,23 @@ cow_abort (struct cow_branch *b, struct rt_err **err)
   _cleanup_free_ char *meta = xasprintf ("%s/meta", b->storage);
   if (unlink (meta) < 0 && errno != ENOENT)
     return rt_err_set (err, errno, "cow abort `%s`", meta);
-  return rt_rm_rf_at (AT_FDCWD, b->storage, err);
+  return cow_remove (b->storage, err);
+}
+
+int
+cow_remove (const char *path, struct rt_err **err)
+{
+  _cleanup_free_ char *ww = xasprintf ("%s/work/work", path);
+  _cleanup_free_ char *w = xasprintf ("%s/work", path);
+  chmod (ww, 0700);
+  chmod (w, 0700);
+  return rt_rm_rf_at (AT_FDCWD, path, err);
 }
 
 char *
 cow_overlay_data (const struct cow_branch *b, bool userxattr)
 {
-  return xasprintf ("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=off,"
+  return xasprintf ("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=nofollow,"
                     "index=off,metacopy=off%s", b->lower, b->upper, b->work,
                     userxattr ? ",userxattr" : "");
 }

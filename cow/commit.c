@@ -313,12 +313,11 @@ finish (struct cow_branch *b, struct rt_err **err)
 {
   _cleanup_free_ char *meta = xasprintf ("%s/meta", b->storage);
   b->state = COW_COMMITTED;
-  if (cow_meta_write (b, err) < 0 || rt_rm_rf_at (AT_FDCWD, b->upper, err) < 0
-      || rt_rm_rf_at (AT_FDCWD, b->work, err) < 0)
+  if (cow_meta_write (b, err) < 0 || rt_rm_rf_at (AT_FDCWD, b->upper, err) < 0)
     return -1;
   if (unlink (meta) < 0 && errno != ENOENT)
     return rt_err_set (err, errno, "remove `%s`", meta);
-  return rt_rm_rf_at (AT_FDCWD, b->storage, err);
+  return cow_remove (b->storage, err);
 }
 
 int

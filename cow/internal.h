@@ -43,6 +43,11 @@ int cow_sha256_fd (int fd, char hex[65]);
 /* True when the name is an overlayfs private xattr (never copied). */
 bool cow_xattr_private (const char *name);
 
+/* Removes the storage directory |path| (or one of its parts): overlayfs
+ * leaves work/work with mode 0, which its unprivileged owner must open up
+ * before removing it. */
+int cow_remove (const char *path, struct rt_err **err);
+
 /* The meta file: write (atomic, fsync'd) from |b|. */
 int cow_meta_write (const struct cow_branch *b, struct rt_err **err);
 

@@ -32,6 +32,9 @@ oci_cow_image_unusable (void)
   if (!kf->overlay)
     return "this kernel has no overlayfs";
   /* rootless image bundles run in a user namespace of their own */
+  if (geteuid () != 0 && kf->overlay_userxattr == RT_KF_UNKNOWN)
+    return "whether overlayfs mounts in a user namespace here is more than "
+           "an unprivileged probe can tell";
   if (geteuid () != 0 && kf->overlay_userxattr != 1)
     return "overlayfs here cannot be mounted in a user namespace "
            "(\"userxattr\", Linux >= 5.11)";

@@ -249,8 +249,17 @@ oci_cow_discard (const struct oci_globals *g, const char *id)
       return;
     }
   for (size_t i = 0; i < r.n; i++)
-    rt_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
-  r.n = 0;
+    {
+      struct cow_branch *b = NULL;
+      /* abort opens up what a mount in a user namespace left */
+      if (cow_branch_open (r.v[i].storage, &b, &e) < 0
+          || cow_abort (b, &e) < 0)
+        rt_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
+      rt_err_free (&e);
+      cow_branch_free (b);
+    }
+  while (r.n)
+    oci_cow_record_drop (&r, r.n - 1);
   oci_cow_record_save (g, id, &r, &e);
   rt_err_free (&e);
   oci_cow_record_free (&r);

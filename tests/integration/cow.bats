@@ -356,3 +356,40 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   [ "$status" -eq 0 ]
   [[ "$output" == *"run --image rootfs: overlay over the cached rootfs"* ]]
 }
+
+@test "cow: rootless: a cow mount in a user namespace (userxattr), changes, commit" {
+  su nobody -s /bin/sh -c 'unshare -Ur true' 2>/dev/null \
+    || skip "unprivileged user namespaces are not available"
+  local R
+  R=$(mktemp -d /tmp/sandlock-cowrl.XXXXXX)
+  chmod 755 "$R"
+  make_rootfs "$R/bundle/rootfs"
+  mkdir -p "$R/host/d"
+  echo old > "$R/host/f"; echo gone > "$R/host/g"; echo in > "$R/host/d/x"
+  # the caller's own files: the user namespace maps only the caller
+  chown -R nobody:nogroup "$R"
+  su nobody -s /bin/sh -c "cd $R/bundle && $SANDLOCK_OCI spec --rootless"
+  jq --arg h "$R/host" '.process.terminal=false
+    | .process.args=["sh","-c","echo new > /data/f; rm /data/g; rm -r /data/d; mkdir /data/d; echo n > /data/d/y"]
+    | .mounts += [{"destination":"/data","type":"bind","source":$h,"options":["bind","cow"]}]
+    | .annotations["run.oci.sandlock.cow.on_exit"]="defer"' \
+    "$R/bundle/config.json" > "$R/c"
+  chown nobody "$R/c"; mv "$R/c" "$R/bundle/config.json"
+  nb() { su nobody -s /bin/sh -c "$SANDLOCK_OCI --root $R/state $*"; }
+  run nb run -b "$R/bundle" rl1
+  [ "$status" -eq 0 ]
+  [ "$(cat "$R/host/f")" = old ]
+  # whiteouts and the opaque directory are user.overlay.* xattrs here
+  run nb changes --format json rl1
+  [ "$status" -eq 0 ]
+  j=$output
+  [ "$(jq -r '.[0].changes[] | select(.path=="g") | .op' <<<"$j")" = deleted ]
+  [ "$(jq -r '.[0].changes[] | select(.path=="d/x") | .op' <<<"$j")" = deleted ]
+  [ "$(jq -r '.[0].changes[] | select(.path=="d/y") | .op' <<<"$j")" = added ]
+  run nb commit rl1
+  [ "$status" -eq 0 ]
+  [ "$(cat "$R/host/f")" = new ]
+  [ ! -e "$R/host/g" ] && [ ! -e "$R/host/d/x" ] && [ -e "$R/host/d/y" ]
+  [ ! -e "$R/state/cow-branches/rl1" ]
+  rm -rf "$R"
+}

@@ -97,7 +97,7 @@ change_merged (const char *m)
   put (m, "opq/z", "z", 0644);
   int r = rename (dira, dirb);
   ok (r < 0 && errno == EXDEV, "renaming a lower directory gives EXDEV "
-      "(redirect_dir=off; mv copies)");
+      "(redirect_dir=nofollow; mv copies)");
 }
 
 static void

@@ -417,7 +417,7 @@ test_states (void)
   rt_err_free (&e);
   ok (cow_abort (o, &e) == 0 && !exists (base, "s-st"), "abort removes it");
   _cleanup_free_ char *data = cow_overlay_data (o, true);
-  ok (strstr (data, "redirect_dir=off") && strstr (data, "userxattr"),
+  ok (strstr (data, "redirect_dir=nofollow") && strstr (data, "userxattr"),
       "overlay data: %s", data);
   cow_branch_free (b);
   cow_branch_free (o);
