@@ -91,7 +91,8 @@ lower_entry (int lowerfd, const char *rel, int *dfd, const char **leaf,
 {
   *dfd = cow_open_parent (lowerfd, rel, leaf);
   if (*dfd < 0)
-    return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0 : -1;
+    return errno == ENOENT || errno == ENOTDIR || errno == ELOOP
+                   || errno == EXDEV ? 0 : -1;
   if (fstatat (*dfd, *leaf, st, AT_SYMLINK_NOFOLLOW) == 0)
     return 1;
   return errno == ENOENT ? 0 : -1;

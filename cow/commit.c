@@ -4,9 +4,12 @@
  * Every step is idempotent and the upper is left untouched until the end,
  * so the journal is the decision itself: meta says `committing` (written
  * durably before the first change to the lower) and a commit run again
- * replays the whole walk.  Every destination is opened beneath the lower
- * with no symlink followed (cow_open_beneath); leaves are replaced by
- * rename from a temp name in the same directory, after fsync. */
+ * replays the whole walk.  Hence no fsync per file: whatever a power loss
+ * leaves half-written is rewritten by the replay, and one syncfs of the
+ * lower before meta says `committed` (and the upper goes) makes it all
+ * durable at once.  Every destination is opened beneath the lower with no
+ * symlink followed and no mount crossed (cow_open_beneath); leaves are
+ * replaced by rename from a temp name in the same directory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -44,8 +47,7 @@ stepped (struct commit *c)
     c->o->step_hook (c->step, c->o->hook_arg);
 }
 
-/* The directory holding |rel| in the lower, readable (fsync needs more
- * than O_PATH). */
+/* The directory holding |rel| in the lower. */
 static int
 lower_parent (struct commit *c, const char *rel, const char **leaf)
 {
@@ -137,8 +139,7 @@ place_file (const struct cow_entry *e, int pfd, const char *leaf,
     return rt_err_set (err, errno, "upper `%s`", e->rel);
   dst = openat (pfd, TMP_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW
                 | O_CLOEXEC, 0600);
-  if (dst < 0 || copy_data (src, dst) < 0 || set_meta (dst, src, &e->st) < 0
-      || fsync (dst) < 0)
+  if (dst < 0 || copy_data (src, dst) < 0 || set_meta (dst, src, &e->st) < 0)
     return rt_err_set (err, errno, "commit `%s`", e->rel);
   return 0;
 }
@@ -215,7 +216,7 @@ apply_leaf (struct commit *c, const struct cow_entry *e, int pfd,
     return -1;
   if (faccessat (pfd, TMP_NAME, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
     return 0;
-  stepped (c);                  /* the temp is durable, not yet in place */
+  stepped (c);                  /* the temp is written, not yet in place */
   if (renameat (pfd, TMP_NAME, pfd, leaf) < 0)
     return rt_err_set (err, errno, "commit `%s`", e->rel);
   return 0;
@@ -246,7 +247,7 @@ apply_dir_post (struct commit *c, const struct cow_entry *e,
                                           | O_DIRECTORY);
   _cleanup_fd_ int src = openat (e->dirfd, e->name, O_RDONLY | O_DIRECTORY
                                  | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || src < 0 || set_meta (fd, src, &e->st) < 0 || fsync (fd) < 0)
+  if (fd < 0 || src < 0 || set_meta (fd, src, &e->st) < 0)
     return rt_err_set (err, errno, "commit dir `%s`", e->rel);
   return 0;
 }
@@ -261,8 +262,8 @@ apply_one (const struct cow_entry *e, void *arg, struct rt_err **err)
   _cleanup_fd_ int pfd = lower_parent (c, e->rel, &leaf);
   if (pfd < 0)
     return rt_err_set (err, errno, "commit: parent of `%s` in the lower "
-                       "(a symlink or missing directory there is never "
-                       "followed)", e->rel);
+                       "(a symlink there is never followed, a mount never "
+                       "crossed)", e->rel);
   int r = e->whiteout ? rt_rm_rf_at (pfd, leaf, err)
           : S_ISDIR (e->st.st_mode) ? apply_dir_pre (e, pfd, leaf, err)
           : apply_leaf (c, e, pfd, leaf, err);
@@ -272,12 +273,20 @@ apply_one (const struct cow_entry *e, void *arg, struct rt_err **err)
   return 0;
 }
 
+/* What would stop a commit half-way is refused before it starts: device
+ * nodes, and paths below a mount point inside the lower (the overlay saw
+ * the directory under it, not the mount). */
 static int
-refuse_devices (const struct cow_entry *e, void *arg, struct rt_err **err)
+precheck (const struct cow_entry *e, void *arg, struct rt_err **err)
 {
+  const char *leaf;
   if (!e->whiteout && (S_ISCHR (e->st.st_mode) || S_ISBLK (e->st.st_mode)))
     return rt_err_set (err, EPERM, "commit: `%s` is a device node; a branch "
                        "never creates devices in the lower", e->rel);
+  _cleanup_fd_ int fd = cow_open_parent (*(int *) arg, e->rel, &leaf);
+  if (fd < 0 && errno == EXDEV)
+    return rt_err_set (err, EXDEV, "commit: `%s` is below a mount point in "
+                       "the lower", e->rel);
   return 0;
 }
 
@@ -290,7 +299,10 @@ begin (struct cow_branch *b, const struct cow_commit_opts *o,
   if (b->state == COW_PENDING)
     return rt_err_set (err, EBUSY, "cow branch `%s` is pending: its writer "
                        "may still run", b->storage);
-  if (cow_walk_upper (b, refuse_devices, NULL, err) < 0)
+  _cleanup_fd_ int lfd = open (b->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (lfd < 0)
+    return rt_err_set (err, errno, "cow lower `%s`", b->lower);
+  if (cow_walk_upper (b, precheck, &lfd, err) < 0)
     return -1;
   int n = cow_conflicts (b, &cf, err);
   if (n < 0)
@@ -334,8 +346,8 @@ cow_commit (struct cow_branch *b, const struct cow_commit_opts *o,
   if (c.lowerfd < 0)
     return rt_err_set (err, errno, "cow lower `%s`", b->lower);
   ret = cow_walk_upper (b, apply_one, &c, err);
-  if (ret == 0 && fsync (c.lowerfd) < 0)
-    ret = rt_err_set (err, errno, "fsync `%s`", b->lower);
+  if (ret == 0 && syncfs (c.lowerfd) < 0)
+    ret = rt_err_set (err, errno, "syncfs `%s`", b->lower);
   close (c.lowerfd);
   for (size_t i = 0; i < c.nlinks; i++)
     free (c.links[i].rel);

@@ -80,7 +80,8 @@ check_one (const struct cow_entry *e, void *arg, struct rt_err **err)
   _cleanup_fd_ int dfd = cow_open_parent (c->lowerfd, e->rel, &leaf);
   if (dfd < 0 || fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
     {
-      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP
+          || errno == EXDEV)
         return 0;               /* absent: an addition */
       return rt_err_set (err, errno, "lower `%s`", e->rel);
     }

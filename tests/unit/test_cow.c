@@ -147,6 +147,34 @@ check_changes (const struct cow_changes *c)
       "untouched paths not listed");
 }
 
+/* A mount inside the host directory: the overlay did not see it, the
+ * commit must not write into it. */
+static void
+test_no_mount_crossing (void)
+{
+  _cleanup_free_ char *h = at (base, "x-host"), *s = at (base, "x-st"),
+                      *mnt = at (base, "x-host/mnt");
+  struct cow_branch *b = NULL;
+  struct rt_err *e = NULL;
+  mkdir (h, 0755);
+  mkdir (mnt, 0755);
+  settle ();
+  if (cow_branch_create (h, s, &b, &e) < 0)
+    exit (2);
+  mkd (b->upper, "mnt");
+  put (b->upper, "mnt/f", "under the mount point", 0644);
+  if (mount ("tmpfs", mnt, "tmpfs", 0, "size=1m") < 0)
+    exit (2);
+  cow_branch_set_state (b, COW_DEFERRED, &e);
+  int r = cow_commit (b, NULL, NULL, &e);
+  ok (r < 0 && !exists (h, "mnt/f") && b->state == COW_DEFERRED,
+      "commit refuses, before it starts, a path below a mount in the host "
+      "directory: %s", e ? e->msg : "(committed)");
+  rt_err_free (&e);
+  umount2 (mnt, MNT_DETACH);
+  cow_branch_free (b);
+}
+
 int
 main (void)
 {
@@ -202,6 +230,7 @@ main (void)
   ok (getxattr (xp, "user.k", v, sizeof v) == 1, "xattr committed");
   cow_changes_free (&c);
   cow_branch_free (b);
+  test_no_mount_crossing ();
   rt_rm_rf_at (AT_FDCWD, base, NULL);
   return tap_done ();
 }
