@@ -34,6 +34,7 @@ struct commit
 {
   const struct cow_commit_opts *o;
   int lowerfd;
+  struct cow_dircache parent;   /* of the entry being applied */
   unsigned step;
   struct link_seen *links;
   size_t nlinks;
@@ -169,8 +170,9 @@ place_other (const struct cow_entry *e, int pfd, struct rt_err **err)
   return 0;
 }
 
-/* A second name of an inode already committed: link it again. 1 when
- * handled, 0 when this is the first name. */
+/* A second name of an inode already committed: link it again.  0 when
+ * this is the first name, 1 when the link is at the temp name, 2 when the
+ * name already is that inode (a replayed commit). */
 static int
 place_link (struct commit *c, const struct cow_entry *e, int pfd,
             const char *leaf, struct rt_err **err)
@@ -194,7 +196,7 @@ place_link (struct commit *c, const struct cow_entry *e, int pfd,
     return rt_err_set (err, errno, "commit link `%s`", l->rel);
   if (fstatat (pfd, leaf, &b, AT_SYMLINK_NOFOLLOW) == 0
       && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-    return 1;                   /* already linked (a replayed commit) */
+    return 2;
   if (linkat (fpfd, fleaf, pfd, TMP_NAME, 0) < 0)
     return rt_err_set (err, errno, "commit link `%s`", e->rel);
   return 1;
@@ -214,7 +216,7 @@ apply_leaf (struct commit *c, const struct cow_entry *e, int pfd,
   if (r == 0 && (S_ISREG (e->st.st_mode) ? place_file (e, pfd, leaf, err)
                  : place_other (e, pfd, err)) < 0)
     return -1;
-  if (faccessat (pfd, TMP_NAME, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+  if (r == 2)
     return 0;
   stepped (c);                  /* the temp is written, not yet in place */
   if (renameat (pfd, TMP_NAME, pfd, leaf) < 0)
@@ -259,7 +261,8 @@ apply_one (const struct cow_entry *e, void *arg, struct rt_err **err)
   const char *leaf;
   if (e->post)
     return apply_dir_post (c, e, err);
-  _cleanup_fd_ int pfd = lower_parent (c, e->rel, &leaf);
+  int pfd = cow_dircache_parent (&c->parent, c->lowerfd, e->rel, O_RDONLY,
+                                 &leaf);
   if (pfd < 0)
     return rt_err_set (err, errno, "commit: parent of `%s` in the lower "
                        "(a symlink there is never followed, a mount never "
@@ -276,14 +279,24 @@ apply_one (const struct cow_entry *e, void *arg, struct rt_err **err)
 /* What would stop a commit half-way is refused before it starts: device
  * nodes, and paths below a mount point inside the lower (the overlay saw
  * the directory under it, not the mount). */
+struct pre
+{
+  int lowerfd;
+  struct cow_dircache parent;
+};
+
 static int
 precheck (const struct cow_entry *e, void *arg, struct rt_err **err)
 {
+  struct pre *p = arg;
   const char *leaf;
+  if (e->post)
+    return 0;
   if (!e->whiteout && (S_ISCHR (e->st.st_mode) || S_ISBLK (e->st.st_mode)))
     return rt_err_set (err, EPERM, "commit: `%s` is a device node; a branch "
                        "never creates devices in the lower", e->rel);
-  _cleanup_fd_ int fd = cow_open_parent (*(int *) arg, e->rel, &leaf);
+  int fd = cow_dircache_parent (&p->parent, p->lowerfd, e->rel, O_PATH,
+                                &leaf);
   if (fd < 0 && errno == EXDEV)
     return rt_err_set (err, EXDEV, "commit: `%s` is below a mount point in "
                        "the lower", e->rel);
@@ -300,9 +313,12 @@ begin (struct cow_branch *b, const struct cow_commit_opts *o,
     return rt_err_set (err, EBUSY, "cow branch `%s` is pending: its writer "
                        "may still run", b->storage);
   _cleanup_fd_ int lfd = open (b->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct pre p = { .lowerfd = lfd, .parent = { .fd = -1 } };
   if (lfd < 0)
     return rt_err_set (err, errno, "cow lower `%s`", b->lower);
-  if (cow_walk_upper (b, precheck, &lfd, err) < 0)
+  int r = cow_walk_upper (b, precheck, &p, err);
+  cow_dircache_free (&p.parent);
+  if (r < 0)
     return -1;
   int n = cow_conflicts (b, &cf, err);
   if (n < 0)
@@ -336,7 +352,7 @@ int
 cow_commit (struct cow_branch *b, const struct cow_commit_opts *o,
             char ***conflicts, struct rt_err **err)
 {
-  struct commit c = { .o = o, .lowerfd = -1 };
+  struct commit c = { .o = o, .lowerfd = -1, .parent = { .fd = -1 } };
   int ret;
   if (b->state == COW_COMMITTED)
     return finish (b, err);
@@ -348,6 +364,7 @@ cow_commit (struct cow_branch *b, const struct cow_commit_opts *o,
   ret = cow_walk_upper (b, apply_one, &c, err);
   if (ret == 0 && syncfs (c.lowerfd) < 0)
     ret = rt_err_set (err, errno, "syncfs `%s`", b->lower);
+  cow_dircache_free (&c.parent);
   close (c.lowerfd);
   for (size_t i = 0; i < c.nlinks; i++)
     free (c.links[i].rel);

@@ -18,6 +18,7 @@ struct conflicts
 {
   const struct cow_branch *b;
   int lowerfd;
+  struct cow_dircache parent;
   char **v;
   size_t n;
 };
@@ -77,7 +78,8 @@ check_one (const struct cow_entry *e, void *arg, struct rt_err **err)
   struct stat st;
   if (e->post)
     return 0;
-  _cleanup_fd_ int dfd = cow_open_parent (c->lowerfd, e->rel, &leaf);
+  int dfd = cow_dircache_parent (&c->parent, c->lowerfd, e->rel, O_PATH,
+                                 &leaf);
   if (dfd < 0 || fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
     {
       if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP
@@ -104,10 +106,12 @@ int
 cow_conflicts (const struct cow_branch *b, char ***out, struct rt_err **err)
 {
   _cleanup_fd_ int lfd = open (b->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  struct conflicts c = { .b = b, .lowerfd = lfd };
+  struct conflicts c = { .b = b, .lowerfd = lfd, .parent = { .fd = -1 } };
   if (lfd < 0)
     return rt_err_set (err, errno, "cow lower `%s`", b->lower);
-  if (cow_walk_upper (b, check_one, &c, err) < 0)
+  int r = cow_walk_upper (b, check_one, &c, err);
+  cow_dircache_free (&c.parent);
+  if (r < 0)
     {
       rt_strv_free (c.v);
       return -1;

@@ -39,6 +39,21 @@ int cow_open_beneath (int rootfd, const char *rel, int flags);
  * and the last component in *leaf (points into |rel|). */
 int cow_open_parent (int rootfd, const char *rel, const char **leaf);
 
+/* A one-slot cache of the parent directory opened last: a walk visits the
+ * entries of one directory in a row, so most lookups are hits. */
+struct cow_dircache
+{
+  char *rel;                    /* the cached directory, relative */
+  int fd;                       /* -1: empty */
+};
+
+/* cow_open_parent through |dc| (opened with |flags|, which must be the
+ * same on every call): the fd is borrowed, valid until the next call or
+ * cow_dircache_free.  A miss that fails leaves the cache empty. */
+int cow_dircache_parent (struct cow_dircache *dc, int rootfd, const char *rel,
+                         int flags, const char **leaf);
+void cow_dircache_free (struct cow_dircache *dc);
+
 /* Lowercase hex sha256 of the regular file |fd| into |hex| (65 bytes). */
 int cow_sha256_fd (int fd, char hex[65]);
 

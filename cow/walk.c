@@ -98,6 +98,35 @@ cow_open_parent (int rootfd, const char *rel, const char **leaf)
   return cow_open_beneath (rootfd, dir, O_PATH | O_DIRECTORY);
 }
 
+void
+cow_dircache_free (struct cow_dircache *dc)
+{
+  free (dc->rel);
+  dc->rel = NULL;
+  if (dc->fd >= 0)
+    close (dc->fd);
+  dc->fd = -1;
+}
+
+int
+cow_dircache_parent (struct cow_dircache *dc, int rootfd, const char *rel,
+                     int flags, const char **leaf)
+{
+  const char *slash = strrchr (rel, '/');
+  size_t n = slash ? (size_t) (slash - rel) : 0;
+  *leaf = slash ? slash + 1 : rel;
+  if (dc->fd >= 0 && strlen (dc->rel) == n && strncmp (dc->rel, rel, n) == 0)
+    return dc->fd;
+  cow_dircache_free (dc);
+  _cleanup_free_ char *dir = strndup (rel, n);
+  int fd = cow_open_beneath (rootfd, dir, flags | O_DIRECTORY);
+  if (fd < 0)
+    return -1;
+  dc->rel = rt_steal_ptr (&dir);
+  dc->fd = fd;
+  return fd;
+}
+
 static int
 cmpstr (const void *a, const void *b)
 {
