@@ -29,10 +29,10 @@ int cow_walk_upper (const struct cow_branch *b, cow_walk_fn fn, void *arg,
                     struct rt_err **err);
 
 /* Opens |rel| (relative, no "..") beneath |rootfd| without following any
- * symlink or crossing a mount point (openat2 RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV, or a walk of O_NOFOLLOW opens on
- * the root's device where openat2 is missing): overlayfs does not see
- * mounts inside its lower either.  "" opens the root. */
+ * symlink or crossing a mount point (common/openat2.h: RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV, and its
+ * fallback walk where openat2 is missing): overlayfs does not see mounts
+ * inside its lower either.  "" opens the root. */
 int cow_open_beneath (int rootfd, const char *rel, int flags);
 
 /* The parent directory of |rel| beneath |rootfd| (O_PATH|O_DIRECTORY),

@@ -2,14 +2,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/openat2.h"
 #include "common/util.h"
 #include "internal.h"
 
@@ -49,39 +48,9 @@ ovl_xattr (int fd, const char *key, char *val, size_t len)
 int
 cow_open_beneath (int rootfd, const char *rel, int flags)
 {
-  struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC | O_NOFOLLOW,
-                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
-                                     | RESOLVE_NO_MAGICLINKS
-                                     | RESOLVE_NO_XDEV };
-  int fd;
-  if (*rel == '\0')
-    rel = ".";
-  fd = (int) syscall (SYS_openat2, rootfd, rel, &how, sizeof how);
-  if (fd >= 0 || errno != ENOSYS)
-    return fd;
-  /* No openat2: one O_NOFOLLOW component at a time, on the root's device;
-   * our paths come from a walk, so they hold no "..". */
-  _cleanup_free_ char *copy = xstrdup (rel);
-  _cleanup_fd_ int cur = openat (rootfd, ".", O_PATH | O_DIRECTORY
-                                 | O_CLOEXEC);
-  char *save = NULL, *c = strtok_r (copy, "/", &save);
-  struct stat root, st;
-  if (cur < 0 || fstat (cur, &root) < 0)
-    return -1;
-  while (c && cur >= 0)
-    {
-      char *next = strtok_r (NULL, "/", &save);
-      int f = next ? O_PATH | O_DIRECTORY : flags;
-      if (strcmp (c, "..") == 0)
-        return errno = EXDEV, -1;
-      int nfd = openat (cur, c, f | O_NOFOLLOW | O_CLOEXEC);
-      close (cur);
-      cur = nfd;
-      if (cur >= 0 && (fstat (cur, &st) < 0 || st.st_dev != root.st_dev))
-        return errno = EXDEV, -1;
-      c = next;
-    }
-  return cur < 0 ? -1 : rt_steal_fd (&cur);
+  return cm_openat2 (rootfd, *rel ? rel : ".", flags | O_NOFOLLOW,
+                     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+                     | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
 }
 
 int

@@ -171,9 +171,10 @@ container_gone (const struct oci_globals *g, const char *cmd, const char *id,
   struct oci_state st = { .dirfd = -1 };
   struct rt_err *e = NULL;
   int ret = 0;
-  if (oci_state_load (g, id, &st, &e) == 0 && strcmp (st.status, "stopped"))
+  if (oci_state_load (g, id, &st, &e) == 0 && st.status != OCI_STOPPED)
     ret = rt_err_set (err, EBUSY, "%s: container \"%s\" is %s: its branches "
-                      "are decided once it has stopped", cmd, id, st.status);
+                      "are decided once it has stopped", cmd, id,
+                      oci_status_name (st.status));
   rt_err_free (&e);
   oci_state_free (&st);
   return ret;

@@ -9,7 +9,7 @@
 
 #include "common/err.h"
 #include "config.h"
-#include "runtime.h"           /* rt_cgroup_devices_describe */
+#include "runtime.h"           /* rt_cgroup_devices_describe, rt_cgroup_stats */
 
 struct rt_cgroup;               /* opaque */
 
@@ -87,14 +87,6 @@ int rt_cgroup_is_frozen (struct rt_cgroup *cg, struct rt_err **err);
 int rt_cgroup_update (struct rt_cgroup *cg, const struct rt_resources *r,
                       struct rt_err **err);
 
-struct rt_cgroup_stats
-{
-  uint64_t memory_usage, memory_limit, memory_max_usage, memory_swap_usage;
-  uint64_t oom_kill_count;
-  uint64_t pids_current, pids_limit;
-  uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
-  uint64_t cpu_throttled_periods, cpu_throttled_ns;
-};
 int rt_cgroup_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
                      struct rt_err **err);
 

@@ -23,6 +23,7 @@
 #include "common/util.h"
 #include "confine.h"
 #include "internal.h"
+#include "notify.h"
 
 typedef int (*child_step_fn) (struct rt_child *ch, struct rt_err **err);
 
@@ -233,6 +234,7 @@ step_seccomp (struct rt_child *ch, struct rt_err **err)
 /* After `start`, right before the payload. */
 static const struct child_step start_steps[] = {
   { "startContainer hooks", step_start_hooks },
+  { "notify filter", rt_notify_child_step },
   { "seccomp", step_seccomp },
 };
 
@@ -253,7 +255,7 @@ static void
 close_inherited_fds (struct rt_child *ch)
 {
   const struct rt_prepared *pp = ch->pp;
-  int keep[7 + ARRAY_SIZE (pp->ns.fds)];
+  int keep[8 + ARRAY_SIZE (pp->ns.fds)];
   size_t n = 0;
   keep[n++] = ch->sync_fd;
   keep[n++] = pp->fifo_fd;
@@ -262,6 +264,7 @@ close_inherited_fds (struct rt_child *ch)
   keep[n++] = ch->timens_fd;
   keep[n++] = rt_confine_listener_fd (ch->p->confine);
   keep[n++] = rt_confine_pins_fd (ch->p->confine);
+  keep[n++] = rt_notify_child_fd ();
   for (size_t i = 0; i < pp->ns.len; i++)
     keep[n++] = pp->ns.fds[i];
   rt_close_fds_except (3 + ch->p->o->preserve_fds, keep, n);

@@ -30,8 +30,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "common/util.h"
 #include "internal.h"
+#include "notify.h"
 
 /* In the new process: the parent's copy of the sync socket is not its. */
 static void __attribute__ ((noreturn))
@@ -60,8 +62,9 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   planned = true;
   if (rt_prepare (&p, &pp, err) < 0 || rt_parent_cgroup (&p, &pa, err) < 0)
     goto out;
-  /* Parent steps that need a process before the init (a notify
-   * supervisor, forked so that it is never the init's parent) go here. */
+  /* The notify supervisor is forked before the init, never its parent. */
+  if (rt_notify_spawn (o, err) < 0)
+    goto out;
   pid = rt_parent_clone (&p, &pa, err);
   if (pid < 0)
     goto out;
@@ -69,12 +72,15 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
     become_child (&p, &pp);
   close (pp.sock[1]);
   pp.sock[1] = -1;
-  if (rt_parent_run (&p, &pp, &pa, out, err) < 0)
+  if (rt_notify_parent (pid, pa.cg ? rt_cgroup_path (pa.cg) : NULL, err) < 0
+      || rt_parent_run (&p, &pp, &pa, out, err) < 0)
     goto out;
   out->warning = rt_plan_warning (&p);
+  out->supervisor_pid = rt_notify_pid (&out->supervisor_start_time);
   ret = 0;
 out:
   rt_parent_end (&pa, ret < 0);
+  rt_notify_end (ret == 0);
   if (planned)
     rt_prepare_undo (&p, &pp);   /* on success: the parent's copies */
   rt_plan_free (&p);

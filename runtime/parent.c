@@ -18,6 +18,7 @@
 #include "cgroup.h"
 #include "common/util.h"
 #include "confine.h"
+#include "notify.h"
 #include "internal.h"
 
 static int
@@ -69,7 +70,9 @@ static int
 progress (const struct rt_plan *p, const struct rt_progress *pr,
           struct rt_err **err)
 {
-  return p->o->progress ? p->o->progress (p->o->progress_ud, pr, err) : 0;
+  struct rt_progress q = *pr;
+  q.supervisor_pid = rt_notify_pid (&q.supervisor_start_time);
+  return p->o->progress ? p->o->progress (p->o->progress_ud, &q, err) : 0;
 }
 
 static const char *
