@@ -393,3 +393,12 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   [ ! -e "$R/state/cow-branches/rl1" ]
   rm -rf "$R"
 }
+
+@test "cow: features lists the cow mount option and annotations" {
+  run rt features
+  [ "$status" -eq 0 ]
+  [ "$(jq '.mountOptions | index("cow") != null' <<<"$output")" = true ]
+  for k in on_exit on_error storage rootfs_lower; do
+    [ "$(jq --arg k "run.oci.sandlock.cow.$k" '.annotations | has($k)' <<<"$output")" = true ]
+  done
+}
