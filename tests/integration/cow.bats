@@ -402,3 +402,34 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
     [ "$(jq --arg k "run.oci.sandlock.cow.$k" '.annotations | has($k)' <<<"$output")" = true ]
   done
 }
+
+@test "cow: abort after exit 0, defer after a failure" {
+  ann on_exit abort
+  ann on_error defer
+  cmd sh -c 'echo x > /data/f'
+  rt run -b "$BUNDLE" "$(cid a)"
+  [ "$(cat "$HOST/f")" = old ]
+  [ ! -e "$ROOT/cow-branches/$(cid a)" ]
+  cmd sh -c 'echo y > /data/f; exit 2'
+  run rt run -b "$BUNDLE" "$(cid b)"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"deferred branch"* ]]
+  run rt branches
+  [[ "$output" == *"$(cid b)"*deferred* ]]
+  [ "$(cat "$HOST/f")" = old ]
+}
+
+@test "cow: a directory renamed in the branch (mv copies: EXDEV) commits as the rename" {
+  mkdir -p "$HOST/dirA/sub"; echo a1 > "$HOST/dirA/a1"; echo s1 > "$HOST/dirA/sub/s1"
+  ann on_exit defer
+  cmd sh -c 'mv /data/dirA /data/dirB && ls /data'
+  run rt run -b "$BUNDLE" "$(cid)"
+  [ "$status" -eq 0 ]
+  j=$(rt changes --format json "$(cid)")
+  [ "$(jq -r '.[0].changes[] | select(.path=="dirB/a1") | .op + " " + .from' <<<"$j")" = "renamed dirA/a1" ]
+  [ "$(jq -r '.[0].changes[] | select(.path=="dirB/sub/s1") | .op + " " + .from' <<<"$j")" = "renamed dirA/sub/s1" ]
+  [ "$(jq -r '.[0].changes[] | select(.path=="dirA") | .op' <<<"$j")" = deleted ]
+  rt commit "$(cid)"
+  [ ! -e "$HOST/dirA" ]
+  [ "$(cat "$HOST/dirB/a1")" = a1 ] && [ "$(cat "$HOST/dirB/sub/s1")" = s1 ]
+}
