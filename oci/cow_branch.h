@@ -60,6 +60,11 @@ int oci_cow_rootfs_mountpoint (const char *rootfs, struct rt_err **err);
  * why not (static text). */
 const char *oci_cow_image_unusable (void);
 
+/* Opens up the mode-0 work/work overlayfs leaves in ROOT/ID/layer, so
+ * that the state directory's owner can remove it (a rootless container).
+ * |dirfd|: the locked state directory, or -1. */
+void oci_cow_layer_release (int dirfd);
+
 /* With the annotation run.oci.sandlock.cow.rootfs_lower=DIR, the root is
  * an overlay of DIR (read-only) and a layer of this container's own,
  * ROOT/ID/layer, which goes with the state directory: makes the layer and

@@ -7,6 +7,7 @@
  * RT_ROOTFS_OVERLAY).  The layer is a cow branch (docs/cow.md) that is
  * never committed. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +40,15 @@ oci_cow_image_unusable (void)
     return "overlayfs here cannot be mounted in a user namespace "
            "(\"userxattr\", Linux >= 5.11)";
   return NULL;
+}
+
+void
+oci_cow_layer_release (int dirfd)
+{
+  if (dirfd < 0)
+    return;
+  fchmodat (dirfd, "layer/work/work", 0700, AT_SYMLINK_NOFOLLOW);
+  fchmodat (dirfd, "layer/work", 0700, AT_SYMLINK_NOFOLLOW);
 }
 
 static const char *

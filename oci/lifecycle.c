@@ -246,6 +246,7 @@ remove_container (const struct oci_globals *g, struct oci_state *st,
                   struct rt_err **err)
 {
   oci_bundle_drop (g, st);
+  oci_cow_layer_release (st->dirfd);
   return oci_state_remove (g, st, err);
 }
 

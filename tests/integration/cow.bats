@@ -433,3 +433,27 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   [ ! -e "$HOST/dirA" ]
   [ "$(cat "$HOST/dirB/a1")" = a1 ] && [ "$(cat "$HOST/dirB/sub/s1")" = s1 ]
 }
+
+@test "cow: rootless: a rootfs_lower container is deleted whole" {
+  su nobody -s /bin/sh -c 'unshare -Ur true' 2>/dev/null \
+    || skip "unprivileged user namespaces are not available"
+  local R
+  R=$(mktemp -d /tmp/sandlock-cowrl.XXXXXX)
+  chmod 755 "$R"
+  make_rootfs "$R/lower"
+  mkdir -p "$R/bundle/rootfs"
+  chown -R nobody:nogroup "$R"
+  su nobody -s /bin/sh -c "cd $R/bundle && $SANDLOCK_OCI spec --rootless"
+  jq --arg l "$R/lower" '.process.terminal=false | .root.readonly=false
+    | .process.args=["sh","-c","echo w > /etc/hosts; rm /bin/ls; cat /etc/hosts"]
+    | .annotations["run.oci.sandlock.cow.rootfs_lower"]=$l' \
+    "$R/bundle/config.json" > "$R/c"
+  chown nobody "$R/c"; mv "$R/c" "$R/bundle/config.json"
+  run su nobody -s /bin/sh -c "$SANDLOCK_OCI --root $R/state run -b $R/bundle rl2"
+  [ "$status" -eq 0 ]
+  [ "$output" = w ]
+  [ -e "$R/lower/bin/ls" ]
+  [ ! -e "$R/lower/etc/hosts" ]
+  [ ! -e "$R/state/rl2" ]
+  rm -rf "$R"
+}
