@@ -11,8 +11,9 @@
 #include "internal.h"
 
 static const char *const state_names[] = {
-  [COW_PENDING] = "pending", [COW_KEPT] = "kept", [COW_DEFERRED] = "deferred",
-  [COW_COMMITTING] = "committing", [COW_COMMITTED] = "committed",
+  [COW_PENDING] = "pending",     [COW_KEPT] = "kept",
+  [COW_DEFERRED] = "deferred",   [COW_COMMITTING] = "committing",
+  [COW_COMMITTED] = "committed",
 };
 
 const char *
@@ -56,16 +57,16 @@ branch_new (const char *storage, const char *lower)
 /* Durable replace of |dir|/|name|: temp, fsync, rename, fsync dir.  The
  * meta file is the record a crashed commit is resumed from. */
 static int
-durable_write (const char *dir, const char *name, const char *buf,
-               bool sync, struct rt_err **err)
+durable_write (const char *dir, const char *name, const char *buf, bool sync,
+               struct rt_err **err)
 {
   _cleanup_fd_ int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   _cleanup_free_ char *tmp = xasprintf (".%s.tmp", name);
   _cleanup_fd_ int fd = -1;
   if (dfd < 0)
     return rt_err_set (err, errno, "open `%s`", dir);
-  fd = openat (dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW
-               | O_CLOEXEC, 0600);
+  fd = openat (dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+               0600);
   if (fd < 0 || rt_write_all (fd, buf, strlen (buf)) < 0
       || (sync && fsync (fd) < 0) || renameat (dfd, tmp, dfd, name) < 0
       || (sync && fsync (dfd) < 0))
@@ -76,11 +77,11 @@ durable_write (const char *dir, const char *name, const char *buf,
 static int
 meta_write (const struct cow_branch *b, bool sync, struct rt_err **err)
 {
-  _cleanup_free_ char *s = xasprintf ("lower=%s\ncreated=%lld.%09ld\n"
-                                      "state=%s\n", b->lower,
-                                      (long long) b->created.tv_sec,
-                                      b->created.tv_nsec,
-                                      cow_state_name (b->state));
+  _cleanup_free_ char *s
+      = xasprintf ("lower=%s\ncreated=%lld.%09ld\n"
+                   "state=%s\n",
+                   b->lower, (long long) b->created.tv_sec, b->created.tv_nsec,
+                   cow_state_name (b->state));
   return durable_write (b->storage, "meta", s, sync, err);
 }
 
@@ -106,15 +107,19 @@ canonical_storage (const char *storage, char **out, struct rt_err **err)
   _cleanup_free_ char *dir = xstrdup (storage);
   char *slash = strrchr (dir, '/'), *leaf, real[PATH_MAX];
   if (slash == NULL || slash[1] == '\0')
-    return rt_err_set (err, 0, "cow storage `%s`: expected an absolute "
-                       "path ending in a name", storage);
+    return rt_err_set (err, 0,
+                       "cow storage `%s`: expected an absolute "
+                       "path ending in a name",
+                       storage);
   leaf = slash + 1;
   *slash = '\0';
   if (realpath (*dir ? dir : "/", real) == NULL)
     return rt_err_set (err, errno, "cow storage `%s`", storage);
   if (strcmp (leaf, ".") == 0 || strcmp (leaf, "..") == 0)
-    return rt_err_set (err, 0, "cow storage `%s`: expected a name, not "
-                       "`%s`", storage, leaf);
+    return rt_err_set (err, 0,
+                       "cow storage `%s`: expected a name, not "
+                       "`%s`",
+                       storage, leaf);
   *out = xasprintf ("%s/%s", strcmp (real, "/") ? real : "", leaf);
   return 0;
 }
@@ -126,8 +131,10 @@ check_paths (const char *lower, const char *storage, char **clower,
   char real[PATH_MAX];
   struct stat st;
   if (lower[0] != '/' || storage[0] != '/')
-    return rt_err_set (err, 0, "cow: lower `%s` and storage `%s` must be "
-                       "absolute paths", lower, storage);
+    return rt_err_set (err, 0,
+                       "cow: lower `%s` and storage `%s` must be "
+                       "absolute paths",
+                       lower, storage);
   if (realpath (lower, real) == NULL || stat (real, &st) < 0)
     return rt_err_set (err, errno, "cow lower `%s`", lower);
   if (!S_ISDIR (st.st_mode))
@@ -137,11 +144,14 @@ check_paths (const char *lower, const char *storage, char **clower,
   *clower = xstrdup (real);
   /* The overlay mount data separates paths with ',' and ':'. */
   if (strpbrk (*clower, "\n,:\\") || strpbrk (*cstorage, "\n,:\\"))
-    return rt_err_set (err, 0, "cow: lower `%s` or storage `%s` holds one "
+    return rt_err_set (err, 0,
+                       "cow: lower `%s` or storage `%s` holds one "
                        "of newline , : \\ (not usable in overlay mount "
-                       "data)", *clower, *cstorage);
+                       "data)",
+                       *clower, *cstorage);
   if (path_within (*cstorage, *clower) || path_within (*clower, *cstorage))
-    return rt_err_set (err, 0, "cow storage `%s` and lower `%s` overlap: "
+    return rt_err_set (err, 0,
+                       "cow storage `%s` and lower `%s` overlap: "
                        "the storage must be outside the lower tree",
                        *cstorage, *clower);
   return 0;
@@ -208,8 +218,8 @@ parse_meta (char *text, const char *storage, struct cow_branch **out,
             struct rt_err **err)
 {
   char *lower = NULL, *created = NULL, *state = NULL, *save = NULL;
-  for (char *l = strtok_r (text, "\n", &save); l; l = strtok_r (NULL, "\n",
-                                                                &save))
+  for (char *l = strtok_r (text, "\n", &save); l;
+       l = strtok_r (NULL, "\n", &save))
     if (rt_startswith (l, "lower="))
       lower = l + 6;
     else if (rt_startswith (l, "created="))
@@ -245,11 +255,15 @@ cow_branch_set_state (struct cow_branch *b, enum cow_state s,
                       struct rt_err **err)
 {
   if (b->state >= COW_COMMITTING)
-    return rt_err_set (err, EBUSY, "cow branch `%s`: a commit is in "
-                       "progress; run commit again to finish it", b->storage);
+    return rt_err_set (err, EBUSY,
+                       "cow branch `%s`: a commit is in "
+                       "progress; run commit again to finish it",
+                       b->storage);
   if (s != COW_PENDING && s != COW_KEPT && s != COW_DEFERRED)
-    return rt_err_set (err, EINVAL, "cow branch `%s`: state `%s` is not a "
-                       "decision", b->storage, cow_state_name (s));
+    return rt_err_set (err, EINVAL,
+                       "cow branch `%s`: state `%s` is not a "
+                       "decision",
+                       b->storage, cow_state_name (s));
   b->state = s;
   return cow_meta_write (b, err);
 }
@@ -258,8 +272,10 @@ int
 cow_abort (struct cow_branch *b, struct rt_err **err)
 {
   if (b->state == COW_COMMITTING)
-    return rt_err_set (err, EBUSY, "cow branch `%s`: a commit is in "
-                       "progress; run commit again to finish it", b->storage);
+    return rt_err_set (err, EBUSY,
+                       "cow branch `%s`: a commit is in "
+                       "progress; run commit again to finish it",
+                       b->storage);
   /* meta first: a crash half-way leaves no branch that looks decidable. */
   _cleanup_free_ char *meta = xasprintf ("%s/meta", b->storage);
   if (unlink (meta) < 0 && errno != ENOENT)
@@ -281,6 +297,7 @@ char *
 cow_overlay_data (const struct cow_branch *b, bool userxattr)
 {
   return xasprintf ("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=nofollow,"
-                    "index=off,metacopy=off%s", b->lower, b->upper, b->work,
+                    "index=off,metacopy=off%s",
+                    b->lower, b->upper, b->work,
                     userxattr ? ",userxattr" : "");
 }

@@ -11,19 +11,22 @@
 
 struct collect
 {
-  int lowerfd;                  /* O_PATH of the lower root */
-  int upperfd;                  /* O_PATH of the upper root */
+  int lowerfd; /* O_PATH of the lower root */
+  int upperfd; /* O_PATH of the upper root */
   struct cow_changes *out;
 };
 
 static const char *const kind_names[] = {
-  [COW_K_FILE] = "file", [COW_K_DIR] = "dir", [COW_K_SYMLINK] = "symlink",
-  [COW_K_FIFO] = "fifo", [COW_K_SOCK] = "socket", [COW_K_CHR] = "chardev",
+  [COW_K_FILE] = "file",       [COW_K_DIR] = "dir",
+  [COW_K_SYMLINK] = "symlink", [COW_K_FIFO] = "fifo",
+  [COW_K_SOCK] = "socket",     [COW_K_CHR] = "chardev",
   [COW_K_BLK] = "blockdev",
 };
 static const char *const op_names[] = {
-  [COW_ADDED] = "added", [COW_MODIFIED] = "modified",
-  [COW_DELETED] = "deleted", [COW_RENAMED] = "renamed",
+  [COW_ADDED] = "added",
+  [COW_MODIFIED] = "modified",
+  [COW_DELETED] = "deleted",
+  [COW_RENAMED] = "renamed",
 };
 
 const char *
@@ -43,13 +46,20 @@ kind_of (mode_t m)
 {
   switch (m & S_IFMT)
     {
-    case S_IFDIR: return COW_K_DIR;
-    case S_IFLNK: return COW_K_SYMLINK;
-    case S_IFIFO: return COW_K_FIFO;
-    case S_IFSOCK: return COW_K_SOCK;
-    case S_IFCHR: return COW_K_CHR;
-    case S_IFBLK: return COW_K_BLK;
-    default: return COW_K_FILE;
+    case S_IFDIR:
+      return COW_K_DIR;
+    case S_IFLNK:
+      return COW_K_SYMLINK;
+    case S_IFIFO:
+      return COW_K_FIFO;
+    case S_IFSOCK:
+      return COW_K_SOCK;
+    case S_IFCHR:
+      return COW_K_CHR;
+    case S_IFBLK:
+      return COW_K_BLK;
+    default:
+      return COW_K_FILE;
     }
 }
 
@@ -76,8 +86,8 @@ fill_meta (struct cow_meta *m, int dfd, const char *name,
     }
   else if (S_ISREG (st->st_mode))
     {
-      _cleanup_fd_ int fd = openat (dfd, name, O_RDONLY | O_NOFOLLOW
-                                    | O_NONBLOCK | O_CLOEXEC);
+      _cleanup_fd_ int fd
+          = openat (dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0 || cow_sha256_fd (fd, m->sha256) < 0)
         return -1;
     }
@@ -92,7 +102,9 @@ lower_entry (int lowerfd, const char *rel, int *dfd, const char **leaf,
   *dfd = cow_open_parent (lowerfd, rel, leaf);
   if (*dfd < 0)
     return errno == ENOENT || errno == ENOTDIR || errno == ELOOP
-                   || errno == EXDEV ? 0 : -1;
+                   || errno == EXDEV
+               ? 0
+               : -1;
   if (fstatat (*dfd, *leaf, st, AT_SYMLINK_NOFOLLOW) == 0)
     return 1;
   return errno == ENOENT ? 0 : -1;
@@ -124,8 +136,8 @@ static int
 deleted_below (struct collect *c, const char *rel, bool check_upper,
                struct rt_err **err)
 {
-  _cleanup_fd_ int dfd = cow_open_beneath (c->lowerfd, rel, O_RDONLY
-                                           | O_DIRECTORY);
+  _cleanup_fd_ int dfd
+      = cow_open_beneath (c->lowerfd, rel, O_RDONLY | O_DIRECTORY);
   if (dfd < 0)
     return rt_err_set (err, errno, "lower `%s`", rel);
   int dup_fd = dup (dfd);
@@ -145,7 +157,8 @@ deleted_below (struct collect *c, const char *rel, bool check_upper,
       if (fstatat (dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         ret = rt_err_set (err, errno, "lower `%s`", p);
       else if (fill_meta (&push (c->out, COW_DELETED, p)->before, dfd,
-                          de->d_name, &st) < 0)
+                          de->d_name, &st)
+               < 0)
         ret = rt_err_set (err, errno, "lower `%s`", p);
       else if (S_ISDIR (st.st_mode))
         ret = deleted_below (c, p, false, err);
@@ -174,7 +187,7 @@ collect_one (const struct cow_entry *e, void *arg, struct rt_err **err)
   if (have < 0)
     return rt_err_set (err, errno, "lower `%s`", e->rel);
   if (e->whiteout && !have)
-    return 0;                   /* overlay whiteout over nothing */
+    return 0; /* overlay whiteout over nothing */
   struct cow_change tmp = { 0 };
   if (have && fill_meta (&tmp.before, ldfd, leaf, &lst) < 0)
     return rt_err_set (err, errno, "lower `%s`", e->rel);
@@ -183,8 +196,10 @@ collect_one (const struct cow_entry *e, void *arg, struct rt_err **err)
   bool both_dirs = have && S_ISDIR (lst.st_mode) && S_ISDIR (e->st.st_mode);
   if (!(both_dirs && same_dir_meta (&lst, &e->st)))
     {
-      struct cow_change *ch = push (c->out, e->whiteout ? COW_DELETED
-                                    : have ? COW_MODIFIED : COW_ADDED,
+      struct cow_change *ch = push (c->out,
+                                    e->whiteout ? COW_DELETED
+                                    : have      ? COW_MODIFIED
+                                                : COW_ADDED,
                                     e->rel);
       ch->before = tmp.before;
       ch->after = tmp.after;
@@ -233,13 +248,13 @@ pair_renames (struct cow_changes *c)
           a->from = rt_steal_ptr (&d->path);
           a->before = d->before;
           d->before.target = NULL;
-          d->op = (enum cow_op) -1;  /* dropped below */
+          d->op = (enum cow_op) - 1; /* dropped below */
           break;
         }
     }
   size_t k = 0;
   for (size_t i = 0; i < c->n; i++)
-    if (c->v[i].op != (enum cow_op) -1)
+    if (c->v[i].op != (enum cow_op) - 1)
       c->v[k++] = c->v[i];
   c->n = k;
 }

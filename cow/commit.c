@@ -34,7 +34,7 @@ struct commit
 {
   const struct cow_commit_opts *o;
   int lowerfd;
-  struct cow_dircache parent;   /* of the entry being applied */
+  struct cow_dircache parent; /* of the entry being applied */
   unsigned step;
   struct link_seen *links;
   size_t nlinks;
@@ -54,8 +54,8 @@ lower_parent (struct commit *c, const char *rel, const char **leaf)
 {
   const char *slash = strrchr (rel, '/');
   *leaf = slash ? slash + 1 : rel;
-  _cleanup_free_ char *dir = slash ? strndup (rel, (size_t) (slash - rel))
-                                   : xstrdup ("");
+  _cleanup_free_ char *dir
+      = slash ? strndup (rel, (size_t) (slash - rel)) : xstrdup ("");
   return cow_open_beneath (c->lowerfd, dir, O_RDONLY | O_DIRECTORY);
 }
 
@@ -85,8 +85,8 @@ copy_xattrs (int src, int dst)
       if (cow_xattr_private (p))
         continue;
       ssize_t v = fgetxattr (src, p, val, sizeof val);
-      if (v < 0 || (fsetxattr (dst, p, val, (size_t) v, 0) < 0
-                    && errno != ENOTSUP))
+      if (v < 0
+          || (fsetxattr (dst, p, val, (size_t) v, 0) < 0 && errno != ENOTSUP))
         return -1;
     }
   return 0;
@@ -123,8 +123,8 @@ copy_data (int src, int dst)
       && errno != EOPNOTSUPP)
     return -1;
   while ((n = read (src, buf, sizeof buf)) != 0)
-    if ((n < 0 && errno != EINTR) || (n > 0 && rt_write_all (dst, buf,
-                                                             (size_t) n) < 0))
+    if ((n < 0 && errno != EINTR)
+        || (n > 0 && rt_write_all (dst, buf, (size_t) n) < 0))
       return -1;
   return 0;
 }
@@ -133,13 +133,13 @@ static int
 place_file (const struct cow_entry *e, int pfd, const char *leaf,
             struct rt_err **err)
 {
-  _cleanup_fd_ int src = openat (e->dirfd, e->name, O_RDONLY | O_NOFOLLOW
-                                 | O_CLOEXEC);
+  _cleanup_fd_ int src
+      = openat (e->dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   _cleanup_fd_ int dst = -1;
   if (src < 0)
     return rt_err_set (err, errno, "upper `%s`", e->rel);
-  dst = openat (pfd, TMP_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW
-                | O_CLOEXEC, 0600);
+  dst = openat (pfd, TMP_NAME,
+                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (dst < 0 || copy_data (src, dst) < 0 || set_meta (dst, src, &e->st) < 0)
     return rt_err_set (err, errno, "commit `%s`", e->rel);
   return 0;
@@ -161,8 +161,8 @@ place_other (const struct cow_entry *e, int pfd, struct rt_err **err)
     }
   else if (mknodat (pfd, TMP_NAME, e->st.st_mode & (S_IFMT | 07777), 0) < 0)
     return rt_err_set (err, errno, "commit `%s`", e->rel);
-  if (fchownat (pfd, TMP_NAME, e->st.st_uid, e->st.st_gid,
-                AT_SYMLINK_NOFOLLOW) < 0
+  if (fchownat (pfd, TMP_NAME, e->st.st_uid, e->st.st_gid, AT_SYMLINK_NOFOLLOW)
+          < 0
       || (!S_ISLNK (e->st.st_mode)
           && fchmodat (pfd, TMP_NAME, e->st.st_mode & 07777, 0) < 0)
       || utimensat (pfd, TMP_NAME, ts, AT_SYMLINK_NOFOLLOW) < 0)
@@ -184,9 +184,8 @@ place_link (struct commit *c, const struct cow_entry *e, int pfd,
   if (l == NULL)
     {
       c->links = xrealloc (c->links, (c->nlinks + 1) * sizeof *c->links);
-      c->links[c->nlinks++] = (struct link_seen) { e->st.st_dev,
-                                                   e->st.st_ino,
-                                                   xstrdup (e->rel) };
+      c->links[c->nlinks++]
+          = (struct link_seen){ e->st.st_dev, e->st.st_ino, xstrdup (e->rel) };
       return 0;
     }
   const char *fleaf;
@@ -194,8 +193,8 @@ place_link (struct commit *c, const struct cow_entry *e, int pfd,
   _cleanup_fd_ int fpfd = lower_parent (c, l->rel, &fleaf);
   if (fpfd < 0 || fstatat (fpfd, fleaf, &a, AT_SYMLINK_NOFOLLOW) < 0)
     return rt_err_set (err, errno, "commit link `%s`", l->rel);
-  if (fstatat (pfd, leaf, &b, AT_SYMLINK_NOFOLLOW) == 0
-      && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+  if (fstatat (pfd, leaf, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev
+      && a.st_ino == b.st_ino)
     return 2;
   if (linkat (fpfd, fleaf, pfd, TMP_NAME, 0) < 0)
     return rt_err_set (err, errno, "commit link `%s`", e->rel);
@@ -213,12 +212,14 @@ apply_leaf (struct commit *c, const struct cow_entry *e, int pfd,
     r = place_link (c, e, pfd, leaf, err);
   if (r < 0)
     return -1;
-  if (r == 0 && (S_ISREG (e->st.st_mode) ? place_file (e, pfd, leaf, err)
-                 : place_other (e, pfd, err)) < 0)
+  if (r == 0
+      && (S_ISREG (e->st.st_mode) ? place_file (e, pfd, leaf, err)
+                                  : place_other (e, pfd, err))
+             < 0)
     return -1;
   if (r == 2)
     return 0;
-  stepped (c);                  /* the temp is written, not yet in place */
+  stepped (c); /* the temp is written, not yet in place */
   if (renameat (pfd, TMP_NAME, pfd, leaf) < 0)
     return rt_err_set (err, errno, "commit `%s`", e->rel);
   return 0;
@@ -245,10 +246,11 @@ static int
 apply_dir_post (struct commit *c, const struct cow_entry *e,
                 struct rt_err **err)
 {
-  _cleanup_fd_ int fd = cow_open_beneath (c->lowerfd, e->rel, O_RDONLY
-                                          | O_DIRECTORY);
-  _cleanup_fd_ int src = openat (e->dirfd, e->name, O_RDONLY | O_DIRECTORY
-                                 | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_fd_ int fd
+      = cow_open_beneath (c->lowerfd, e->rel, O_RDONLY | O_DIRECTORY);
+  _cleanup_fd_ int src
+      = openat (e->dirfd, e->name,
+                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 || src < 0 || set_meta (fd, src, &e->st) < 0)
     return rt_err_set (err, errno, "commit dir `%s`", e->rel);
   return 0;
@@ -261,15 +263,17 @@ apply_one (const struct cow_entry *e, void *arg, struct rt_err **err)
   const char *leaf;
   if (e->post)
     return apply_dir_post (c, e, err);
-  int pfd = cow_dircache_parent (&c->parent, c->lowerfd, e->rel, O_RDONLY,
-                                 &leaf);
+  int pfd
+      = cow_dircache_parent (&c->parent, c->lowerfd, e->rel, O_RDONLY, &leaf);
   if (pfd < 0)
-    return rt_err_set (err, errno, "commit: parent of `%s` in the lower "
+    return rt_err_set (err, errno,
+                       "commit: parent of `%s` in the lower "
                        "(a symlink there is never followed, a mount never "
-                       "crossed)", e->rel);
-  int r = e->whiteout ? rt_rm_rf_at (pfd, leaf, err)
+                       "crossed)",
+                       e->rel);
+  int r = e->whiteout               ? rt_rm_rf_at (pfd, leaf, err)
           : S_ISDIR (e->st.st_mode) ? apply_dir_pre (e, pfd, leaf, err)
-          : apply_leaf (c, e, pfd, leaf, err);
+                                    : apply_leaf (c, e, pfd, leaf, err);
   if (r < 0)
     return -1;
   stepped (c);
@@ -293,13 +297,16 @@ precheck (const struct cow_entry *e, void *arg, struct rt_err **err)
   if (e->post)
     return 0;
   if (!e->whiteout && (S_ISCHR (e->st.st_mode) || S_ISBLK (e->st.st_mode)))
-    return rt_err_set (err, EPERM, "commit: `%s` is a device node; a branch "
-                       "never creates devices in the lower", e->rel);
-  int fd = cow_dircache_parent (&p->parent, p->lowerfd, e->rel, O_PATH,
-                                &leaf);
+    return rt_err_set (err, EPERM,
+                       "commit: `%s` is a device node; a branch "
+                       "never creates devices in the lower",
+                       e->rel);
+  int fd = cow_dircache_parent (&p->parent, p->lowerfd, e->rel, O_PATH, &leaf);
   if (fd < 0 && errno == EXDEV)
-    return rt_err_set (err, EXDEV, "commit: `%s` is below a mount point in "
-                       "the lower", e->rel);
+    return rt_err_set (err, EXDEV,
+                       "commit: `%s` is below a mount point in "
+                       "the lower",
+                       e->rel);
   return 0;
 }
 
@@ -310,8 +317,10 @@ begin (struct cow_branch *b, const struct cow_commit_opts *o,
 {
   _cleanup_strv_ char **cf = NULL;
   if (b->state == COW_PENDING)
-    return rt_err_set (err, EBUSY, "cow branch `%s` is pending: its writer "
-                       "may still run", b->storage);
+    return rt_err_set (err, EBUSY,
+                       "cow branch `%s` is pending: its writer "
+                       "may still run",
+                       b->storage);
   _cleanup_fd_ int lfd = open (b->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
   struct pre p = { .lowerfd = lfd, .parent = { .fd = -1 } };
   if (lfd < 0)
@@ -327,9 +336,11 @@ begin (struct cow_branch *b, const struct cow_commit_opts *o,
     {
       if (conflicts)
         *conflicts = rt_steal_ptr (&cf);
-      return rt_err_set (err, 0, "commit: %d path%s changed in `%s` since "
+      return rt_err_set (err, 0,
+                         "commit: %d path%s changed in `%s` since "
                          "the branch was created (first: `%s`); --force "
-                         "commits over them", n, n == 1 ? "" : "s", b->lower,
+                         "commits over them",
+                         n, n == 1 ? "" : "s", b->lower,
                          cf ? cf[0] : (*conflicts)[0]);
     }
   b->state = COW_COMMITTING;
@@ -370,7 +381,9 @@ cow_commit (struct cow_branch *b, const struct cow_commit_opts *o,
     free (c.links[i].rel);
   free (c.links);
   if (ret < 0)
-    return rt_err_wrap (err, "commit `%s` (the branch stays `committing`; "
-                        "run commit again)", b->storage);
+    return rt_err_wrap (err,
+                        "commit `%s` (the branch stays `committing`; "
+                        "run commit again)",
+                        b->storage);
   return finish (b, err);
 }

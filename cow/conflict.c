@@ -78,13 +78,13 @@ check_one (const struct cow_entry *e, void *arg, struct rt_err **err)
   struct stat st;
   if (e->post)
     return 0;
-  int dfd = cow_dircache_parent (&c->parent, c->lowerfd, e->rel, O_PATH,
-                                 &leaf);
+  int dfd
+      = cow_dircache_parent (&c->parent, c->lowerfd, e->rel, O_PATH, &leaf);
   if (dfd < 0 || fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
     {
       if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP
           || errno == EXDEV)
-        return 0;               /* absent: an addition */
+        return 0; /* absent: an addition */
       return rt_err_set (err, errno, "lower `%s`", e->rel);
     }
   bool both_dirs = S_ISDIR (st.st_mode) && S_ISDIR (e->st.st_mode);

@@ -22,20 +22,20 @@
 
 enum cow_state
 {
-  COW_PENDING,      /* a writer may still be running */
-  COW_KEPT,         /* decided: keep the layer, decide later */
-  COW_DEFERRED,     /* no decision yet: commit or abort by hand */
-  COW_COMMITTING,   /* journal written: only commit may run */
-  COW_COMMITTED     /* merged; only the storage cleanup may be left */
+  COW_PENDING,    /* a writer may still be running */
+  COW_KEPT,       /* decided: keep the layer, decide later */
+  COW_DEFERRED,   /* no decision yet: commit or abort by hand */
+  COW_COMMITTING, /* journal written: only commit may run */
+  COW_COMMITTED   /* merged; only the storage cleanup may be left */
 };
 
 struct cow_branch
 {
-  char *storage;                /* absolute, owned */
-  char *lower;                  /* absolute, canonical, owned */
-  char *upper;                  /* storage/upper */
-  char *work;                   /* storage/work */
-  struct timespec created;      /* CLOCK_REALTIME_COARSE at create */
+  char *storage;           /* absolute, owned */
+  char *lower;             /* absolute, canonical, owned */
+  char *upper;             /* storage/upper */
+  char *work;              /* storage/work */
+  struct timespec created; /* CLOCK_REALTIME_COARSE at create */
   enum cow_state state;
 };
 
@@ -83,32 +83,40 @@ int cow_abort (struct cow_branch *b, struct rt_err **err);
 
 enum cow_kind
 {
-  COW_K_FILE, COW_K_DIR, COW_K_SYMLINK, COW_K_FIFO, COW_K_SOCK,
-  COW_K_CHR, COW_K_BLK
+  COW_K_FILE,
+  COW_K_DIR,
+  COW_K_SYMLINK,
+  COW_K_FIFO,
+  COW_K_SOCK,
+  COW_K_CHR,
+  COW_K_BLK
 };
 
 enum cow_op
 {
-  COW_ADDED, COW_MODIFIED, COW_DELETED, COW_RENAMED
+  COW_ADDED,
+  COW_MODIFIED,
+  COW_DELETED,
+  COW_RENAMED
 };
 
 struct cow_meta
 {
   bool present;
   enum cow_kind kind;
-  mode_t mode;                  /* permission bits only (07777) */
+  mode_t mode; /* permission bits only (07777) */
   uid_t uid;
   gid_t gid;
   off_t size;
-  char *target;                 /* symlinks */
-  char sha256[65];              /* regular files; "" otherwise */
+  char *target;    /* symlinks */
+  char sha256[65]; /* regular files; "" otherwise */
 };
 
 struct cow_change
 {
   enum cow_op op;
-  char *path;                   /* relative to the lower, no leading / */
-  char *from;                   /* COW_RENAMED: the old path */
+  char *path; /* relative to the lower, no leading / */
+  char *from; /* COW_RENAMED: the old path */
   struct cow_meta before, after;
 };
 
@@ -130,7 +138,7 @@ const char *cow_op_name (enum cow_op o);
 
 struct cow_commit_opts
 {
-  bool force;                   /* commit over conflicts */
+  bool force; /* commit over conflicts */
   /* Called after every destructive step, numbered from 1 (tests kill the
    * process here to prove the journal). */
   void (*step_hook) (unsigned step, void *arg);

@@ -40,10 +40,10 @@ block (struct sha256 *s, const unsigned char *p)
     w[i] = (uint32_t) p[4 * i] << 24 | (uint32_t) p[4 * i + 1] << 16
            | (uint32_t) p[4 * i + 2] << 8 | p[4 * i + 3];
   for (int i = 16; i < 64; i++)
-    w[i] = w[i - 16] + (ROR (w[i - 15], 7) ^ ROR (w[i - 15], 18)
-                        ^ (w[i - 15] >> 3))
-           + w[i - 7] + (ROR (w[i - 2], 17) ^ ROR (w[i - 2], 19)
-                         ^ (w[i - 2] >> 10));
+    w[i] = w[i - 16]
+           + (ROR (w[i - 15], 7) ^ ROR (w[i - 15], 18) ^ (w[i - 15] >> 3))
+           + w[i - 7]
+           + (ROR (w[i - 2], 17) ^ ROR (w[i - 2], 19) ^ (w[i - 2] >> 10));
   memcpy (a, s->h, sizeof a);
   for (int i = 0; i < 64; i++)
     {
@@ -100,7 +100,9 @@ cow_sha256_fd (int fd, char hex[65])
 {
   struct sha256 s = { { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 },
-                      0, { 0 }, 0 };
+                      0,
+                      { 0 },
+                      0 };
   unsigned char buf[65536];
   ssize_t n;
   while ((n = read (fd, buf, sizeof buf)) != 0)

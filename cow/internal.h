@@ -11,13 +11,13 @@
 /* One entry of the upper layer, as overlayfs left it. */
 struct cow_entry
 {
-  const char *rel;              /* path relative to the upper root */
-  const char *name;             /* last component */
-  int dirfd;                    /* upper directory holding |name| */
+  const char *rel;  /* path relative to the upper root */
+  const char *name; /* last component */
+  int dirfd;        /* upper directory holding |name| */
   struct stat st;
-  bool whiteout;                /* char 0:0 or an overlay.whiteout xattr */
-  bool opaque;                  /* directory with overlay.opaque = "y" */
-  bool post;                    /* directory, after its children */
+  bool whiteout; /* char 0:0 or an overlay.whiteout xattr */
+  bool opaque;   /* directory with overlay.opaque = "y" */
+  bool post;     /* directory, after its children */
 };
 
 typedef int (*cow_walk_fn) (const struct cow_entry *e, void *arg,
@@ -43,8 +43,8 @@ int cow_open_parent (int rootfd, const char *rel, const char **leaf);
  * entries of one directory in a row, so most lookups are hits. */
 struct cow_dircache
 {
-  char *rel;                    /* the cached directory, relative */
-  int fd;                       /* -1: empty */
+  char *rel; /* the cached directory, relative */
+  int fd;    /* -1: empty */
 };
 
 /* cow_open_parent through |dc| (opened with |flags|, which must be the

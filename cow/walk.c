@@ -12,8 +12,8 @@
 #include "common/util.h"
 #include "internal.h"
 
-static const char *const ovl_prefixes[] = { "trusted.overlay.",
-                                            "user.overlay." };
+static const char *const ovl_prefixes[]
+    = { "trusted.overlay.", "user.overlay." };
 
 bool
 cow_xattr_private (const char *name)
@@ -39,7 +39,7 @@ ovl_xattr (int fd, const char *key, char *val, size_t len)
         {
           val[n] = '\0';
           if (n == 0)
-            strcpy (val, "-");  /* present, empty */
+            strcpy (val, "-"); /* present, empty */
           return;
         }
     }
@@ -50,7 +50,7 @@ cow_open_beneath (int rootfd, const char *rel, int flags)
 {
   return cm_openat2 (rootfd, *rel ? rel : ".", flags | O_NOFOLLOW,
                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
-                     | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
+                         | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
 }
 
 int
@@ -141,8 +141,8 @@ static int
 visit (int dfd, const char *rel, const char *name, cow_walk_fn fn, void *arg,
        struct rt_err **err)
 {
-  _cleanup_free_ char *path = *rel ? xasprintf ("%s/%s", rel, name)
-                                   : xstrdup (name);
+  _cleanup_free_ char *path
+      = *rel ? xasprintf ("%s/%s", rel, name) : xstrdup (name);
   struct cow_entry e = { .rel = path, .name = name, .dirfd = dfd };
   char val[8];
   if (fstatat (dfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -151,8 +151,8 @@ visit (int dfd, const char *rel, const char *name, cow_walk_fn fn, void *arg,
     e.whiteout = true;
   if (S_ISREG (e.st.st_mode) && e.st.st_size == 0)
     {
-      _cleanup_fd_ int fd = openat (dfd, name, O_RDONLY | O_NOFOLLOW
-                                    | O_NONBLOCK | O_CLOEXEC);
+      _cleanup_fd_ int fd
+          = openat (dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0)
         return rt_err_set (err, errno, "upper `%s`", path);
       ovl_xattr (fd, "whiteout", val, sizeof val);
@@ -160,8 +160,8 @@ visit (int dfd, const char *rel, const char *name, cow_walk_fn fn, void *arg,
     }
   if (!S_ISDIR (e.st.st_mode))
     return fn (&e, arg, err);
-  _cleanup_fd_ int sub = openat (dfd, name, O_RDONLY | O_DIRECTORY
-                                 | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_fd_ int sub
+      = openat (dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sub < 0)
     return rt_err_set (err, errno, "upper `%s`", path);
   ovl_xattr (sub, "opaque", val, sizeof val);
@@ -189,8 +189,8 @@ int
 cow_walk_upper (const struct cow_branch *b, cow_walk_fn fn, void *arg,
                 struct rt_err **err)
 {
-  _cleanup_fd_ int fd = open (b->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
-                              | O_CLOEXEC);
+  _cleanup_fd_ int fd
+      = open (b->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return rt_err_set (err, errno, "open upper `%s`", b->upper);
   return walk_dir (fd, "", fn, arg, err);

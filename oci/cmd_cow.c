@@ -121,24 +121,25 @@ one_branch (yajl_gen y, const struct oci_cow_ref *ref, struct rt_err **err)
 }
 
 static int
-cmd_changes (struct oci_globals *g, int argc, char **argv,
-             struct rt_err **err)
+cmd_changes (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
 {
-  static const struct option opts[] = { { "format", required_argument, 0, 'f' },
-                                        { 0, 0, 0, 0 } };
+  static const struct option opts[]
+      = { { "format", required_argument, 0, 'f' }, { 0, 0, 0, 0 } };
   struct oci_cow_record r;
   yajl_gen y = NULL;
   bool json = false;
   int c, ret = 0;
   while ((c = getopt_long (argc, argv, "+f:", opts, NULL)) != -1)
-    if (c == 'f' && (strcmp (optarg, "json") == 0
-                     || strcmp (optarg, "table") == 0))
+    if (c == 'f'
+        && (strcmp (optarg, "json") == 0 || strcmp (optarg, "table") == 0))
       json = strcmp (optarg, "json") == 0;
     else
-      return rt_err_set (err, 0, "changes: usage: sandlock-oci changes "
+      return rt_err_set (err, 0,
+                         "changes: usage: sandlock-oci changes "
                          "[--format table|json] ID");
   if (optind + 1 != argc)
-    return rt_err_set (err, 0, "changes: usage: sandlock-oci changes "
+    return rt_err_set (err, 0,
+                       "changes: usage: sandlock-oci changes "
                        "[--format table|json] ID");
   if (load (g, "changes", argv[optind], &r, err) < 0)
     return -1;
@@ -172,9 +173,10 @@ container_gone (const struct oci_globals *g, const char *cmd, const char *id,
   struct rt_err *e = NULL;
   int ret = 0;
   if (oci_state_load (g, id, &st, &e) == 0 && st.status != OCI_STOPPED)
-    ret = rt_err_set (err, EBUSY, "%s: container \"%s\" is %s: its branches "
-                      "are decided once it has stopped", cmd, id,
-                      oci_status_name (st.status));
+    ret = rt_err_set (err, EBUSY,
+                      "%s: container \"%s\" is %s: its branches "
+                      "are decided once it has stopped",
+                      cmd, id, oci_status_name (st.status));
   rt_err_free (&e);
   oci_state_free (&st);
   return ret;
@@ -217,18 +219,20 @@ decide_all (struct oci_globals *g, const char *cmd, const char *id,
 static int
 cmd_commit (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
 {
-  static const struct option opts[] = { { "force", no_argument, 0, 'f' },
-                                        { 0, 0, 0, 0 } };
+  static const struct option opts[]
+      = { { "force", no_argument, 0, 'f' }, { 0, 0, 0, 0 } };
   bool force = false;
   int c;
   while ((c = getopt_long (argc, argv, "+f", opts, NULL)) != -1)
     if (c == 'f')
       force = true;
     else
-      return rt_err_set (err, 0, "commit: usage: sandlock-oci commit "
+      return rt_err_set (err, 0,
+                         "commit: usage: sandlock-oci commit "
                          "[--force] ID");
   if (optind + 1 != argc)
-    return rt_err_set (err, 0, "commit: usage: sandlock-oci commit "
+    return rt_err_set (err, 0,
+                       "commit: usage: sandlock-oci commit "
                        "[--force] ID");
   return decide_all (g, "commit", argv[optind], true, force, err);
 }
@@ -288,13 +292,14 @@ OCI_COMMAND (changes_command, "changes",
              "mount, with kind, mode, owner, size, symlink target and the\n"
              "sha256 of the content before and after (docs/cow.md).\n",
              cmd_changes)
-OCI_COMMAND (commit_command, "commit",
-             "merge a stopped container's cow branches into their host dirs",
-             "usage: sandlock-oci commit [--force] ID\n\n"
-             "Refuses, listing them, paths changed in the host directory since\n"
-             "the branch was created, unless --force.  A commit that was\n"
-             "interrupted is finished by running it again.\n",
-             cmd_commit)
+OCI_COMMAND (
+    commit_command, "commit",
+    "merge a stopped container's cow branches into their host dirs",
+    "usage: sandlock-oci commit [--force] ID\n\n"
+    "Refuses, listing them, paths changed in the host directory since\n"
+    "the branch was created, unless --force.  A commit that was\n"
+    "interrupted is finished by running it again.\n",
+    cmd_commit)
 OCI_COMMAND (abort_command, "abort", "drop a stopped container's cow branches",
              "usage: sandlock-oci abort ID\n", cmd_abort)
 OCI_COMMAND (branches_command, "branches", "list undecided cow branches",

@@ -16,7 +16,10 @@
 
 enum oci_cow_action
 {
-  OCI_COW_COMMIT, OCI_COW_ABORT, OCI_COW_KEEP, OCI_COW_DEFER
+  OCI_COW_COMMIT,
+  OCI_COW_ABORT,
+  OCI_COW_KEEP,
+  OCI_COW_DEFER
 };
 
 /* "commit" -> OCI_COW_COMMIT, ...; < 0 when unknown. */
@@ -73,8 +76,8 @@ void oci_cow_layer_release (int dirfd);
 struct rt_rootfs_source;
 int oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
                            const struct rt_config *cfg, struct cow_branch **b,
-                           const char *lowers[1],
-                           struct rt_rootfs_source *src, struct rt_err **err);
+                           const char *lowers[1], struct rt_rootfs_source *src,
+                           struct rt_err **err);
 
 /* One branch of a record. */
 struct oci_cow_ref
@@ -86,10 +89,10 @@ struct oci_cow_ref
 struct oci_cow_record
 {
   enum oci_cow_action on_exit, on_error;
-  int exit_code;                /* -1: unknown */
+  int exit_code; /* -1: unknown */
   struct oci_cow_ref *v;
   size_t n;
-  int dirfd;                    /* ROOT/cow-branches/ID, flock'ed */
+  int dirfd; /* ROOT/cow-branches/ID, flock'ed */
 };
 
 /* Loads and locks ROOT/cow-branches/ID; 1 when there is none. */

@@ -8,13 +8,12 @@
 #include "common/util.h"
 #include "cow_branch.h"
 
-
 static void
 say (const struct oci_globals *g, const char *id, const char *dest,
      const char *what)
 {
-  _cleanup_free_ char *m = xasprintf ("container \"%s\": cow mount %s: %s",
-                                      id, dest, what);
+  _cleanup_free_ char *m
+      = xasprintf ("container \"%s\": cow mount %s: %s", id, dest, what);
   oci_log_warning (g, m);
 }
 
@@ -34,11 +33,13 @@ apply (const struct oci_globals *g, const char *id,
       return false;
     }
   if (b->state != COW_PENDING)
-    ;                           /* decided before */
+    ; /* decided before */
   else if (a == OCI_COW_ABORT)
     gone = cow_abort (b, &e) == 0;
-  else if (cow_branch_set_state (b, a == OCI_COW_KEEP ? COW_KEPT
-                                 : COW_DEFERRED, &e) == 0)
+  else if (cow_branch_set_state (b,
+                                 a == OCI_COW_KEEP ? COW_KEPT : COW_DEFERRED,
+                                 &e)
+           == 0)
     {
       if (a == OCI_COW_COMMIT)
         gone = cow_commit (b, NULL, NULL, &e) == 0;

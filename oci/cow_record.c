@@ -12,8 +12,10 @@
 #include "cow_branch.h"
 
 static const char *const action_names[] = {
-  [OCI_COW_COMMIT] = "commit", [OCI_COW_ABORT] = "abort",
-  [OCI_COW_KEEP] = "keep", [OCI_COW_DEFER] = "defer",
+  [OCI_COW_COMMIT] = "commit",
+  [OCI_COW_ABORT] = "abort",
+  [OCI_COW_KEEP] = "keep",
+  [OCI_COW_DEFER] = "defer",
 };
 
 int
@@ -84,8 +86,9 @@ int
 oci_cow_record_load (const struct oci_globals *g, const char *id,
                      struct oci_cow_record *r, struct rt_err **err)
 {
-  _cleanup_free_ char *dir = xasprintf ("%s/" OCI_COW_BRANCHES "/%s",
-                                        g->root, id), *text = NULL;
+  _cleanup_free_ char *dir
+      = xasprintf ("%s/" OCI_COW_BRANCHES "/%s", g->root, id),
+      *text = NULL;
   char *save = NULL;
   memset (r, 0, sizeof *r);
   r->exit_code = -1;
@@ -99,7 +102,7 @@ oci_cow_record_load (const struct oci_globals *g, const char *id,
       if ((*err)->errno_ != ENOENT)
         return -1;
       rt_err_free (err);
-      return 1;                 /* a create that died before writing it */
+      return 1; /* a create that died before writing it */
     }
   for (char *l = strtok_r (text, "\n", &save); l;
        l = strtok_r (NULL, "\n", &save))
@@ -113,15 +116,15 @@ int
 oci_cow_record_save (const struct oci_globals *g, const char *id,
                      struct oci_cow_record *r, struct rt_err **err)
 {
-  _cleanup_free_ char *dir = xasprintf ("%s/" OCI_COW_BRANCHES "/%s",
-                                        g->root, id);
+  _cleanup_free_ char *dir
+      = xasprintf ("%s/" OCI_COW_BRANCHES "/%s", g->root, id);
   char *buf = NULL;
   size_t len = 0;
   if (r->n == 0)
     return rt_rm_rf_at (AT_FDCWD, dir, err);
   FILE *f = open_memstream (&buf, &len);
-  fprintf (f, "on_exit=%s\non_error=%s\nexit=%d\n",
-           action_names[r->on_exit], action_names[r->on_error], r->exit_code);
+  fprintf (f, "on_exit=%s\non_error=%s\nexit=%d\n", action_names[r->on_exit],
+           action_names[r->on_error], r->exit_code);
   for (size_t i = 0; i < r->n; i++)
     fprintf (f, "branch=%s\t%s\n", r->v[i].storage, r->v[i].dest);
   fclose (f);

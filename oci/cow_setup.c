@@ -13,11 +13,10 @@
 #include "common/util.h"
 #include "cow_branch.h"
 
-
 struct cow_ann
 {
   enum oci_cow_action on_exit, on_error;
-  const char *storage;          /* NULL: under the state root */
+  const char *storage; /* NULL: under the state root */
 };
 
 static int
@@ -26,8 +25,10 @@ parse_action (const char *key, const char *v, enum oci_cow_action *out,
 {
   int a = oci_cow_action_parse (v);
   if (a < 0)
-    return rt_err_set (err, 0, "annotation %s: expected commit, abort, keep "
-                       "or defer, got \"%.64s\"", key, v);
+    return rt_err_set (err, 0,
+                       "annotation %s: expected commit, abort, keep "
+                       "or defer, got \"%.64s\"",
+                       key, v);
   *out = (enum oci_cow_action) a;
   return 0;
 }
@@ -38,8 +39,10 @@ check_storage (const char *key, const char *v, struct rt_err **err)
   struct stat st;
   if (v[0] != '/' || strstr (v, "/../") || rt_startswith (v, "../")
       || (strlen (v) >= 3 && strcmp (v + strlen (v) - 3, "/..") == 0))
-    return rt_err_set (err, 0, "annotation %s: \"%.256s\" must be an "
-                       "absolute path without \"..\"", key, v);
+    return rt_err_set (err, 0,
+                       "annotation %s: \"%.256s\" must be an "
+                       "absolute path without \"..\"",
+                       key, v);
   if (stat (v, &st) < 0)
     return rt_err_set (err, errno, "annotation %s: \"%.256s\"", key, v);
   if (!S_ISDIR (st.st_mode))
@@ -60,22 +63,25 @@ parse_annotations (const struct rt_config *cfg, const struct oci_cow_flags *f,
         continue;
       const char *s = k + strlen (OCI_COW_ANN);
       if (strcmp (s, "on_exit") == 0 ? parse_action (k, v, &a->on_exit, err)
-          : strcmp (s, "on_error") == 0 ? parse_action (k, v, &a->on_error,
-                                                        err)
+          : strcmp (s, "on_error") == 0
+              ? parse_action (k, v, &a->on_error, err)
           : strcmp (s, "storage") == 0 || strcmp (s, "rootfs_lower") == 0
               ? check_storage (k, v, err)
-          : rt_err_set (err, 0, "annotation %s: unknown (this runtime knows "
-                        OCI_COW_ANN "on_exit, on_error, storage, "
-                        "rootfs_lower; max_disk is not implemented)", k))
+              : rt_err_set (
+                  err, 0,
+                  "annotation %s: unknown (this runtime knows " OCI_COW_ANN
+                  "on_exit, on_error, storage, "
+                  "rootfs_lower; max_disk is not implemented)",
+                  k))
         return -1;
       if (strcmp (s, "storage") == 0)
         a->storage = v;
     }
-  if (f && f->on_exit && parse_action ("--cow-on-exit", f->on_exit,
-                                       &a->on_exit, err) < 0)
+  if (f && f->on_exit
+      && parse_action ("--cow-on-exit", f->on_exit, &a->on_exit, err) < 0)
     return -1;
-  if (f && f->on_error && parse_action ("--cow-on-error", f->on_error,
-                                        &a->on_error, err) < 0)
+  if (f && f->on_error
+      && parse_action ("--cow-on-error", f->on_error, &a->on_error, err) < 0)
     return -1;
   return 0;
 }
@@ -92,17 +98,23 @@ has_opt (const struct rt_mount *m, const char *o)
 static int
 check_mount (const struct rt_mount *m, size_t i, struct rt_err **err)
 {
-  bool bind = (m->type && strcmp (m->type, "bind") == 0)
-              || has_opt (m, "bind") || has_opt (m, "rbind");
+  bool bind = (m->type && strcmp (m->type, "bind") == 0) || has_opt (m, "bind")
+              || has_opt (m, "rbind");
   if (!bind)
-    return rt_err_set (err, 0, "mounts[%zu].options: \"cow\" needs a bind "
-                       "mount", i);
+    return rt_err_set (err, 0,
+                       "mounts[%zu].options: \"cow\" needs a bind "
+                       "mount",
+                       i);
   if (m->source == NULL || m->source[0] != '/')
-    return rt_err_set (err, 0, "mounts[%zu].source: a \"cow\" mount needs "
-                       "an absolute host directory", i);
+    return rt_err_set (err, 0,
+                       "mounts[%zu].source: a \"cow\" mount needs "
+                       "an absolute host directory",
+                       i);
   if (m->destination == NULL || strpbrk (m->destination, "\t\n"))
-    return rt_err_set (err, 0, "mounts[%zu].destination: a \"cow\" mount's "
-                       "destination holds a tab or newline", i);
+    return rt_err_set (err, 0,
+                       "mounts[%zu].destination: a \"cow\" mount's "
+                       "destination holds a tab or newline",
+                       i);
   return 0;
 }
 
@@ -134,8 +146,8 @@ rewrite_mount (struct rt_mount *m, const struct cow_branch *b, bool userns)
         }
       free (m->options[k]);
     }
-  for (char *t = strtok_r (data, ",", &save); t; t = strtok_r (NULL, ",",
-                                                                &save))
+  for (char *t = strtok_r (data, ",", &save); t;
+       t = strtok_r (NULL, ",", &save))
     {
       opts = xrealloc (opts, (n + 1) * sizeof *opts);
       opts[n++] = xstrdup (t);
@@ -164,9 +176,9 @@ make_branches (const struct oci_globals *g, const char *id,
       if (!has_opt (m, "cow"))
         continue;
       _cleanup_free_ char *storage
-          = a->storage ? xasprintf ("%s/%s.%zu", a->storage, id, i)
-                       : xasprintf ("%s/" OCI_COW_BRANCHES "/%s/%zu", root, id,
-                                    i);
+          = a->storage
+                ? xasprintf ("%s/%s.%zu", a->storage, id, i)
+                : xasprintf ("%s/" OCI_COW_BRANCHES "/%s/%zu", root, id, i);
       if (cow_branch_create (m->source, storage, &b, err) < 0)
         return rt_err_wrap (err, "mounts[%zu] (\"cow\")", i);
       r->v = xrealloc (r->v, (r->n + 1) * sizeof *r->v);
@@ -187,10 +199,12 @@ open_record_dir (const struct oci_globals *g, const char *id,
   if (mkdir (top, 0700) < 0 && errno != EEXIST)
     return rt_err_set (err, errno, "mkdir `%s`", top);
   if (mkdir (dir, 0700) < 0)
-    return rt_err_set (err, errno, errno == EEXIST
-                       ? "container id \"%s\" still has undecided cow "
-                         "branches (`sandlock-oci branches`): commit or "
-                         "abort them first" : "mkdir `%s`",
+    return rt_err_set (err, errno,
+                       errno == EEXIST
+                           ? "container id \"%s\" still has undecided cow "
+                             "branches (`sandlock-oci branches`): commit or "
+                             "abort them first"
+                           : "mkdir `%s`",
                        errno == EEXIST ? id : dir);
   r->dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (r->dirfd < 0)
@@ -229,8 +243,8 @@ oci_cow_setup (const struct oci_globals *g, const char *id,
       /* what was made is this create's own: drop it */
       for (size_t i = 0; i < r.n; i++)
         rt_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
-      _cleanup_free_ char *dir = xasprintf ("%s/" OCI_COW_BRANCHES "/%s",
-                                            g->root, id);
+      _cleanup_free_ char *dir
+          = xasprintf ("%s/" OCI_COW_BRANCHES "/%s", g->root, id);
       rt_rm_rf_at (AT_FDCWD, dir, NULL);
     }
   oci_cow_record_free (&r);

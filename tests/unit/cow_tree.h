@@ -117,8 +117,8 @@ list_into (int dfd, const char *rel, char **out, size_t *len, FILE *f)
           char hex[65];
           cow_sha256_fd (fd, hex);
           close (fd);
-          snprintf (extra, sizeof extra, "sha=%.12s nlink=%lu mtime=%ld",
-                    hex, (unsigned long) st.st_nlink, (long) st.st_mtime);
+          snprintf (extra, sizeof extra, "sha=%.12s nlink=%lu mtime=%ld", hex,
+                    (unsigned long) st.st_nlink, (long) st.st_mtime);
         }
       else if (S_ISLNK (st.st_mode))
         {
@@ -131,8 +131,8 @@ list_into (int dfd, const char *rel, char **out, size_t *len, FILE *f)
                extra);
       if (S_ISDIR (st.st_mode))
         {
-          int sub = openat (dfd, names[i], O_RDONLY | O_DIRECTORY
-                            | O_NOFOLLOW);
+          int sub
+              = openat (dfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
           list_into (sub, p, out, len, f);
           close (sub);
         }

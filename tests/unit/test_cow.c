@@ -60,18 +60,19 @@ static void
 change_merged (const char *m)
 {
   _cleanup_free_ char *mod = at (m, "mod.txt"), *del = at (m, "del.txt"),
-    *excl = at (m, "excl.txt"), *ren = at (m, "ren.txt"),
-    *renamed = at (m, "renamed.txt"), *chm = at (m, "chmod.txt"),
-    *own = at (m, "own.txt"), *tim = at (m, "times.txt"),
-    *xat = at (m, "xattr.txt"), *sl = at (m, "sl"), *fifo = at (m, "fifo"),
-    *nd = at (m, "newdir"), *nf = at (m, "newdir/f"), *nl = at (m, "hl"),
-    *keep = at (m, "keep.txt"), *dira = at (m, "dirA"),
-    *dirb = at (m, "dirB"), *deldir = at (m, "deldir"),
-    *opq = at (m, "opq");
+                      *excl = at (m, "excl.txt"), *ren = at (m, "ren.txt"),
+                      *renamed = at (m, "renamed.txt"),
+                      *chm = at (m, "chmod.txt"), *own = at (m, "own.txt"),
+                      *tim = at (m, "times.txt"), *xat = at (m, "xattr.txt"),
+                      *sl = at (m, "sl"), *fifo = at (m, "fifo"),
+                      *nd = at (m, "newdir"), *nf = at (m, "newdir/f"),
+                      *nl = at (m, "hl"), *keep = at (m, "keep.txt"),
+                      *dira = at (m, "dirA"), *dirb = at (m, "dirB"),
+                      *deldir = at (m, "deldir"), *opq = at (m, "opq");
   int fd;
   fd = open (mod, O_WRONLY | O_TRUNC);
   ok (fd >= 0 && write (fd, "new content", 11) == 11, "write through "
-      "the merged view");
+                                                      "the merged view");
   close (fd);
   ok (unlink (del) == 0, "unlink");
   ok (rt_rm_rf_at (AT_FDCWD, deldir, NULL) == 0, "rm -r dir");
@@ -82,8 +83,7 @@ change_merged (const char *m)
   ok (fd >= 0 && write (fd, "again", 5) == 5, "O_EXCL after unlink");
   close (fd);
   ok (rename (ren, renamed) == 0, "rename a file");
-  ok (chmod (chm, 0600) == 0 && chown (own, 1234, 1234) == 0,
-      "chmod, chown");
+  ok (chmod (chm, 0600) == 0 && chown (own, 1234, 1234) == 0, "chmod, chown");
   struct timespec ts[2] = { { 2000000, 0 }, { 2000000, 0 } };
   ok (utimensat (AT_FDCWD, tim, ts, 0) == 0, "utimes");
   ok (setxattr (xat, "user.k", "v", 1, 0) == 0, "setxattr");
@@ -92,12 +92,12 @@ change_merged (const char *m)
   ok (mkdir (nd, 0750) == 0, "mkdir");
   put (m, "newdir/f", "nf", 0644);
   ok (link (nf, nl) == 0, "hardlink");
-  ok (rt_rm_rf_at (AT_FDCWD, opq, NULL) == 0
-      && mkdir (opq, 0755) == 0, "replace a directory");
+  ok (rt_rm_rf_at (AT_FDCWD, opq, NULL) == 0 && mkdir (opq, 0755) == 0,
+      "replace a directory");
   put (m, "opq/z", "z", 0644);
   int r = rename (dira, dirb);
   ok (r < 0 && errno == EXDEV, "renaming a lower directory gives EXDEV "
-      "(redirect_dir=nofollow; mv copies)");
+                               "(redirect_dir=nofollow; mv copies)");
 }
 
 static void
@@ -108,25 +108,29 @@ check_changes (const struct cow_changes *c)
   x = find_change (c, "mod.txt");
   sha_of ("old", hex);
   ok (x && x->op == COW_MODIFIED && x->before.kind == COW_K_FILE
-      && strcmp (x->before.sha256, hex) == 0 && x->before.size == 3,
+          && strcmp (x->before.sha256, hex) == 0 && x->before.size == 3,
       "mod.txt: modified, before = old content");
   sha_of ("new content", hex);
   ok (x && strcmp (x->after.sha256, hex) == 0 && x->after.size == 11
-      && x->after.mode == 0644, "mod.txt: after = new content");
+          && x->after.mode == 0644,
+      "mod.txt: after = new content");
   x = find_change (c, "del.txt");
   ok (x && x->op == COW_DELETED && !x->after.present, "del.txt deleted");
   ok ((x = find_change (c, "deldir")) && x->op == COW_DELETED
-      && x->before.kind == COW_K_DIR && find_change (c, "deldir/a")
-      && find_change (c, "deldir/sub/b"), "deleted tree listed per path");
+          && x->before.kind == COW_K_DIR && find_change (c, "deldir/a")
+          && find_change (c, "deldir/sub/b"),
+      "deleted tree listed per path");
   x = find_change (c, "renamed.txt");
   ok (x && x->op == COW_RENAMED && x->from && strcmp (x->from, "ren.txt") == 0
-      && !find_change (c, "ren.txt"), "rename paired by digest");
+          && !find_change (c, "ren.txt"),
+      "rename paired by digest");
   x = find_change (c, "excl.txt");
   ok (x && x->op == COW_MODIFIED && x->after.mode == 0640, "excl.txt");
   x = find_change (c, "chmod.txt");
   ok (x && x->op == COW_MODIFIED && x->before.mode == 0644
-      && x->after.mode == 0600
-      && strcmp (x->before.sha256, x->after.sha256) == 0, "chmod only");
+          && x->after.mode == 0600
+          && strcmp (x->before.sha256, x->after.sha256) == 0,
+      "chmod only");
   x = find_change (c, "own.txt");
   ok (x && x->after.uid == 1234 && x->after.gid == 1234 && x->before.uid == 0,
       "chown only");
@@ -134,15 +138,18 @@ check_changes (const struct cow_changes *c)
       "utimes-only and xattr-only changes listed");
   x = find_change (c, "sl");
   ok (x && x->op == COW_ADDED && x->after.kind == COW_K_SYMLINK
-      && strcmp (x->after.target, "keep.txt") == 0, "symlink added");
+          && strcmp (x->after.target, "keep.txt") == 0,
+      "symlink added");
   x = find_change (c, "fifo");
   ok (x && x->after.kind == COW_K_FIFO, "fifo added");
   x = find_change (c, "newdir");
   ok (x && x->op == COW_ADDED && x->after.kind == COW_K_DIR
-      && x->after.mode == 0750, "dir added");
+          && x->after.mode == 0750,
+      "dir added");
   ok (find_change (c, "opq/x") && find_change (c, "opq/y")
-      && (x = find_change (c, "opq/z")) && x->op == COW_ADDED
-      && !find_change (c, "opq"), "opaque dir: old children deleted");
+          && (x = find_change (c, "opq/z")) && x->op == COW_ADDED
+          && !find_change (c, "opq"),
+      "opaque dir: old children deleted");
   ok (!find_change (c, "keep.txt") && !find_change (c, "dirA"),
       "untouched paths not listed");
 }
@@ -169,7 +176,8 @@ test_no_mount_crossing (void)
   int r = cow_commit (b, NULL, NULL, &e);
   ok (r < 0 && !exists (h, "mnt/f") && b->state == COW_DEFERRED,
       "commit refuses, before it starts, a path below a mount in the host "
-      "directory: %s", e ? e->msg : "(committed)");
+      "directory: %s",
+      e ? e->msg : "(committed)");
   rt_err_free (&e);
   umount2 (mnt, MNT_DETACH);
   cow_branch_free (b);
@@ -218,13 +226,15 @@ main (void)
   ok (cow_commit (b, NULL, NULL, &e) == 0, "commit: %s", e ? e->msg : "ok");
   _cleanup_free_ char *mod = slurp (h, "mod.txt"), *z = slurp (h, "opq/z");
   ok (mod && strcmp (mod, "new content") == 0 && z && !exists (h, "opq/x")
-      && !exists (h, "del.txt") && !exists (h, "ren.txt")
-      && exists (h, "renamed.txt") && exists (h, "newdir/f")
-      && !exists (h, "deldir"), "committed tree matches the merged view");
+          && !exists (h, "del.txt") && !exists (h, "ren.txt")
+          && exists (h, "renamed.txt") && exists (h, "newdir/f")
+          && !exists (h, "deldir"),
+      "committed tree matches the merged view");
   struct stat st;
   _cleanup_free_ char *tp = at (h, "times.txt"), *op = at (h, "own.txt");
   ok (stat (tp, &st) == 0 && st.st_mtime == 2000000 && stat (op, &st) == 0
-      && st.st_uid == 1234, "times and owner committed");
+          && st.st_uid == 1234,
+      "times and owner committed");
   char v[4];
   _cleanup_free_ char *xp = at (h, "xattr.txt");
   ok (getxattr (xp, "user.k", v, sizeof v) == 1, "xattr committed");

@@ -30,31 +30,34 @@ test_create_validation (void)
   put (base, "v-file", "x", 0644);
 
   ok (cow_branch_create ("rel/low", st, &b, &e) < 0 && e
-      && strstr (e->msg, "absolute"), "relative lower refused: %s",
-      e ? e->msg : "");
+          && strstr (e->msg, "absolute"),
+      "relative lower refused: %s", e ? e->msg : "");
   rt_err_free (&e);
   ok (cow_branch_create (low, in, &b, &e) < 0 && e
-      && strstr (e->msg, "overlap") && !exists (base, "v-low/st"),
+          && strstr (e->msg, "overlap") && !exists (base, "v-low/st"),
       "storage inside the lower refused, nothing created: %s",
       e ? e->msg : "");
   rt_err_free (&e);
   _cleanup_free_ char *up = pathf ("v-low/..");
   ok (cow_branch_create (low, base, &b, &e) < 0 && e
-      && strstr (e->msg, "overlap"), "lower inside the storage refused");
+          && strstr (e->msg, "overlap"),
+      "lower inside the storage refused");
   rt_err_free (&e);
   ok (cow_branch_create (file, st, &b, &e) < 0 && e && e->errno_ == ENOTDIR
-      && !exists (base, "v-st"), "a file as lower refused, nothing created");
+          && !exists (base, "v-st"),
+      "a file as lower refused, nothing created");
   rt_err_free (&e);
   _cleanup_free_ char *comma = pathf ("v,st");
-  ok (cow_branch_create (low, comma, &b, &e) < 0 && e && !exists (base,
-                                                                  "v,st"),
+  ok (cow_branch_create (low, comma, &b, &e) < 0 && e
+          && !exists (base, "v,st"),
       "a ',' in the storage refused (overlay mount data)");
   rt_err_free (&e);
   put (base, "v-low/f", "x", 0644);
   mkdir (st, 0700);
   put (base, "v-st/busy", "x", 0644);
   ok (cow_branch_create (low, st, &b, &e) < 0 && e && e->errno_ == EEXIST
-      && exists (base, "v-st/busy"), "a non-empty storage refused, kept");
+          && exists (base, "v-st/busy"),
+      "a non-empty storage refused, kept");
   rt_err_free (&e);
 }
 
@@ -111,7 +114,7 @@ make_upper (const char *u)
   snprintf (p, sizeof p, "%s/opq", u);
   setxattr (p, "trusted.overlay.opaque", "y", 1, 0);
   put (u, "opq/z", "z", 0644);
-  mkd (u, "wasfile");           /* a file replaced by a directory */
+  mkd (u, "wasfile"); /* a file replaced by a directory */
   put (u, "wasfile/inner", "inner", 0644);
   put (u, "wasdir", "now a file", 0644);
   mkd (u, "merge");
@@ -173,12 +176,14 @@ test_commit_semantics (void)
   ok (exists (h, "wasfile/inner") && !exists (h, "wasdir/in"),
       "file<->directory replacements");
   _cleanup_free_ char *cm = pathf ("c-host/chmod.txt"),
-                      *h1 = pathf ("c-host/h1"), *h2 = pathf ("c-host/merge/h2"),
+                      *h1 = pathf ("c-host/h1"),
+                      *h2 = pathf ("c-host/merge/h2"),
                       *nt = pathf ("c-host/new.txt"),
                       *ff = pathf ("c-host/fifo"), *ln = pathf ("c-host/link");
   ok (stat (cm, &a) == 0 && (a.st_mode & 0777) == 0600, "mode-only change");
   ok (stat (nt, &a) == 0 && (a.st_mode & 0777) == 0755
-      && a.st_mtime == 1000000, "mode and mtime of a new file kept");
+          && a.st_mtime == 1000000,
+      "mode and mtime of a new file kept");
   ok (stat (h1, &a) == 0 && stat (h2, &c) == 0 && a.st_ino == c.st_ino,
       "hardlinks stay one inode");
   ok (lstat (ff, &a) == 0 && S_ISFIFO (a.st_mode), "fifo committed");
@@ -214,11 +219,14 @@ test_symlink_escape (void)
   struct cow_commit_opts o = { .force = true };
   int r = cow_commit (b, &o, NULL, &e);
   _cleanup_free_ char *p = slurp (out, "passwd"), *q = slurp (h, "a/passwd");
-  is_str (p, "root:x:0:0", "the file outside the lower is untouched "
-          "(commit %s)", r < 0 && e ? e->msg : "ok");
+  is_str (p, "root:x:0:0",
+          "the file outside the lower is untouched "
+          "(commit %s)",
+          r < 0 && e ? e->msg : "ok");
   struct stat st;
   ok (r == 0 && lstat (lnk, &st) == 0 && S_ISDIR (st.st_mode) && q
-      && strcmp (q, "pwned") == 0, "the symlink was replaced by the "
+          && strcmp (q, "pwned") == 0,
+      "the symlink was replaced by the "
       "branch's directory, written beneath the lower");
   rt_err_free (&e);
   cow_branch_free (b);
@@ -241,8 +249,10 @@ test_symlink_escape (void)
   symlink (out, l2);
   _cleanup_fd_ int root = open (h2, O_PATH | O_DIRECTORY);
   int fd = cow_open_beneath (root, "d/sub/passwd", O_RDONLY);
-  ok (fd < 0 && errno == ELOOP, "cow_open_beneath refuses a symlinked "
-      "component (errno %d)", errno);
+  ok (fd < 0 && errno == ELOOP,
+      "cow_open_beneath refuses a symlinked "
+      "component (errno %d)",
+      errno);
   cow_branch_free (b);
 }
 
@@ -328,8 +338,8 @@ test_sigkill_resume (void)
       cow_branch_free (again);
       _cleanup_free_ char *got = r == 0 ? tree_text (h) : NULL;
       bool same = got && strcmp (got, ref) == 0;
-      if (sig != SIGKILL || !marked || !same || exists (base, s + strlen (base)
-                                                        + 1))
+      if (sig != SIGKILL || !marked || !same
+          || exists (base, s + strlen (base) + 1))
         {
           all = false;
           printf ("# step %u: sig %d marked %d same %d %s\n", at, sig, marked,
@@ -339,8 +349,10 @@ test_sigkill_resume (void)
         }
       rt_err_free (&e);
     }
-  ok (all, "SIGKILL after each of the %u steps, then commit again: the "
-      "tree equals a clean commit, the journal said `committing`", steps);
+  ok (all,
+      "SIGKILL after each of the %u steps, then commit again: the "
+      "tree equals a clean commit, the journal said `committing`",
+      steps);
 }
 
 static void
@@ -378,12 +390,13 @@ test_conflicts (void)
   _cleanup_free_ char *y = slurp (h, "y"), *x = slurp (h, "x");
   is_str (y, "y2", "second branch's change landed");
   ok (cow_commit (b3, NULL, &cf, &e) < 0 && cf && cf[0] && cf[1] && !cf[2]
-      && strcmp (cf[0], "d/in") == 0 && strcmp (cf[1], "x") == 0,
+          && strcmp (cf[0], "d/in") == 0 && strcmp (cf[1], "x") == 0,
       "third branch: conflicts on x and inside the deleted d: %s",
       e ? e->msg : "");
   _cleanup_free_ char *x2 = slurp (h, "x"), *z = slurp (h, "z");
   ok (x2 && strcmp (x2, "x1") == 0 && z && strcmp (z, "z0") == 0
-      && b3->state == COW_DEFERRED, "refused commit changed nothing");
+          && b3->state == COW_DEFERRED,
+      "refused commit changed nothing");
   rt_strv_free (cf);
   cf = NULL;
   rt_err_free (&e);
@@ -406,14 +419,15 @@ test_states (void)
   mkdir (h, 0755);
   b = branch_over (h, s);
   ok (cow_branch_set_state (b, COW_KEPT, &e) == 0
-      && cow_branch_open (s, &o, &e) == 0 && o->state == COW_KEPT
-      && strcmp (o->lower, h) == 0, "keep persists in meta");
+          && cow_branch_open (s, &o, &e) == 0 && o->state == COW_KEPT
+          && strcmp (o->lower, h) == 0,
+      "keep persists in meta");
   ok (cow_branch_set_state (b, COW_COMMITTING, &e) < 0 && e,
       "committing is not a decision one can set");
   rt_err_free (&e);
   b->state = COW_COMMITTING;
-  ok (cow_abort (b, &e) < 0 && e && e->errno_ == EBUSY && exists (base,
-                                                                   "s-st"),
+  ok (cow_abort (b, &e) < 0 && e && e->errno_ == EBUSY
+          && exists (base, "s-st"),
       "abort refused while a commit is in progress");
   rt_err_free (&e);
   ok (cow_abort (o, &e) == 0 && !exists (base, "s-st"), "abort removes it");
@@ -443,11 +457,14 @@ sha_is (const char *data, size_t len, size_t repeat, const char *want)
 static void
 test_sha256 (void)
 {
-  sha_is ("", 0, 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  sha_is ("abc", 3, 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  sha_is ("", 0, 1,
+          "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  sha_is ("abc", 3, 1,
+          "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   sha_is ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, 1,
           "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  sha_is ("a", 1, 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  sha_is ("a", 1, 1000000,
+          "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 int
