@@ -58,6 +58,12 @@ int cow_branch_open (const char *storage, struct cow_branch **out,
                      struct rt_err **err) __attribute__ ((nonnull (1, 2)));
 
 void cow_branch_free (struct cow_branch *b);
+/* For _cleanup_ (common/util.h). */
+static inline void
+cow_branch_freep (struct cow_branch **b)
+{
+  cow_branch_free (*b);
+}
 
 /* Records a decision that leaves the branch in place (KEPT, DEFERRED) or
  * PENDING again.  Refused while a commit is in progress. */
