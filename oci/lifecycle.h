@@ -29,6 +29,8 @@ struct oci_create_args
    * oci_create either makes the container's own (renamed to
    * ROOT/image-bundles/ID, deleted with it) or removes.  Overrides bundle. */
   const char *image_bundle_tmp;
+  /* run --cow-on-exit / --cow-on-error: override the annotations. */
+  const char *cow_on_exit, *cow_on_error;
 };
 
 /* Creates the container; on success |st| is loaded and locked, status
