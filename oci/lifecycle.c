@@ -43,6 +43,7 @@ record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
   /* Each replace of state.json costs a data flush on ext4 (auto_da_alloc):
    * write only what changed. */
   if (pr->pid == st->pid && st->status == status
+      && pr->supervisor_pid == st->supervisor_pid
       && (pr->cgroup_path && st->cgroup_path
               ? strcmp (pr->cgroup_path, st->cgroup_path) == 0
               : pr->cgroup_path == st->cgroup_path))
@@ -51,6 +52,8 @@ record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
   st->cgroup_path = pr->cgroup_path ? xstrdup (pr->cgroup_path) : NULL;
   st->pid = pr->pid;
   st->start_time = pr->start_time;
+  st->supervisor_pid = pr->supervisor_pid;
+  st->supervisor_start_time = pr->supervisor_start_time;
   st->status = status;
   /* exec gives its process only the inodes the init's rules are on: the
    * record exists before the container is "created". */
@@ -390,6 +393,10 @@ oci_delete (const struct oci_globals *g, struct oci_state *st,
    * later `delete -f` retries. */
   r = rt_handle_destroy (h, DESTROY_WAIT_MS, err);
   rt_handle_free (h);
+  /* It exits once the listener hangs up, i.e. with the container; a
+   * supervisor stuck in a handler must not outlive the delete. */
+  if (r == 0 && st->supervisor_pid > 0)
+    rt_proc_signal (st->supervisor_pid, st->supervisor_start_time, SIGKILL);
   if (r < 0)
     return rt_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
                         "again once its processes can exit", st->id);

@@ -46,6 +46,10 @@ struct oci_state
   char *owner;
   char *cgroup_path;            /* NULL: no cgroup */
   bool systemd_cgroup;
+  /* The notify supervisor (namespace-less mode), 0: none.  `delete` makes
+   * sure it is gone with the container. */
+  pid_t supervisor_pid;
+  uint64_t supervisor_start_time;
   struct rt_kv *annotations;
   size_t annotations_len;
   int dirfd;                    /* locked container directory, or -1 */

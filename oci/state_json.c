@@ -125,11 +125,14 @@ static int
 parse_fields (struct oci_state *st, yajl_val root, struct rt_err **err)
 {
   const char *spath[] = { "systemd", NULL };
-  long long pid, start_time;
+  long long pid, start_time, spid, sstart;
   if (get_str (st, root, "ociVersion", &st->oci_version, err) < 0
       || get_status (st, root, err) < 0
       || get_int (st, root, "pid", INT_MAX, &pid, err) < 0
       || get_int (st, root, "start_time", LLONG_MAX, &start_time, err) < 0
+      || get_int (st, root, "supervisor_pid", INT_MAX, &spid, err) < 0
+      || get_int (st, root, "supervisor_start_time", LLONG_MAX, &sstart,
+                  err) < 0
       || get_str (st, root, "bundle", &st->bundle, err) < 0
       || get_str (st, root, "rootfs", &st->rootfs, err) < 0
       || get_str (st, root, "created", &st->created, err) < 0
@@ -139,6 +142,8 @@ parse_fields (struct oci_state *st, yajl_val root, struct rt_err **err)
     return -1;
   st->pid = (pid_t) pid;
   st->start_time = (uint64_t) start_time;
+  st->supervisor_pid = (pid_t) spid;
+  st->supervisor_start_time = (uint64_t) sstart;
   st->systemd_cgroup = YAJL_IS_TRUE (yajl_tree_get (root, spath,
                                                     yajl_t_true));
   return 0;
@@ -217,6 +222,13 @@ oci_state_gen (const struct oci_state *st, bool pretty, bool internal)
         kv (g, "cgroup_path", st->cgroup_path);
       S (g, "systemd");
       yajl_gen_bool (g, st->systemd_cgroup);
+      if (st->supervisor_pid > 0)
+        {
+          S (g, "supervisor_pid");
+          yajl_gen_integer (g, st->supervisor_pid);
+          S (g, "supervisor_start_time");
+          yajl_gen_integer (g, (long long) st->supervisor_start_time);
+        }
     }
   yajl_gen_map_close (g);
   yajl_gen_get_buf (g, &buf, &len);

@@ -86,6 +86,23 @@ args() {
   [ ! -d "$D/state/n2" ]
 }
 
+@test "nsless: state.json names the notify supervisor; delete leaves no supervisor behind" {
+  args sleep 100
+  as_user create n4 </dev/null >/dev/null 2>&1
+  spid=$(jq -r '.supervisor_pid // 0' "$D/state/n4/state.json")
+  ipid=$(jq -r .pid "$D/state/n4/state.json")
+  [ "$spid" -gt 0 ]
+  [ "$spid" != "$ipid" ]
+  [ -d "/proc/$spid" ]
+  # never the init's parent (the engine reaps the init)
+  [ "$(awk '/^PPid:/{print $2}' "/proc/$ipid/status")" != "$spid" ]
+  run as_user delete -f n4
+  [ "$status" -eq 0 ]
+  [ ! -d "/proc/$ipid" ] || [ "$(awk '/^State:/{print $2}' "/proc/$ipid/status")" = Z ]
+  for _ in $(seq 50); do [ -d "/proc/$spid" ] || break; read -rt 0.1 <> <(:) || true; done
+  [ ! -d "/proc/$spid" ] || [ "$(awk '/^State:/{print $2}' "/proc/$spid/status")" = Z ]
+}
+
 @test "nsless: the escape matrix fails or stays inside" {
   python3 -c "
 import socket, os, sys
