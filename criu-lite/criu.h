@@ -1,0 +1,62 @@
+/* criu-lite: checkpoint and restore of x86_64 processes without CRIU
+ * (docs/checkpoint.md).  Knows nothing of containers or OCI: it is given a
+ * pid to capture and an image directory, or an image directory to become.
+ *
+ * Capture stops every thread of the process with ptrace (SEIZE+INTERRUPT),
+ * reads registers, xstate, signal mask, mappings and the pages that hold
+ * data, the mm layout, cwd, umask, rlimits and file descriptors, and writes
+ * core.img + pages.img (0600, sha256 per section and per file).
+ *
+ * Restore runs in the process that is to become the saved one: it verifies
+ * the image, reopens files, then jumps to a position-independent stub that
+ * unmaps everything else, maps the saved layout, reads the pages in, moves
+ * the vDSO to its saved place and returns to the saved registers through
+ * rt_sigreturn.  x86_64 only. */
+#ifndef SANDLOCK_CRIU_LITE_CRIU_H
+#define SANDLOCK_CRIU_LITE_CRIU_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+
+struct criu_dump_opts
+{
+  pid_t pid;              /* the process (thread group) to capture */
+  const char *image_dir;  /* created if missing (0700); files are 0600 */
+  bool leave_running;     /* false: the process is SIGKILLed once saved */
+  bool skip_unsupported;  /* record fds that cannot be restored instead of
+                             failing; restore lists them */
+};
+
+/* Captures opts->pid into opts->image_dir.  On failure the process is left
+ * running exactly as it was and no image is left behind. */
+int criu_dump (const struct criu_dump_opts *opts, struct rt_err **err)
+    __attribute__ ((nonnull (1, 2)));
+
+/* Reads and verifies the image in |image_dir| (header, every section's and
+ * pages.img's sha256, kernel release, CPU xstate features) without touching
+ * the calling process.  Returns 0 when a restore from it may proceed. */
+int criu_image_check (const char *image_dir, struct rt_err **err)
+    __attribute__ ((nonnull (1, 2)));
+
+struct criu_restore_opts
+{
+  const char *image_dir;
+  int report_fd;          /* >= 0: receives 4 bytes, 0 once the saved
+                             context is about to resume, else the stub's
+                             failure code (docs/checkpoint.md); closed */
+  void (*skipped) (void *arg, const char *what); /* fds the image could not
+                                                    carry; may be NULL */
+  void *skipped_arg;
+};
+
+/* Turns the calling process into the saved one.  Must be called in a
+ * single-threaded process whose pid the caller is prepared to give up:
+ * on success it does not return; it returns < 0 only while nothing of the
+ * caller has been destroyed yet (bad image, unopenable file).  Past that
+ * point a failure ends the process with exit code 120 + the stub's phase. */
+int criu_restore (const struct criu_restore_opts *opts, struct rt_err **err)
+    __attribute__ ((nonnull (1, 2)));
+
+#endif

@@ -1,0 +1,311 @@
+/* criu_restore: verify the image, reopen what it names, reset the calling
+ * process's own kernel state that would outlive its memory (signal
+ * handlers, timers, rseq, fds), then hand over to the stub (stub.c).
+ * Everything that can fail with a message happens before the first step
+ * that cannot be undone. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/rseq.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "criu-lite/criu.h"
+#include "criu-lite/restore.h"
+
+static const char *const special_names[3] = { "[vvar]", "[vvar_vclock]", "[vdso]" };
+
+static int
+current_specials (struct cl_special cur[3], struct rt_err **err)
+{
+  _cleanup_free_ char *maps = NULL;
+  char *save = NULL;
+  memset (cur, 0, 3 * sizeof *cur);
+  if (rt_read_file_at (AT_FDCWD, "/proc/self/maps", 64u << 20, &maps, NULL, err) < 0)
+    return -1;
+  for (char *l = strtok_r (maps, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
+    {
+      unsigned long long s, e;
+      char name[64] = "";
+      if (sscanf (l, "%llx-%llx %*s %*s %*s %*s %63s", &s, &e, name) < 2)
+        continue;
+      for (int k = 0; k < 3; k++)
+        if (strcmp (name, special_names[k]) == 0)
+          cur[k] = (struct cl_special) { s, e - s };
+    }
+  return 0;
+}
+
+/* Same kernel, same vDSO: each part the same size, the same distance
+ * from [vdso] (its code reaches the data pages by fixed offsets). */
+static int
+check_specials (struct cl_restore *r, struct rt_err **err)
+{
+  const struct cl_proc *p = r->img->proc;
+  r->saved[0] = (struct cl_special) { p->vvar, p->vvar_len };
+  r->saved[1] = (struct cl_special) { p->vclock, p->vclock_len };
+  r->saved[2] = (struct cl_special) { p->vdso, p->vdso_len };
+  if (current_specials (r->cur, err) < 0)
+    return -1;
+  for (int k = 0; k < 3; k++)
+    if (r->cur[k].len != r->saved[k].len
+        || (r->cur[k].len
+            && r->cur[k].addr - r->cur[2].addr != r->saved[k].addr - r->saved[2].addr))
+      return rt_err_set (err, 0, "image: %s of %llu bytes, this kernel has %llu "
+                         "at another offset from [vdso]", special_names[k],
+                         (unsigned long long) r->saved[k].len,
+                         (unsigned long long) r->cur[k].len);
+  return 0;
+}
+
+static int
+max_open_fd (void)
+{
+  DIR *d = opendir ("/proc/self/fd");
+  struct dirent *e;
+  int m = 2;
+  if (d == NULL)
+    return 1023;
+  while ((e = readdir (d)) != NULL)
+    if (atoi (e->d_name) > m)
+      m = atoi (e->d_name);
+  closedir (d);
+  return m;
+}
+
+/* Moves |fd| to the high range, closing the original. */
+static int
+lift (struct cl_restore *r, int fd, const char *what, struct rt_err **err)
+{
+  int hi;
+  if (fd < 0)
+    return fd;
+  hi = fcntl (fd, F_DUPFD_CLOEXEC, r->base_fd);
+  if (hi < 0)
+    {
+      int e = errno;
+      close (fd);
+      return rt_err_set (err, e, "move %s above fd %d", what, r->base_fd);
+    }
+  close (fd);
+  return hi;
+}
+
+static int
+open_vma_files (struct cl_restore *r, struct rt_err **err)
+{
+  const struct cl_image *img = r->img;
+  r->vma_fd = xmalloc ((img->nvmas + 1) * sizeof *r->vma_fd);
+  for (size_t i = 0; i < img->nvmas; i++)
+    {
+      const struct cl_vma *v = &img->vmas[i];
+      const char *path = cl_image_str (img, v->path);
+      int flags = v->kind == CL_VMA_FILE_SHARED && (v->prot & PROT_WRITE) ? O_RDWR
+                                                                          : O_RDONLY;
+      r->vma_fd[i] = -1;
+      if (v->kind != CL_VMA_FILE && v->kind != CL_VMA_FILE_SHARED)
+        continue;
+      if (i && img->vmas[i - 1].path == v->path && r->vma_fd[i - 1] >= 0
+          && img->vmas[i - 1].kind == v->kind)
+        {
+          r->vma_fd[i] = r->vma_fd[i - 1];
+          continue;
+        }
+      r->vma_fd[i] = open (path, flags | O_CLOEXEC);
+      if (r->vma_fd[i] < 0)
+        return rt_err_set (err, errno, "open `%s` mapped at %#llx", path,
+                           (unsigned long long) v->start);
+      r->vma_fd[i] = lift (r, r->vma_fd[i], path, err);
+      if (r->vma_fd[i] < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int
+open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
+                struct rt_err **err)
+{
+  const struct cl_image *img = r->img;
+  r->fd_tmp = xmalloc ((img->nfds + 1) * sizeof *r->fd_tmp);
+  for (size_t i = 0; i < img->nfds; i++)
+    {
+      const struct cl_fd *f = &img->fds[i];
+      const char *path = cl_image_str (img, f->path);
+      int fd;
+      r->fd_tmp[i] = -1;
+      if (f->kind == CL_FD_SKIPPED && o->skipped)
+        o->skipped (o->skipped_arg, path);
+      if (f->kind == CL_FD_INHERIT || f->kind == CL_FD_SKIPPED)
+        continue;
+      fd = open (path, (int) (f->flags & ~(uint32_t) (O_CREAT | O_EXCL | O_TRUNC))
+                           | O_NOCTTY | O_CLOEXEC);
+      if (fd < 0)
+        return rt_err_set (err, errno, "fd %d: reopen `%s`", f->fd, path);
+      if (f->kind == CL_FD_FILE && lseek (fd, (off_t) f->pos, SEEK_SET) < 0)
+        {
+          int e = errno;
+          close (fd);
+          return rt_err_set (err, e, "fd %d: seek `%s` to %llu", f->fd, path,
+                             (unsigned long long) f->pos);
+        }
+      r->fd_tmp[i] = lift (r, fd, path, err);
+      if (r->fd_tmp[i] < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static bool
+inherited (const struct cl_image *img, int fd)
+{
+  for (size_t i = 0; i < img->nfds; i++)
+    if (img->fds[i].fd == fd && img->fds[i].kind == CL_FD_INHERIT)
+      return true;
+  return false;
+}
+
+/* Past the point of no return: the caller's own fds go, the saved ones
+ * take their numbers. */
+static void
+install_fds (struct cl_restore *r)
+{
+  const struct cl_image *img = r->img;
+  for (int fd = 0; fd < r->base_fd; fd++)
+    if (!inherited (img, fd))
+      close (fd);
+  for (size_t i = 0; i < img->nfds; i++)
+    if (r->fd_tmp[i] >= 0)
+      dup3 (r->fd_tmp[i], img->fds[i].fd, img->fds[i].flags & O_CLOEXEC);
+}
+
+static void
+reset_process (const struct cl_proc *p)
+{
+  struct itimerval off = { 0 };
+  uint64_t all = ~0ull;
+  for (int s = 1; s <= 64; s++)
+    {
+      struct { void *h; unsigned long flags; void *restorer; uint64_t mask; }
+      ksa = { SIG_DFL, 0, NULL, 0 };
+      if (s != SIGKILL && s != SIGSTOP)
+        syscall (SYS_rt_sigaction, s, &ksa, NULL, 8);
+    }
+  syscall (SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, 8);
+  setitimer (ITIMER_REAL, &off, NULL);
+  setitimer (ITIMER_VIRTUAL, &off, NULL);
+  setitimer (ITIMER_PROF, &off, NULL);
+  umask (p->umask);
+  prctl (PR_SET_NAME, p->comm, 0, 0, 0);
+}
+
+static void
+set_rlimits (const struct cl_proc *p)
+{
+  for (int i = 0; i < 16; i++)
+    {
+      struct rlimit rl = { p->rlim[i][0], p->rlim[i][1] }, cur;
+      if (setrlimit (i, &rl) == 0 || getrlimit (i, &cur) < 0)
+        continue;
+      /* A hard limit above ours cannot be raised: keep ours, never more. */
+      if (rl.rlim_max > cur.rlim_max)
+        rl.rlim_max = cur.rlim_max;
+      if (rl.rlim_cur > rl.rlim_max)
+        rl.rlim_cur = rl.rlim_max;
+      setrlimit (i, &rl);
+    }
+}
+
+/* glibc registered rseq for this thread at an address that is about to be
+ * unmapped; the kernel would write there on every preemption. */
+static void
+rseq_unregister (void)
+{
+  char *area;
+  if (__rseq_size == 0)
+    return;
+  area = (char *) __builtin_thread_pointer () + __rseq_offset;
+  if (syscall (SYS_rseq, area, __rseq_size, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) < 0)
+    syscall (SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
+}
+
+static int
+prepare (struct cl_restore *r, const struct criu_restore_opts *o,
+         struct rt_err **err)
+{
+  const struct cl_image *img = r->img;
+  int maxfd = max_open_fd ();
+  if (img->nfds && img->fds[img->nfds - 1].fd > maxfd)
+    maxfd = img->fds[img->nfds - 1].fd;
+  r->base_fd = maxfd + 1;
+  if (check_specials (r, err) < 0)
+    return -1;
+  r->pages_fd = lift (r, dup (img->pages_fd), "pages.img", err);
+  if (r->pages_fd < 0)
+    return -1;
+  if (o->report_fd >= 0)
+    {
+      r->report_fd = lift (r, dup (o->report_fd), "the report fd", err);
+      if (r->report_fd < 0)
+        return -1;
+    }
+  if (open_vma_files (r, err) < 0 || open_saved_fds (r, o, err) < 0)
+    return -1;
+  if (chdir (cl_image_str (img, img->proc->cwd)) < 0)
+    return rt_err_set (err, errno, "chdir `%s`", cl_image_str (img, img->proc->cwd));
+  if ((uint32_t) personality (0xffffffff) != img->proc->personality
+      && personality (img->proc->personality) < 0)
+    return rt_err_set (err, errno, "personality %#x", img->proc->personality);
+  return cl_restore_plan (r, err);
+}
+
+int
+criu_restore (const struct criu_restore_opts *o, struct rt_err **err)
+{
+  struct cl_image img;
+  struct cl_restore r;
+
+  if (cl_image_load (o->image_dir, &img, err) < 0)
+    return -1;
+  memset (&r, 0, sizeof r);
+  r.img = &img;
+  r.report_fd = -1;
+  if (prepare (&r, o, err) < 0)
+    {
+      /* Nothing of the caller is gone yet: close what was opened. */
+      for (int fd = r.base_fd; fd > 0 && fd < r.base_fd + 4096; fd++)
+        if (fcntl (fd, F_GETFD) >= 0)
+          close (fd);
+      if (r.base)
+        munmap ((void *) r.base, r.total);
+      cl_image_free (&img);
+      return rt_err_wrap (err, "restore from `%s`", o->image_dir);
+    }
+  r.plan->pages_fd = r.pages_fd;
+  r.plan->report_fd = r.report_fd;
+  r.plan->close_from = r.base_fd;
+  r.plan->use_set_tid = getpid () == (pid_t) ((const struct cl_thread *) img.threads)->tid;
+  reset_process (img.proc);
+  install_fds (&r);
+  set_rlimits (img.proc);
+  rseq_unregister ();
+  __asm__ volatile ("mov %0, %%rsp\n\t"
+                    "mov %1, %%rdi\n\t"
+                    "call *%2\n\t"
+                    "ud2"
+                    :
+                    : "r"(r.stack_top), "r"(r.plan), "r"(r.entry)
+                    : "memory");
+  __builtin_unreachable ();
+}

@@ -1,0 +1,114 @@
+/* Stopping a process for capture: every thread PTRACE_SEIZEd and
+ * PTRACE_INTERRUPTed (a thread created meanwhile is caught by listing
+ * /proc/PID/task again until the list is stable), and let go again. */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "criu-lite/internal.h"
+
+static bool
+seized (const struct cl_dump *d, pid_t tid)
+{
+  for (size_t i = 0; i < d->ntids; i++)
+    if (d->tids[i] == tid)
+      return true;
+  return false;
+}
+
+static int
+seize_one (struct cl_dump *d, pid_t tid, struct rt_err **err)
+{
+  int st;
+  if (ptrace (PTRACE_SEIZE, tid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0)
+    {
+      if (errno == ESRCH)
+        return 0;  /* exited meanwhile */
+      return rt_err_set (err, errno, "ptrace seize thread %d", tid);
+    }
+  d->tids = xrealloc (d->tids, (d->ntids + 1) * sizeof *d->tids);
+  d->tids[d->ntids++] = tid;
+  if (ptrace (PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
+    return rt_err_set (err, errno, "ptrace interrupt thread %d", tid);
+  for (;;)
+    {
+      if (waitpid (tid, &st, __WALL) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return rt_err_set (err, errno, "wait for thread %d to stop", tid);
+        }
+      if (WIFEXITED (st) || WIFSIGNALED (st))
+        return rt_err_set (err, 0, "thread %d exited while being stopped", tid);
+      if (WIFSTOPPED (st) && (st >> 16) == PTRACE_EVENT_STOP)
+        return 0;
+      /* A signal arrived first: leave it pending for later delivery. */
+      if (ptrace (PTRACE_CONT, tid, NULL, (void *) (long) WSTOPSIG (st)) < 0)
+        return rt_err_set (err, errno, "ptrace continue thread %d", tid);
+    }
+}
+
+/* One pass over /proc/PID/task; *fresh counts threads seized this pass. */
+static int
+seize_pass (struct cl_dump *d, size_t *fresh, struct rt_err **err)
+{
+  char path[64];
+  struct dirent *e;
+  DIR *dir;
+  int r = 0;
+
+  snprintf (path, sizeof path, "/proc/%d/task", d->pid);
+  dir = opendir (path);
+  if (dir == NULL)
+    return rt_err_set (err, errno, "open `%s`", path);
+  *fresh = 0;
+  while (r == 0 && (e = readdir (dir)) != NULL)
+    {
+      pid_t tid = (pid_t) atoi (e->d_name);
+      if (tid <= 0 || seized (d, tid))
+        continue;
+      r = seize_one (d, tid, err);
+      (*fresh)++;
+    }
+  closedir (dir);
+  return r;
+}
+
+int
+cl_seize (struct cl_dump *d, struct rt_err **err)
+{
+  size_t fresh;
+  int rounds = 0;
+  if (seize_one (d, d->pid, err) < 0)
+    return -1;
+  do
+    {
+      if (seize_pass (d, &fresh, err) < 0)
+        return -1;
+      if (++rounds > 100)
+        return rt_err_set (err, 0, "process %d keeps creating threads", d->pid);
+    }
+  while (fresh > 0);
+  if (d->ntids == 0 || d->tids[0] != d->pid)
+    return rt_err_set (err, ESRCH, "process %d", d->pid);
+  return 0;
+}
+
+void
+cl_release (struct cl_dump *d, bool kill_it)
+{
+  if (kill_it)
+    kill (d->pid, SIGKILL);
+  for (size_t i = 0; i < d->ntids; i++)
+    ptrace (PTRACE_DETACH, d->tids[i], NULL, NULL);
+  free (d->tids);
+  d->tids = NULL;
+  d->ntids = 0;
+}

@@ -1,0 +1,166 @@
+/* cl_counter: the process criu-lite tests checkpoint and restore.  Static.
+ *
+ *   cl_counter [-m MiB] [-t THREADS] [-f FILE] [-a FILE]
+ *
+ * Fills a MiB buffer with a known pattern, then loops: the counter goes up
+ * and "count N" is printed every 5 ms (poll on stdin).  Commands on stdin:
+ *   v  verify the whole buffer: "verify ok" or "verify bad AT"
+ *   t  threads: "threads ok N" when every thread's counter moved since the
+ *      last `t` and each still has its own signal mask, else "threads bad"
+ *   f  write one byte to each file: "file off=N append=A size=S" per file
+ *   q  exit 0
+ * Each thread i blocks SIGRTMIN+i only, so a mask restored to the wrong
+ * thread (or not at all) shows. */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXT 16
+static uint64_t *buf;
+static size_t words;
+static volatile uint64_t tcount[MAXT], tseen[MAXT];
+static volatile int tbad[MAXT];
+static int nthreads;
+static int files[2] = { -1, -1 };
+
+static uint64_t
+pattern (size_t i)
+{
+  return (i * 0x9E3779B97F4A7C15ull) ^ 0x5a5a5a5a;
+}
+
+static void
+say (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+static void
+say (const char *fmt, ...)
+{
+  char line[256];
+  va_list ap;
+  int n;
+  va_start (ap, fmt);
+  n = vsnprintf (line, sizeof line, fmt, ap);
+  va_end (ap);
+  if (write (1, line, (size_t) n) < 0)
+    exit (3);
+}
+
+static void *
+worker (void *arg)
+{
+  int i = (int) (intptr_t) arg;
+  sigset_t want, have;
+  struct timespec ts = { 0, 1000000 };
+  sigemptyset (&want);
+  sigaddset (&want, SIGRTMIN + i);
+  pthread_sigmask (SIG_SETMASK, &want, NULL);
+  for (;;)
+    {
+      tcount[i]++;
+      pthread_sigmask (SIG_SETMASK, NULL, &have);
+      if (!sigismember (&have, SIGRTMIN + i) || sigismember (&have, SIGRTMIN + MAXT))
+        tbad[i] = 1;
+      nanosleep (&ts, NULL);
+    }
+  return NULL;
+}
+
+static void
+verify (void)
+{
+  for (size_t i = 0; i < words; i++)
+    if (buf[i] != pattern (i))
+      {
+        say ("verify bad %zu\n", i * 8);
+        return;
+      }
+  say ("verify ok\n");
+}
+
+static void
+threads (void)
+{
+  int good = 1;
+  for (int i = 0; i < nthreads; i++)
+    {
+      if (tbad[i] || tcount[i] == tseen[i])
+        good = 0;
+      tseen[i] = tcount[i];
+    }
+  say ("threads %s %d\n", good ? "ok" : "bad", nthreads);
+}
+
+static void
+touch_files (void)
+{
+  for (int i = 0; i < 2; i++)
+    if (files[i] >= 0)
+      {
+        struct stat st;
+        if (write (files[i], "+", 1) != 1 || fstat (files[i], &st) < 0)
+          exit (4);
+        say ("file off=%ld append=%d size=%ld\n",
+             (long) lseek (files[i], 0, SEEK_CUR),
+             (fcntl (files[i], F_GETFL) & O_APPEND) != 0, (long) st.st_size);
+      }
+}
+
+int
+main (int argc, char **argv)
+{
+  size_t mib = 1;
+  uint64_t count = 0;
+  int opt;
+  sigset_t none;
+
+  while ((opt = getopt (argc, argv, "m:t:f:a:")) != -1)
+    if (opt == 'm')
+      mib = strtoul (optarg, NULL, 10);
+    else if (opt == 't')
+      nthreads = atoi (optarg) > MAXT ? MAXT : atoi (optarg);
+    else if (opt == 'f' || opt == 'a')
+      {
+        int fd = open (optarg, O_RDWR | O_CREAT | O_TRUNC
+                       | (opt == 'a' ? O_APPEND : 0), 0600);
+        if (fd < 0 || write (fd, "hello", 5) != 5)
+          return 2;
+        files[opt == 'a'] = fd;
+      }
+  words = mib * (1u << 20) / 8;
+  buf = malloc (words * 8 + 1);
+  for (size_t i = 0; i < words; i++)
+    buf[i] = pattern (i);
+  sigemptyset (&none);
+  sigaddset (&none, SIGRTMIN + MAXT);   /* the main thread's own mask */
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  for (int i = 0; i < nthreads; i++)
+    {
+      pthread_t t;
+      pthread_create (&t, NULL, worker, (void *) (intptr_t) i);
+    }
+  say ("ready %d\n", (int) getpid ());
+  for (;;)
+    {
+      struct pollfd p = { 0, POLLIN, 0 };
+      char c;
+      say ("count %llu\n", (unsigned long long) ++count);
+      if (poll (&p, 1, 5) <= 0 || read (0, &c, 1) != 1)
+        continue;
+      if (c == 'v')
+        verify ();
+      else if (c == 't')
+        threads ();
+      else if (c == 'f')
+        touch_files ();
+      else if (c == 'q')
+        return 0;
+    }
+}
