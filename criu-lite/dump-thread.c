@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include "common/util.h"
@@ -25,8 +27,8 @@ struct cl_rseq_conf
   uint32_t size, sig, flags, pad;
 };
 
-static void
-normalize_restart (struct user_regs_struct *r)
+void
+cl_normalize_restart (struct user_regs_struct *r)
 {
   long rax = (long) r->rax;
   if ((long) r->orig_rax < 0)
@@ -40,17 +42,43 @@ normalize_restart (struct user_regs_struct *r)
     }
 }
 
+/* sigaltstack and clear_child_tid: only the thread itself can say. */
 static int
-dump_one (struct cl_dump *d, pid_t tid, char *xbuf, struct rt_err **err)
+ask_thread (struct cl_dump *d, size_t i, struct cl_thread *t, struct rt_err **err)
 {
+  long a[6] = { 0, (long) d->scratch, 0, 0, 0, 0 }, ret;
+  uint64_t ss[3];
+  if (cl_inject (d, i, SYS_sigaltstack, a, &ret, err) < 0)
+    return -1;
+  if (ret < 0 || cl_peek (d, d->scratch, ss, sizeof ss, err) < 0)
+    return ret < 0 ? rt_err_set (err, (int) -ret, "thread %d: sigaltstack",
+                                 d->tids[i]) : -1;
+  t->altstack_sp = ss[0];
+  t->altstack_flags = (int32_t) ss[1];
+  t->altstack_size = ss[2];
+  a[0] = PR_GET_TID_ADDRESS;
+  a[1] = (long) d->scratch;
+  if (cl_inject (d, i, SYS_prctl, a, &ret, err) < 0)
+    return -1;
+  if (ret < 0)
+    return rt_err_set (err, (int) -ret, "thread %d: PR_GET_TID_ADDRESS",
+                       d->tids[i]);
+  return cl_peek (d, d->scratch, &t->tid_address, 8, err);
+}
+
+static int
+dump_one (struct cl_dump *d, size_t i, char *xbuf, struct rt_err **err)
+{
+  pid_t tid = d->tids[i];
   struct cl_thread t;
   struct iovec iov = { xbuf, CL_XSTATE_MAX };
 
   memset (&t, 0, sizeof t);
   t.tid = (uint32_t) tid;
-  if (ptrace (PTRACE_GETREGS, tid, NULL, &t.regs) < 0)
-    return rt_err_set (err, errno, "thread %d: read registers", tid);
-  normalize_restart (&t.regs);
+  t.regs = d->tr[i].orig;
+  if (ask_thread (d, i, &t, err) < 0)
+    return -1;
+  cl_normalize_restart (&t.regs);
   if (ptrace (PTRACE_GETSIGMASK, tid, (void *) sizeof t.sigmask, &t.sigmask) < 0)
     return rt_err_set (err, errno, "thread %d: read signal mask", tid);
   {
@@ -81,8 +109,39 @@ cl_dump_threads (struct cl_dump *d, struct rt_err **err)
 {
   _cleanup_free_ char *xbuf = xmalloc (CL_XSTATE_MAX);
   for (size_t i = 0; i < d->ntids; i++)
-    if (dump_one (d, d->tids[i], xbuf, err) < 0)
+    if (dump_one (d, i, xbuf, err) < 0)
       return -1;
   d->proc.nthreads = (uint32_t) d->ntids;
+  return 0;
+}
+
+/* Signal actions and interval timers, asked through the main thread. */
+int
+cl_dump_signals (struct cl_dump *d, struct rt_err **err)
+{
+  long ret;
+  for (int sig = 1; sig <= 64; sig++)
+    {
+      long a[6] = { sig, 0, (long) d->scratch, 8, 0, 0 };
+      if (sig == SIGKILL || sig == SIGSTOP)
+        continue;
+      if (cl_inject (d, 0, SYS_rt_sigaction, a, &ret, err) < 0)
+        return -1;
+      if (ret < 0)
+        return rt_err_set (err, (int) -ret, "process %d: read the action of "
+                           "signal %d", d->pid, sig);
+      if (cl_peek (d, d->scratch, d->proc.sigaction[sig - 1], 32, err) < 0)
+        return -1;
+    }
+  for (int w = 0; w < 3; w++)
+    {
+      long a[6] = { w, (long) d->scratch, 0, 0, 0, 0 };
+      if (cl_inject (d, 0, SYS_getitimer, a, &ret, err) < 0)
+        return -1;
+      if (ret < 0)
+        return rt_err_set (err, (int) -ret, "process %d: getitimer %d", d->pid, w);
+      if (cl_peek (d, d->scratch, d->proc.itimer[w], 32, err) < 0)
+        return -1;
+    }
   return 0;
 }

@@ -29,8 +29,11 @@ capture (struct cl_dump *d, int dirfd, const struct criu_dump_opts *o,
                         O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (d->pages_fd < 0)
     return rt_err_set (err, errno, "create pages.img");
-  if (cl_seize (d, err) < 0 || cl_dump_threads (d, err) < 0
-      || cl_dump_mm (d, err) < 0 || cl_dump_files (d, o->skip_unsupported, err) < 0
+  /* The memory first: the injections after it map a scratch page. */
+  if (cl_seize (d, err) < 0 || cl_dump_mm (d, err) < 0
+      || cl_inject_prepare (d, err) < 0 || cl_dump_threads (d, err) < 0
+      || cl_dump_signals (d, err) < 0
+      || cl_dump_files (d, o->skip_unsupported, err) < 0
       || cl_dump_misc (d, err) < 0)
     return -1;
   return cl_image_write (dirfd, d, err);

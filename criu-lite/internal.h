@@ -76,6 +76,9 @@ struct cl_proc
   uint32_t personality;
   uint32_t pad;
   char comm[16];
+  uint64_t sigaction[64][4];   /* kernel struct sigaction: handler, flags,
+                                  restorer, mask; index signo - 1 */
+  uint64_t itimer[3][4];       /* ITIMER_REAL/VIRTUAL/PROF, struct itimerval */
 };
 
 struct cl_thread
@@ -86,6 +89,10 @@ struct cl_thread
   struct user_regs_struct regs;
   uint64_t rseq_addr;          /* 0: none registered */
   uint32_t rseq_len, rseq_sig;
+  uint64_t tid_address;        /* clear_child_tid (PR_GET_TID_ADDRESS) */
+  uint64_t altstack_sp, altstack_size;
+  int32_t altstack_flags;
+  uint32_t pad2;
   /* followed by xstate_len bytes, then padding to 64 */
 };
 
@@ -161,9 +168,20 @@ void cl_buf_add (struct cl_buf *b, const void *p, size_t n);
 void cl_buf_pad (struct cl_buf *b, size_t align);
 uint32_t cl_str_add (struct cl_buf *strings, const char *s);
 
+struct cl_tracee
+{
+  struct user_regs_struct orig;  /* as seized */
+  bool touched;                  /* registers changed by an injection */
+  int held_signal;               /* caught while injecting: re-sent */
+};
+
 struct cl_dump
 {
   pid_t pid;
+  struct cl_tracee *tr;          /* per tid, same order */
+  uint64_t syscall_ip;           /* a `syscall` instruction in the vDSO */
+  uint64_t scratch;              /* a page mapped in the tracee for
+                                    injected syscalls' results */
   struct cl_proc proc;
   struct cl_buf threads, vmas, runs, fds, strings;
   int pages_fd;                /* pages.img being written */
@@ -182,11 +200,19 @@ const char *cl_image_str (const struct cl_image *img, uint32_t off);
 uint64_t cl_xcr0 (void);
 
 int cl_dump_threads (struct cl_dump *d, struct rt_err **err);
+int cl_dump_signals (struct cl_dump *d, struct rt_err **err);
 int cl_dump_mm (struct cl_dump *d, struct rt_err **err);
 int cl_dump_files (struct cl_dump *d, bool skip_unsupported,
                    struct rt_err **err);
 int cl_dump_misc (struct cl_dump *d, struct rt_err **err);
 int cl_seize (struct cl_dump *d, struct rt_err **err);
+void cl_normalize_restart (struct user_regs_struct *r);
+int cl_inject_prepare (struct cl_dump *d, struct rt_err **err);
+int cl_inject (struct cl_dump *d, size_t t, long nr, const long a[6], long *ret,
+               struct rt_err **err);
+int cl_peek (struct cl_dump *d, uint64_t addr, void *out, size_t n,
+             struct rt_err **err);
+void cl_inject_finish (struct cl_dump *d);
 void cl_release (struct cl_dump *d, bool kill_it);
 
 /* ---- the restore stub (stub.c) ------------------------------------- */
@@ -207,7 +233,7 @@ struct cl_stub_move
 struct cl_stub_thread
 {
   uint64_t frame;              /* the rt_sigframe's uc: rsp for sigreturn */
-  uint64_t fs_base, gs_base;
+  uint64_t fs_base, gs_base, tid_address;
   uint64_t stack_lo, stack_len; /* stub stack of this thread */
   uint64_t rseq_addr;
   uint32_t rseq_len, rseq_sig;

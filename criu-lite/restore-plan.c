@@ -135,7 +135,10 @@ build_frame (struct cl_restore *r, const struct cl_thread *t, char *at,
 
   memset (f, 0, sizeof *f);
   f->uc.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
-  f->uc.ss_flags = SS_DISABLE;
+  /* rt_sigreturn installs uc_stack as the thread's sigaltstack */
+  f->uc.ss_sp = t->altstack_sp;
+  f->uc.ss_flags = t->altstack_flags & ~SS_ONSTACK;
+  f->uc.ss_size = t->altstack_size;
   mc->r8 = g->r8, mc->r9 = g->r9, mc->r10 = g->r10, mc->r11 = g->r11;
   mc->r12 = g->r12, mc->r13 = g->r13, mc->r14 = g->r14, mc->r15 = g->r15;
   mc->rdi = g->rdi, mc->rsi = g->rsi, mc->rbp = g->rbp, mc->rbx = g->rbx;
@@ -163,6 +166,7 @@ build_frame (struct cl_restore *r, const struct cl_thread *t, char *at,
   st->frame = (uint64_t) (uintptr_t) &f->uc;
   st->fs_base = g->fs_base;
   st->gs_base = g->gs_base;
+  st->tid_address = t->tid_address;
   st->tid = (int32_t) t->tid;
   st->rseq_addr = t->rseq_addr;
   st->rseq_len = t->rseq_len;

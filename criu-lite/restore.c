@@ -17,7 +17,6 @@
 #include <sys/rseq.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -190,22 +189,19 @@ install_fds (struct cl_restore *r)
       dup3 (r->fd_tmp[i], img->fds[i].fd, img->fds[i].flags & O_CLOEXEC);
 }
 
+/* Signal actions as saved (every signal is blocked until rt_sigreturn
+ * installs the saved mask, so none can run before its code is back), the
+ * saved interval timers, umask and name. */
 static void
 reset_process (const struct cl_proc *p)
 {
-  struct itimerval off = { 0 };
   uint64_t all = ~0ull;
-  for (int s = 1; s <= 64; s++)
-    {
-      struct { void *h; unsigned long flags; void *restorer; uint64_t mask; }
-      ksa = { SIG_DFL, 0, NULL, 0 };
-      if (s != SIGKILL && s != SIGSTOP)
-        syscall (SYS_rt_sigaction, s, &ksa, NULL, 8);
-    }
   syscall (SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, 8);
-  setitimer (ITIMER_REAL, &off, NULL);
-  setitimer (ITIMER_VIRTUAL, &off, NULL);
-  setitimer (ITIMER_PROF, &off, NULL);
+  for (int s = 1; s <= 64; s++)
+    if (s != SIGKILL && s != SIGSTOP)
+      syscall (SYS_rt_sigaction, s, p->sigaction[s - 1], NULL, 8);
+  for (int w = 0; w < 3; w++)
+    syscall (SYS_setitimer, w, p->itimer[w], NULL);
   umask (p->umask);
   prctl (PR_SET_NAME, p->comm, 0, 0, 0);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +35,8 @@ seize_one (struct cl_dump *d, pid_t tid, struct rt_err **err)
       return rt_err_set (err, errno, "ptrace seize thread %d", tid);
     }
   d->tids = xrealloc (d->tids, (d->ntids + 1) * sizeof *d->tids);
+  d->tr = xrealloc (d->tr, (d->ntids + 1) * sizeof *d->tr);
+  memset (&d->tr[d->ntids], 0, sizeof *d->tr);
   d->tids[d->ntids++] = tid;
   if (ptrace (PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
     return rt_err_set (err, errno, "ptrace interrupt thread %d", tid);
@@ -48,7 +51,11 @@ seize_one (struct cl_dump *d, pid_t tid, struct rt_err **err)
       if (WIFEXITED (st) || WIFSIGNALED (st))
         return rt_err_set (err, 0, "thread %d exited while being stopped", tid);
       if (WIFSTOPPED (st) && (st >> 16) == PTRACE_EVENT_STOP)
-        return 0;
+        {
+          if (ptrace (PTRACE_GETREGS, tid, NULL, &d->tr[d->ntids - 1].orig) < 0)
+            return rt_err_set (err, errno, "thread %d: read registers", tid);
+          return 0;
+        }
       /* A signal arrived first: leave it pending for later delivery. */
       if (ptrace (PTRACE_CONT, tid, NULL, (void *) (long) WSTOPSIG (st)) < 0)
         return rt_err_set (err, errno, "ptrace continue thread %d", tid);
@@ -106,9 +113,16 @@ cl_release (struct cl_dump *d, bool kill_it)
 {
   if (kill_it)
     kill (d->pid, SIGKILL);
+  else
+    cl_inject_finish (d);
   for (size_t i = 0; i < d->ntids; i++)
     ptrace (PTRACE_DETACH, d->tids[i], NULL, NULL);
+  for (size_t i = 0; i < d->ntids && !kill_it; i++)
+    if (d->tr[i].held_signal)
+      syscall (SYS_tgkill, d->pid, d->tids[i], d->tr[i].held_signal);
   free (d->tids);
+  free (d->tr);
   d->tids = NULL;
+  d->tr = NULL;
   d->ntids = 0;
 }

@@ -145,7 +145,7 @@ stub_resume (struct cl_plan *p, struct cl_stub_thread *t)
 {
   long r;
   sc (NR_set_robust_list, 0, 24, 0, 0, 0, 0);
-  sc (NR_set_tid_address, 0, 0, 0, 0, 0, 0);
+  sc (NR_set_tid_address, (long) t->tid_address, 0, 0, 0, 0, 0);
   r = sc (NR_arch_prctl, 0x1002 /* ARCH_SET_FS */, (long) t->fs_base, 0, 0, 0, 0);
   if (r == 0)
     r = sc (NR_arch_prctl, 0x1001 /* ARCH_SET_GS */, (long) t->gs_base, 0, 0, 0, 0);

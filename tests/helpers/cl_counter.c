@@ -1,6 +1,6 @@
 /* cl_counter: the process criu-lite tests checkpoint and restore.  Static.
  *
- *   cl_counter [-m MiB] [-t THREADS] [-f FILE] [-a FILE]
+ *   cl_counter [-m MiB] [-t THREADS] [-f FILE] [-a FILE] [-j]
  *
  * Fills a MiB buffer with a known pattern, then loops: the counter goes up
  * and "count N" is printed every 5 ms (poll on stdin).  Commands on stdin:
@@ -8,6 +8,8 @@
  *   t  threads: "threads ok N" when every thread's counter moved since the
  *      last `t` and each still has its own signal mask, else "threads bad"
  *   f  write one byte to each file: "file off=N append=A size=S" per file
+ *   s  raise SIGUSR1: "signal n=N alt=A" (handler runs on the altstack)
+ *   j  with -j: let the extra thread finish and pthread_join it: "joined"
  *   q  exit 0
  * Each thread i blocks SIGRTMIN+i only, so a mask restored to the wrong
  * thread (or not at all) shows. */
@@ -31,6 +33,25 @@ static volatile uint64_t tcount[MAXT], tseen[MAXT];
 static volatile int tbad[MAXT];
 static int nthreads;
 static int files[2] = { -1, -1 };
+static volatile int nsig, on_alt, quit_joiner;
+static char altstack[1 << 16];
+
+static void
+on_usr1 (int sig)
+{
+  char here;
+  nsig++;
+  on_alt = &here >= altstack && &here < altstack + sizeof altstack;
+}
+
+static void *
+joiner (void *arg)
+{
+  struct timespec ts = { 0, 1000000 };
+  while (!quit_joiner)
+    nanosleep (&ts, NULL);
+  return arg;
+}
 
 static uint64_t
 pattern (size_t i)
@@ -118,11 +139,16 @@ main (int argc, char **argv)
 {
   size_t mib = 1;
   uint64_t count = 0;
-  int opt;
+  int opt, join = 0;
   sigset_t none;
+  pthread_t jt;
+  stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
+  struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
 
-  while ((opt = getopt (argc, argv, "m:t:f:a:")) != -1)
-    if (opt == 'm')
+  while ((opt = getopt (argc, argv, "m:t:f:a:j")) != -1)
+    if (opt == 'j')
+      join = 1;
+    else if (opt == 'm')
       mib = strtoul (optarg, NULL, 10);
     else if (opt == 't')
       nthreads = atoi (optarg) > MAXT ? MAXT : atoi (optarg);
@@ -146,6 +172,10 @@ main (int argc, char **argv)
       pthread_t t;
       pthread_create (&t, NULL, worker, (void *) (intptr_t) i);
     }
+  sigaltstack (&ss, NULL);
+  sigaction (SIGUSR1, &sa, NULL);
+  if (join)
+    pthread_create (&jt, NULL, joiner, NULL);
   say ("ready %d\n", (int) getpid ());
   for (;;)
     {
@@ -160,6 +190,18 @@ main (int argc, char **argv)
         threads ();
       else if (c == 'f')
         touch_files ();
+      else if (c == 's')
+        {
+          kill (getpid (), SIGUSR1);
+          say ("signal n=%d alt=%d\n", nsig, on_alt);
+        }
+      else if (c == 'j' && join)
+        {
+          quit_joiner = 1;
+          pthread_join (jt, NULL);
+          say ("joined\n");
+          join = 0;
+        }
       else if (c == 'q')
         return 0;
     }

@@ -222,6 +222,9 @@ test_counter (const char *dir, const char *tmp)
   is_str (l, "file off=6 append=0 size=6", "before: the plain file's offset");
   expect (&p, "file", l, sizeof l);
   is_str (l, "file off=6 append=1 size=6", "before: the O_APPEND file");
+  ask (&p, 's');
+  expect (&p, "signal", l, sizeof l);
+  is_str (l, "signal n=1 alt=1", "before: SIGUSR1's handler runs on the altstack");
   clock_gettime (CLOCK_MONOTONIC, &t0);
   if (dump (p.pid, dir, false, msg, sizeof msg) < 0)
     {
@@ -250,6 +253,9 @@ test_counter (const char *dir, const char *tmp)
   ask (&q, 'v');
   expect (&q, "verify", l, sizeof l);
   is_str (l, "verify ok", "the 100 MiB pattern is intact");
+  ask (&q, 's');
+  expect (&q, "signal", l, sizeof l);
+  is_str (l, "signal n=2 alt=1", "the signal handler and the altstack are restored");
   ask (&q, 'f');
   expect (&q, "file", l, sizeof l);
   is_str (l, "file off=7 append=0 size=7", "the plain file's offset is restored");
@@ -271,7 +277,8 @@ test_threads (const char *dir)
 {
   struct proc p, q, r;
   char msg[1024], l[256];
-  char *argv[] = { (char *) "cl_counter", (char *) "-t", (char *) "4", NULL };
+  char *argv[] = { (char *) "cl_counter", (char *) "-t", (char *) "4",
+                   (char *) "-j", NULL };
 
   if (!spawn (&p, argv))
     {
@@ -298,6 +305,9 @@ test_threads (const char *dir)
   ask (&p, 'v');
   expect (&p, "verify", l, sizeof l);
   is_str (l, "verify ok", "the original's memory is untouched");
+  ask (&p, 's');
+  expect (&p, "signal", l, sizeof l);
+  is_str (l, "signal n=1 alt=1", "the original's signal handling is untouched");
   for (int copy = 0; copy < 2; copy++)
     {
       struct proc *c = copy ? &r : &q;
@@ -313,6 +323,10 @@ test_threads (const char *dir)
       expect (c, "threads", l, sizeof l);
       is_str (l, "threads ok 4", "copy %d: every thread runs again with its own "
               "signal mask", copy + 1);
+      ask (c, 'j');
+      expect (c, "joined", l, sizeof l);
+      is_str (l, "joined", "copy %d: pthread_join returns (clear_child_tid "
+              "restored)", copy + 1);
     }
   finish (&q);
   finish (&r);
