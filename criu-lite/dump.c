@@ -1,12 +1,26 @@
-/* criu_dump: stop, read, write, let go (criu-lite/criu.h). */
+/* criu_dump: stop the whole tree, read every process, write, let go
+ * (criu-lite/criu.h).  Every process is stopped before the first one is
+ * read, so the image is one instant of the tree. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "criu-lite/criu.h"
-#include "criu-lite/internal.h"
+#include "criu-lite/tree.h"
+
+struct tree
+{
+  struct cl_dump *procs;
+  struct cl_tree_rec *recs;
+  size_t n;
+};
 
 static void
 dump_free (struct cl_dump *d)
@@ -20,29 +34,141 @@ dump_free (struct cl_dump *d)
     close (d->pages_fd);
 }
 
+static bool
+listed (const struct tree *t, pid_t pid)
+{
+  for (size_t i = 0; i < t->n; i++)
+    if (t->recs[i].pid == pid)
+      return true;
+  return false;
+}
+
+/* Fields 3 (state), 5 (pgrp), 6 (session) of /proc/PID/stat. */
+static int
+stat_ids (pid_t pid, char *state, int *pgid, int *sid, struct rt_err **err)
+{
+  char path[64];
+  _cleanup_free_ char *s = NULL;
+  char *p;
+  snprintf (path, sizeof path, "/proc/%d/stat", pid);
+  if (rt_read_file_at (AT_FDCWD, path, 4096, &s, NULL, err) < 0)
+    return -1;
+  p = strrchr (s, ')');
+  if (p == NULL || sscanf (p + 2, "%c %*d %d %d", state, pgid, sid) != 3)
+    return rt_err_set (err, 0, "unparsable `%s`", path);
+  return 0;
+}
+
+static int
+add (struct tree *t, pid_t pid, pid_t ppid, struct rt_err **err)
+{
+  struct cl_dump *d;
+  char state;
+  int pgid, sid;
+  if (stat_ids (pid, &state, &pgid, &sid, err) < 0)
+    return -1;
+  if (state == 'Z')
+    return rt_err_set (err, 0, "process %d is a zombie its parent %d has not "
+                       "reaped", pid, ppid);
+  t->procs = xrealloc (t->procs, (t->n + 1) * sizeof *t->procs);
+  t->recs = xrealloc (t->recs, (t->n + 1) * sizeof *t->recs);
+  d = &t->procs[t->n];
+  memset (d, 0, sizeof *d);
+  d->pid = pid;
+  d->pages_fd = -1;
+  t->recs[t->n] = (struct cl_tree_rec) { pid, ppid, pgid, sid };
+  t->n++;
+  return cl_seize (d, err);
+}
+
+/* The children of every thread of process |i| not yet in the tree. */
+static int
+add_children (struct tree *t, size_t i, size_t *added, struct rt_err **err)
+{
+  pid_t pid = t->recs[i].pid;
+  for (size_t k = 0; k < t->procs[i].ntids; k++)
+    {
+      char path[96];
+      _cleanup_free_ char *list = NULL;
+      char *save = NULL;
+      snprintf (path, sizeof path, "/proc/%d/task/%d/children", pid,
+                t->procs[i].tids[k]);
+      if (rt_read_file_at (AT_FDCWD, path, 1 << 20, &list, NULL, err) < 0)
+        return -1;
+      for (char *c = strtok_r (list, " \n", &save); c; c = strtok_r (NULL, " \n", &save))
+        if (!listed (t, atoi (c)))
+          {
+            if (add (t, atoi (c), pid, err) < 0)
+              return -1;
+            (*added)++;
+          }
+    }
+  return 0;
+}
+
+/* Stopped processes cannot fork, but one seized late may have forked
+ * before, and an orphan may have moved to an ancestor: until stable. */
+static int
+seize_tree (struct tree *t, pid_t root, struct rt_err **err)
+{
+  size_t added;
+  if (add (t, root, 0, err) < 0)
+    return -1;
+  do
+    {
+      added = 0;
+      for (size_t i = 0; i < t->n; i++)
+        if (add_children (t, i, &added, err) < 0)
+          return -1;
+    }
+  while (added > 0);
+  return 0;
+}
+
 static int
 capture (struct cl_dump *d, int dirfd, const struct criu_dump_opts *o,
          struct rt_err **err)
 {
+  char name[32];
+  _cleanup_fd_ int sub = -1;
+  snprintf (name, sizeof name, "%d", d->pid);
+  if (mkdirat (dirfd, name, 0700) < 0 && errno != EEXIST)
+    return rt_err_set (err, errno, "create `%s` in the image", name);
+  sub = openat (dirfd, name, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (sub < 0)
+    return rt_err_set (err, errno, "open `%s` in the image", name);
   cl_str_add (&d->strings, "");
-  d->pages_fd = openat (dirfd, "pages.img",
-                        O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  d->pages_fd = openat (sub, "pages.img", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+                        0600);
   if (d->pages_fd < 0)
-    return rt_err_set (err, errno, "create pages.img");
+    return rt_err_set (err, errno, "create %s/pages.img", name);
   /* The memory first: the injections after it map a scratch page. */
-  if (cl_seize (d, err) < 0 || cl_dump_mm (d, err) < 0
-      || cl_inject_prepare (d, err) < 0 || cl_dump_threads (d, err) < 0
-      || cl_dump_signals (d, err) < 0
+  if (cl_dump_mm (d, err) < 0 || cl_inject_prepare (d, err) < 0
+      || cl_dump_threads (d, err) < 0 || cl_dump_signals (d, err) < 0
       || cl_dump_files (d, o->skip_unsupported, err) < 0
-      || cl_dump_misc (d, err) < 0)
-    return -1;
-  return cl_image_write (dirfd, d, err);
+      || cl_dump_misc (d, err) < 0 || cl_image_write (sub, d, err) < 0)
+    return rt_err_wrap (err, "process %d", d->pid);
+  return 0;
+}
+
+static void
+remove_image (int dirfd, const struct tree *t)
+{
+  struct rt_err *e = NULL;
+  unlinkat (dirfd, "tree.img", 0);
+  for (size_t i = 0; i < t->n; i++)
+    {
+      char name[32];
+      snprintf (name, sizeof name, "%d", t->recs[i].pid);
+      rt_rm_rf_at (dirfd, name, &e);
+      rt_err_free (&e);
+    }
 }
 
 int
 criu_dump (const struct criu_dump_opts *o, struct rt_err **err)
 {
-  struct cl_dump d;
+  struct tree t = { 0 };
   _cleanup_fd_ int dirfd = -1;
   int r;
 
@@ -53,19 +179,23 @@ criu_dump (const struct criu_dump_opts *o, struct rt_err **err)
   dirfd = open (o->image_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (dirfd < 0)
     return rt_err_set (err, errno, "open image directory `%s`", o->image_dir);
-  memset (&d, 0, sizeof d);
-  d.pid = o->pid;
-  d.pages_fd = -1;
-  r = capture (&d, dirfd, o, err);
-  /* On failure the process goes on as it was; on success it dies unless
+  r = seize_tree (&t, o->pid, err);
+  for (size_t i = 0; r == 0 && i < t.n; i++)
+    r = capture (&t.procs[i], dirfd, o, err);
+  if (r == 0)
+    r = cl_tree_write (dirfd, t.recs, t.n, err);
+  /* On failure the tree goes on as it was; on success it dies unless
    * asked to keep running, before anyone could see it move on. */
-  cl_release (&d, r == 0 && !o->leave_running);
+  for (size_t i = 0; i < t.n; i++)
+    cl_release (&t.procs[i], r == 0 && !o->leave_running);
   if (r < 0)
     {
-      unlinkat (dirfd, "pages.img", 0);
-      unlinkat (dirfd, "core.img", 0);
+      remove_image (dirfd, &t);
       rt_err_wrap (err, "checkpoint of process %d", o->pid);
     }
-  dump_free (&d);
+  for (size_t i = 0; i < t.n; i++)
+    dump_free (&t.procs[i]);
+  free (t.procs);
+  free (t.recs);
   return r;
 }

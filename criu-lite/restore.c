@@ -22,6 +22,7 @@
 #include "common/util.h"
 #include "criu-lite/criu.h"
 #include "criu-lite/restore.h"
+#include "criu-lite/tree.h"
 
 static const char *const special_names[3] = { "[vvar]", "[vvar_vclock]", "[vdso]" };
 
@@ -266,42 +267,233 @@ prepare (struct cl_restore *r, const struct criu_restore_opts *o,
   return cl_restore_plan (r, err);
 }
 
-int
-criu_restore (const struct criu_restore_opts *o, struct rt_err **err)
+/* Nothing of the caller is gone yet: close what was opened. */
+static void
+restore_abort (struct cl_restore *r, struct cl_image *img)
 {
-  struct cl_image img;
-  struct cl_restore r;
+  for (int fd = r->base_fd; fd > 0 && fd < r->base_fd + 4096; fd++)
+    if (fcntl (fd, F_GETFD) >= 0)
+      close (fd);
+  if (r->base)
+    munmap ((void *) r->base, r->total);
+  free (r->vma_fd);
+  free (r->fd_tmp);
+  cl_image_free (img);
+}
 
-  if (cl_image_load (o->image_dir, &img, err) < 0)
+/* Everything that can fail with a message, for one process. */
+static int
+restore_prepare (struct cl_restore *r, struct cl_image *img, const char *dir,
+                 int report_fd, const struct criu_restore_opts *o,
+                 struct rt_err **err)
+{
+  struct criu_restore_opts one = *o;
+  if (cl_image_load (dir, img, err) < 0)
     return -1;
-  memset (&r, 0, sizeof r);
-  r.img = &img;
-  r.report_fd = -1;
-  if (prepare (&r, o, err) < 0)
+  memset (r, 0, sizeof *r);
+  r->img = img;
+  r->report_fd = -1;
+  one.report_fd = report_fd;
+  if (prepare (r, &one, err) < 0)
     {
-      /* Nothing of the caller is gone yet: close what was opened. */
-      for (int fd = r.base_fd; fd > 0 && fd < r.base_fd + 4096; fd++)
-        if (fcntl (fd, F_GETFD) >= 0)
-          close (fd);
-      if (r.base)
-        munmap ((void *) r.base, r.total);
-      cl_image_free (&img);
-      return rt_err_wrap (err, "restore from `%s`", o->image_dir);
+      restore_abort (r, img);
+      return rt_err_wrap (err, "restore from `%s`", dir);
     }
-  r.plan->pages_fd = r.pages_fd;
-  r.plan->report_fd = r.report_fd;
-  r.plan->close_from = r.base_fd;
-  r.plan->use_set_tid = getpid () == (pid_t) ((const struct cl_thread *) img.threads)->tid;
-  reset_process (img.proc);
-  install_fds (&r);
-  set_rlimits (img.proc);
+  return 0;
+}
+
+/* The point of no return. */
+static void __attribute__ ((noreturn))
+restore_commit (struct cl_restore *r)
+{
+  const struct cl_image *img = r->img;
+  r->plan->pages_fd = r->pages_fd;
+  r->plan->report_fd = r->report_fd;
+  r->plan->close_from = r->base_fd;
+  r->plan->use_set_tid
+      = getpid () == (pid_t) ((const struct cl_thread *) img->threads)->tid;
+  reset_process (img->proc);
+  install_fds (r);
+  set_rlimits (img->proc);
   rseq_unregister ();
   __asm__ volatile ("mov %0, %%rsp\n\t"
                     "mov %1, %%rdi\n\t"
                     "call *%2\n\t"
                     "ud2"
                     :
-                    : "r"(r.stack_top), "r"(r.plan), "r"(r.entry)
+                    : "r"(r->stack_top), "r"(r->plan), "r"(r->entry)
                     : "memory");
   __builtin_unreachable ();
+}
+
+struct tree_ctx
+{
+  const struct criu_restore_opts *o;
+  struct cl_tree_rec *recs;
+  pid_t *now;                  /* the pid each saved process has now */
+  size_t n;
+  bool same_pids;
+  int syncw;
+};
+
+static int
+index_of (const struct tree_ctx *t, pid_t saved)
+{
+  for (size_t i = 0; i < t->n; i++)
+    if (t->recs[i].pid == saved)
+      return (int) i;
+  return -1;
+}
+
+/* Session and process group as saved, for process |i| (the caller). */
+static int
+set_ids (struct tree_ctx *t, size_t i, struct rt_err **err)
+{
+  const struct cl_tree_rec *r = &t->recs[i];
+  int leader = index_of (t, r->pgid);
+  if (r->sid == r->pid && getsid (0) != getpid () && setsid () < 0)
+    return rt_err_set (err, errno, "process %d: setsid", r->pid);
+  if (r->sid == r->pid || leader < 0 || getpgid (0) == t->now[leader])
+    return 0;
+  if (t->now[leader] <= 0)
+    return rt_err_set (err, 0, "process %d: its group leader %d is not "
+                       "restored before it", r->pid, r->pgid);
+  if (setpgid (0, leader == (int) i ? 0 : t->now[leader]) < 0)
+    return rt_err_set (err, errno, "process %d: join process group %d", r->pid,
+                       r->pgid);
+  return 0;
+}
+
+static pid_t
+fork_as (const struct tree_ctx *t, pid_t saved)
+{
+  struct cl_clone_args a;
+  pid_t want = saved;
+  if (!t->same_pids)
+    return fork ();
+  memset (&a, 0, sizeof a);
+  a.exit_signal = SIGCHLD;
+  a.set_tid = (uint64_t) (uintptr_t) &want;
+  a.set_tid_size = 1;
+  return (pid_t) syscall (SYS_clone3, &a, sizeof a);
+}
+
+static void __attribute__ ((noreturn)) become (struct tree_ctx *t, size_t i);
+
+/* Forks a restorer for every child of process |i|, each of which forks
+ * its own children first: parent links come back as they were. */
+static int
+fork_children (struct tree_ctx *t, size_t i, struct rt_err **err)
+{
+  for (size_t j = i + 1; j < t->n; j++)
+    {
+      pid_t pid;
+      if (t->recs[j].ppid != t->recs[i].pid)
+        continue;
+      pid = fork_as (t, t->recs[j].pid);
+      if (pid < 0)
+        return rt_err_set (err, errno, "fork the restorer of process %d%s",
+                           t->recs[j].pid, t->same_pids ? " with its pid" : "");
+      if (pid == 0)
+        {
+          t->now[j] = getpid ();
+          become (t, j);
+        }
+      t->now[j] = pid;
+    }
+  return 0;
+}
+
+static void
+become (struct tree_ctx *t, size_t i)
+{
+  struct rt_err *err = NULL;
+  struct cl_restore r;
+  struct cl_image img;
+  _cleanup_free_ char *dir = xasprintf ("%s/%d", t->o->image_dir, t->recs[i].pid);
+  int32_t fail = -1;
+
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (set_ids (t, i, &err) == 0 && fork_children (t, i, &err) == 0
+      && restore_prepare (&r, &img, dir, t->syncw, t->o, &err) == 0)
+    restore_commit (&r);
+  if (write (t->syncw, &fail, 4) == 4 && err)
+    fail = (int32_t) write (t->syncw, err->msg, strlen (err->msg));
+  _exit (1);
+}
+
+/* Waits for the n-1 descendants' reports: 0 each once resumed. */
+static int
+wait_descendants (struct tree_ctx *t, int syncr, struct rt_err **err)
+{
+  for (size_t k = 1; k < t->n; k++)
+    {
+      int32_t code = -2;
+      if (rt_read_all (syncr, &code, 4) != 4)
+        return rt_err_set (err, 0, "a restored process died before resuming");
+      if (code == -1)
+        {
+          char msg[1024];
+          ssize_t got = read (syncr, msg, sizeof msg - 1);
+          msg[got > 0 ? got : 0] = '\0';
+          return rt_err_set (err, 0, "%s", msg);
+        }
+      if (code != 0)
+        return rt_err_set (err, 0, "a restored process failed in phase %d "
+                           "(errno %d)", code >> 16, code & 0xffff);
+    }
+  return 0;
+}
+
+static int
+restore_tree (struct tree_ctx *t, struct rt_err **err)
+{
+  int sync[2];
+  int r;
+  for (size_t i = 0; i < t->n; i++)
+    {
+      _cleanup_free_ char *dir = xasprintf ("%s/%d", t->o->image_dir, t->recs[i].pid);
+      if (criu_image_check (dir, err) < 0)
+        return -1;
+    }
+  if (pipe2 (sync, O_CLOEXEC) < 0)
+    return rt_err_set (err, errno, "pipe");
+  t->syncw = sync[1];
+  r = fork_children (t, 0, err);
+  close (sync[1]);
+  if (r == 0)
+    r = wait_descendants (t, sync[0], err);
+  close (sync[0]);
+  if (r < 0)
+    for (size_t i = 1; i < t->n; i++)
+      if (t->now[i] > 0 && t->recs[i].ppid == t->recs[0].pid)
+        kill (t->now[i], SIGKILL);
+  return r;
+}
+
+int
+criu_restore (const struct criu_restore_opts *o, struct rt_err **err)
+{
+  struct tree_ctx t = { .o = o, .syncw = -1 };
+  struct cl_restore r;
+  struct cl_image img;
+  _cleanup_free_ char *dir = NULL;
+  int ret;
+
+  if (cl_tree_load (o->image_dir, &t.recs, &t.n, err) < 0)
+    return -1;
+  t.now = xcalloc (t.n, sizeof *t.now);
+  t.now[0] = getpid ();
+  t.same_pids = getpid () == t.recs[0].pid;
+  dir = xasprintf ("%s/%d", o->image_dir, t.recs[0].pid);
+  ret = set_ids (&t, 0, err);
+  if (ret == 0)
+    ret = restore_prepare (&r, &img, dir, o->report_fd, o, err);
+  if (ret == 0 && t.n > 1 && (ret = restore_tree (&t, err)) < 0)
+    restore_abort (&r, &img);
+  if (ret == 0)
+    restore_commit (&r);
+  free (t.recs);
+  free (t.now);
+  return ret;
 }

@@ -233,6 +233,8 @@ cl_stub_entry (struct cl_plan *p)
           (long) &p->mm_map, sizeof p->mm_map, 0, 0);
   if (r < 0)
     stub_fail (p, 7, r);
+  /* the restorer's own parent-death signal is not the saved process's */
+  sc (NR_prctl, 1 /* PR_SET_PDEATHSIG */, 0, 0, 0, 0, 0);
   stub_threads (p);
   if (p->report_fd >= 0)
     sc (NR_write, p->report_fd, (long) &zero, 4, 0, 0, 0);

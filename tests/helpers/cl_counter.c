@@ -1,6 +1,6 @@
 /* cl_counter: the process criu-lite tests checkpoint and restore.  Static.
  *
- *   cl_counter [-m MiB] [-t THREADS] [-f FILE] [-a FILE] [-j]
+ *   cl_counter [-m MiB] [-t THREADS] [-f FILE] [-a FILE] [-j] [-c]
  *
  * Fills a MiB buffer with a known pattern, then loops: the counter goes up
  * and "count N" is printed every 5 ms (poll on stdin).  Commands on stdin:
@@ -10,7 +10,11 @@
  *   f  write one byte to each file: "file off=N append=A size=S" per file
  *   s  raise SIGUSR1: "signal n=N alt=A" (handler runs on the altstack)
  *   j  with -j: let the extra thread finish and pthread_join it: "joined"
+ *   k  with -c: SIGUSR2 to the process group (the child exits 7 on it),
+ *      wait(2) for the child: "kid exited N"
  *   q  exit 0
+ * -c forks a child (in a process group of their own) that prints
+ * "kid count N" every 5 ms.
  * Each thread i blocks SIGRTMIN+i only, so a mask restored to the wrong
  * thread (or not at all) shows. */
 #include <fcntl.h>
@@ -23,10 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAXT 16
+static void say (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 static uint64_t *buf;
 static size_t words;
 static volatile uint64_t tcount[MAXT], tseen[MAXT];
@@ -44,6 +50,25 @@ on_usr1 (int sig)
   on_alt = &here >= altstack && &here < altstack + sizeof altstack;
 }
 
+static void
+kid_quit (int sig)
+{
+  _exit (7);
+}
+
+static void
+kid (void)
+{
+  uint64_t n = 0;
+  struct timespec ts = { 0, 5000000 };
+  signal (SIGUSR2, kid_quit);
+  for (;;)
+    {
+      say ("kid count %llu\n", (unsigned long long) ++n);
+      nanosleep (&ts, NULL);
+    }
+}
+
 static void *
 joiner (void *arg)
 {
@@ -59,8 +84,6 @@ pattern (size_t i)
   return (i * 0x9E3779B97F4A7C15ull) ^ 0x5a5a5a5a;
 }
 
-static void
-say (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 static void
 say (const char *fmt, ...)
 {
@@ -139,15 +162,17 @@ main (int argc, char **argv)
 {
   size_t mib = 1;
   uint64_t count = 0;
-  int opt, join = 0;
+  int opt, join = 0, child = 0;
   sigset_t none;
   pthread_t jt;
   stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
   struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
 
-  while ((opt = getopt (argc, argv, "m:t:f:a:j")) != -1)
+  while ((opt = getopt (argc, argv, "m:t:f:a:jc")) != -1)
     if (opt == 'j')
       join = 1;
+    else if (opt == 'c')
+      child = 1;
     else if (opt == 'm')
       mib = strtoul (optarg, NULL, 10);
     else if (opt == 't')
@@ -171,6 +196,13 @@ main (int argc, char **argv)
     {
       pthread_t t;
       pthread_create (&t, NULL, worker, (void *) (intptr_t) i);
+    }
+  if (child)
+    {
+      setpgid (0, 0);
+      signal (SIGUSR2, SIG_IGN);
+      if (fork () == 0)
+        kid ();
     }
   sigaltstack (&ss, NULL);
   sigaction (SIGUSR1, &sa, NULL);
@@ -201,6 +233,13 @@ main (int argc, char **argv)
           pthread_join (jt, NULL);
           say ("joined\n");
           join = 0;
+        }
+      else if (c == 'k' && child)
+        {
+          int st = 0;
+          kill (0, SIGUSR2);
+          wait (&st);
+          say ("kid exited %d\n", WIFEXITED (st) ? WEXITSTATUS (st) : -1);
         }
       else if (c == 'q')
         return 0;

@@ -31,6 +31,7 @@ struct proc
 };
 
 static char helper[4096];
+static long long last_count, last_kid;   /* the last ones line() saw */
 
 /* One line (without '\n') within |ms|; false on timeout or EOF. */
 static bool
@@ -45,6 +46,10 @@ line (struct proc *p, char *out, size_t n, int ms)
         {
           size_t l = (size_t) (nl - p->buf);
           snprintf (out, n, "%.*s", (int) l, p->buf);
+          if (rt_startswith (out, "count "))
+            last_count = atoll (out + 6);
+          else if (rt_startswith (out, "kid count "))
+            last_kid = atoll (out + 10);
           memmove (p->buf, nl + 1, p->len - l - 1);
           p->len -= l + 1;
           return true;
@@ -128,15 +133,13 @@ static long long
 drain (struct proc *p)
 {
   char l[256];
-  long long last = -1;
   while (line (p, l, sizeof l, 5000))
-    if (rt_startswith (l, "count "))
-      last = atoll (l + 6);
+    ;
   waitpid (p->pid, NULL, 0);
   p->pid = -1;
   close (p->in);
   close (p->out);
-  return last;
+  return last_count;
 }
 
 /* A forked child becomes the image; |msg| gets criu_restore's error. */
@@ -199,7 +202,7 @@ dump (pid_t pid, const char *dir, bool leave, char *msg, size_t n)
   return r;
 }
 
-static void
+static pid_t
 test_counter (const char *dir, const char *tmp)
 {
   struct proc p, q;
@@ -211,11 +214,13 @@ test_counter (const char *dir, const char *tmp)
 
   snprintf (f1, sizeof f1, "%s/plain", tmp);
   snprintf (f2, sizeof f2, "%s/append", tmp);
+  pid_t pid;
   if (!spawn (&p, argv))
     {
       ok (0, "cl_counter starts");
-      return;
+      return -1;
     }
+  pid = p.pid;
   next_count (&p);
   ask (&p, 'f');
   expect (&p, "file", l, sizeof l);
@@ -230,7 +235,7 @@ test_counter (const char *dir, const char *tmp)
     {
       ok (0, "checkpoint a 100 MiB process: %s", msg);
       finish (&p);
-      return;
+      return -1;
     }
   ok (1, "checkpoint a 100 MiB process");
   clock_gettime (CLOCK_MONOTONIC, &t1);
@@ -240,7 +245,7 @@ test_counter (const char *dir, const char *tmp)
   if (!restore (dir, &q, msg, sizeof msg))
     {
       ok (0, "restore: %s", msg);
-      return;
+      return pid;
     }
   clock_gettime (CLOCK_MONOTONIC, &t2);
   ok (1, "restore reports the saved context resumed");
@@ -270,6 +275,48 @@ test_counter (const char *dir, const char *tmp)
     q.pid = -1;
     finish (&q);
   }
+  return pid;
+}
+
+static void
+test_tree (const char *dir)
+{
+  struct proc p, q;
+  char msg[1024], l[256];
+  long long before, kid_before, n;
+  char *argv[] = { (char *) "cl_counter", (char *) "-c", NULL };
+
+  if (!spawn (&p, argv))
+    {
+      ok (0, "cl_counter -c starts");
+      return;
+    }
+  expect (&p, "kid count", l, sizeof l);
+  if (dump (p.pid, dir, false, msg, sizeof msg) < 0)
+    {
+      ok (0, "checkpoint a parent and its child: %s", msg);
+      finish (&p);
+      return;
+    }
+  ok (1, "checkpoint a parent and its child");
+  before = drain (&p);
+  kid_before = last_kid;
+  if (!restore (dir, &q, msg, sizeof msg))
+    {
+      ok (0, "restore the tree: %s", msg);
+      return;
+    }
+  ok (1, "restore the tree");
+  n = next_count (&q);
+  ok (n == before + 1, "the parent goes on from %lld: %lld", before, n);
+  expect (&q, "kid count", l, sizeof l);
+  ok (atoll (l + 10) == kid_before + 1, "the child goes on from %lld: %s",
+      kid_before, l);
+  ask (&q, 'k');
+  expect (&q, "kid exited", l, sizeof l);
+  is_str (l, "kid exited 7", "the child is the restored parent's own child, "
+          "in its process group");
+  finish (&q);
 }
 
 static void
@@ -333,15 +380,21 @@ test_threads (const char *dir)
   finish (&p);
 }
 
+static pid_t bad_pid;
+
 static void
 refused (const char *dir, const char *want, const char *what)
 {
   struct rt_err *err = NULL;
   struct proc q;
   char msg[1024];
-  int r = criu_image_check (dir, &err);
-  ok (r < 0 && err && strstr (err->msg, want), "%s: refused (%s)", what,
-      err ? err->msg : "accepted");
+  char sub[4200];
+  int r;
+  snprintf (sub, sizeof sub, "%s/%d", dir, (int) bad_pid);
+  r = strstr (want, "tree") ? -1 : criu_image_check (sub, &err);
+  if (!strstr (want, "tree"))
+    ok (r < 0 && err && strstr (err->msg, want), "%s: refused (%s)", what,
+        err ? err->msg : "accepted");
   rt_err_free (&err);
   ok (!restore (dir, &q, msg, sizeof msg) && strstr (msg, want),
       "%s: criu_restore returns the error to a live caller (%s)", what, msg);
@@ -363,22 +416,33 @@ copy_file (const char *from, const char *to)
 }
 
 static void
-test_bad_images (const char *dir, const char *tmp)
+test_bad_images (const char *dir, pid_t pid, const char *tmp)
 {
-  char bad[4096], a[8400], b[8400];
+  char top[4096], bad[4200], a[8400], b[8400];
   struct cl_header h;
   int fd;
 
-  snprintf (bad, sizeof bad, "%s/bad", tmp);
-  mkdir (bad, 0700);
-  snprintf (a, sizeof a, "%s/core.img", dir);
+  bad_pid = pid;
+  snprintf (top, sizeof top, "%s/bad", tmp);
+  snprintf (bad, sizeof bad, "%s/%d", top, (int) pid);
+  rt_mkdir_p (bad, 0700, &(struct rt_err *) { NULL });
+  snprintf (a, sizeof a, "%s/tree.img", dir);
+  snprintf (b, sizeof b, "%s/tree.img", top);
+  copy_file (a, b);
+  snprintf (a, sizeof a, "%s/%d/core.img", dir, (int) pid);
   snprintf (b, sizeof b, "%s/core.img", bad);
   copy_file (a, b);
-  snprintf (a, sizeof a, "%s/pages.img", dir);
+  snprintf (a, sizeof a, "%s/%d/pages.img", dir, (int) pid);
   snprintf (b, sizeof b, "%s/pages.img", bad);
   copy_file (a, b);
   ok (criu_image_check (bad, &(struct rt_err *) { NULL }) == 0, "a copied image "
       "checks");
+  {
+    struct proc q;
+    char msg[1024];
+    ok (restore (top, &q, msg, sizeof msg), "the copy restores: %s", msg);
+    finish (&q);
+  }
 
   /* a flipped byte inside the vmas section */
   snprintf (b, sizeof b, "%s/core.img", bad);
@@ -395,13 +459,13 @@ test_bad_images (const char *dir, const char *tmp)
         }
     }
   close (fd);
-  refused (bad, "section vmas checksum mismatch", "a corrupted vmas section");
+  refused (top, "section vmas checksum mismatch", "a corrupted vmas section");
 
-  snprintf (a, sizeof a, "%s/core.img", dir);
+  snprintf (a, sizeof a, "%s/%d/core.img", dir, (int) pid);
   copy_file (a, b);
   if (truncate (b, (off_t) h.sect[CL_S_FDS - 1].offset + 8) < 0)
     perror ("truncate");
-  refused (bad, "section fds truncated", "a truncated core.img");
+  refused (top, "section fds truncated", "a truncated core.img");
 
   copy_file (a, b);
   snprintf (b, sizeof b, "%s/pages.img", bad);
@@ -410,14 +474,19 @@ test_bad_images (const char *dir, const char *tmp)
     if (stat (b, &st) == 0 && truncate (b, st.st_size - 4096) < 0)
       perror ("truncate");
   }
-  refused (bad, "pages.img: truncated", "a truncated pages.img");
+  refused (top, "pages.img: truncated", "a truncated pages.img");
 
   snprintf (b, sizeof b, "%s/core.img", bad);
   fd = open (b, O_RDWR);
   if (pwrite (fd, "NOTCRIU!", 8, 0) != 8)
     perror ("pwrite");
   close (fd);
-  refused (bad, "bad magic", "a file that is no image");
+  refused (top, "bad magic", "a file that is no image");
+
+  snprintf (b, sizeof b, "%s/tree.img", top);
+  if (truncate (b, 50) < 0)
+    perror ("truncate");
+  refused (top, "tree.img: truncated", "a truncated tree.img");
 }
 
 static void
@@ -451,7 +520,8 @@ test_stub_is_self_contained (void)
 int
 main (void)
 {
-  char tmp[] = "/tmp/test_criu.XXXXXX", dir[256], dir2[256];
+  char tmp[] = "/tmp/test_criu.XXXXXX", dir[256], dir2[256], dir3[256];
+  pid_t pid;
   const char *h = getenv ("SANDLOCK_HELPERS");
   struct rt_err *err = NULL;
 
@@ -466,10 +536,13 @@ main (void)
     return 1;
   snprintf (dir, sizeof dir, "%s/img", tmp);
   snprintf (dir2, sizeof dir2, "%s/img2", tmp);
+  snprintf (dir3, sizeof dir3, "%s/img3", tmp);
   test_stub_is_self_contained ();
-  test_counter (dir, tmp);
+  pid = test_counter (dir, tmp);
   test_threads (dir2);
-  test_bad_images (dir, tmp);
+  test_tree (dir3);
+  if (pid > 0)
+    test_bad_images (dir, pid, tmp);
   rt_rm_rf_at (AT_FDCWD, tmp, &err);
   rt_err_free (&err);
   return tap_done ();
