@@ -27,10 +27,14 @@ struct criu_dump_opts
   bool leave_running;     /* false: the process is SIGKILLed once saved */
   bool skip_unsupported;  /* record fds that cannot be restored instead of
                              failing; restore lists them */
+  bool target_root;       /* record file paths as the process sees them
+                             (from its own root, /proc/PID/root): for a
+                             process in another mount namespace or chroot */
 };
 
-/* Captures opts->pid into opts->image_dir.  On failure the process is left
- * running exactly as it was and no image is left behind. */
+/* Captures opts->pid and every descendant into opts->image_dir.  On
+ * failure the processes are left running exactly as they were and no image
+ * is left behind. */
 int criu_dump (const struct criu_dump_opts *opts, struct rt_err **err)
     __attribute__ ((nonnull (1, 2)));
 
@@ -51,11 +55,15 @@ struct criu_restore_opts
   void *skipped_arg;
 };
 
-/* Turns the calling process into the saved one.  Must be called in a
- * single-threaded process whose pid the caller is prepared to give up:
- * on success it does not return; it returns < 0 only while nothing of the
- * caller has been destroyed yet (bad image, unopenable file).  Past that
- * point a failure ends the process with exit code 120 + the stub's phase. */
+/* Turns the calling process into the saved root process, after forking
+ * one restorer per saved descendant (with the saved pids when the caller
+ * has the saved root's pid, as in a fresh pid namespace).  Must be called
+ * in a single-threaded process whose pid the caller is prepared to give
+ * up: on success it does not return; it returns < 0 only while nothing of
+ * the caller has been destroyed yet (bad image, unopenable file, a
+ * descendant that failed).  Past that point a failure ends the process
+ * with exit code 120 + the stub's phase.  Paths in the image are opened
+ * as the caller sees them. */
 int criu_restore (const struct criu_restore_opts *opts, struct rt_err **err)
     __attribute__ ((nonnull (1, 2)));
 

@@ -21,8 +21,8 @@ fdinfo (pid_t pid, int fd, uint64_t *pos, uint32_t *flags, struct rt_err **err)
   char path[64];
   _cleanup_free_ char *s = NULL;
   char *p;
-  snprintf (path, sizeof path, "/proc/%d/fdinfo/%d", pid, fd);
-  if (rt_read_file_at (AT_FDCWD, path, 1 << 16, &s, NULL, err) < 0)
+  snprintf (path, sizeof path, "%d/fdinfo/%d", pid, fd);
+  if (rt_read_file_at (cl_proc_dir (), path, 1 << 16, &s, NULL, err) < 0)
     return -1;
   p = strstr (s, "pos:");
   *pos = p ? strtoull (p + 4, NULL, 10) : 0;
@@ -53,9 +53,9 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct rt_err **err)
   struct cl_fd f;
   ssize_t n;
 
-  snprintf (path, sizeof path, "/proc/%d/fd/%d", d->pid, fd);
-  n = readlink (path, link, sizeof link - 1);
-  if (n < 0 || stat (path, &st) < 0)
+  snprintf (path, sizeof path, "%d/fd/%d", d->pid, fd);
+  n = readlinkat (cl_proc_dir (), path, link, sizeof link - 1);
+  if (n < 0 || fstatat (cl_proc_dir (), path, &st, 0) < 0)
     return errno == ENOENT ? 0 : rt_err_set (err, errno, "inspect fd %d", fd);
   link[n] = '\0';
   memset (&f, 0, sizeof f);
@@ -104,8 +104,8 @@ cl_dump_files (struct cl_dump *d, bool skip, struct rt_err **err)
   _cleanup_free_ int *fds = NULL;
   size_t n = 0;
 
-  snprintf (path, sizeof path, "/proc/%d/fd", d->pid);
-  dir = opendir (path);
+  snprintf (path, sizeof path, "%d/fd", d->pid);
+  dir = cl_opendir (path);
   if (dir == NULL)
     return rt_err_set (err, errno, "open `%s`", path);
   while ((e = readdir (dir)) != NULL)
@@ -129,8 +129,8 @@ status_field (pid_t pid, const char *key, int base, uint32_t *out,
   char path[64];
   _cleanup_free_ char *s = NULL;
   char *p;
-  snprintf (path, sizeof path, "/proc/%d/status", pid);
-  if (rt_read_file_at (AT_FDCWD, path, 1 << 16, &s, NULL, err) < 0)
+  snprintf (path, sizeof path, "%d/status", pid);
+  if (rt_read_file_at (cl_proc_dir (), path, 1 << 16, &s, NULL, err) < 0)
     return -1;
   p = strstr (s, key);
   if (p == NULL)
@@ -147,27 +147,27 @@ dump_cwd_auxv (struct cl_dump *d, struct rt_err **err)
   size_t len;
   ssize_t n;
 
-  snprintf (path, sizeof path, "/proc/%d/cwd", d->pid);
-  n = readlink (path, cwd, sizeof cwd - 1);
+  snprintf (path, sizeof path, "%d/cwd", d->pid);
+  n = readlinkat (cl_proc_dir (), path, cwd, sizeof cwd - 1);
   if (n < 0)
     return rt_err_set (err, errno, "readlink `%s`", path);
   cwd[n] = '\0';
   d->proc.cwd = cl_str_add (&d->strings, cwd);
-  snprintf (path, sizeof path, "/proc/%d/auxv", d->pid);
-  if (rt_read_file_at (AT_FDCWD, path, 4096, &auxv, &len, err) < 0)
+  snprintf (path, sizeof path, "%d/auxv", d->pid);
+  if (rt_read_file_at (cl_proc_dir (), path, 4096, &auxv, &len, err) < 0)
     return -1;
   if (len > sizeof d->proc.auxv)
     len = sizeof d->proc.auxv;
   memcpy (d->proc.auxv, auxv, len);
   d->proc.auxv_len = (uint32_t) len;
-  snprintf (path, sizeof path, "/proc/%d/personality", d->pid);
-  if (rt_read_file_at (AT_FDCWD, path, 64, &pers, NULL, err) < 0)
+  snprintf (path, sizeof path, "%d/personality", d->pid);
+  if (rt_read_file_at (cl_proc_dir (), path, 64, &pers, NULL, err) < 0)
     return -1;
   d->proc.personality = (uint32_t) strtoul (pers, NULL, 16);
-  snprintf (path, sizeof path, "/proc/%d/comm", d->pid);
+  snprintf (path, sizeof path, "%d/comm", d->pid);
   free (auxv);
   auxv = NULL;
-  if (rt_read_file_at (AT_FDCWD, path, 64, &auxv, &len, err) < 0)
+  if (rt_read_file_at (cl_proc_dir (), path, 64, &auxv, &len, err) < 0)
     return -1;
   auxv[strcspn (auxv, "\n")] = '\0';
   snprintf (d->proc.comm, sizeof d->proc.comm, "%s", auxv);

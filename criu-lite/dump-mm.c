@@ -164,8 +164,8 @@ read_mm_fields (struct cl_dump *d, struct rt_err **err)
   int i = 3;
   struct cl_mm *m = &d->proc.mm;
 
-  snprintf (path, sizeof path, "/proc/%d/stat", d->pid);
-  if (rt_read_file_at (AT_FDCWD, path, 1 << 16, &stat, NULL, err) < 0)
+  snprintf (path, sizeof path, "%d/stat", d->pid);
+  if (rt_read_file_at (cl_proc_dir (), path, 1 << 16, &stat, NULL, err) < 0)
     return -1;
   p = strrchr (stat, ')');
   if (p == NULL)
@@ -198,8 +198,8 @@ walk_maps (struct mm_ctx *c, struct rt_err **err)
   _cleanup_free_ char *maps = NULL;
   char *save = NULL;
 
-  snprintf (path, sizeof path, "/proc/%d/maps", c->d->pid);
-  if (rt_read_file_at (AT_FDCWD, path, 64u << 20, &maps, NULL, err) < 0)
+  snprintf (path, sizeof path, "%d/maps", c->d->pid);
+  if (rt_read_file_at (cl_proc_dir (), path, 64u << 20, &maps, NULL, err) < 0)
     return -1;
   for (char *l = strtok_r (maps, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
     if (dump_vma (c, l, err) < 0)
@@ -216,12 +216,12 @@ cl_dump_mm (struct cl_dump *d, struct rt_err **err)
   _cleanup_free_ uint64_t *pm = xmalloc (COPY_CHUNK);
   struct mm_ctx c = { d, -1, -1, buf, pm };
 
-  snprintf (path, sizeof path, "/proc/%d/mem", d->pid);
-  mem = open (path, O_RDONLY | O_CLOEXEC);
+  snprintf (path, sizeof path, "%d/mem", d->pid);
+  mem = openat (cl_proc_dir (), path, O_RDONLY | O_CLOEXEC);
   if (mem < 0)
     return rt_err_set (err, errno, "open `%s`", path);
-  snprintf (path, sizeof path, "/proc/%d/pagemap", d->pid);
-  pagemap = open (path, O_RDONLY | O_CLOEXEC);
+  snprintf (path, sizeof path, "%d/pagemap", d->pid);
+  pagemap = openat (cl_proc_dir (), path, O_RDONLY | O_CLOEXEC);
   if (pagemap < 0)
     return rt_err_set (err, errno, "open `%s`", path);
   c.mem_fd = mem;

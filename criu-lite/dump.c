@@ -9,11 +9,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "common/util.h"
 #include "criu-lite/criu.h"
 #include "criu-lite/tree.h"
+
+static int proc_dir = -1;
+
+int
+cl_proc_dir (void)
+{
+  return proc_dir;
+}
+
+DIR *
+cl_opendir (const char *rel)
+{
+  int fd = openat (proc_dir, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir (fd);
+  if (d == NULL && fd >= 0)
+    close (fd);
+  return d;
+}
 
 struct tree
 {
@@ -50,8 +71,8 @@ stat_ids (pid_t pid, char *state, int *pgid, int *sid, struct rt_err **err)
   char path[64];
   _cleanup_free_ char *s = NULL;
   char *p;
-  snprintf (path, sizeof path, "/proc/%d/stat", pid);
-  if (rt_read_file_at (AT_FDCWD, path, 4096, &s, NULL, err) < 0)
+  snprintf (path, sizeof path, "%d/stat", pid);
+  if (rt_read_file_at (cl_proc_dir (), path, 4096, &s, NULL, err) < 0)
     return -1;
   p = strrchr (s, ')');
   if (p == NULL || sscanf (p + 2, "%c %*d %d %d", state, pgid, sid) != 3)
@@ -91,9 +112,9 @@ add_children (struct tree *t, size_t i, size_t *added, struct rt_err **err)
       char path[96];
       _cleanup_free_ char *list = NULL;
       char *save = NULL;
-      snprintf (path, sizeof path, "/proc/%d/task/%d/children", pid,
+      snprintf (path, sizeof path, "%d/task/%d/children", pid,
                 t->procs[i].tids[k]);
-      if (rt_read_file_at (AT_FDCWD, path, 1 << 20, &list, NULL, err) < 0)
+      if (rt_read_file_at (cl_proc_dir (), path, 1 << 20, &list, NULL, err) < 0)
         return -1;
       for (char *c = strtok_r (list, " \n", &save); c; c = strtok_r (NULL, " \n", &save))
         if (!listed (t, atoi (c)))
@@ -165,21 +186,11 @@ remove_image (int dirfd, const struct tree *t)
     }
 }
 
-int
-criu_dump (const struct criu_dump_opts *o, struct rt_err **err)
+static int
+dump_into (int dirfd, const struct criu_dump_opts *o, struct rt_err **err)
 {
   struct tree t = { 0 };
-  _cleanup_fd_ int dirfd = -1;
-  int r;
-
-  if (o->pid <= 0)
-    return rt_err_set (err, EINVAL, "checkpoint: no process");
-  if (rt_mkdir_p (o->image_dir, 0700, err) < 0)
-    return -1;
-  dirfd = open (o->image_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-  if (dirfd < 0)
-    return rt_err_set (err, errno, "open image directory `%s`", o->image_dir);
-  r = seize_tree (&t, o->pid, err);
+  int r = seize_tree (&t, o->pid, err);
   for (size_t i = 0; r == 0 && i < t.n; i++)
     r = capture (&t.procs[i], dirfd, o, err);
   if (r == 0)
@@ -197,5 +208,73 @@ criu_dump (const struct criu_dump_opts *o, struct rt_err **err)
     dump_free (&t.procs[i]);
   free (t.procs);
   free (t.recs);
+  return r;
+}
+
+/* In a child whose root is the target's: d_path() renders every file
+ * the target maps or holds relative to the reader's root, so the image
+ * records the paths the restored process will open in its own root. */
+static int
+dump_from_target_root (int dirfd, const struct criu_dump_opts *o,
+                       struct rt_err **err)
+{
+  int pfd[2], st = 0;
+  pid_t child;
+  char msg[2048];
+  ssize_t n;
+  uint8_t warm[32];
+  unsigned int wl = 32;
+
+  EVP_Digest ("", 0, warm, &wl, EVP_sha256 (), NULL);  /* load it here */
+  if (pipe2 (pfd, O_CLOEXEC) < 0)
+    return rt_err_set (err, errno, "pipe");
+  child = fork ();
+  if (child < 0)
+    return rt_err_set (err, errno, "fork");
+  if (child == 0)
+    {
+      char root[64];
+      struct rt_err *e = NULL;
+      close (pfd[0]);
+      snprintf (root, sizeof root, "%d/root", o->pid);
+      if (fchdir (proc_dir) < 0 || chroot (root) < 0)
+        rt_err_set (&e, errno, "enter the root of process %d", o->pid);
+      else if (dump_into (dirfd, o, &e) == 0)
+        _exit (0);
+      if (write (pfd[1], e->msg, strlen (e->msg)) < 0)
+        _exit (2);
+      _exit (1);
+    }
+  close (pfd[1]);
+  n = rt_read_all (pfd[0], msg, sizeof msg - 1);
+  close (pfd[0]);
+  msg[n > 0 ? n : 0] = '\0';
+  while (waitpid (child, &st, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFEXITED (st) && WEXITSTATUS (st) == 0)
+    return 0;
+  return rt_err_set (err, 0, "%s", msg[0] ? msg : "the checkpoint helper died");
+}
+
+int
+criu_dump (const struct criu_dump_opts *o, struct rt_err **err)
+{
+  _cleanup_fd_ int dirfd = -1;
+  int r;
+
+  if (o->pid <= 0)
+    return rt_err_set (err, EINVAL, "checkpoint: no process");
+  if (rt_mkdir_p (o->image_dir, 0700, err) < 0)
+    return -1;
+  dirfd = open (o->image_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (dirfd < 0)
+    return rt_err_set (err, errno, "open image directory `%s`", o->image_dir);
+  proc_dir = open ("/proc", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (proc_dir < 0)
+    return rt_err_set (err, errno, "open /proc");
+  r = o->target_root ? dump_from_target_root (dirfd, o, err)
+                     : dump_into (dirfd, o, err);
+  close (proc_dir);
+  proc_dir = -1;
   return r;
 }

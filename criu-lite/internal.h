@@ -5,6 +5,7 @@
 #ifndef SANDLOCK_CRIU_LITE_INTERNAL_H
 #define SANDLOCK_CRIU_LITE_INTERNAL_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -192,6 +193,12 @@ struct cl_dump
 };
 
 size_t cl_thread_rec_size (uint32_t xstate_len);
+
+/* The /proc every capture reads, as a directory fd: opened before the
+ * capture chroots into the target's root so that paths read from it are
+ * the target's own (criu_dump_opts.target_root). */
+int cl_proc_dir (void);
+DIR *cl_opendir (const char *rel);
 
 int cl_image_write (int dirfd, struct cl_dump *d, struct rt_err **err);
 int cl_image_load (const char *dir, struct cl_image *img, struct rt_err **err);

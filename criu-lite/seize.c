@@ -71,8 +71,8 @@ seize_pass (struct cl_dump *d, size_t *fresh, struct rt_err **err)
   DIR *dir;
   int r = 0;
 
-  snprintf (path, sizeof path, "/proc/%d/task", d->pid);
-  dir = opendir (path);
+  snprintf (path, sizeof path, "%d/task", d->pid);
+  dir = cl_opendir (path);
   if (dir == NULL)
     return rt_err_set (err, errno, "open `%s`", path);
   *fresh = 0;
