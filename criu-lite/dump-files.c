@@ -65,8 +65,9 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct rt_err **err)
   if (link[0] == '/' && strstr (link, " (deleted)"))
     return rt_err_set (err, 0, "fd %d: `%s` was deleted since it was opened",
                        fd, link);
-  if (fd <= 2 && !S_ISREG (st.st_mode))
-    f.kind = CL_FD_INHERIT;  /* rebound to the restorer's stdio */
+  if (fd <= 2)
+    f.kind = CL_FD_INHERIT;  /* rebound to the restorer's stdio (CRIU's
+                                inherit-fd): the engine's pipes or log */
   else if (link[0] == '/' && S_ISREG (st.st_mode))
     f.kind = CL_FD_FILE;
   else if (link[0] == '/' && S_ISDIR (st.st_mode))

@@ -74,7 +74,7 @@ dump_one (struct cl_dump *d, size_t i, char *xbuf, struct rt_err **err)
   struct iovec iov = { xbuf, CL_XSTATE_MAX };
 
   memset (&t, 0, sizeof t);
-  t.tid = (uint32_t) tid;
+  t.tid = (uint32_t) cl_ns_tid (d->pid, tid);
   t.regs = d->tr[i].orig;
   if (ask_thread (d, i, &t, err) < 0)
     return -1;

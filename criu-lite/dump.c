@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -38,6 +40,7 @@ cl_opendir (const char *rel)
 
 struct tree
 {
+  pid_t *host;                 /* host pid of each record */
   struct cl_dump *procs;
   struct cl_tree_rec *recs;
   size_t n;
@@ -55,11 +58,42 @@ dump_free (struct cl_dump *d)
     close (d->pages_fd);
 }
 
+/* The innermost pid of a thread (NSpid's last field): the pid the process
+ * has in its own pid namespace, which a restore in a fresh one gives back. */
+pid_t
+cl_ns_tid (pid_t pid, pid_t tid)
+{
+  char path[64];
+  _cleanup_free_ char *s = NULL;
+  struct rt_err *e = NULL;
+  char *p, *end;
+  pid_t last = tid;
+  snprintf (path, sizeof path, "%d/task/%d/status", pid, tid);
+  if (rt_read_file_at (proc_dir, path, 1 << 16, &s, NULL, &e) < 0)
+    {
+      rt_err_free (&e);
+      return tid;
+    }
+  p = strstr (s, "NSpid:");
+  if (p == NULL)
+    return tid;
+  p += 6;
+  for (;;)
+    {
+      long v = strtol (p, &end, 10);
+      if (end == p)
+        break;
+      last = (pid_t) v;
+      p = end;
+    }
+  return last;
+}
+
 static bool
 listed (const struct tree *t, pid_t pid)
 {
   for (size_t i = 0; i < t->n; i++)
-    if (t->recs[i].pid == pid)
+    if (t->host[i] == pid)
       return true;
   return false;
 }
@@ -92,11 +126,14 @@ add (struct tree *t, pid_t pid, pid_t ppid, struct rt_err **err)
     return rt_err_set (err, 0, "process %d is a zombie its parent %d has not "
                        "reaped", pid, ppid);
   t->procs = xrealloc (t->procs, (t->n + 1) * sizeof *t->procs);
+  t->host = xrealloc (t->host, (t->n + 1) * sizeof *t->host);
+  t->host[t->n] = pid;
   t->recs = xrealloc (t->recs, (t->n + 1) * sizeof *t->recs);
   d = &t->procs[t->n];
   memset (d, 0, sizeof *d);
   d->pid = pid;
   d->pages_fd = -1;
+  /* host pids until translate() */
   t->recs[t->n] = (struct cl_tree_rec) { pid, ppid, pgid, sid };
   t->n++;
   return cl_seize (d, err);
@@ -106,7 +143,7 @@ add (struct tree *t, pid_t pid, pid_t ppid, struct rt_err **err)
 static int
 add_children (struct tree *t, size_t i, size_t *added, struct rt_err **err)
 {
-  pid_t pid = t->recs[i].pid;
+  pid_t pid = t->host[i];
   for (size_t k = 0; k < t->procs[i].ntids; k++)
     {
       char path[96];
@@ -127,6 +164,29 @@ add_children (struct tree *t, size_t i, size_t *added, struct rt_err **err)
   return 0;
 }
 
+static pid_t
+to_ns (const struct tree *t, pid_t host)
+{
+  for (size_t i = 0; i < t->n; i++)
+    if (t->host[i] == host)
+      return cl_ns_tid (host, host);
+  return 0;  /* outside the tree: not restored */
+}
+
+/* Host pids to the pids the processes have in their own namespace. */
+static void
+translate (struct tree *t)
+{
+  for (size_t i = 0; i < t->n; i++)
+    {
+      struct cl_tree_rec *r = &t->recs[i];
+      r->pid = cl_ns_tid (t->host[i], t->host[i]);
+      r->ppid = i ? to_ns (t, r->ppid) : 0;
+      r->pgid = to_ns (t, r->pgid);
+      r->sid = to_ns (t, r->sid);
+    }
+}
+
 /* Stopped processes cannot fork, but one seized late may have forked
  * before, and an orphan may have moved to an ancestor: until stable. */
 static int
@@ -143,6 +203,7 @@ seize_tree (struct tree *t, pid_t root, struct rt_err **err)
           return -1;
     }
   while (added > 0);
+  translate (t);
   return 0;
 }
 
@@ -152,7 +213,7 @@ capture (struct cl_dump *d, int dirfd, const struct criu_dump_opts *o,
 {
   char name[32];
   _cleanup_fd_ int sub = -1;
-  snprintf (name, sizeof name, "%d", d->pid);
+  snprintf (name, sizeof name, "%d", cl_ns_tid (d->pid, d->pid));
   if (mkdirat (dirfd, name, 0700) < 0 && errno != EEXIST)
     return rt_err_set (err, errno, "create `%s` in the image", name);
   sub = openat (dirfd, name, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
@@ -196,9 +257,19 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct rt_err **err)
   if (r == 0)
     r = cl_tree_write (dirfd, t.recs, t.n, err);
   /* On failure the tree goes on as it was; on success it dies unless
-   * asked to keep running, before anyone could see it move on. */
+   * asked to keep running, before anyone could see it move on; the root
+   * is dead (a zombie) when this returns. */
+  int pidfd = (int) syscall (SYS_pidfd_open, o->pid, 0);
   for (size_t i = 0; i < t.n; i++)
     cl_release (&t.procs[i], r == 0 && !o->leave_running);
+  if (pidfd >= 0 && r == 0 && !o->leave_running)
+    {
+      struct pollfd p = { pidfd, POLLIN, 0 };
+      while (poll (&p, 1, -1) < 0 && errno == EINTR)
+        ;
+    }
+  if (pidfd >= 0)
+    close (pidfd);
   if (r < 0)
     {
       remove_image (dirfd, &t);
@@ -208,6 +279,7 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct rt_err **err)
     dump_free (&t.procs[i]);
   free (t.procs);
   free (t.recs);
+  free (t.host);
   return r;
 }
 

@@ -198,6 +198,7 @@ size_t cl_thread_rec_size (uint32_t xstate_len);
  * capture chroots into the target's root so that paths read from it are
  * the target's own (criu_dump_opts.target_root). */
 int cl_proc_dir (void);
+pid_t cl_ns_tid (pid_t pid, pid_t tid);
 DIR *cl_opendir (const char *rel);
 
 int cl_image_write (int dirfd, struct cl_dump *d, struct rt_err **err);
