@@ -45,6 +45,34 @@ kind_of (mode_t m, const char *link)
   return "unsupported file";
 }
 
+/* Which of the root's fds 0-2 |st| is, or 3. */
+static uint64_t
+stdio_of (const struct cl_dump *d, const struct stat *st)
+{
+  for (uint64_t k = 0; k < 3; k++)
+    if (d->stdio[k][0] == (uint64_t) st->st_dev
+        && d->stdio[k][1] == (uint64_t) st->st_ino && st->st_ino)
+      return k;
+  return 3;
+}
+
+/* Records the root's fds 0-2 as the stdio every process may inherit. */
+void
+cl_stdio_of_root (struct cl_dump *d)
+{
+  for (int k = 0; k < 3; k++)
+    {
+      char path[64];
+      struct stat st;
+      snprintf (path, sizeof path, "%d/fd/%d", d->pid, k);
+      if (fstatat (cl_proc_dir (), path, &st, 0) == 0)
+        {
+          d->stdio[k][0] = (uint64_t) st.st_dev;
+          d->stdio[k][1] = (uint64_t) st.st_ino;
+        }
+    }
+}
+
 static int
 dump_fd (struct cl_dump *d, int fd, bool skip, struct rt_err **err)
 {
@@ -65,9 +93,13 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct rt_err **err)
   if (link[0] == '/' && strstr (link, " (deleted)"))
     return rt_err_set (err, 0, "fd %d: `%s` was deleted since it was opened",
                        fd, link);
-  if (fd <= 2)
-    f.kind = CL_FD_INHERIT;  /* rebound to the restorer's stdio (CRIU's
-                                inherit-fd): the engine's pipes or log */
+  if (stdio_of (d, &st) <= 2)
+    {
+      /* rebound to the restorer's stdio (CRIU's inherit-fd): the
+       * engine's pipes or log */
+      f.kind = CL_FD_INHERIT;
+      f.pos = stdio_of (d, &st);
+    }
   else if (link[0] == '/' && S_ISREG (st.st_mode))
     f.kind = CL_FD_FILE;
   else if (link[0] == '/' && S_ISDIR (st.st_mode))

@@ -252,8 +252,13 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct rt_err **err)
 {
   struct tree t = { 0 };
   int r = seize_tree (&t, o->pid, err);
+  if (r == 0)
+    cl_stdio_of_root (&t.procs[0]);
   for (size_t i = 0; r == 0 && i < t.n; i++)
-    r = capture (&t.procs[i], dirfd, o, err);
+    {
+      memcpy (t.procs[i].stdio, t.procs[0].stdio, sizeof t.procs[0].stdio);
+      r = capture (&t.procs[i], dirfd, o, err);
+    }
   if (r == 0)
     r = cl_tree_write (dirfd, t.recs, t.n, err);
   /* On failure the tree goes on as it was; on success it dies unless

@@ -295,7 +295,8 @@ check_fds (struct cl_image *img, struct rt_err **err)
       const struct cl_fd *f = &img->fds[i];
       if (f->fd < 0 || f->fd >= CL_MAX_FD || f->kind < CL_FD_FILE
           || f->kind > CL_FD_SKIPPED || !check_str (img, f->path)
-          || (i && f->fd <= img->fds[i - 1].fd))
+          || (i && f->fd <= img->fds[i - 1].fd)
+          || (f->kind == CL_FD_INHERIT && f->pos > 2))
         return rt_err_set (err, 0, "section fds: entry %zu (fd %d) is invalid",
                            i, f->fd);
     }

@@ -125,7 +125,8 @@ enum cl_fd_kind
   CL_FD_FILE = 1,              /* regular file: reopened, offset restored */
   CL_FD_DIR,
   CL_FD_DEV,                   /* character device reopened by path */
-  CL_FD_INHERIT,               /* stdio: the restorer's own fd stays */
+  CL_FD_INHERIT,               /* the root's stdio: a dup of the restorer's
+                                  fd |pos| (0-2) */
   CL_FD_SKIPPED,               /* --skip-unsupported: listed, not restored */
 };
 
@@ -179,6 +180,9 @@ struct cl_tracee
 struct cl_dump
 {
   pid_t pid;
+  /* the tree root's fds 0-2 (dev, ino; 0 when closed): a process's fd
+   * naming one of them is the engine's stdio, restored by inheritance */
+  uint64_t stdio[3][2];
   struct cl_tracee *tr;          /* per tid, same order */
   uint64_t syscall_ip;           /* a `syscall` instruction in the vDSO */
   uint64_t scratch;              /* a page mapped in the tracee for
@@ -213,6 +217,7 @@ int cl_dump_mm (struct cl_dump *d, struct rt_err **err);
 int cl_dump_files (struct cl_dump *d, bool skip_unsupported,
                    struct rt_err **err);
 int cl_dump_misc (struct cl_dump *d, struct rt_err **err);
+void cl_stdio_of_root (struct cl_dump *d);
 int cl_seize (struct cl_dump *d, struct rt_err **err);
 void cl_normalize_restart (struct user_regs_struct *r);
 int cl_inject_prepare (struct cl_dump *d, struct rt_err **err);

@@ -147,6 +147,16 @@ open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
       r->fd_tmp[i] = -1;
       if (f->kind == CL_FD_SKIPPED && o->skipped)
         o->skipped (o->skipped_arg, path);
+      if (f->kind == CL_FD_INHERIT && f->pos != (uint64_t) f->fd)
+        {
+          /* another number for the same stdio: a dup of ours */
+          if (fcntl ((int) f->pos, F_GETFD) < 0)
+            continue;
+          r->fd_tmp[i] = lift (r, dup ((int) f->pos), "stdio", err);
+          if (r->fd_tmp[i] < 0)
+            return -1;
+          continue;
+        }
       if (f->kind == CL_FD_INHERIT || f->kind == CL_FD_SKIPPED)
         continue;
       fd = open (path, (int) (f->flags & ~(uint32_t) (O_CREAT | O_EXCL | O_TRUNC))
@@ -171,7 +181,8 @@ static bool
 inherited (const struct cl_image *img, int fd)
 {
   for (size_t i = 0; i < img->nfds; i++)
-    if (img->fds[i].fd == fd && img->fds[i].kind == CL_FD_INHERIT)
+    if (img->fds[i].fd == fd && img->fds[i].kind == CL_FD_INHERIT
+        && img->fds[i].pos == (uint64_t) fd)
       return true;
   return false;
 }

@@ -74,7 +74,9 @@ expect (struct proc *p, const char *prefix, char *out, size_t n)
 {
   char l[256];
   while (line (p, l, sizeof l, 5000))
-    if (rt_startswith (l, prefix))
+    if (getenv ("CL_DEBUG") && printf ("#  < %s\n", l) < 0)
+      ;
+    else if (rt_startswith (l, prefix))
       {
         snprintf (out, n, "%s", l);
         return true;
@@ -102,6 +104,7 @@ spawn (struct proc *p, char *const argv[])
   int in[2], out[2];
   char l[256];
   memset (p, 0, sizeof *p);
+  last_count = last_kid = 0;    /* none printed yet */
   if (pipe2 (in, O_CLOEXEC) < 0 || pipe2 (out, O_CLOEXEC) < 0)
     return false;
   p->pid = fork ();
