@@ -9,9 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -262,19 +260,11 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct rt_err **err)
   if (r == 0)
     r = cl_tree_write (dirfd, t.recs, t.n, err);
   /* On failure the tree goes on as it was; on success it dies unless
-   * asked to keep running, before anyone could see it move on; the root
-   * is dead (a zombie) when this returns. */
-  int pidfd = (int) syscall (SYS_pidfd_open, o->pid, 0);
-  for (size_t i = 0; i < t.n; i++)
+   * asked to keep running, before anyone could see it move on: children
+   * before parents, each dead (a zombie for its parent) when this
+   * returns. */
+  for (size_t i = t.n; i-- > 0;)
     cl_release (&t.procs[i], r == 0 && !o->leave_running);
-  if (pidfd >= 0 && r == 0 && !o->leave_running)
-    {
-      struct pollfd p = { pidfd, POLLIN, 0 };
-      while (poll (&p, 1, -1) < 0 && errno == EINTR)
-        ;
-    }
-  if (pidfd >= 0)
-    close (pidfd);
   if (r < 0)
     {
       remove_image (dirfd, &t);

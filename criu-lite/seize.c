@@ -108,18 +108,44 @@ cl_seize (struct cl_dump *d, struct rt_err **err)
   return 0;
 }
 
+/* A killed tracee stays ours until we wait for it: its real parent (a
+ * pid namespace's init, exiting, waits for every child) could not reap
+ * it otherwise.  Threads first, the leader last. */
+static void
+reap (struct cl_dump *d)
+{
+  for (size_t i = d->ntids; i-- > 0;)
+    for (;;)
+      {
+        int st;
+        if (waitpid (d->tids[i], &st, __WALL) < 0)
+          {
+            if (errno == EINTR)
+              continue;
+            break;
+          }
+        if (WIFEXITED (st) || WIFSIGNALED (st))
+          break;
+      }
+}
+
 void
 cl_release (struct cl_dump *d, bool kill_it)
 {
   if (kill_it)
-    kill (d->pid, SIGKILL);
+    {
+      kill (d->pid, SIGKILL);
+      reap (d);
+    }
   else
-    cl_inject_finish (d);
-  for (size_t i = 0; i < d->ntids; i++)
-    ptrace (PTRACE_DETACH, d->tids[i], NULL, NULL);
-  for (size_t i = 0; i < d->ntids && !kill_it; i++)
-    if (d->tr[i].held_signal)
-      syscall (SYS_tgkill, d->pid, d->tids[i], d->tr[i].held_signal);
+    {
+      cl_inject_finish (d);
+      for (size_t i = 0; i < d->ntids; i++)
+        ptrace (PTRACE_DETACH, d->tids[i], NULL, NULL);
+      for (size_t i = 0; i < d->ntids; i++)
+        if (d->tr[i].held_signal)
+          syscall (SYS_tgkill, d->pid, d->tids[i], d->tr[i].held_signal);
+    }
   free (d->tids);
   free (d->tr);
   d->tids = NULL;

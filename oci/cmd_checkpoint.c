@@ -94,17 +94,18 @@ static void
 work_log (const struct ckpt_opts *o, const struct oci_state *st)
 {
   struct rt_err *e = NULL;
-  _cleanup_free_ char *path = NULL, *line = NULL;
-  if (o->work_path == NULL || rt_mkdir_p (o->work_path, 0700, &e) < 0)
+  _cleanup_free_ char *line = NULL;
+  _cleanup_fd_ int dfd = -1;
+  if (o->work_path == NULL || rt_mkdir_p (o->work_path, 0700, &e) < 0
+      || (dfd = open (o->work_path, O_DIRECTORY | O_RDONLY | O_CLOEXEC)) < 0)
     {
       rt_err_free (&e);
       return;
     }
-  path = xasprintf ("%s/dump.log", o->work_path);
   line = xasprintf ("criu-lite: container %s (init pid %d) saved to %s%s\n",
                     st->id, (int) st->pid, o->image_path,
                     o->leave_running ? ", left running" : "");
-  rt_atomic_write_at (AT_FDCWD, path, line, strlen (line), 0600, &e);
+  rt_atomic_write_at (dfd, "dump.log", line, strlen (line), 0600, &e);
   rt_err_free (&e);
 }
 
