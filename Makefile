@@ -41,8 +41,12 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 ASAN_OBJ := $(LIB_SRC:%.c=$(B)/asan/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
-HELPER_SRC := $(wildcard tests/helpers/*.c)
+# tests/helpers/rt-*.c drive the runtime's C API (linked with its objects,
+# not copied into root filesystems); the others are static helpers.
+HELPER_SRC := $(filter-out tests/helpers/rt-%.c,$(wildcard tests/helpers/*.c))
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(B)/helpers/%)
+RT_HELPER_SRC := $(wildcard tests/helpers/rt-*.c)
+RT_HELPER_BIN := $(RT_HELPER_SRC:tests/helpers/%.c=$(B)/rt-helpers/%)
 ASAN := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 all: sandlock-oci
@@ -67,8 +71,12 @@ $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) -O2 -static -o $@ $<
 
+$(B)/rt-helpers/%: tests/helpers/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -o $@ $< $(LIB_OBJ) $(LIBS)
+
 unit: $(UNIT_BIN)
-helpers: $(HELPER_BIN)
+helpers: $(HELPER_BIN) $(RT_HELPER_BIN)
 
 # Fuzz targets: every tests/fuzz/fuzz_*.c, twice.  build/fuzz/NAME is the
 # libFuzzer binary (clang -fsanitize=fuzzer,address,undefined over the

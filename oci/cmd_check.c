@@ -1,18 +1,10 @@
-/* check: what this kernel offers and what sandlock-oci will use. */
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/openat2.h>
-#include <linux/seccomp.h>
-#include <sched.h>
+/* check: what this kernel offers and what sandlock-oci will use, from the
+ * runtime's one probe of it (rt_kfeat). */
 #include <stdio.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "common/util.h"
 #include "command.h"
-#include "runtime/cgroup.h"
-#include "runtime/confine.h"
+#include "runtime/runtime.h"
 
 static const char *
 yesno (bool b)
@@ -20,64 +12,61 @@ yesno (bool b)
   return b ? "yes" : "no";
 }
 
-static bool
-has_fs (const char *name)
+static const char *
+tristate (int v)
 {
-  _cleanup_free_ char *buf = NULL;
-  struct rt_err *e = NULL;
-  bool r;
-  if (rt_read_file_at (AT_FDCWD, "/proc/filesystems", 1 << 16, &buf, NULL, &e)
-      < 0)
-    {
-      rt_err_free (&e);
-      return false;
-    }
-  r = strstr (buf, name) != NULL;
-  return r;
+  return v == RT_KF_UNKNOWN ? "unknown (needs CAP_SYS_ADMIN)" : yesno (v);
+}
+
+static void
+print_cgroup (const struct rt_kfeat *k)
+{
+  _cleanup_free_ char *dev = rt_cgroup_devices_describe ();
+  printf ("cgroup layout: %s\n", k->cgroup_layout);
+  printf ("device access: %s; mknod of char/block nodes: refused by "
+          "Landlock unless a linux.resources.devices rule allows \"m\"\n",
+          dev);
+}
+
+/* After the lines tests and users already read, in their order. */
+static void
+print_more (const struct rt_kfeat *k)
+{
+  unsigned flag = 0;
+  printf ("cgroup controllers: v1: %s; v2: %s\n",
+          *k->cgroup_v1_controllers ? k->cgroup_v1_controllers : "none",
+          *k->cgroup_v2_controllers ? k->cgroup_v2_controllers : "none");
+  printf ("overlay userxattr: %s\n", tristate (k->overlay_userxattr));
+  printf ("seccomp filter flags:");
+  for (size_t i = 0; rt_feature_seccomp_flag (i, &flag); i++)
+    if ((k->seccomp_flags & flag) == flag)
+      printf (" %s", rt_feature_seccomp_flag (i, &flag));
+  printf ("\n");
+  printf ("clone3: %s (into its cgroup: %s)\n", yesno (k->clone3),
+          yesno (k->clone_into_cgroup));
+  printf ("mount API: fsopen %s, mount_setattr %s, idmapped mounts %s\n",
+          yesno (k->fsopen), yesno (k->mount_setattr),
+          tristate (k->idmapped_mounts));
+  printf ("close_range: %s\n", yesno (k->close_range));
 }
 
 static int
 cmd_check (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
 {
-  struct open_how how = { .flags = O_PATH | O_CLOEXEC,
-                          .resolve = RESOLVE_IN_ROOT };
-  struct seccomp_notif_sizes sz;
-  int fd;
-  bool openat2_ok, pidfd_ok, notify_ok, userns_ok;
-  _cleanup_free_ char *conf = NULL, *max_userns = NULL;
-  struct rt_err *e = NULL;
+  const struct rt_kfeat *k = rt_kfeat (RT_KF_ALL);
+  _cleanup_free_ char *conf = rt_confine_describe_host ();
 
-  fd = (int) syscall (SYS_openat2, AT_FDCWD, "/", &how, sizeof how);
-  openat2_ok = fd >= 0;
-  if (fd >= 0)
-    close (fd);
-  fd = (int) syscall (SYS_pidfd_open, getpid (), 0);
-  pidfd_ok = fd >= 0;
-  if (fd >= 0)
-    close (fd);
-  notify_ok = syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) == 0;
-  userns_ok = rt_read_file_at (AT_FDCWD, "/proc/sys/user/max_user_namespaces",
-                               64, &max_userns, NULL, &e) == 0
-              && strcmp (max_userns, "0\n") != 0;
-  rt_err_free (&e);
-  conf = rt_confine_describe_host ();
   printf ("sandlock-oci %s\n", SANDLOCK_VERSION);
   printf ("%s", conf);
-  printf ("seccomp user notification: %s\n", yesno (notify_ok));
-  printf ("user namespaces: %s\n", yesno (userns_ok));
-  printf ("time namespace: %s\n",
-          yesno (access ("/proc/self/ns/time", F_OK) == 0));
-  printf ("cgroup layout: %s\n", rt_cgroup_layout ());
-  {
-    _cleanup_free_ char *dev = rt_cgroup_devices_describe ();
-    printf ("device access: %s; mknod of char/block nodes: refused by "
-            "Landlock unless a linux.resources.devices rule allows \"m\"\n",
-            dev);
-  }
-  printf ("overlay: %s\n", yesno (has_fs ("\toverlay\n")));
-  printf ("pidfd: %s (used for kill and state)\n", yesno (pidfd_ok));
+  printf ("seccomp user notification: %s\n", yesno (k->seccomp_notify));
+  printf ("user namespaces: %s\n", yesno (k->userns));
+  printf ("time namespace: %s\n", yesno (k->timens));
+  print_cgroup (k);
+  printf ("overlay: %s\n", yesno (k->overlay));
+  printf ("pidfd: %s (used for kill and state)\n", yesno (k->pidfd));
   printf ("openat2: %s (mount destinations resolved in root: %s)\n",
-          yesno (openat2_ok), openat2_ok ? "yes" : "no — create will fail");
+          yesno (k->openat2), k->openat2 ? "yes" : "no — create will fail");
+  print_more (k);
   return 0;
 }
 OCI_COMMAND (check_command, "check",

@@ -121,10 +121,10 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct rt_err **er
     return -1;
   if (oci_state_load (g, argv[i], &st, err) < 0)
     goto out;
-  if (strcmp (st.status, "running") != 0)
+  if (st.status != OCI_RUNNING)
     {
       rt_err_set (err, 0, "checkpoint: container \"%s\" is %s, not running",
-                  st.id, st.status);
+                  st.id, oci_status_name (st.status));
       goto out;
     }
   d.pid = st.pid;

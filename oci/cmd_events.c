@@ -19,7 +19,6 @@
 #include <yajl/yajl_gen.h>
 
 #include "common/util.h"
-#include "runtime/cgroup.h"
 #include "runtime/runtime.h"
 #include "state.h"
 
@@ -160,11 +159,11 @@ print_event (const char *type, const char *id, const struct rt_cgroup_stats *s)
 /* Prints an oom event when the cgroup's oom_kill count went up, then the
  * stats when |with_stats|. */
 static int
-sample (struct rt_cgroup *cg, const char *id, uint64_t *oom, bool with_stats,
+sample (struct rt_handle *h, const char *id, uint64_t *oom, bool with_stats,
         struct rt_err **err)
 {
   struct rt_cgroup_stats s;
-  if (rt_cgroup_stats (cg, &s, err) < 0)
+  if (rt_handle_stats (h, &s, err) < 0)
     return -1;
   if (s.oom_kill_count > *oom)
     print_event ("oom", id, NULL);
@@ -175,7 +174,7 @@ sample (struct rt_cgroup *cg, const char *id, uint64_t *oom, bool with_stats,
 }
 
 static int
-events_loop (struct rt_cgroup *cg, const char *id, int pidfd,
+events_loop (struct rt_handle *h, const char *id, int pidfd,
              uint64_t interval_ns, struct rt_err **err)
 {
   struct itimerspec its = { 0 };
@@ -191,7 +190,7 @@ events_loop (struct rt_cgroup *cg, const char *id, int pidfd,
   if (timerfd_settime (tfd, 0, &its, NULL) < 0)
     return rt_err_set (err, errno, "events: timerfd_settime");
   /* OOM kills before we started are not news. */
-  if (rt_cgroup_stats (cg, &s, err) < 0)
+  if (rt_handle_stats (h, &s, err) < 0)
     return -1;
   oom = s.oom_kill_count;
   for (;;)
@@ -209,13 +208,13 @@ events_loop (struct rt_cgroup *cg, const char *id, int pidfd,
           /* The init is gone: report an OOM kill that ended it, if the
            * cgroup still exists (a concurrent delete may have removed it). */
           struct rt_err *e = NULL;
-          sample (cg, id, &oom, false, &e);
+          sample (h, id, &oom, false, &e);
           rt_err_free (&e);
           return 0;
         }
       if (read (tfd, &ticks, sizeof ticks) < 0 && errno != EAGAIN)
         return rt_err_set (err, errno, "events: read timerfd");
-      if (sample (cg, id, &oom, true, err) < 0)
+      if (sample (h, id, &oom, true, err) < 0)
         return -1;
     }
 }
@@ -228,7 +227,7 @@ cmd_events (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
           { "interval", required_argument, 0, 'i' },
           { 0, 0, 0, 0 } };
   struct oci_state st = { .dirfd = -1 };
-  struct rt_cgroup *cg = NULL;
+  struct rt_handle *h = NULL;
   _cleanup_fd_ int pidfd = -1;
   uint64_t interval = 5000000000u, oom = 0;
   bool once = false;
@@ -253,16 +252,16 @@ cmd_events (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     return rt_err_set (err, 0, "events: " EVENTS_USAGE);
   if (oci_state_load (g, argv[optind], &st, err) < 0)
     goto out;
-  if (strcmp (st.status, "stopped") == 0)
+  if (st.status == OCI_STOPPED)
     {
       rt_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;
     }
-  if (oci_state_cgroup (&st, "events", NULL, &cg, err) < 0)
+  if (oci_state_handle (&st, "events", NULL, &h, err) < 0)
     goto out;
   if (once)
     {
-      ret = sample (cg, st.id, &oom, true, err);
+      ret = sample (h, st.id, &oom, true, err);
       goto out;
     }
   pidfd = (int) syscall (SYS_pidfd_open, st.pid, 0);
@@ -274,9 +273,9 @@ cmd_events (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   /* Drop the container lock: the loop may run for the container's life. */
   close (st.dirfd);
   st.dirfd = -1;
-  ret = events_loop (cg, st.id, pidfd, interval, err);
+  ret = events_loop (h, st.id, pidfd, interval, err);
 out:
-  rt_cgroup_free (cg);
+  rt_handle_free (h);
   oci_state_free (&st);
   return ret < 0 ? -1 : 0;
 }

@@ -258,9 +258,9 @@ cmd_exec (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     goto out;
   if (oci_state_load (g, argv[idx], &st, err) < 0)
     goto out;
-  if (strcmp (st.status, "running") != 0)
+  if (st.status != OCI_RUNNING)
     {
-      rt_err_set (err, 0, strcmp (st.status, "paused") == 0
+      rt_err_set (err, 0, st.status == OCI_PAUSED
                   ? "cannot exec in a paused container \"%s\" (resume it first)"
                   : "cannot exec in container \"%s\": it is not running",
                   st.id);

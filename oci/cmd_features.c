@@ -5,23 +5,18 @@
  * namespaces, seccomp actions/operators/flags: runtime/runtime.h
  * rt_feature_*), from libcap and libseccomp (capabilities up to the
  * kernel's cap_last_cap, architectures libseccomp resolves) and from the
- * kernel (seccomp flags it accepts), so the output cannot claim more than
+ * kernel (seccomp flags it accepts: rt_kfeat), so the output cannot claim more than
  * `create` accepts. */
 #include <ctype.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include <yajl/yajl_gen.h>
 
 #include "common/util.h"
-#include "runtime/cgroup.h"
 #include "runtime/runtime.h"
 #include "state.h"
 
@@ -80,18 +75,6 @@ arch_known (const char *name)
     low[k++] = (char) tolower ((unsigned char) *p);
   low[k] = '\0';
   return seccomp_arch_resolve_name (low) != 0;
-}
-
-/* The kernel checks the flags before it reads the (NULL) program: EFAULT
- * means the flags are accepted, EINVAL that they are not.  No filter is
- * installed either way. */
-static bool
-seccomp_flag_supported (unsigned flag)
-{
-  if (flag & SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
-    flag |= SECCOMP_FILTER_FLAG_NEW_LISTENER;   /* only valid together */
-  return syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, flag, NULL) < 0
-         && errno == EFAULT;
 }
 
 static int
@@ -167,9 +150,8 @@ static void
 gen_seccomp (yajl_gen g)
 {
   unsigned flag = 0;
-  uint32_t probe = SECCOMP_RET_KILL_PROCESS;
-  bool enabled = syscall (SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &probe)
-                 == 0;
+  const struct rt_kfeat *k = rt_kfeat (RT_KF_SECCOMP);
+  bool enabled = k->seccomp_filter;
 
   S (g, "seccomp");
   yajl_gen_map_open (g);
@@ -191,7 +173,7 @@ gen_seccomp (yajl_gen g)
   S (g, "supportedFlags");
   yajl_gen_array_open (g);
   for (size_t i = 0; rt_feature_seccomp_flag (i, &flag); i++)
-    if (enabled && seccomp_flag_supported (flag))
+    if ((k->seccomp_flags & flag) == flag)
       S (g, rt_feature_seccomp_flag (i, &flag));
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);

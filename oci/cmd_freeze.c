@@ -4,7 +4,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "runtime/cgroup.h"
 #include "state.h"
 
 static int
@@ -13,7 +12,7 @@ set_frozen (struct oci_globals *g, int argc, char **argv, bool freeze,
 {
   const char *cmd = freeze ? "pause" : "resume";
   struct oci_state st = { .dirfd = -1 };
-  struct rt_cgroup *cg = NULL;
+  struct rt_handle *h = NULL;
   int ret = -1;
 
   if (argc != 2 || argv[1][0] == '-')
@@ -23,19 +22,19 @@ set_frozen (struct oci_globals *g, int argc, char **argv, bool freeze,
   /* runc's wording (libcontainer ErrNotRunning / ErrNotPaused).  A created
    * container is refused: "created" is reported before the freezer is
    * looked at, so it could never be resumed. */
-  if (strcmp (st.status, freeze ? "running" : "paused") != 0)
+  if (st.status != (freeze ? OCI_RUNNING : OCI_PAUSED))
     {
       rt_err_set (err, 0, freeze ? "container not running"
                                  : "container not paused");
       goto out;
     }
-  if (oci_state_cgroup (&st, cmd, "pausing needs the cgroup freezer", &cg,
+  if (oci_state_handle (&st, cmd, "pausing needs the cgroup freezer", &h,
                         err) < 0
-      || rt_cgroup_freeze (cg, freeze, err) < 0)
+      || rt_handle_freeze (h, freeze, err) < 0)
     goto out;
   ret = 0;
 out:
-  rt_cgroup_free (cg);
+  rt_handle_free (h);
   oci_state_free (&st);
   return ret;
 }

@@ -6,18 +6,35 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/cgroup.h"
 #include "runtime/runtime.h"
 #include "state.h"
 
 static int
-signal_init (struct oci_state *st, int sig, struct rt_err **err)
+signal_container (struct oci_state *st, int sig, bool all,
+                  struct rt_err **err)
 {
-  if (rt_proc_signal (st->pid, st->start_time, sig) == 0)
+  struct rt_handle *h = NULL;
+  struct rt_err *e = NULL;
+  int r;
+  /* One process needs no cgroup: do not fail on one that cannot open. */
+  if (rt_handle_open (st->pid, st->start_time, all ? st->cgroup_path : NULL,
+                      &h, err) < 0)
+    return -1;
+  /* Stopped (frozen) tasks get SIGKILL anyway; other signals wait. */
+  r = rt_handle_kill (h, sig, all, &e);
+  rt_handle_free (h);
+  if (r == 0)
     return 0;
-  if (errno == ESRCH)
+  if (all && st->cgroup_path)
+    {
+      *err = rt_steal_ptr (&e);
+      return -1;
+    }
+  r = e->errno_;
+  rt_err_free (&e);
+  if (r == ESRCH)
     return rt_err_set (err, 0, "container \"%s\" is not running", st->id);
-  return rt_err_set (err, errno, "kill container \"%s\"", st->id);
+  return rt_err_set (err, r, "kill container \"%s\"", st->id);
 }
 
 static int
@@ -44,22 +61,12 @@ cmd_kill (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
                        argv[optind + 1]);
   if (oci_state_load (g, argv[optind], &st, err) < 0)
     goto out;
-  if (strcmp (st.status, "stopped") == 0)
+  if (st.status == OCI_STOPPED)
     {
       rt_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;
     }
-  if (all && st.cgroup_path)
-    {
-      struct rt_cgroup *cg = NULL;
-      if (rt_cgroup_open (st.cgroup_path, &cg, err) < 0)
-        goto out;
-      /* Stopped (frozen) tasks get SIGKILL anyway; other signals wait. */
-      ret = rt_cgroup_kill (cg, sig, err);
-      rt_cgroup_free (cg);
-      goto out;
-    }
-  ret = signal_init (&st, sig, err);
+  ret = signal_container (&st, sig, all, err);
 out:
   oci_state_free (&st);
   return ret < 0 ? -1 : 0;

@@ -104,15 +104,15 @@ cmd_delete (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       oci_state_free (&st);
       return r < 0 ? -1 : 0;
     }
-  if (!force && (strcmp (st.status, "running") == 0
-                 || strcmp (st.status, "paused") == 0))
+  if (!force && (st.status == OCI_RUNNING || st.status == OCI_PAUSED))
     {
       rt_err_set (err, 0, "cannot delete container \"%s\" that is not "
-                  "stopped: %s (use --force)", st.id, st.status);
+                  "stopped: %s (use --force)", st.id,
+                  oci_status_name (st.status));
       oci_state_free (&st);
       return -1;
     }
-  r = oci_container_destroy (g, &st, err);
+  r = oci_delete (g, &st, err);
   oci_state_free (&st);
   return r < 0 ? -1 : 0;
 }

@@ -26,7 +26,7 @@ unreadable (const struct oci_globals *g, int rootfd, const char *id,
   if (!there)
     return -1;
   st->id = xstrdup (id);
-  st->status = xstrdup ("unknown");
+  st->status = OCI_STATUS_UNKNOWN;
   return 0;
 }
 
@@ -84,7 +84,8 @@ cmd_list (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
         printf ("%s\n", st.id);
       else
         printf ("%-24s %-8d %-10s %-40s %-32s %s\n", st.id,
-                strcmp (st.status, "stopped") ? (int) st.pid : 0, st.status,
+                st.status != OCI_STOPPED ? (int) st.pid : 0,
+                oci_status_name (st.status),
                 st.bundle ? st.bundle : "", st.created ? st.created : "",
                 st.owner ? st.owner : "");
       first = false;

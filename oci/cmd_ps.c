@@ -31,7 +31,6 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/cgroup.h"
 #include "state.h"
 
 #define PS_USAGE                                                            \
@@ -688,7 +687,7 @@ cmd_ps (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   static const struct option opts[] = { { "format", required_argument, 0, 'f' },
                                         { 0, 0, 0, 0 } };
   struct oci_state st = { .dirfd = -1 };
-  struct rt_cgroup *cg = NULL;
+  struct rt_handle *h = NULL;
   struct ps_fmt fmt = { 0 };
   _cleanup_free_ pid_t *pids = NULL;
   size_t n = 0;
@@ -714,23 +713,14 @@ cmd_ps (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     goto out;
   if (oci_state_load (g, argv[optind], &st, err) < 0)
     goto out;
-  if (strcmp (st.status, "stopped") == 0 && !json)
+  if (st.status == OCI_STOPPED && !json)
     {
       rt_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;
     }
-  if (st.cgroup_path)
-    {
-      if (rt_cgroup_open (st.cgroup_path, &cg, err) < 0
-          || rt_cgroup_pids (cg, &pids, &n, err) < 0)
-        goto out;
-    }
-  else if (strcmp (st.status, "stopped") != 0)
-    {
-      /* No cgroup: the init is all we can vouch for. */
-      pids = xmalloc (sizeof *pids);
-      pids[n++] = st.pid;
-    }
+  if (oci_state_handle (&st, NULL, NULL, &h, err) < 0
+      || rt_handle_pids (h, &pids, &n, err) < 0)
+    goto out;
   if (n > 1)                    /* pids is NULL when there are none */
     qsort (pids, n, sizeof *pids, pid_cmp);
   if (json)
@@ -745,7 +735,7 @@ cmd_ps (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   ret = 0;
 out:
   fmt_free (&fmt);
-  rt_cgroup_free (cg);
+  rt_handle_free (h);
   oci_state_free (&st);
   return ret;
 }

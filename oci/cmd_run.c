@@ -58,7 +58,7 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       return -1;
     }
   /* From here the bundle is oci_create's, then the container's: it goes
-   * wherever the container goes (oci_state_remove). */
+   * wherever the container goes (oci_delete). */
   a.image_bundle_tmp = img_tmp;
   /* Block before the child exists so no signal is lost; the container
    * process restores the mask before execve. */
@@ -90,7 +90,7 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   if (oci_start (g, &st, err) < 0)
     {
       struct rt_err *e2 = NULL;
-      oci_container_destroy (g, &st, &e2);
+      oci_delete (g, &st, &e2);
       rt_err_free (&e2);
       oci_state_free (&st);
       goto fail;
@@ -110,7 +110,7 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   if (!a.keep && faccessat (st.dirfd, "state.json", F_OK, 0) == 0)
     {
       struct rt_err *e2 = NULL;
-      if (oci_container_destroy (g, &st, &e2) < 0)
+      if (oci_delete (g, &st, &e2) < 0)
         {
           oci_log_error (g, e2->msg);
           rt_err_free (&e2);

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/cgroup.h"
 #include "spec.h"
 #include "state.h"
 
@@ -211,7 +210,7 @@ cmd_update (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
 {
   struct rt_resources *r = xcalloc (1, sizeof *r), *file = NULL;
   struct oci_state st = { .dirfd = -1 };
-  struct rt_cgroup *cg = NULL;
+  struct rt_handle *h = NULL;
   const char *rfile = NULL;
   int c, idx = 0, ret = -1;
 
@@ -246,17 +245,17 @@ cmd_update (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     goto out;
   if (oci_state_load (g, argv[optind], &st, err) < 0)
     goto out;
-  if (strcmp (st.status, "stopped") == 0)
+  if (st.status == OCI_STOPPED)
     {
       rt_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;
     }
-  if (oci_state_cgroup (&st, "update", NULL, &cg, err) < 0
-      || rt_cgroup_update (cg, file ? file : r, err) < 0)
+  if (oci_state_handle (&st, "update", NULL, &h, err) < 0
+      || rt_handle_update (h, file ? file : r, err) < 0)
     goto out;
   ret = 0;
 out:
-  rt_cgroup_free (cg);
+  rt_handle_free (h);
   oci_state_free (&st);
   rt_resources_free (file);
   rt_resources_free (r);

@@ -1,4 +1,5 @@
-/* create/run shared implementation. */
+/* The container lifecycle (oci/lifecycle*.c, start_record.c): create,
+ * start, delete, shared by the create, start, run and delete commands. */
 #ifndef SANDLOCK_OCI_LIFECYCLE_H
 #define SANDLOCK_OCI_LIFECYCLE_H
 
@@ -36,9 +37,36 @@ struct oci_create_args
 int oci_create (struct oci_globals *g, const struct oci_create_args *a,
                 struct oci_state *st, struct rt_err **err);
 
+/* Kills, waits for and cleans up a container: cgroup, poststop hooks, the
+ * bundle it owns, the state directory.  Used by delete, by run when the
+ * container exits, and by a create that fails half-way. */
+int oci_delete (const struct oci_globals *g, struct oci_state *st,
+                struct rt_err **err);
+
+/* Makes the bundle `run --image` built at |tmp| (under ROOT/image-bundles)
+ * the bundle of the freshly created, locked |st|: records the ownership,
+ * replaces whatever a killed run left at ROOT/image-bundles/ID (no
+ * container has that id: we hold it) and renames |tmp| there.  *bundle
+ * gets that path (caller frees).  On failure |tmp| is left to the caller. */
+int oci_bundle_adopt (const struct oci_globals *g, struct oci_state *st,
+                      const char *tmp, char **bundle, struct rt_err **err);
+
+/* Removes the bundle |st| owns, if any (never following a symlink; a
+ * failure is a warning: the container is still deleted). */
+void oci_bundle_drop (const struct oci_globals *g, const struct oci_state *st);
+
 /* Releases a created container and runs poststart hooks. */
 int oci_start (struct oci_globals *g, struct oci_state *st,
                struct rt_err **err);
+
+/* start.json in the locked state directory |dirfd|: what `start` needs
+ * of |cfg| (ociVersion, hooks.poststart), written at create. */
+int oci_start_record_save (int dirfd, const struct rt_config *cfg,
+                           struct rt_err **err);
+/* Reads it back as a config holding only those fields (a container
+ * created without the record: its stored config.json). */
+int oci_start_record_load (int dirfd, struct rt_config **out,
+                           struct rt_err **err);
 
 /* Parses the flags create and run share; returns the getopt index of the
  * container id, or < 0 with *err set. */

@@ -13,7 +13,7 @@
 
 #include "command.h"
 #include "common/util.h"
-#include "runtime/confine.h"
+#include "runtime/runtime.h"
 #include "sysconfig.h"
 
 static void
@@ -153,122 +153,179 @@ check_log (struct oci_globals *g)
   return -1;
 }
 
-int
-main (int argc, char **argv)
-{
-  static const struct option opts[] = {
-    { "root", required_argument, 0, OPT_ROOT },
-    { "log", required_argument, 0, OPT_LOG },
-    { "log-format", required_argument, 0, OPT_LOG_FORMAT },
-    { "debug", no_argument, 0, OPT_DEBUG },
-    { "systemd-cgroup", no_argument, 0, OPT_SYSTEMD_CGROUP },
-    { "rootless", required_argument, 0, OPT_ROOTLESS },
-    { "criu", required_argument, 0, OPT_CRIU },
-    { "cgroup-manager", required_argument, 0, OPT_CGROUP_MANAGER },
-    { "sandlock-config", required_argument, 0, OPT_SL_CONFIG },
-    { "sandlock-disable", required_argument, 0, OPT_SL_DISABLE },
-    { "sandlock-degrade", required_argument, 0, OPT_SL_DEGRADE },
-    { "version", no_argument, 0, 'v' },
-    { "help", no_argument, 0, 'h' },
-    { 0, 0, 0, 0 },
-  };
-  struct oci_globals g = { .rootless = -1 };
-  struct oci_sysconfig_flags sl = { 0 };
-  struct rt_err *err = NULL;
-  const struct oci_command *c;
-  struct timespec t0;
-  int o, ret;
+static const struct option global_opts[] = {
+  { "root", required_argument, 0, OPT_ROOT },
+  { "log", required_argument, 0, OPT_LOG },
+  { "log-format", required_argument, 0, OPT_LOG_FORMAT },
+  { "debug", no_argument, 0, OPT_DEBUG },
+  { "systemd-cgroup", no_argument, 0, OPT_SYSTEMD_CGROUP },
+  { "rootless", required_argument, 0, OPT_ROOTLESS },
+  { "criu", required_argument, 0, OPT_CRIU },
+  { "cgroup-manager", required_argument, 0, OPT_CGROUP_MANAGER },
+  { "sandlock-config", required_argument, 0, OPT_SL_CONFIG },
+  { "sandlock-disable", required_argument, 0, OPT_SL_DISABLE },
+  { "sandlock-degrade", required_argument, 0, OPT_SL_DEGRADE },
+  { "version", no_argument, 0, 'v' },
+  { "help", no_argument, 0, 'h' },
+  { 0, 0, 0, 0 },
+};
 
-  /* "+" stops at the first non-option: the sub-command's flags are its own. */
-  while ((o = getopt_long (argc, argv, "+vh", opts, NULL)) != -1)
+/* What main does after a global option: go on, or exit with a status. */
+enum
+{
+  GLOBAL_NEXT = -1,
+};
+
+/* One global option; returns GLOBAL_NEXT or the exit status (after saying
+ * why, for a bad value). */
+static int
+global_opt (struct oci_globals *g, struct oci_sysconfig_flags *sl, int o)
+{
+  switch (o)
     {
-      switch (o)
+    case OPT_ROOT:
+      free (g->root);
+      g->root = xstrdup (optarg);
+      return GLOBAL_NEXT;
+    case OPT_LOG:
+      g->log = optarg;
+      return GLOBAL_NEXT;
+    case OPT_LOG_FORMAT:
+      if (strcmp (optarg, "json") != 0 && strcmp (optarg, "text") != 0)
         {
-        case OPT_ROOT:
-          free (g.root);
-          g.root = xstrdup (optarg);
-          break;
-        case OPT_LOG:
-          g.log = optarg;
-          break;
-        case OPT_LOG_FORMAT:
-          if (strcmp (optarg, "json") == 0)
-            g.log_format = OCI_LOG_JSON;
-          else if (strcmp (optarg, "text") == 0)
-            g.log_format = OCI_LOG_TEXT;
-          else
-            {
-              oci_log_error (&g, "--log-format: expected text or json");
-              return 1;
-            }
-          break;
-        case OPT_DEBUG:
-          g.debug = true;
-          break;
-        case OPT_SYSTEMD_CGROUP:
-          g.systemd_cgroup = true;
-          break;
-        case OPT_ROOTLESS:
-          g.rootless = parse_rootless (optarg);
-          if (g.rootless == -2)
-            {
-              oci_log_error (&g, "--rootless: expected auto, true or false");
-              return 1;
-            }
-          break;
-        case OPT_CGROUP_MANAGER:
-          if (parse_cgroup_manager (&g, optarg) < 0)
-            {
-              oci_log_error (&g, "--cgroup-manager: expected cgroupfs, "
-                             "systemd or disabled");
-              return 1;
-            }
-          break;
-        case OPT_CRIU:
-          break;
-        case OPT_SL_CONFIG:
-          sl.config = optarg;
-          break;
-        case OPT_SL_DISABLE:
-          sl.disable = optarg;
-          break;
-        case OPT_SL_DEGRADE:
-          sl.degrade = optarg;
-          break;                /* runc compatibility; criu-lite needs no binary */
-        case 'v':
-          printf ("sandlock-oci version %s\nspec: 1.2.0\n", SANDLOCK_VERSION);
-          return 0;
-        case 'h':
-          usage_all (stdout);
-          return 0;
-        default:
-          usage_all (stderr);
+          oci_log_error (g, "--log-format: expected text or json");
           return 1;
         }
-    }
-  if (optind >= argc)
-    {
+      g->log_format = strcmp (optarg, "json") == 0 ? OCI_LOG_JSON
+                                                    : OCI_LOG_TEXT;
+      return GLOBAL_NEXT;
+    case OPT_DEBUG:
+      g->debug = true;
+      return GLOBAL_NEXT;
+    case OPT_SYSTEMD_CGROUP:
+      g->systemd_cgroup = true;
+      return GLOBAL_NEXT;
+    case OPT_ROOTLESS:
+      g->rootless = parse_rootless (optarg);
+      if (g->rootless != -2)
+        return GLOBAL_NEXT;
+      oci_log_error (g, "--rootless: expected auto, true or false");
+      return 1;
+    case OPT_CGROUP_MANAGER:
+      if (parse_cgroup_manager (g, optarg) == 0)
+        return GLOBAL_NEXT;
+      oci_log_error (g, "--cgroup-manager: expected cgroupfs, systemd or "
+                     "disabled");
+      return 1;
+    case OPT_CRIU:
+      return GLOBAL_NEXT;       /* runc compatibility; criu-lite needs no binary */
+    case OPT_SL_CONFIG:
+      sl->config = optarg;
+      return GLOBAL_NEXT;
+    case OPT_SL_DISABLE:
+      sl->disable = optarg;
+      return GLOBAL_NEXT;
+    case OPT_SL_DEGRADE:
+      sl->degrade = optarg;
+      return GLOBAL_NEXT;
+    case 'v':
+      printf ("sandlock-oci version %s\nspec: 1.2.0\n", SANDLOCK_VERSION);
+      return 0;
+    case 'h':
+      usage_all (stdout);
+      return 0;
+    default:
       usage_all (stderr);
       return 1;
     }
-  if (g.log && check_log (&g) < 0)
-    return 1;
-  if (g.root == NULL)
-    g.root = default_root ();
-  if (oci_sysconfig_apply (argv[0], &sl, &err) < 0)
+}
+
+/* The global options, up to the command name at argv[optind]; returns
+ * GLOBAL_NEXT or the exit status. */
+static int
+parse_globals (int argc, char **argv, struct oci_globals *g,
+               struct oci_sysconfig_flags *sl)
+{
+  int o, ret;
+  /* "+" stops at the first non-option: the sub-command's flags are its own. */
+  while ((o = getopt_long (argc, argv, "+vh", global_opts, NULL)) != -1)
+    if ((ret = global_opt (g, sl, o)) != GLOBAL_NEXT)
+      return ret;
+  if (optind < argc)
+    return GLOBAL_NEXT;
+  usage_all (stderr);
+  return 1;
+}
+
+/* What every command shares: the log file, the state root, the defaults
+ * file and flags, the seccomp cache.  Prints its own error. */
+static int
+setup_globals (struct oci_globals *g, const struct oci_sysconfig_flags *sl,
+               const char *argv0)
+{
+  struct rt_err *err = NULL;
+  char *cache;
+  if (g->log && check_log (g) < 0)
+    return -1;
+  if (g->root == NULL)
+    g->root = default_root ();
+  if (oci_sysconfig_apply (argv0, sl, &err) < 0)
     {
-      oci_log_error (&g, err->msg);
+      oci_log_error (g, err->msg);
       rt_err_free (&err);
-      free (g.root);
-      return 1;
+      return -1;
     }
-  {
-    /* Compiled seccomp profiles are cached next to the containers' state,
-     * in a directory only this user can write. */
-    char *cache = xasprintf ("%s/.seccomp-cache", g.root);
-    rt_confine_set_cache_dir (cache);
-    free (cache);
-  }
+  /* Compiled seccomp profiles are cached next to the containers' state,
+   * in a directory only this user can write. */
+  cache = xasprintf ("%s/.seccomp-cache", g->root);
+  rt_confine_set_cache_dir (cache);
+  free (cache);
+  return 0;
+}
+
+/* Runs |c|; returns the exit status, after printing the error. */
+static int
+run_command (struct oci_globals *g, const struct oci_command *c, int argc,
+             char **argv)
+{
+  struct rt_err *err = NULL;
+  struct timespec t0, t1;
+  int ret;
+
+  optind = 0;                   /* full getopt reset for the sub-command */
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  ret = c->run (g, argc, argv, &err);
+  if (g->debug)
+    {
+      clock_gettime (CLOCK_MONOTONIC, &t1);
+      /* The runtime's own share of an engine's operation (tests/bench/
+       * podman.sh sums these lines: docs/benchmarks.md). */
+      oci_debug (g, "%s: %.3f ms in the runtime", c->name,
+                 (double) (t1.tv_sec - t0.tv_sec) * 1e3
+                     + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    }
+  if (ret >= 0)
+    return ret;
+  oci_log_error (g, err && err->msg ? err->msg : "unknown error");
+  rt_err_free (&err);
+  return 1;
+}
+
+int
+main (int argc, char **argv)
+{
+  struct oci_globals g = { .rootless = -1 };
+  struct oci_sysconfig_flags sl = { 0 };
+  const struct oci_command *c;
+  int ret = parse_globals (argc, argv, &g, &sl);
+
+  if (ret == GLOBAL_NEXT && setup_globals (&g, &sl, argv[0]) < 0)
+    ret = 1;
+  if (ret != GLOBAL_NEXT)
+    {
+      free (g.root);
+      return ret;
+    }
   c = oci_command_find (argv[optind]);
   if (c == NULL)
     {
@@ -276,35 +333,15 @@ main (int argc, char **argv)
                            argv[optind]);
       oci_log_error (&g, m);
       free (m);
+      free (g.root);
       return 1;
     }
   argc -= optind;
   argv += optind;
   if (wants_help (argc, argv))
-    {
-      printf ("%s", c->usage);
-      free (g.root);
-      return 0;
-    }
-  optind = 0;                   /* full getopt reset for the sub-command */
-  clock_gettime (CLOCK_MONOTONIC, &t0);
-  ret = c->run (&g, argc, argv, &err);
-  if (g.debug)
-    {
-      struct timespec t1;
-      clock_gettime (CLOCK_MONOTONIC, &t1);
-      /* The runtime's own share of an engine's operation (tests/bench/
-       * podman.sh sums these lines: docs/benchmarks.md). */
-      oci_debug (&g, "%s: %.3f ms in the runtime", c->name,
-                 (double) (t1.tv_sec - t0.tv_sec) * 1e3
-                     + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);
-    }
-  if (ret < 0)
-    {
-      oci_log_error (&g, err && err->msg ? err->msg : "unknown error");
-      rt_err_free (&err);
-      ret = 1;
-    }
+    printf ("%s", c->usage);
+  else
+    ret = run_command (&g, c, argc, argv);
   free (g.root);
-  return ret;
+  return ret == GLOBAL_NEXT ? 0 : ret;
 }

@@ -2,19 +2,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/cgroup.h"
 #include "runtime/runtime.h"
 #include "spec.h"
 #include "state.h"
@@ -37,14 +34,14 @@ oci_id_valid (const char *id)
 }
 
 int
-oci_state_cgroup (const struct oci_state *st, const char *cmd,
-                  const char *why, struct rt_cgroup **cg, struct rt_err **err)
+oci_state_handle (const struct oci_state *st, const char *cmd,
+                  const char *why, struct rt_handle **h, struct rt_err **err)
 {
-  if (st->cgroup_path == NULL)
+  if (cmd && st->cgroup_path == NULL)
     return rt_err_set (err, 0, "%s: container \"%s\" has no cgroup%s%s%s",
                        cmd, st->id, why ? " (" : "", why ? why : "",
                        why ? ")" : "");
-  return rt_cgroup_open (st->cgroup_path, cg, err);
+  return rt_handle_open (st->pid, st->start_time, st->cgroup_path, h, err);
 }
 
 char *
@@ -135,6 +132,14 @@ open_locked (const struct oci_globals *g, const char *id,
   return sb.st_nlink == 0 ? 1 : 0;
 }
 
+/* The one reader of the record oci_state_own_bundle writes. */
+static void
+load_bundle_owned (struct oci_state *st)
+{
+  st->image_bundle = faccessat (st->dirfd, IMAGE_BUNDLE_MARK, F_OK,
+                                AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 static int
 read_state (struct oci_state *st, struct rt_err **err)
 {
@@ -153,8 +158,7 @@ read_state (struct oci_state *st, struct rt_err **err)
     }
   if (oci_state_parse (st, buf, len, err) < 0)
     return -1;
-  st->image_bundle = faccessat (st->dirfd, IMAGE_BUNDLE_MARK, F_OK,
-                                AT_SYMLINK_NOFOLLOW) == 0;
+  load_bundle_owned (st);
   oci_state_refresh (st);
   return 0;
 }
@@ -171,7 +175,6 @@ oci_state_load (const struct oci_globals *g, const char *id,
   return read_state (st, err);
 }
 
-static void set_status (struct oci_state *st, const char *s);
 
 /* What `delete -f` can still find of a container whose state.json is
  * missing or unreadable: what a partial parse got (a pid only with its
@@ -185,17 +188,12 @@ salvage (const struct oci_globals *g, struct oci_state *st)
   if (st->start_time == 0)
     st->pid = 0;
   if (st->cgroup_path == NULL && oci_state_config (st, &cfg, &e) == 0)
-    {
-      struct rt_cgroup_opts co = { .cgroups_path = cfg->cgroups_path,
-                                   .id = st->id,
-                                   .systemd = g->systemd_cgroup };
-      rt_cgroup_resolve (&co, &st->cgroup_path, &e);
-    }
+    rt_handle_cgroup_path (cfg->cgroups_path, st->id, g->systemd_cgroup,
+                           &st->cgroup_path, &e);
   rt_err_free (&e);
   rt_config_free (cfg);
-  set_status (st, "stopped");
-  st->image_bundle = faccessat (st->dirfd, IMAGE_BUNDLE_MARK, F_OK,
-                                AT_SYMLINK_NOFOLLOW) == 0;
+  st->status = OCI_STOPPED;
+  load_bundle_owned (st);
 }
 
 int
@@ -215,22 +213,15 @@ oci_state_load_any (const struct oci_globals *g, const char *id,
   return 0;
 }
 
-static void
-set_status (struct oci_state *st, const char *s)
-{
-  free (st->status);
-  st->status = xstrdup (s);
-}
-
 void
 oci_state_refresh (struct oci_state *st)
 {
-  bool creating = strcmp (st->status, "creating") == 0;
+  bool creating = st->status == OCI_CREATING;
   if (creating && st->pid == 0)
     return;
   if (!rt_proc_alive (st->pid, st->start_time))
     {
-      set_status (st, "stopped");
+      st->status = OCI_STOPPED;
       return;
     }
   /* Still "creating" under the lock: its create was killed before the
@@ -239,18 +230,18 @@ oci_state_refresh (struct oci_state *st)
     return;
   if (faccessat (st->dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     {
-      set_status (st, "created");
+      st->status = OCI_CREATED;
       return;
     }
-  set_status (st, "running");
+  st->status = OCI_RUNNING;
   if (st->cgroup_path)
     {
-      struct rt_cgroup *cg = NULL;
+      struct rt_handle *h = NULL;
       struct rt_err *e = NULL;
-      if (rt_cgroup_open (st->cgroup_path, &cg, &e) == 0
-          && rt_cgroup_is_frozen (cg, &e) == 1)
-        set_status (st, "paused");
-      rt_cgroup_free (cg);
+      if (oci_state_handle (st, NULL, NULL, &h, &e) == 0
+          && rt_handle_is_frozen (h, &e) == 1)
+        st->status = OCI_PAUSED;
+      rt_handle_free (h);
       rt_err_free (&e);
     }
 }
@@ -280,64 +271,6 @@ oci_state_config (const struct oci_state *st, struct rt_config **out,
   return oci_spec_parse (buf, len, out, err);
 }
 
-static int
-open_image_bundles (int rootfd)
-{
-  return openat (rootfd, OCI_IMAGE_BUNDLES,
-                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
-int
-oci_state_adopt_image_bundle (const struct oci_globals *g,
-                              struct oci_state *st, const char *tmp,
-                              char **bundle, struct rt_err **err)
-{
-  _cleanup_fd_ int rootfd = -1, bfd = -1;
-  _cleanup_free_ char *path = NULL;
-
-  rootfd = open_root (g, false, err);
-  if (rootfd < 0)
-    return *err ? -1 : rt_err_set (err, ENOENT, "--root `%s`", g->root);
-  bfd = open_image_bundles (rootfd);
-  if (bfd < 0)
-    return rt_err_set (err, errno, "open `%s/%s`", g->root, OCI_IMAGE_BUNDLES);
-  path = xasprintf ("%s/%s/%s", g->root, OCI_IMAGE_BUNDLES, st->id);
-  /* The record first: whatever happens next, deleting the container
-   * removes the bundle. */
-  if (rt_atomic_write_at (st->dirfd, IMAGE_BUNDLE_MARK, path, strlen (path),
-                          0600, err) < 0)
-    return -1;
-  st->image_bundle = true;
-  /* We hold the id, so what is there is no live container's. */
-  if (rt_rm_rf_at (bfd, st->id, err) < 0)
-    return rt_err_wrap (err, "remove the stale image bundle `%s`", path);
-  if (renameat (AT_FDCWD, tmp, bfd, st->id) < 0)
-    return rt_err_set (err, errno, "move image bundle `%s` to `%s`", tmp, path);
-  *bundle = rt_steal_ptr (&path);
-  return 0;
-}
-
-/* Removes ROOT/image-bundles/ID: a symlink there is unlinked, not followed
- * (rt_rm_rf_at opens nothing without O_NOFOLLOW). */
-static void
-remove_image_bundle (const struct oci_globals *g, int rootfd, const char *id)
-{
-  struct rt_err *e = NULL;
-  _cleanup_fd_ int bfd = open_image_bundles (rootfd);
-  if (bfd < 0)
-    {
-      if (errno != ENOENT)
-        rt_err_set (&e, errno, "open `%s/%s`", g->root, OCI_IMAGE_BUNDLES);
-    }
-  else if (rt_rm_rf_at (bfd, id, &e) < 0)
-    rt_err_wrap (&e, "remove the image bundle of `%s`", id);
-  if (e)
-    {
-      oci_log_warning (g, e->msg);
-      rt_err_free (&e);
-    }
-}
-
 int
 oci_state_remove (const struct oci_globals *g, struct oci_state *st,
                   struct rt_err **err)
@@ -345,19 +278,26 @@ oci_state_remove (const struct oci_globals *g, struct oci_state *st,
   _cleanup_fd_ int rootfd = open_root (g, false, err);
   if (rootfd < 0)
     return *err ? -1 : 0;
-  /* The bundle before the record of it: killed in between, a later
-   * delete still knows. */
-  if (st->image_bundle)
-    remove_image_bundle (g, rootfd, st->id);
   return rt_rm_rf_at (rootfd, st->id, err);
 }
+
+int
+oci_state_own_bundle (struct oci_state *st, const char *path,
+                      struct rt_err **err)
+{
+  if (rt_atomic_write_at (st->dirfd, IMAGE_BUNDLE_MARK, path, strlen (path),
+                          0600, err) < 0)
+    return -1;
+  st->image_bundle = true;
+  return 0;
+}
+
 
 void
 oci_state_free (struct oci_state *st)
 {
   free (st->oci_version);
   free (st->id);
-  free (st->status);
   free (st->bundle);
   free (st->rootfs);
   free (st->created);
@@ -375,135 +315,3 @@ oci_state_free (struct oci_state *st)
   st->dirfd = -1;
 }
 
-/* How long delete waits for killed processes to go: runc gives up after
- * about 10 s too.  A process frozen by a cgroup the runtime does not own
- * (a frozen parent) or stuck in uninterruptible sleep never goes. */
-#define DESTROY_WAIT_MS 10000
-
-/* Waits, at most |timeout_ms|, for a process that is not our child to go
- * away: a pidfd becomes readable when it exits — no polling loop. */
-static int
-wait_gone (pid_t pid, uint64_t start_time, int timeout_ms,
-           struct rt_err **err)
-{
-  _cleanup_fd_ int fd = (int) syscall (SYS_pidfd_open, pid, 0);
-  struct pollfd p;
-  int r;
-  /* The pid may have been reused between our check and pidfd_open. */
-  if (fd < 0 || !rt_proc_alive (pid, start_time))
-    return 0;
-  p.fd = fd;
-  p.events = POLLIN;
-  while ((r = poll (&p, 1, timeout_ms)) < 0 && errno == EINTR)
-    ;
-  if (r == 0)
-    return rt_err_set (err, ETIMEDOUT, "process %d still running after "
-                       "SIGKILL", (int) pid);
-  return 0;
-}
-
-static void
-kill_all (struct oci_state *st, struct rt_cgroup *cg)
-{
-  struct rt_err *e2 = NULL;
-  rt_proc_signal (st->pid, st->start_time, SIGKILL);
-  /* Without a pid namespace, other processes outlive init: the cgroup
-   * names them all.  A frozen cgroup must be thawed for SIGKILL to land;
-   * only the container's own freezer is ours to thaw. */
-  if (cg)
-    {
-      if (rt_cgroup_is_frozen (cg, &e2) == 1)
-        rt_cgroup_freeze (cg, false, &e2);
-      rt_err_free (&e2);
-      rt_cgroup_kill (cg, SIGKILL, &e2);
-      rt_err_free (&e2);
-    }
-}
-
-/* Bounded wait for init and then every process of the cgroup.  On timeout
- * the error names what is left; the caller keeps the container. */
-static int
-wait_all (struct oci_state *st, struct rt_cgroup *cg, struct rt_err **err)
-{
-  struct timespec t0, t1;
-  long spent;
-  clock_gettime (CLOCK_MONOTONIC, &t0);
-  if (wait_gone (st->pid, st->start_time, DESTROY_WAIT_MS, err) < 0)
-    {
-      if (cg == NULL)
-        return -1;
-      struct rt_err *e = NULL;
-      /* Name every process of the cgroup, not only init. */
-      if (rt_cgroup_wait_empty (cg, 0, &e) < 0)
-        {
-          rt_err_free (err);
-          *err = rt_steal_ptr (&e);
-        }
-      return -1;
-    }
-  if (cg == NULL)
-    return 0;
-  clock_gettime (CLOCK_MONOTONIC, &t1);
-  spent = (t1.tv_sec - t0.tv_sec) * 1000L
-          + (t1.tv_nsec - t0.tv_nsec) / 1000000L;
-  /* Killed processes leave the cgroup a moment after the signal. */
-  return rt_cgroup_wait_empty (cg, (int) (DESTROY_WAIT_MS - spent), err);
-}
-
-/* A task can still be leaving, or a straggler forked at exit still be
- * there, when the first rmdir runs: EBUSY then means kill what is left,
- * wait (bounded) for the cgroup to empty, and remove every hierarchy's
- * directory again, as runc retries its rmdir. */
-static int
-remove_cgroup (struct rt_cgroup *cg, struct rt_err **err)
-{
-  struct rt_err *e = NULL;
-  if (rt_cgroup_destroy (cg, &e) == 0)
-    return 0;
-  if (e->errno_ != EBUSY)
-    {
-      *err = rt_steal_ptr (&e);
-      return -1;
-    }
-  rt_err_free (&e);
-  rt_cgroup_kill (cg, SIGKILL, &e);
-  rt_err_free (&e);
-  if (rt_cgroup_wait_empty (cg, DESTROY_WAIT_MS, err) < 0)
-    return -1;
-  return rt_cgroup_destroy (cg, err);
-}
-
-int
-oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
-                       struct rt_err **err)
-{
-  struct rt_cgroup *cg = NULL;
-  struct rt_config *cfg = NULL;
-  struct rt_err *e2 = NULL;
-
-  if (st->cgroup_path && rt_cgroup_open (st->cgroup_path, &cg, &e2) < 0)
-    rt_err_free (&e2);
-  kill_all (st, cg);
-  /* Nothing is removed while a process lives: the state stays, and a
-   * later `delete -f` retries. */
-  if (wait_all (st, cg, err) < 0 || (cg && remove_cgroup (cg, err) < 0))
-    {
-      rt_cgroup_free (cg);
-      return rt_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
-                          "again once its processes can exit", st->id);
-    }
-  rt_cgroup_free (cg);
-  if (oci_state_config (st, &cfg, &e2) == 0)
-    {
-      _cleanup_free_ char *j = NULL;
-      set_status (st, "stopped");
-      j = oci_state_json (st, false);
-      /* poststop failures are warnings (runtime-spec): log each, run the
-       * remaining hooks. */
-      rt_hooks_run_all (&cfg->hooks[RT_HOOK_POSTSTOP], "poststop", j,
-                        oci_hook_warning, g);
-      rt_config_free (cfg);
-    }
-  rt_err_free (&e2);
-  return oci_state_remove (g, st, err);
-}

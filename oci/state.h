@@ -1,7 +1,9 @@
-/* Per-container state: <root>/<id>/ holds state.json, config.json (the
- * config as created, for later hooks), exec.fifo until `start`.  Every
- * operation holds flock() on the container directory; every write of
- * state.json is atomic (temp + rename). */
+/* Per-container state, persistence and reconciliation only: <root>/<id>/
+ * holds state.json, config.json (the config as created, for poststop hooks
+ * and exec), start.json (what `start` needs, oci_start_record_save),
+ * exec.fifo until `start`.  Every operation holds flock() on the container
+ * directory; every write of state.json is atomic (temp + rename).  The
+ * lifecycle (create, start, delete) is oci/lifecycle.h's. */
 #ifndef SANDLOCK_OCI_STATE_H
 #define SANDLOCK_OCI_STATE_H
 
@@ -10,14 +12,32 @@
 #include <sys/types.h>
 
 #include "command.h"
-#include "runtime/config.h"
+#include "runtime/runtime.h"
 #include "spec.h"
+
+/* The runtime-spec statuses, plus "unknown" for `list` of an unreadable
+ * state; OCI_STATUS_NONE (0) is none yet. */
+enum oci_status
+{
+  OCI_STATUS_NONE,
+  OCI_CREATING,
+  OCI_CREATED,
+  OCI_RUNNING,
+  OCI_PAUSED,
+  OCI_STOPPED,
+  OCI_STATUS_UNKNOWN,
+};
+
+/* The name state.json and `state` use; "" for OCI_STATUS_NONE. */
+const char *oci_status_name (enum oci_status s);
+/* The status named |s|, or OCI_STATUS_NONE. */
+enum oci_status oci_status_from_name (const char *s);
 
 struct oci_state
 {
   char *oci_version;
   char *id;
-  char *status;                 /* creating|created|running|paused|stopped */
+  enum oci_status status;
   pid_t pid;
   uint64_t start_time;          /* /proc/PID/stat starttime */
   char *bundle;
@@ -80,19 +100,15 @@ char *oci_state_json (const struct oci_state *st, bool pretty);
 int oci_state_config (const struct oci_state *st, struct rt_config **out,
                       struct rt_err **err);
 
-/* Makes the bundle built at |tmp| (a directory under
- * ROOT/image-bundles) the image bundle of the freshly created, locked |st|:
- * records the ownership, replaces whatever a killed run left at
- * ROOT/image-bundles/ID (no container has that id: we hold it) and renames
- * |tmp| there.  *bundle gets that path (caller frees).  On failure |tmp| is
- * left to the caller. */
-int oci_state_adopt_image_bundle (const struct oci_globals *g,
-                                  struct oci_state *st, const char *tmp,
-                                  char **bundle, struct rt_err **err);
+/* Records in the state directory that the container owns the bundle at
+ * |path| (st->image_bundle; oci_bundle_adopt), before that bundle is moved
+ * there, so even a create killed before state.json existed leaves the
+ * record. */
+int oci_state_own_bundle (struct oci_state *st, const char *path,
+                          struct rt_err **err);
 
-/* Removes <root>/<id> entirely, and first the container's image bundle
- * when it owns one (never following a symlink; a failure there is a
- * warning: the container is still deleted). */
+/* Removes <root>/<id> entirely (the bundle it may own is the caller's:
+ * oci_bundle_drop). */
 int oci_state_remove (const struct oci_globals *g, struct oci_state *st,
                       struct rt_err **err);
 
@@ -106,16 +122,11 @@ void oci_state_free (struct oci_state *st);
 int oci_state_load_any (const struct oci_globals *g, const char *id,
                         struct oci_state *st, struct rt_err **err);
 
-/* Kills, waits for and cleans up a container: cgroup, poststop hooks, state
- * directory.  Used by delete and by run when the container exits. */
-int oci_container_destroy (const struct oci_globals *g, struct oci_state *st,
-                           struct rt_err **err);
-
-/* Opens the cgroup of a loaded container; fails with "CMD: container ID
- * has no cgroup (WHY)" when it was created without one (rootless). */
-struct rt_cgroup;
-int oci_state_cgroup (const struct oci_state *st, const char *cmd,
-                      const char *why, struct rt_cgroup **cg,
+/* Opens the handle of a loaded container (runtime.h).  With |cmd|, a
+ * container created without a cgroup (rootless) fails with "CMD: container
+ * ID has no cgroup (WHY)". */
+int oci_state_handle (const struct oci_state *st, const char *cmd,
+                      const char *why, struct rt_handle **h,
                       struct rt_err **err);
 
 /* RFC 3339 timestamp with nanoseconds, malloc'd. */

@@ -11,6 +11,31 @@
 #include "spec.h"
 #include "state.h"
 
+static const char *const status_names[] = {
+  [OCI_STATUS_NONE] = "",
+  [OCI_CREATING] = "creating",
+  [OCI_CREATED] = "created",
+  [OCI_RUNNING] = "running",
+  [OCI_PAUSED] = "paused",
+  [OCI_STOPPED] = "stopped",
+  [OCI_STATUS_UNKNOWN] = "unknown",
+};
+
+const char *
+oci_status_name (enum oci_status s)
+{
+  return (size_t) s < ARRAY_SIZE (status_names) ? status_names[s] : "";
+}
+
+enum oci_status
+oci_status_from_name (const char *s)
+{
+  for (size_t i = 1; s && i < ARRAY_SIZE (status_names); i++)
+    if (strcmp (s, status_names[i]) == 0)
+      return (enum oci_status) i;
+  return OCI_STATUS_NONE;
+}
+
 static void
 yajl_freep (yajl_val *v)
 {
@@ -31,6 +56,24 @@ get_str (const struct oci_state *st, yajl_val root, const char *key,
                        st->id, key);
   free (*out);
   *out = xstrdup (YAJL_GET_STRING (v));
+  return 0;
+}
+
+/* A status that is not one of ours is refused like a field of the wrong
+ * type: the file is not ours, and reconciliation would guess. */
+static int
+get_status (struct oci_state *st, yajl_val root, struct rt_err **err)
+{
+  _cleanup_free_ char *s = NULL;
+  if (get_str (st, root, "status", &s, err) < 0)
+    return -1;
+  st->status = oci_status_from_name (s);
+  if (s && (st->status == OCI_STATUS_NONE || st->status == OCI_STATUS_UNKNOWN))
+    {
+      st->status = OCI_STATUS_NONE;
+      return rt_err_set (err, 0, "state.json of `%s`: status: unknown "
+                         "\"%.32s\"", st->id, s);
+    }
   return 0;
 }
 
@@ -84,7 +127,7 @@ parse_fields (struct oci_state *st, yajl_val root, struct rt_err **err)
   const char *spath[] = { "systemd", NULL };
   long long pid, start_time;
   if (get_str (st, root, "ociVersion", &st->oci_version, err) < 0
-      || get_str (st, root, "status", &st->status, err) < 0
+      || get_status (st, root, err) < 0
       || get_int (st, root, "pid", INT_MAX, &pid, err) < 0
       || get_int (st, root, "start_time", LLONG_MAX, &start_time, err) < 0
       || get_str (st, root, "bundle", &st->bundle, err) < 0
@@ -123,7 +166,7 @@ oci_state_parse (struct oci_state *st, const char *buf, size_t len,
     return rt_err_set (err, 0, "state.json of `%s` is corrupt", st->id);
   if (parse_fields (st, root, err) < 0)
     return -1;
-  if (st->status == NULL || st->bundle == NULL)
+  if (st->status == OCI_STATUS_NONE || st->bundle == NULL)
     return rt_err_set (err, 0, "state.json of `%s` is incomplete", st->id);
   return 0;
 }
@@ -150,9 +193,9 @@ oci_state_gen (const struct oci_state *st, bool pretty, bool internal)
   yajl_gen_map_open (g);
   kv (g, "ociVersion", st->oci_version ? st->oci_version : "1.2.0");
   kv (g, "id", st->id);
-  kv (g, "status", st->status);
+  kv (g, "status", oci_status_name (st->status));
   S (g, "pid");
-  yajl_gen_integer (g, strcmp (st->status, "stopped") == 0 && !internal
+  yajl_gen_integer (g, st->status == OCI_STOPPED && !internal
                            ? 0 : st->pid);
   kv (g, "bundle", st->bundle);
   kv (g, "rootfs", st->rootfs);

@@ -16,7 +16,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/util.h"
-#include "runtime/confine.h"
+#include "runtime/runtime.h"
 #include "sysconfig.h"
 
 #define SYSCONFIG_MAX_BYTES (64 * 1024)

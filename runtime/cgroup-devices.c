@@ -19,6 +19,7 @@
 
 #include "cgroup-internal.h"
 #include "common/util.h"
+#include "runtime.h"
 
 /* The runtime-spec "Default Devices" plus /dev/pts/N (136:*) and mknod of
  * any node (which the runtime itself needs for linux.devices; Landlock
@@ -377,10 +378,8 @@ rt_devices_required (const struct rt_config *c)
                    c->process->capabilities->bounding_len, "CAP_MKNOD");
 }
 
-/* Can this process load the device program?  Loads the default one and
- * closes it: nothing is attached. */
-static int
-bpf_probe (void)
+int
+cg_dev_bpf_probe (void)
 {
   _cleanup_free_ struct cg_dev_rule *v = NULL;
   _cleanup_free_ struct bpf_insn *insns = NULL;
@@ -416,7 +415,7 @@ rt_cgroup_devices_describe (void)
                     "devices, linux.resources.devices)");
   if (h == NULL || h->v2_mount == NULL)
     return xasprintf ("not restricted: no devices cgroup; %s", closed);
-  en = bpf_probe ();
+  en = rt_kfeat (RT_KF_BPF_DEVICE)->bpf_device;
   if (en == 0)
     return xstrdup ("cgroup v2 BPF device program (deny all, default "
                     "devices, linux.resources.devices)");

@@ -82,7 +82,9 @@ int cg_write (const char *dir, const char *file, const char *val,
               struct rt_err **err);
 int cg_writef (const char *dir, const char *file, struct rt_err **err,
                const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
-/* Reads a file; returns -ENOENT (without setting *err) when it is absent. */
+/* Reads a file into *out.  An absent file is not an error: 0 with *out
+ * NULL (the caller says what its absence means); any other failure is -1
+ * with *err set. */
 int cg_read (const char *dir, const char *file, char **out,
              struct rt_err **err);
 bool cg_exists (const char *dir, const char *file);
@@ -172,5 +174,9 @@ size_t cg_dev_prog (const struct cg_dev_rule *rules, size_t n,
  * attached at create stays as it is. */
 int cg_dev_apply (struct rt_cgroup *cg, const struct rt_resources *r,
                   bool required, bool update, struct rt_err **err);
+/* Can this process load the device program?  Loads the default one and
+ * closes it, attaching nothing: 0, or the errno of bpf(2) (rt_kfeat's
+ * RT_KF_BPF_DEVICE, which callers ask instead). */
+int cg_dev_bpf_probe (void);
 
 #endif

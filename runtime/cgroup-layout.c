@@ -51,12 +51,15 @@ cg_read (const char *dir, const char *file, char **out, struct rt_err **err)
 {
   _cleanup_free_ char *p = xasprintf ("%s/%s", dir, file);
   struct rt_err *e = NULL;
+  *out = NULL;
   if (rt_read_file_at (AT_FDCWD, p, CG_FILE_MAX, out, NULL, &e) == 0)
     return 0;
+  free (*out);
+  *out = NULL;
   if (e->errno_ == ENOENT)
     {
       rt_err_free (&e);
-      return -ENOENT;
+      return 0;
     }
   if (err == NULL)
     {

@@ -98,19 +98,15 @@ cpuset_inherit (const char *parent, const char *dir, const char *file,
                 struct rt_err **err)
 {
   _cleanup_free_ char *cur = NULL, *up = NULL;
-  int r = cg_read (dir, file, &cur, err);
-  if (r == -ENOENT)
-    return 0;
-  if (r < 0)
+  if (cg_read (dir, file, &cur, err) < 0)
     return -1;
-  if (!blank (cur))
+  if (cur == NULL || !blank (cur))
     return 0;
-  r = cg_read (parent, file, &up, err);
-  if (r == -ENOENT)
+  if (cg_read (parent, file, &up, err) < 0)
+    return -1;
+  if (up == NULL)
     return rt_err_set (err, ENOENT, "cgroup: `%s/%s` is missing", parent,
                        file);
-  if (r < 0)
-    return -1;
   up[strcspn (up, "\n")] = '\0';
   return cg_write (dir, file, up, err);
 }
@@ -231,7 +227,7 @@ static long long
 read_ll (const char *dir, const char *file, long long dflt)
 {
   _cleanup_free_ char *v = NULL;
-  if (cg_read (dir, file, &v, NULL) < 0)
+  if (cg_read (dir, file, &v, NULL) < 0 || v == NULL)
     return dflt;
   return strtoll (v, NULL, 10);
 }
@@ -385,12 +381,11 @@ cg_v1_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err)
       _cleanup_free_ char *st = NULL;
       if (i % 1000 == 0 && cg_write (dir, "freezer.state", "FROZEN", err) < 0)
         return -1;
-      int r = cg_read (dir, "freezer.state", &st, err);
-      if (r == -ENOENT)
+      if (cg_read (dir, "freezer.state", &st, err) < 0)
+        return -1;
+      if (st == NULL)
         return rt_err_set (err, ENOENT, "cgroup: `%s` has no freezer.state",
                            dir);
-      if (r < 0)
-        return -1;
       if (rt_startswith (st, "FROZEN"))
         return 0;
       sched_yield ();
@@ -408,14 +403,12 @@ int
 cg_v1_is_frozen (struct rt_cgroup *cg, struct rt_err **err)
 {
   _cleanup_free_ char *dir = NULL, *st = NULL;
-  int r;
   if (need_dir (cg, "freezer", &dir, err) < 0)
     return -1;
-  r = cg_read (dir, "freezer.state", &st, err);
-  if (r == -ENOENT)
-    return rt_err_set (err, ENOENT, "cgroup: `%s` has no freezer.state", dir);
-  if (r < 0)
+  if (cg_read (dir, "freezer.state", &st, err) < 0)
     return -1;
+  if (st == NULL)
+    return rt_err_set (err, ENOENT, "cgroup: `%s` has no freezer.state", dir);
   return rt_startswith (st, "FROZEN") ? 1 : 0;
 }
 
@@ -425,15 +418,12 @@ read_u64 (const char *dir, const char *file, uint64_t *out,
           struct rt_err **err)
 {
   _cleanup_free_ char *t = NULL;
-  int r;
   if (dir == NULL)
     return 0;
-  r = cg_read (dir, file, &t, err);
-  if (r == -ENOENT)
-    return 0;
-  if (r < 0)
+  if (cg_read (dir, file, &t, err) < 0)
     return -1;
-  *out = cg_num (t);
+  if (t)
+    *out = cg_num (t);
   return 0;
 }
 
@@ -450,7 +440,6 @@ v1_memory_stats (const char *dir, struct rt_cgroup_stats *st,
 {
   _cleanup_free_ char *oom = NULL;
   uint64_t memsw = 0;
-  int r;
   if (read_u64 (dir, "memory.usage_in_bytes", &st->memory_usage, err) < 0
       || read_u64 (dir, "memory.limit_in_bytes", &st->memory_limit, err) < 0
       || read_u64 (dir, "memory.max_usage_in_bytes", &st->memory_max_usage,
@@ -460,10 +449,11 @@ v1_memory_stats (const char *dir, struct rt_cgroup_stats *st,
   st->memory_limit = v1_unlimited (st->memory_limit);
   st->memory_swap_usage = memsw > st->memory_usage ? memsw - st->memory_usage
                                                    : 0;
-  r = cg_read (dir, "memory.oom_control", &oom, err);
-  if (r == 0)
+  if (cg_read (dir, "memory.oom_control", &oom, err) < 0)
+    return -1;
+  if (oom)
     cg_keyed (oom, "oom_kill", &st->oom_kill_count);
-  return r == -1 ? -1 : 0;
+  return 0;
 }
 
 static int
@@ -476,7 +466,7 @@ v1_cpu_stats (const char *acct, const char *cpu, struct rt_cgroup_stats *st,
 
   if (read_u64 (acct, "cpuacct.usage", &st->cpu_usage_ns, err) < 0)
     return -1;
-  if (acct && cg_read (acct, "cpuacct.stat", &stat, err) == -1)
+  if (acct && cg_read (acct, "cpuacct.stat", &stat, err) < 0)
     return -1;
   if (stat && hz > 0)
     {
@@ -485,7 +475,7 @@ v1_cpu_stats (const char *acct, const char *cpu, struct rt_cgroup_stats *st,
       if (cg_keyed (stat, "system", &v))
         st->cpu_system_ns = v * (1000000000ULL / (uint64_t) hz);
     }
-  if (cpu && cg_read (cpu, "cpu.stat", &cstat, err) == -1)
+  if (cpu && cg_read (cpu, "cpu.stat", &cstat, err) < 0)
     return -1;
   if (cstat)
     {

@@ -75,17 +75,15 @@ cg_v2_check (const struct cg_host *h, const struct rt_resources *r,
              struct rt_err **err)
 {
   _cleanup_free_ char *avail = NULL;
-  int ret;
   if (r == NULL)
     return 0;
   if (cg_v2_limits_check (r, err) < 0)
     return -1;
-  ret = cg_read (h->v2_mount, "cgroup.controllers", &avail, err);
-  if (ret == -ENOENT)
+  if (cg_read (h->v2_mount, "cgroup.controllers", &avail, err) < 0)
+    return -1;
+  if (avail == NULL)
     return rt_err_set (err, ENOENT, "cgroup: `%s/cgroup.controllers` is "
                        "missing", h->v2_mount);
-  if (ret < 0)
-    return -1;
   for (size_t i = 0; i < ARRAY_SIZE (v2_ctrls); i++)
     {
       size_t cl = strlen (v2_ctrls[i]);
@@ -118,9 +116,8 @@ enable_in (const char *dir, const char *avail, const struct rt_resources *r,
 {
   _cleanup_free_ char *cur = NULL, *batch = xstrdup ("");
   struct rt_err *e = NULL;
-  int ret = cg_read (dir, "cgroup.subtree_control", &cur, err);
 
-  if (ret == -1)
+  if (cg_read (dir, "cgroup.subtree_control", &cur, err) < 0)
     return -1;
   for (const char *p = avail; *p;)
     {
@@ -162,7 +159,7 @@ cg_v2_mkdirs (struct rt_cgroup *cg, const struct rt_resources *r,
   const char *s = cg->path + 1;
   bool enable = cg->host.layout == CG_V2;
 
-  if (enable && cg_read (cur, "cgroup.controllers", &avail, err) == -1)
+  if (enable && cg_read (cur, "cgroup.controllers", &avail, err) < 0)
     return -1;
   while (*s)
     {
@@ -225,8 +222,7 @@ v2_cpu_max (const char *dir, const struct rt_resources *r,
   _cleanup_free_ char *cur = NULL;
   char quota[32] = "max";
   unsigned long long period = 100000;
-  int ret = cg_read (dir, "cpu.max", &cur, err);
-  if (ret == -1)
+  if (cg_read (dir, "cpu.max", &cur, err) < 0)
     return -1;
   if (cur && sscanf (cur, "%31s %llu", quota, &period) != 2)
     {
@@ -329,12 +325,11 @@ events_frozen (const char *dir, struct rt_err **err)
 {
   _cleanup_free_ char *ev = NULL;
   uint64_t v = 0;
-  int r = cg_read (dir, "cgroup.events", &ev, err);
-  if (r == -ENOENT)
+  if (cg_read (dir, "cgroup.events", &ev, err) < 0)
+    return -1;
+  if (ev == NULL)
     return rt_err_set (err, ENOENT, "cgroup: `%s/cgroup.events` is missing "
                        "(the v2 freezer needs Linux >= 5.2)", dir);
-  if (r < 0)
-    return -1;
   return cg_keyed (ev, "frozen", &v) && v == 1 ? 1 : 0;
 }
 
@@ -388,12 +383,10 @@ read_u64 (const char *dir, const char *file, uint64_t *out,
           struct rt_err **err)
 {
   _cleanup_free_ char *t = NULL;
-  int r = cg_read (dir, file, &t, err);
-  if (r == -ENOENT)
-    return 0;
-  if (r < 0)
+  if (cg_read (dir, file, &t, err) < 0)
     return -1;
-  *out = cg_num (t);
+  if (t)
+    *out = cg_num (t);
   return 0;
 }
 
@@ -411,11 +404,11 @@ cg_v2_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
       || read_u64 (dir, "pids.current", &st->pids_current, err) < 0
       || read_u64 (dir, "pids.max", &st->pids_limit, err) < 0)
     return -1;
-  if (cg_read (dir, "memory.events", &ev, err) == -1)
+  if (cg_read (dir, "memory.events", &ev, err) < 0)
     return -1;
   if (ev)
     cg_keyed (ev, "oom_kill", &st->oom_kill_count);
-  if (cg_read (dir, "cpu.stat", &cpu, err) == -1)
+  if (cg_read (dir, "cpu.stat", &cpu, err) < 0)
     return -1;
   if (cpu)
     {

@@ -352,12 +352,12 @@ collect_pids (const char *dir, struct pidv *out, int depth,
   _cleanup_free_ char *procs = NULL;
   DIR *d;
   struct dirent *de;
-  int r = cg_read (dir, "cgroup.procs", &procs, err);
+  int r;
 
-  if (r == -ENOENT)
-    return 0;                   /* removed meanwhile */
-  if (r < 0)
+  if (cg_read (dir, "cgroup.procs", &procs, err) < 0)
     return -1;
+  if (procs == NULL)
+    return 0;                   /* removed meanwhile */
   for (char *p = procs; *p;)
     {
       char *end;
@@ -703,11 +703,11 @@ wait_unpopulated (const struct rt_cgroup *cg, long deadline,
       uint64_t v = 0;
       struct pollfd pfd = { .fd = ifd, .events = POLLIN };
       long wait = deadline - now_ms ();
-      int r = cg_read (dir, "cgroup.events", &t, err);
-      if (r == -ENOENT)
-        return 0;
-      if (r < 0)
+      int r;
+      if (cg_read (dir, "cgroup.events", &t, err) < 0)
         return -1;
+      if (t == NULL)
+        return 0;
       if (!cg_keyed (t, "populated", &v) || v == 0)
         return 0;
       r = wait > 0 ? poll (&pfd, 1, (int) wait) : 0;

@@ -9,6 +9,7 @@
 
 #include "common/err.h"
 #include "config.h"
+#include "runtime.h"           /* rt_cgroup_devices_describe, rt_cgroup_stats */
 
 struct rt_cgroup;               /* opaque */
 
@@ -86,14 +87,6 @@ int rt_cgroup_is_frozen (struct rt_cgroup *cg, struct rt_err **err);
 int rt_cgroup_update (struct rt_cgroup *cg, const struct rt_resources *r,
                       struct rt_err **err);
 
-struct rt_cgroup_stats
-{
-  uint64_t memory_usage, memory_limit, memory_max_usage, memory_swap_usage;
-  uint64_t oom_kill_count;
-  uint64_t pids_current, pids_limit;
-  uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
-  uint64_t cpu_throttled_periods, cpu_throttled_ns;
-};
 int rt_cgroup_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
                      struct rt_err **err);
 
@@ -108,10 +101,6 @@ int rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
 int rt_cgroup_destroy (struct rt_cgroup *cg, struct rt_err **err);
 
 void rt_cgroup_free (struct rt_cgroup *cg);
-
-/* How device access is restricted on this host, one line (for `check` and
- * `features`); malloc'd. */
-char *rt_cgroup_devices_describe (void);
 
 /* "v2", "v1" or "hybrid" — what the host has (for `check`). */
 const char *rt_cgroup_layout (void);

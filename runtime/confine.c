@@ -17,13 +17,49 @@ struct rt_confine
 };
 
 int
-rt_confine_prepare (const struct rt_config *c, struct rt_confine **out,
-                    struct rt_err **err)
+rt_confine_plan (const struct rt_config *c, struct rt_confine **out,
+                 struct rt_err **err)
 {
   struct rt_confine *cf = xcalloc (1, sizeof *cf);
   cf->sc.listener_sock = -1;
-  if (rt_ll_policy_build (c, rt_ll_abi (), &cf->ll, err) < 0
-      || rt_sc_compile (c, cf->ll.seccomp_default_disabled, &cf->sc, err) < 0)
+  cf->ll.pin_fd = -1;
+  if (rt_ll_policy_build (c, rt_ll_abi (), &cf->ll, err) < 0)
+    {
+      rt_confine_free (cf);
+      return -1;
+    }
+  *out = cf;
+  return 0;
+}
+
+int
+rt_confine_open (struct rt_confine *cf, const struct rt_config *c,
+                 struct rt_err **err)
+{
+  return rt_sc_compile (c, cf->ll.seccomp_default_disabled, &cf->sc, err);
+}
+
+void
+rt_confine_close (struct rt_confine *cf)
+{
+  if (cf == NULL)
+    return;
+  rt_sc_prog_clear (&cf->sc);
+  cf->sc.listener_sock = -1;
+  if (cf->ll.pin_record && cf->ll.pin_fd >= 0)
+    close (cf->ll.pin_fd);
+  cf->ll.pin_record = false;
+  cf->ll.pin_fd = -1;
+}
+
+int
+rt_confine_prepare (const struct rt_config *c, struct rt_confine **out,
+                    struct rt_err **err)
+{
+  struct rt_confine *cf = NULL;
+  if (rt_confine_plan (c, &cf, err) < 0)
+    return -1;
+  if (rt_confine_open (cf, c, err) < 0)
     {
       rt_confine_free (cf);
       return -1;
@@ -161,8 +197,7 @@ char *
 rt_confine_describe_host (void)
 {
   _cleanup_free_ char *ll = rt_ll_describe_host ();
-  long r = syscall (__NR_seccomp, 2 /* SECCOMP_GET_ACTION_AVAIL */, 0,
-                    &(unsigned) { 0x7fc00000U /* USER_NOTIF */ });
   return xasprintf ("%sseccomp: available (filter%s)\n", ll,
-                    r == 0 ? ", user notification" : "");
+                    rt_kfeat (RT_KF_SECCOMP)->seccomp_notify
+                        ? ", user notification" : "");
 }

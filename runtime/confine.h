@@ -12,6 +12,7 @@
 
 #include "common/err.h"
 #include "config.h"
+#include "runtime.h"           /* the process-wide settings */
 
 struct rt_confine;              /* opaque, prepared in the parent */
 struct rt_ll_policy;
@@ -23,6 +24,16 @@ struct rt_sc_prog;
  * path or annotation. */
 int rt_confine_prepare (const struct rt_config *c, struct rt_confine **out,
                         struct rt_err **err);
+
+/* rt_confine_prepare() in two stages, for create: the plan validates and
+ * builds the Landlock rules (no file, socket or cache touched); open
+ * compiles seccomp (reading and writing the compiled-profile cache) and
+ * connects to listenerPath; close undoes open and any pin record. */
+int rt_confine_plan (const struct rt_config *c, struct rt_confine **out,
+                     struct rt_err **err);
+int rt_confine_open (struct rt_confine *cf, const struct rt_config *c,
+                     struct rt_err **err);
+void rt_confine_close (struct rt_confine *cf);
 
 /* In the container process, after pivot_root and every mount, while the
  * process still holds its capabilities (Landlock needs CAP_SYS_ADMIN or
@@ -93,28 +104,6 @@ int rt_confine_take_pins (struct rt_confine *cf, char **out, size_t *len,
 int rt_confine_use_pins (struct rt_confine *cf, const char *rec, size_t len,
                          struct rt_err **err);
 
-/* Process-wide defaults of run.oci.sandlock.disable (|disable|) or
- * .degrade, from the runtime's config file (|rank| 1) or a global flag
- * (|rank| 2): a higher rank replaces a lower one, and a container's own
- * annotation replaces both.  |value| is a protection list, validated now;
- * |origin| names where it came from in errors ("--sandlock-disable"). */
-int rt_confine_set_default (bool disable, const char *value,
-                            const char *origin, int rank,
-                            struct rt_err **err);
-
-/* From the runtime's config file ("lockAnnotations": true): a container's
- * annotations may only narrow its confinement; disable, degrade and
- * fs_writable are refused with an error naming |origin|. */
-void rt_confine_lock_annotations (const char *origin);
-
-/* Where compiled seccomp programs of config-supplied profiles are cached
- * (a directory only the runtime's user can write; NULL: no cache). */
-void rt_confine_set_cache_dir (const char *dir);
-
 void rt_confine_free (struct rt_confine *cf);
-
-/* Human-readable status of each protection on this kernel (for `check`),
- * one "name: status" line each, into a malloc'd string. */
-char *rt_confine_describe_host (void);
 
 #endif

@@ -30,60 +30,157 @@ struct rt_rlimit_plan
   const char *name;
 };
 
-/* Everything the container process needs, decided before clone(). */
+struct rt_confine;              /* runtime/confine.h */
+struct rt_caps_plan;            /* runtime/caps.h */
+
+/* A namespace joined by path: opened (and type-checked) by the prepare
+ * stage, not by the planner. */
+struct rt_ns_join
+{
+  const char *path;             /* borrowed from the config */
+  const char *type;             /* its linux.namespaces[].type */
+  size_t index;                 /* in linux.namespaces */
+  int flag;                     /* CLONE_NEW* */
+};
+
+/* The parent's decisions (runtime/plan.c): config + options -> plan, with
+ * no side effect (no setns, no socket, no cache, no fd).  Immutable once
+ * rt_plan_new() returned, except |confine|, which the prepare stage
+ * completes (seccomp program, listener, pin record). */
 struct rt_plan
 {
   const struct rt_config *c;
   const struct rt_create_opts *o;
   struct rt_mount_plan *mounts;
   size_t mounts_len;
+  size_t first_cgroup_mount;    /* index of the first cgroup mount, or
+                                   mounts_len: the cgroup wait goes there */
   struct rt_rlimit_plan *rlimits;
   size_t rlimits_len;
   int clone_flags;              /* namespaces created by clone() */
   bool new_user, new_mount, new_pid, new_net, new_uts, new_ipc, new_cgroup,
       new_time;
-  int ns_fds[8];                /* setns targets opened in the parent */
-  int ns_types[8];
-  size_t ns_len;
+  struct rt_ns_join joins[9];   /* by path, in linux.namespaces order */
+  size_t joins_len;
+  bool joins_user;              /* a user namespace is joined by path */
   unsigned long root_propagation;
   bool host_mount_ns;           /* no "mount" entry: chroot, no mount */
-  bool born_in_cgroup;          /* clone3(CLONE_INTO_CGROUP) placed it */
-  bool in_cgroup;               /* child: CGROUP_DONE received */
-  int sync_fd;                  /* child: its end of the sync socket */
   bool dev_is_tmpfs;            /* a tmpfs on /dev: make the default nodes */
   bool has_devpts;
-  void *confine;                /* struct rt_confine * */
-  void *caps;                   /* struct rt_caps_plan * */
-  /* Set in the child after GO: */
-  char *cgroup_path;
-  char *state_json;
-  int console_fd;               /* connected console socket or -1 */
-  int fifo_fd;
-  int status_fd;                /* start_status fifo: failures after start */
-  long personality;             /* PER_* or -1 */
-  char *exec_path;              /* resolved process.args[0] */
-  char **envp;                  /* rt_proc_envp, before Landlock */
   bool proc_by_parent;          /* an unprivileged runtime writes the
                                    child's uid_map/oom_score_adj */
-  int timens_fd, timens_errno;  /* child: its /proc/self/timens_offsets */
+  bool child_hooks;             /* the child runs hooks: it needs the state */
+  long personality;             /* PER_* or -1 */
+  struct rt_confine *confine;
+  struct rt_caps_plan *caps;
 };
 
-int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
+int rt_plan_new (const struct rt_create_opts *o, struct rt_plan *p,
+                 struct rt_err **err);
+/* Frees what the plan owns (not the prepared fds).  Accepts a zeroed plan. */
 void rt_plan_free (struct rt_plan *p);
+int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
+/* Advice for the user about the plan (malloc'd), or NULL. */
+char *rt_plan_warning (const struct rt_plan *p);
+
+/* Namespace fds the child joins with setns(), the user namespace first. */
+struct rt_ns_fds
+{
+  int fds[8];
+  int types[8];
+  size_t len;
+};
+
+/* What the prepare stage opened for one create (runtime/prepare.c), every
+ * fd above the preserved range; rt_prepare_undo() closes it all and puts
+ * the runtime back in its own pid/time namespace for children. */
+struct rt_prepared
+{
+  struct rt_ns_fds ns;
+  int console_fd;               /* connected console socket or -1 */
+  int fifo_fd;                  /* exec fifo, read by the parked init */
+  int status_fd;                /* start_status fifo: failures after start */
+  int sock[2];                  /* sync socketpair: [0] parent, [1] child */
+  int saved_ns[2];              /* pid_for_children, time_for_children of
+                                   the runtime before a join by path; -1 */
+};
+
+#define RT_PREPARED_INIT                                               \
+  {                                                                     \
+    .console_fd = -1, .fifo_fd = -1, .status_fd = -1, .sock = { -1, -1 }, \
+    .saved_ns = { -1, -1 }                                              \
+  }
+
+/* |pp| starts as RT_PREPARED_INIT; on failure rt_prepare_undo() it. */
+int rt_prepare (struct rt_plan *p, struct rt_prepared *pp,
+                struct rt_err **err);
+void rt_prepare_undo (struct rt_plan *p, struct rt_prepared *pp);
+
+/* The child's state (runtime/child.c): what it receives and builds while
+ * it executes the plan's steps. */
+struct rt_child
+{
+  const struct rt_plan *p;
+  struct rt_prepared *pp;
+  int sync_fd;                  /* its end of the sync socket */
+  int rootfd;                   /* the rootfs, between the mount steps */
+  bool in_cgroup;               /* CGROUP_DONE received */
+  char *cgroup_path;            /* received with GO */
+  char *state_json;
+  char *exec_path;              /* resolved process.args[0] */
+  char **argv;
+  char **envp;                  /* rt_proc_envp, before Landlock */
+  int timens_fd, timens_errno;  /* its /proc/self/timens_offsets */
+};
+
+/* The payload (runtime/payload.c): a setup step that resolves what to
+ * execve (before Landlock); after `start`, the failure report to the
+ * start-status fifo and the payload itself.  Neither of the last two
+ * returns. */
+int rt_payload_prepare (struct rt_child *ch, struct rt_err **err);
+void rt_payload_fail (struct rt_child *ch, const char *msg)
+    __attribute__ ((noreturn));
+void rt_payload_run (struct rt_child *ch) __attribute__ ((noreturn));
+
+/* The container init: runs the steps, parks, then the payload.  Never
+ * returns.  runtime/child.c */
+void rt_child_main (struct rt_child *ch) __attribute__ ((noreturn));
+
+/* The parent's side of one create (runtime/parent.c): cgroup, clone, id
+ * maps, sync, hooks, cgroup placement and progress. */
+struct rt_cgroup;
+struct rt_parent
+{
+  struct rt_cgroup *cg;
+  pid_t pid;                    /* -1: no child */
+  uint64_t start_time;
+  bool born_in_cgroup;          /* clone3(CLONE_INTO_CGROUP) placed it */
+};
+int rt_parent_cgroup (const struct rt_plan *p, struct rt_parent *pa,
+                      struct rt_err **err);
+/* clone(): returns 0 in the child, the pid in the parent, -1 with *err. */
+pid_t rt_parent_clone (const struct rt_plan *p, struct rt_parent *pa,
+                       struct rt_err **err);
+int rt_parent_run (const struct rt_plan *p, struct rt_prepared *pp,
+                   struct rt_parent *pa, struct rt_created *out,
+                   struct rt_err **err);
+/* Kills a half-made child and removes its cgroup (|failed|), frees. */
+void rt_parent_end (struct rt_parent *pa, bool failed);
 
 /* Whether the namespace |st| (a stat of a namespace file or fd) is the one
  * /proc/|pid|/ns/|name| names ("self": the runtime's own; "1": init's):
  * 1 yes, 0 no, -1 with errno when /proc cannot tell.  runtime/ns.c */
 struct stat;
 int rt_ns_is (const struct stat *st, const char *pid, const char *name);
-/* The fd of the namespace of |flag| (CLONE_NEW*) the plan joins by path,
- * or -1 when it joins none. */
-int rt_plan_joined_fd (const struct rt_plan *p, int flag);
+/* The fd of the namespace of |flag| (CLONE_NEW*) joined by path, or -1
+ * when none is. */
+int rt_ns_joined_fd (const struct rt_ns_fds *ns, int flag);
 
 /* linux.sysctl (runtime/sysctl.c): only namespaced keys, and only with the
  * container's own namespace of that kind; written through a checked
  * /proc/sys. */
-int rt_plan_sysctl (const struct rt_plan *p, struct rt_err **err);
+int rt_plan_sysctl (const struct rt_plan *p, const struct rt_ns_fds *ns,
+                    struct rt_err **err);
 int rt_child_sysctl (const struct rt_plan *p, struct rt_err **err);
 
 /* linux.personality (runtime/personality.c): validated into a PER_* value
@@ -93,14 +190,22 @@ int rt_personality_plan (const struct rt_config *c, long *out,
                          struct rt_err **err);
 int rt_personality_apply (long per, struct rt_err **err);
 
-/* Child: waits (once) until the runtime has put it in its cgroup, then
- * unshares the cgroup namespace when one is asked for (runtime/container.c).
- * Called before the first cgroup mount and after the last mount. */
-int rt_child_cgroup_ready (struct rt_plan *p, struct rt_err **err);
-
-/* Child side (runtime/mount.c). */
-int rt_child_rootfs (struct rt_plan *p, struct rt_err **err);
-int rt_child_pivot (struct rt_plan *p, struct rt_err **err);
+/* Child steps (runtime/mount.c): the rootfs made a mount point (a bind of
+ * root.path, or an overlay: runtime/rootfs-overlay.c) and opened; the
+ * config's mounts before the first cgroup mount, then the rest; the
+ * default and configured devices; pivot_root. */
+int rt_child_rootfs (struct rt_child *ch, struct rt_err **err);
+int rt_child_mounts_head (struct rt_child *ch, struct rt_err **err);
+int rt_child_mounts_tail (struct rt_child *ch, struct rt_err **err);
+int rt_child_devices (struct rt_child *ch, struct rt_err **err);
+int rt_child_pivot (struct rt_child *ch, struct rt_err **err);
+/* Mounts the overlay of |src| on |rootfs| (runtime/rootfs-overlay.c);
+ * |userns|: the process is in a user namespace of its own. */
+int rt_rootfs_overlay (const struct rt_rootfs_source *src, const char *rootfs,
+                       bool userns, struct rt_err **err);
+int rt_plan_overlay (const struct rt_plan *p, struct rt_err **err);
+/* Prepare stage: whether this kernel can mount it (rt_kfeat). */
+int rt_prepare_overlay (const struct rt_plan *p, struct rt_err **err);
 /* Without a mount namespace of its own (runtime/rootfs-chroot.c): refuses
  * what would mount on the host's tree; chroot(2) into |rootfs|. */
 int rt_plan_host_mount_ns (const struct rt_plan *p, struct rt_err **err);
@@ -110,7 +215,7 @@ int rt_child_loopback_up (struct rt_err **err);
 /* Makes the mount holding |rootfs| private (only it, in the container's
  * mount namespace).  runtime/rootfs-prop.c */
 int rt_rootfs_parent_private (const char *rootfs, struct rt_err **err);
-int rt_child_finish_rootfs (struct rt_plan *p, struct rt_err **err);
+int rt_child_finish_rootfs (struct rt_child *ch, struct rt_err **err);
 
 /* openat2(RESOLVE_IN_ROOT) of |path| under |rootfd|, creating missing
  * directories (and the last component as a file when |file|). */

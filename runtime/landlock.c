@@ -14,6 +14,7 @@
 
 #include "common/util.h"
 #include "landlock.h"
+#include "runtime.h"
 
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
@@ -21,7 +22,6 @@
 #define __NR_landlock_restrict_self 446
 #endif
 
-#define LL_CREATE_RULESET_VERSION (1U << 0)
 #define LL_RULE_PATH_BENEATH 1
 #define LL_RULE_NET_PORT 2
 
@@ -76,14 +76,7 @@ rt_ll_prot_abi (enum rt_ll_prot p)
 int
 rt_ll_abi (void)
 {
-  static int cached = -1;
-  if (cached < 0)
-    {
-      long r = syscall (__NR_landlock_create_ruleset, NULL, 0,
-                        LL_CREATE_RULESET_VERSION);
-      cached = r < 0 ? 0 : (int) r;
-    }
-  return cached;
+  return rt_kfeat (RT_KF_LANDLOCK)->landlock_abi;
 }
 
 /* ---- annotation parsing ------------------------------------------------ */

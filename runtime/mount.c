@@ -197,11 +197,14 @@ rt_plan_mounts (struct rt_plan *p, struct rt_err **err)
     return -1;
   p->mounts = xcalloc (c->mounts_len, sizeof *p->mounts);
   p->mounts_len = c->mounts_len;
+  p->first_cgroup_mount = c->mounts_len;
   for (size_t i = 0; i < c->mounts_len; i++)
     {
       const struct rt_mount *m = &c->mounts[i];
       if (plan_one (m, i, &p->mounts[i], err) < 0)
         return -1;
+      if (p->mounts[i].is_cgroup && p->first_cgroup_mount == c->mounts_len)
+        p->first_cgroup_mount = i;
       if (strcmp (m->destination, "/dev") == 0 && m->type
           && strcmp (m->type, "tmpfs") == 0)
         p->dev_is_tmpfs = true;
@@ -323,9 +326,10 @@ mount_attrs (int fd, uint64_t set, const char *dest, struct rt_err **err)
 }
 
 static int
-do_bind (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
+do_bind (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
          struct rt_err **err)
 {
+  const struct rt_plan *p = ch->p;
   const struct rt_mount *m = mp->m;
   struct stat st;
   char buf[64];
@@ -371,7 +375,7 @@ do_bind (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
  * container's own cgroup as the root; without one, bind the container's
  * cgroup directory so the host tree is never exposed. */
 static int
-mount_one_hierarchy (struct rt_plan *p, int rootfd, const char *dest,
+mount_one_hierarchy (const struct rt_child *ch, int rootfd, const char *dest,
                      const char *host_root, const char *fstype,
                      const char *opts, unsigned long fl, struct rt_err **err)
 {
@@ -381,10 +385,10 @@ mount_one_hierarchy (struct rt_plan *p, int rootfd, const char *dest,
 
   if (dfd < 0)
     return -1;
-  if (p->new_cgroup
+  if (ch->p->new_cgroup
       && mount ("cgroup", fdpath (dfd, buf), fstype, fl, opts) == 0)
     return 0;
-  src = xasprintf ("%s%s", host_root, p->cgroup_path ? p->cgroup_path : "");
+  src = xasprintf ("%s%s", host_root, ch->cgroup_path ? ch->cgroup_path : "");
   if (access (src, F_OK) < 0)
     {
       free (src);
@@ -404,7 +408,7 @@ mount_one_hierarchy (struct rt_plan *p, int rootfd, const char *dest,
 }
 
 static int
-do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
+do_cgroup (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
            struct rt_err **err)
 {
   const char *layout = rt_cgroup_layout ();
@@ -420,7 +424,7 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
   if (fd < 0)
     return -1;
   if (strcmp (layout, "v2") == 0)
-    return mount_one_hierarchy (p, rootfd, mp->m->destination,
+    return mount_one_hierarchy (ch, rootfd, mp->m->destination,
                                 "/sys/fs/cgroup", "cgroup2", NULL, fl, err);
   /* The hierarchies are read once, before mounting anything: the mounts
    * made below must never feed the loop that makes them. */
@@ -460,7 +464,7 @@ do_cgroup (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
             if (strcmp (o, "rw") && strcmp (o, "ro"))
               data_append (&opts, o);
         }
-      if (mount_one_hierarchy (p, rootfd, dest, mnt, fstype, opts, fl, err)
+      if (mount_one_hierarchy (ch, rootfd, dest, mnt, fstype, opts, fl, err)
           < 0)
         return -1;
     }
@@ -556,7 +560,7 @@ copy_tree (int src, int dst, const char *where, struct rt_err **err)
 }
 
 static int
-do_mount (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
+do_mount (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
           struct rt_err **err)
 {
   const struct rt_mount *m = mp->m;
@@ -565,9 +569,9 @@ do_mount (struct rt_plan *p, const struct rt_mount_plan *mp, int rootfd,
   unsigned long fl = mp->flags;
 
   if (mp->bind)
-    return do_bind (p, mp, rootfd, err);
+    return do_bind (ch, mp, rootfd, err);
   if (mp->is_cgroup)
-    return do_cgroup (p, mp, rootfd, err);
+    return do_cgroup (ch, mp, rootfd, err);
   fd = rt_open_in_root (rootfd, m->destination, true, false, err);
   if (fd < 0)
     return -1;
@@ -638,7 +642,7 @@ static const struct
 /* mknod where the kernel lets us (no user namespace), else a bind mount of
  * the host node over an empty file. */
 static int
-make_node (struct rt_plan *p, int rootfd, const char *path, mode_t type,
+make_node (const struct rt_plan *p, int rootfd, const char *path, mode_t type,
            dev_t dev, mode_t mode, uid_t uid, gid_t gid, struct rt_err **err)
 {
   _cleanup_fd_ int dirfd = -1;
@@ -715,7 +719,7 @@ device_path (const char *in)
 }
 
 static int
-setup_devices (struct rt_plan *p, int rootfd, struct rt_err **err)
+setup_devices (const struct rt_plan *p, int rootfd, struct rt_err **err)
 {
   static const char *const links[][2] = {
     { "/proc/self/fd", "/dev/fd" },     { "/proc/self/fd/0", "/dev/stdin" },
@@ -792,14 +796,27 @@ setup_devices (struct rt_plan *p, int rootfd, struct rt_err **err)
   return 0;
 }
 
-int
-rt_child_rootfs (struct rt_plan *p, struct rt_err **err)
+/* The rootfs becomes a mount point (pivot_root needs one): a bind of
+ * root.path onto itself, or the overlay of the rootfs source. */
+static int
+mount_rootfs (const struct rt_plan *p, const char *rootfs, struct rt_err **err)
 {
+  const struct rt_rootfs_source *src = &p->o->rootfs_source;
+  if (src->kind == RT_ROOTFS_OVERLAY)
+    return rt_rootfs_overlay (src, rootfs, p->new_user || p->joins_user, err);
+  if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return rt_err_set (err, errno, "bind rootfs `%s`", rootfs);
+  return 0;
+}
+
+int
+rt_child_rootfs (struct rt_child *ch, struct rt_err **err)
+{
+  const struct rt_plan *p = ch->p;
   const char *rootfs = p->o->rootfs;
-  _cleanup_fd_ int rootfd = -1;
 
   if (p->host_mount_ns)
-    return rt_child_cgroup_ready (p, err);  /* nothing to mount */
+    return 0;                   /* nothing to mount */
   if (mount (NULL, "/", NULL, p->root_propagation, NULL) < 0)
     return rt_err_set (err, errno, "set propagation of /");
   /* Unless the whole tree was just made slave or private, the mount holding
@@ -808,29 +825,56 @@ rt_child_rootfs (struct rt_plan *p, struct rt_err **err)
       && p->root_propagation != (MS_PRIVATE | MS_REC)
       && rt_rootfs_parent_private (rootfs, err) < 0)
     return -1;
-  /* pivot_root needs the new root to be a mount point. */
-  if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
-    return rt_err_set (err, errno, "bind rootfs `%s`", rootfs);
-  rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0)
-    return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
-  for (size_t i = 0; i < p->mounts_len; i++)
-    {
-      /* The cgroup attach runs in the runtime meanwhile; a cgroup mount
-       * must see the container's own cgroup as its root. */
-      if (p->mounts[i].is_cgroup && rt_child_cgroup_ready (p, err) < 0)
-        return -1;
-      if (do_mount (p, &p->mounts[i], rootfd, err) < 0)
-        return rt_err_wrap (err, "mounts[%zu]", i);
-    }
-  if (setup_devices (p, rootfd, err) < 0)
+  if (mount_rootfs (p, rootfs, err) < 0)
     return -1;
-  return rt_child_cgroup_ready (p, err);
+  ch->rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (ch->rootfd < 0)
+    return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
+  return 0;
+}
+
+static int
+mounts_range (struct rt_child *ch, size_t from, size_t to,
+              struct rt_err **err)
+{
+  const struct rt_plan *p = ch->p;
+  for (size_t i = from; i < to; i++)
+    if (do_mount (ch, &p->mounts[i], ch->rootfd, err) < 0)
+      return rt_err_wrap (err, "mounts[%zu]", i);
+  return 0;
+}
+
+/* Split at the first cgroup mount: the cgroup attach runs in the runtime
+ * meanwhile, and a cgroup mount must see the container's own cgroup as
+ * its root (the child waits for it between the two). */
+int
+rt_child_mounts_head (struct rt_child *ch, struct rt_err **err)
+{
+  return mounts_range (ch, 0, ch->p->first_cgroup_mount, err);
 }
 
 int
-rt_child_pivot (struct rt_plan *p, struct rt_err **err)
+rt_child_mounts_tail (struct rt_child *ch, struct rt_err **err)
 {
+  return mounts_range (ch, ch->p->first_cgroup_mount, ch->p->mounts_len, err);
+}
+
+int
+rt_child_devices (struct rt_child *ch, struct rt_err **err)
+{
+  int r;
+  if (ch->p->host_mount_ns)
+    return 0;
+  r = setup_devices (ch->p, ch->rootfd, err);
+  close (ch->rootfd);
+  ch->rootfd = -1;
+  return r;
+}
+
+int
+rt_child_pivot (struct rt_child *ch, struct rt_err **err)
+{
+  const struct rt_plan *p = ch->p;
   const char *rootfs = p->o->rootfs;
   _cleanup_fd_ int newroot = open (rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   _cleanup_fd_ int oldroot = open ("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -906,9 +950,9 @@ readonly_path (const char *path, struct rt_err **err)
 }
 
 int
-rt_child_finish_rootfs (struct rt_plan *p, struct rt_err **err)
+rt_child_finish_rootfs (struct rt_child *ch, struct rt_err **err)
 {
-  const struct rt_config *c = p->c;
+  const struct rt_config *c = ch->p->c;
   for (size_t i = 0; i < c->masked_paths_len; i++)
     if (mask_path (c->masked_paths[i], err) < 0)
       return -1;
@@ -920,21 +964,6 @@ rt_child_finish_rootfs (struct rt_plan *p, struct rt_err **err)
                 MS_BIND | MS_REMOUNT | MS_RDONLY | locked_flags ("/"), NULL) < 0)
     return rt_err_set (err, errno, "remount / read-only (root.readonly)");
   return 0;
-}
-
-void
-rt_plan_free (struct rt_plan *p)
-{
-  for (size_t i = 0; i < p->mounts_len; i++)
-    free (p->mounts[i].data);
-  free (p->mounts);
-  free (p->rlimits);
-  for (size_t i = 0; i < p->ns_len; i++)
-    if (p->ns_fds[i] >= 0)
-      close (p->ns_fds[i]);
-  free (p->cgroup_path);
-  free (p->state_json);
-  free (p->exec_path);
 }
 
 /* For `features`: every mount option plan_one() accepts (flags, recursive

@@ -19,10 +19,10 @@ rt_ns_is (const struct stat *st, const char *pid, const char *name)
 }
 
 int
-rt_plan_joined_fd (const struct rt_plan *p, int flag)
+rt_ns_joined_fd (const struct rt_ns_fds *ns, int flag)
 {
-  for (size_t i = 0; i < p->ns_len; i++)
-    if (p->ns_types[i] == flag)
-      return p->ns_fds[i];
+  for (size_t i = 0; i < ns->len; i++)
+    if (ns->types[i] == flag)
+      return ns->fds[i];
   return -1;
 }

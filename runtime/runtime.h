@@ -1,12 +1,14 @@
 /* runtime/: building the container process.  The one public header of the
- * folder; oci/ calls only what is declared here (and config.h, cgroup.h,
- * confine.h for the types it passes through). */
+ * folder; oci/ calls only what is declared here (and the policy types of
+ * config.h). */
 #ifndef SANDLOCK_RUNTIME_H
 #define SANDLOCK_RUNTIME_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include <linux/seccomp.h>
 
 #include "common/err.h"
 #include "config.h"
@@ -30,16 +32,108 @@ struct rt_progress
   bool ready;
   const char *landlock_pins;    /* |ready|: rt_created.landlock_pins */
   size_t landlock_pins_len;
+  pid_t supervisor_pid;         /* with rt_create_opts.notify, from |pid| on */
+  uint64_t supervisor_start_time;
 };
 typedef int (*rt_progress_fn) (void *ud, const struct rt_progress *pr,
                                struct rt_err **err);
+
+/* System calls of the container answered by a supervisor process
+ * (seccomp user notification; docs/architecture.md "Notify supervisor").
+ * The supervisor is forked by rt_container_create before the init is
+ * cloned and is never its parent; the init installs a filter trapping
+ * |syscalls| right before the config's own filter, after `start`, and
+ * hands the listener over.  The supervisor exits when the listener hangs
+ * up (no process of the container is left); if it dies first, the
+ * container is killed.  Every callback runs in the supervisor. */
+struct rt_notify_ops
+{
+  const int *syscalls;          /* native-arch numbers; borrowed */
+  size_t syscalls_len;          /* 1 .. 250 */
+  void *ud;
+  /* Before the init exists, with the runtime's privileges (pin root fds,
+   * open what the handler needs).  A failure fails the create with its
+   * message.  NULL: nothing to prepare. */
+  int (*init) (void *ud, struct rt_err **err);
+  /* One notification.  |resp| comes with .id set and the rest zero: set
+   * .val/.error, or .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE.  Return 0
+   * to send it, 1 when already answered (rt_notify_addfd_send); < 0 is
+   * fatal: the container is killed (fail closed). */
+  int (*handle) (void *ud, int listener_fd, const struct seccomp_notif *req,
+                 struct seccomp_notif_resp *resp);
+  void (*fini) (void *ud);      /* on the supervisor's exit; may be NULL */
+  int log_fd;                   /* the supervisor's errors go here (dup'd);
+                                   -1: the runtime's stderr */
+};
+
+/* For handlers: true while the notification |id| is pending (its caller
+ * has not died or been interrupted).  Check it after reading the caller's
+ * memory and before acting on what was read. */
+bool rt_notify_id_valid (int listener_fd, uint64_t id);
+
+/* Reads |len| bytes at |addr| of the caller of |req| through
+ * /proc/PID/mem; the id is re-checked after the read, so the bytes are the
+ * caller's and not those of a process that reused the pid.  Returns the
+ * bytes read, or -1 with errno (ESRCH: the notification is gone). */
+ssize_t rt_notify_read_mem (int listener_fd, const struct seccomp_notif *req,
+                            uint64_t addr, void *buf, size_t len);
+
+/* Installs |fd| in the caller of notification |id| and makes its number
+ * the system call's result (SECCOMP_ADDFD_FLAG_SEND): that answers the
+ * notification, so the handler then returns 1.  Returns
+ * the caller's fd number, or -1 with errno. */
+int rt_notify_addfd_send (int listener_fd, uint64_t id, int fd,
+                          unsigned newfd_flags);
+
+/* Where the container's / comes from.  The enum stays open: more kinds
+ * (a virtual root for the namespace-less mode) come later. */
+enum rt_rootfs_kind
+{
+  RT_ROOTFS_BIND = 0,           /* bind of the host directory |rootfs| */
+  RT_ROOTFS_OVERLAY,            /* overlayfs of |lowers| + |upper| on |rootfs| */
+};
+
+struct rt_rootfs_source
+{
+  enum rt_rootfs_kind kind;
+  /* RT_ROOTFS_OVERLAY: read-only lower directories, top first, and the
+   * writable upper and its work directory (same filesystem), all absolute
+   * host paths, borrowed.  Mounted by the init in its own mount namespace,
+   * before the config's mounts. */
+  const char *const *lowers;
+  size_t lowers_len;
+  const char *upper, *work;
+};
+
+/* What the init becomes once confined and started. */
+enum rt_payload_kind
+{
+  RT_PAYLOAD_EXEC = 0,          /* execve process.args (process.env) */
+  RT_PAYLOAD_FN,                /* call |fn|(|arg|); the init exits with its
+                                   return value */
+};
+
+struct rt_payload
+{
+  enum rt_payload_kind kind;
+  /* RT_PAYLOAD_FN: runs in the init after `start`, the startContainer
+   * hooks and seccomp, with every confinement in place; `start` sees it as
+   * a successful execve.  It must not return to the runtime: the init
+   * _exit()s with its value (0..255). */
+  int (*fn) (void *arg);
+  void *arg;
+};
 
 struct rt_create_opts
 {
   const struct rt_config *config;       /* borrowed */
   const char *id;
   const char *bundle;           /* absolute */
-  const char *rootfs;           /* absolute host path of root.path */
+  const char *rootfs;           /* absolute host path of root.path: the
+                                   container's / (a mount point for
+                                   RT_ROOTFS_OVERLAY) */
+  struct rt_rootfs_source rootfs_source;        /* zeroed: RT_ROOTFS_BIND */
+  struct rt_payload payload;    /* zeroed: RT_PAYLOAD_EXEC */
   const char *exec_fifo;        /* absolute path of the start fifo */
   const char *start_status;     /* fifo `start` reads the outcome from */
   const char *console_socket;   /* NULL unless process.terminal */
@@ -55,6 +149,7 @@ struct rt_create_opts
   void *state_json_ud;
   rt_progress_fn progress;      /* may be NULL */
   void *progress_ud;
+  const struct rt_notify_ops *notify;   /* NULL: no supervisor; borrowed */
   struct rt_err **hook_err;     /* unused by callers; reserved */
 };
 
@@ -68,6 +163,8 @@ struct rt_created
    * give back to rt_exec (opaque; owned). */
   char *landlock_pins;
   size_t landlock_pins_len;
+  pid_t supervisor_pid;         /* 0: no rt_create_opts.notify */
+  uint64_t supervisor_start_time;
 };
 
 /* Creates the container process: namespaces, cgroup, mounts, devices,
@@ -123,6 +220,67 @@ bool rt_proc_alive (pid_t pid, uint64_t start_time);
  * errno: ESRCH when that process is gone (or cannot be pinned). */
 int rt_proc_signal (pid_t pid, uint64_t start_time, int sig);
 
+/* A handle on an existing container (runtime/handle.c): its init, pinned
+ * by pid and start time, and its cgroup when it has one.  Every operation
+ * on a created container goes through it. */
+struct rt_handle;
+
+/* |pid| 0: no init; |cgroup_path| (the path rt_progress reported) NULL: no
+ * cgroup.  Fails only when the cgroup cannot be opened. */
+int rt_handle_open (pid_t pid, uint64_t start_time, const char *cgroup_path,
+                    struct rt_handle **out, struct rt_err **err)
+    __attribute__ ((nonnull (4)));
+void rt_handle_free (struct rt_handle *h);
+bool rt_handle_has_cgroup (const struct rt_handle *h);
+
+/* The cgroup path rt_container_create would report for linux.cgroupsPath
+ * |cgroups_path| (NULL: the default from |id|), touching nothing.  *path
+ * is NULL when the host has no cgroup hierarchy; caller frees it. */
+int rt_handle_cgroup_path (const char *cgroups_path, const char *id,
+                           bool systemd, char **path, struct rt_err **err);
+
+/* Sends |sig| to every process of the cgroup (|all|, when there is one),
+ * else to the init through a pidfd (errno_ ESRCH: it is gone). */
+int rt_handle_kill (struct rt_handle *h, int sig, bool all,
+                    struct rt_err **err);
+
+/* Freeze, thaw and the freezer's state (1 frozen, 0 not); these, stats and
+ * update fail with ENOENT when there is no cgroup. */
+int rt_handle_freeze (struct rt_handle *h, bool frozen, struct rt_err **err);
+int rt_handle_is_frozen (struct rt_handle *h, struct rt_err **err);
+
+/* The container's processes: the cgroup's, else the init while it lives;
+ * *pids is malloc'd (NULL when none). */
+int rt_handle_pids (struct rt_handle *h, pid_t **pids, size_t *n,
+                    struct rt_err **err);
+
+struct rt_cgroup_stats
+{
+  uint64_t memory_usage, memory_limit, memory_max_usage, memory_swap_usage;
+  uint64_t oom_kill_count;
+  uint64_t pids_current, pids_limit;
+  uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
+  uint64_t cpu_throttled_periods, cpu_throttled_ns;
+};
+int rt_handle_stats (struct rt_handle *h, struct rt_cgroup_stats *st,
+                     struct rt_err **err);
+
+/* Applies new resource values (update). */
+int rt_handle_update (struct rt_handle *h, const struct rt_resources *r,
+                      struct rt_err **err);
+
+/* Waits, at most |timeout_ms| in all, for the init to exit (pidfd) and
+ * then for the cgroup to empty (cgroup.events); no polling.  ETIMEDOUT
+ * names what is left. */
+int rt_handle_wait (struct rt_handle *h, int timeout_ms, struct rt_err **err);
+
+/* SIGKILLs every process (thawing the container's own freezer first),
+ * waits as rt_handle_wait, then removes the cgroup (an rmdir that finds a
+ * straggler kills and waits again).  On failure nothing is removed and a
+ * later call may retry. */
+int rt_handle_destroy (struct rt_handle *h, int timeout_ms,
+                       struct rt_err **err);
+
 /* Runs each hook of |l| in order with |state_json| on stdin; honours each
  * hook's timeout (pidfd + poll: no sleeps).  The first failure stops the
  * list and is returned naming the hook kind, index and path. */
@@ -150,5 +308,79 @@ const char *rt_feature_seccomp_action (size_t i);       /* seccomp.c */
 const char *rt_feature_seccomp_operator (size_t i);
 /* Also stores the flag's SECCOMP_FILTER_FLAG_* value in *flag. */
 const char *rt_feature_seccomp_flag (size_t i, unsigned *flag);
+
+/* ---- what this kernel offers (runtime/kfeat.c) ------------------------ */
+
+/* Groups of facts; each is probed the first time it is asked for and kept
+ * for the life of the process, so a container start pays only for what it
+ * branches on, and `check` for everything once. */
+enum
+{
+  RT_KF_LANDLOCK = 1u << 0,     /* landlock_abi */
+  RT_KF_SECCOMP = 1u << 1,      /* seccomp_* */
+  RT_KF_SYSCALLS = 1u << 2,     /* openat2 .. idmapped_mounts */
+  RT_KF_NAMESPACES = 1u << 3,   /* userns, timens */
+  RT_KF_CGROUP = 1u << 4,       /* cgroup_layout, cgroup_*_controllers */
+  RT_KF_OVERLAY = 1u << 5,      /* overlay, overlay_userxattr */
+  RT_KF_BPF_DEVICE = 1u << 6,   /* bpf_device */
+  RT_KF_ALL = (1u << 7) - 1,
+};
+
+/* A fact the probe could not establish (it needs a privilege this process
+ * lacks), as opposed to 0 = absent and 1 = present. */
+#define RT_KF_UNKNOWN (-1)
+
+struct rt_kfeat
+{
+  unsigned probed;              /* RT_KF_* groups filled in */
+  int landlock_abi;             /* 0: no Landlock */
+  bool seccomp_filter;          /* SECCOMP_RET_KILL_PROCESS available */
+  bool seccomp_notify;          /* user notification (GET_NOTIF_SIZES) */
+  unsigned seccomp_flags;       /* SECCOMP_FILTER_FLAG_* the kernel takes */
+  bool openat2, pidfd, close_range, clone3, clone_into_cgroup;
+  bool fsopen, mount_setattr;
+  int idmapped_mounts;          /* MOUNT_ATTR_IDMAP; may be RT_KF_UNKNOWN */
+  bool userns;                  /* this user can make a user namespace */
+  bool timens;
+  const char *cgroup_layout;    /* "v2", "v1", "hybrid" or "none" */
+  char *cgroup_v1_controllers;  /* "cpu memory ..." (empty: none) */
+  char *cgroup_v2_controllers;  /* the v2 root's cgroup.controllers */
+  bool overlay;                 /* listed in /proc/filesystems */
+  int overlay_userxattr;        /* may be RT_KF_UNKNOWN */
+  int bpf_device;               /* 0: the device program loads, else errno */
+};
+
+/* The facts of the groups in |what| (and of any probed before).  Probes
+ * make no lasting change: nothing is mounted, attached or left open.  Not
+ * thread-safe: first call it from one thread. */
+const struct rt_kfeat *rt_kfeat (unsigned what);
+
+/* ---- process-wide settings from the CLI --------------------------------- */
+
+/* Process-wide defaults of run.oci.sandlock.disable (|disable|) or
+ * .degrade, from the runtime's config file (|rank| 1) or a global flag
+ * (|rank| 2): a higher rank replaces a lower one, and a container's own
+ * annotation replaces both.  |value| is a protection list, validated now;
+ * |origin| names where it came from in errors ("--sandlock-disable"). */
+int rt_confine_set_default (bool disable, const char *value,
+                            const char *origin, int rank,
+                            struct rt_err **err);
+
+/* From the runtime's config file ("lockAnnotations": true): a container's
+ * annotations may only narrow its confinement; disable, degrade and
+ * fs_writable are refused with an error naming |origin|. */
+void rt_confine_lock_annotations (const char *origin);
+
+/* Where compiled seccomp programs of config-supplied profiles are cached
+ * (a directory only the runtime's user can write; NULL: no cache). */
+void rt_confine_set_cache_dir (const char *dir);
+
+/* Human-readable status of each protection on this kernel (for `check`),
+ * one "name: status" line each, into a malloc'd string. */
+char *rt_confine_describe_host (void);
+
+/* How device access is restricted on this host, one line (for `check` and
+ * `features`); malloc'd. */
+char *rt_cgroup_devices_describe (void);
 
 #endif

@@ -109,14 +109,14 @@ key_shape_ok (const char *d)
  * runtime's own: a new one, or one joined by path that differs from
  * /proc/self/ns/|name|. */
 static int
-own_namespace (const struct rt_plan *p, int flag, const char *name,
-               bool *own, struct rt_err **err)
+own_namespace (const struct rt_plan *p, const struct rt_ns_fds *ns, int flag,
+               const char *name, bool *own, struct rt_err **err)
 {
   struct stat joined;
   bool fresh = (flag == CLONE_NEWIPC && p->new_ipc)
                || (flag == CLONE_NEWNET && p->new_net)
                || (flag == CLONE_NEWUTS && p->new_uts);
-  int fd = rt_plan_joined_fd (p, flag), r;
+  int fd = rt_ns_joined_fd (ns, flag), r;
 
   *own = fresh;
   if (fresh || fd < 0)
@@ -131,7 +131,8 @@ own_namespace (const struct rt_plan *p, int flag, const char *name,
 }
 
 static int
-check_one (const struct rt_plan *p, const char *key, struct rt_err **err)
+check_one (const struct rt_plan *p, const struct rt_ns_fds *ns,
+           const char *key, struct rt_err **err)
 {
   _cleanup_free_ char *d = dotted (key);
   static const struct
@@ -158,7 +159,7 @@ check_one (const struct rt_plan *p, const char *key, struct rt_err **err)
                        "sysctl: it would change the host (allowed: "
                        "kernel.msg*, kernel.sem, kernel.shm*, fs.mqueue.*, "
                        "net.*, kernel.domainname)", key);
-  if (own_namespace (p, kinds[k].flag, kinds[k].name, &own, err) < 0)
+  if (own_namespace (p, ns, kinds[k].flag, kinds[k].name, &own, err) < 0)
     return -1;
   if (!own)
     return rt_err_set (err, 0, "linux.sysctl.\"%s\": needs the container's "
@@ -168,11 +169,12 @@ check_one (const struct rt_plan *p, const char *key, struct rt_err **err)
 }
 
 int
-rt_plan_sysctl (const struct rt_plan *p, struct rt_err **err)
+rt_plan_sysctl (const struct rt_plan *p, const struct rt_ns_fds *ns,
+                struct rt_err **err)
 {
   const struct rt_config *c = p->c;
   for (size_t i = 0; i < c->sysctl_len; i++)
-    if (check_one (p, c->sysctl[i].key, err) < 0)
+    if (check_one (p, ns, c->sysctl[i].key, err) < 0)
       return -1;
   return 0;
 }

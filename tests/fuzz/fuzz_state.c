@@ -38,7 +38,7 @@ round_trip (const struct oci_state *st)
   struct rt_err *err = NULL;
   char *j = oci_state_gen (st, false, true);
   if (oci_state_parse (&back, j, strlen (j), &err) < 0
-      || strcmp (back.status, st->status) != 0 || back.pid != st->pid
+      || back.status != st->status || back.pid != st->pid
       || back.annotations_len != st->annotations_len)
     abort ();
   free (j);
@@ -59,7 +59,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
   else
     {
-      if (err != NULL || st.status == NULL || st.bundle == NULL)
+      if (err != NULL || st.status == OCI_STATUS_NONE || st.bundle == NULL)
         abort ();
       round_trip (&st);
     }

@@ -1057,6 +1057,38 @@ test_host (void)
   force_cleanup (h, path2);
 }
 
+/* cg_read keeps the error contract: a negative return always carries an
+ * error, and an absent file is a success the caller sees as NULL. */
+static void
+test_read_contract (const char *tmp)
+{
+  _cleanup_free_ char *dir = xasprintf ("%s/read", tmp);
+  _cleanup_free_ char *sub = xasprintf ("%s/a.dir", dir);
+  struct rt_err *e = NULL;
+  char *t;
+  int r;
+
+  mkdir (dir, 0755);
+  mkdir (sub, 0755);
+  put (dir, "cpu.max", "max 100000\n");
+  t = (char *) "unset";
+  r = cg_read (dir, "missing", &t, &e);
+  ok (r == 0 && t == NULL && e == NULL,
+      "read: an absent file is 0 with NULL, no error (got %d)", r);
+  rt_err_free (&e);
+  t = NULL;
+  r = cg_read (dir, "cpu.max", &t, &e);
+  is_str (r == 0 ? t : NULL, "max 100000\n", "read: a present file");
+  free (t);
+  t = NULL;
+  r = cg_read (dir, "a.dir", &t, &e);
+  ok (r < 0 && e != NULL && e->errno_ == EISDIR && t == NULL,
+      "read: a failure sets the error (%s)", e ? e->msg : "none");
+  rt_err_free (&e);
+  r = cg_read (dir, "a.dir", &t, NULL);
+  ok (r < 0 && t == NULL, "read: a failure without an error pointer");
+}
+
 int
 main (void)
 {
@@ -1069,6 +1101,7 @@ main (void)
     {
       test_fake_v2 (tmpl);
       test_fake_v1 (tmpl);
+      test_read_contract (tmpl);
       rt_rm_rf_at (AT_FDCWD, tmpl, &e);
       rt_err_free (&e);
     }

@@ -74,7 +74,7 @@ test_state (void)
     }
   g.root = tmpl;
   ok (oci_state_create (&g, "c1", &st, &err) == 0, "create state dir");
-  st.status = xstrdup ("created");
+  st.status = OCI_CREATED;
   st.pid = getpid ();
   st.start_time = rt_proc_start_time (getpid ());
   st.bundle = xstrdup ("/b");
@@ -101,7 +101,7 @@ test_state (void)
       "annotation with quotes round-trips");
   ok (st3.pid == getpid (), "pid round-trips");
   /* our process, no exec.fifo in the directory: running */
-  is_str (st3.status, "running", "a live pid without the fifo is running");
+  is_str (oci_status_name (st3.status), "running", "a live pid without the fifo is running");
   json = oci_state_json (&st3, false);
   ok (strstr (json, "\"ociVersion\"") && strstr (json, "\"created\"")
       && !strstr (json, "start_time"),
@@ -109,7 +109,7 @@ test_state (void)
   /* a recycled pid: same number, other start time */
   st3.start_time += 12345;
   oci_state_refresh (&st3);
-  is_str (st3.status, "stopped", "a pid with another start time is stopped");
+  is_str (oci_status_name (st3.status), "stopped", "a pid with another start time is stopped");
   ok (oci_state_remove (&g, &st3, &err) == 0, "remove the state dir");
   oci_state_free (&st3);
   ok (oci_state_load (&g, "c1", &st3, &err) < 0 && err

@@ -48,7 +48,7 @@ test_big_annotations (void)
   memset (v, 'a', n);
   v[n] = '\0';
   st.id = (char *) "c1";
-  st.status = (char *) "created";
+  st.status = OCI_CREATED;
   st.bundle = (char *) "/b";
   st.annotations = &kv;
   st.annotations_len = 1;
@@ -82,7 +82,33 @@ test_refused (void)
   refused ("{\"status\":\"created\",\"bundle\":\"/b\\u0000/x\"}", "\\u0000",
            "NUL inside a string");
   refused (deep, "nested deeper", "deep nesting (yajl_tree_free recursion)");
+  refused ("{\"status\":\"dancing\",\"bundle\":\"/b\"}",
+           "status: unknown \"dancing\"", "a status that is not ours");
+  refused ("{\"status\":\"unknown\",\"bundle\":\"/b\"}",
+           "status: unknown \"unknown\"", "\"unknown\" (list's, never stored)");
   free (deep);
+}
+
+/* Every status goes to state.json by its one name and comes back as the
+ * same enum value. */
+static void
+test_status_names (void)
+{
+  for (enum oci_status s = OCI_CREATING; s <= OCI_STOPPED; s++)
+    {
+      struct oci_state st = { .dirfd = -1 }, back;
+      struct rt_err *err = NULL;
+      _cleanup_free_ char *j = NULL;
+      st.id = (char *) "c1";
+      st.status = s;
+      st.bundle = (char *) "/b";
+      j = oci_state_gen (&st, false, true);
+      ok (parse (j, &back, &err) == 0 && back.status == s
+              && oci_status_from_name (oci_status_name (s)) == s,
+          "status %s round-trips", oci_status_name (s));
+      rt_err_free (&err);
+      oci_state_free (&back);
+    }
 }
 
 /* A "creating" state with a live process (its create was killed after
@@ -91,11 +117,11 @@ static void
 test_creating_stays (void)
 {
   struct oci_state st = { .dirfd = -1 };
-  st.status = xstrdup ("creating");
+  st.status = OCI_CREATING;
   st.pid = getpid ();
   st.start_time = rt_proc_start_time (st.pid);
   oci_state_refresh (&st);
-  is_str (st.status, "creating", "a killed create's live child is not "
+  is_str (oci_status_name (st.status), "creating", "a killed create's live child is not "
           "reported as created");
   oci_state_free (&st);
 }
@@ -161,7 +187,7 @@ test_salvage (void)
   rt_err_free (&err);
   oci_state_free (&st);
   ok (oci_state_load_any (&g, "c1", &st, &err) == 0, "load_any takes it");
-  is_str (st.status, "stopped", "as stopped");
+  is_str (oci_status_name (st.status), "stopped", "as stopped");
   ok (st.pid == 0, "without a pid whose start time is unknown");
   is_str (st.cgroup_path, "/salvage/c1",
           "with the cgroup config.json names");
@@ -177,6 +203,7 @@ main (void)
 {
   test_big_annotations ();
   test_refused ();
+  test_status_names ();
   test_creating_stays ();
   test_proc_signal ();
   test_salvage ();

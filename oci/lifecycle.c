@@ -1,4 +1,7 @@
-/* create and start, shared by the create, start and run commands. */
+/* The container lifecycle, shared by the create, start, run and delete
+ * commands: where the bundle comes from (the caller's, or the one `run
+ * --image` built, which the container then owns), the runtime's create
+ * options, start from what create recorded, and delete. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -14,7 +17,6 @@
 #include "common/util.h"
 #include "image_run.h"
 #include "lifecycle.h"
-#include "runtime/cgroup.h"
 #include "runtime/runtime.h"
 #include "spec.h"
 
@@ -24,7 +26,7 @@ hook_state (void *ud, pid_t pid, const char *status)
   struct oci_state *st = ud;
   struct oci_state tmp = *st;
   tmp.pid = pid;
-  tmp.status = (char *) status;
+  tmp.status = oci_status_from_name (status);
   return oci_state_json (&tmp, false);
 }
 
@@ -36,10 +38,10 @@ static int
 record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
 {
   struct oci_state *st = ud;
-  const char *status = pr->ready ? "created" : "creating";
+  enum oci_status status = pr->ready ? OCI_CREATED : OCI_CREATING;
   /* Each replace of state.json costs a data flush on ext4 (auto_da_alloc):
    * write only what changed. */
-  if (pr->pid == st->pid && strcmp (st->status, status) == 0
+  if (pr->pid == st->pid && st->status == status
       && (pr->cgroup_path && st->cgroup_path
               ? strcmp (pr->cgroup_path, st->cgroup_path) == 0
               : pr->cgroup_path == st->cgroup_path))
@@ -48,8 +50,7 @@ record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
   st->cgroup_path = pr->cgroup_path ? xstrdup (pr->cgroup_path) : NULL;
   st->pid = pr->pid;
   st->start_time = pr->start_time;
-  free (st->status);
-  st->status = xstrdup (status);
+  st->status = status;
   /* exec gives its process only the inodes the init's rules are on: the
    * record exists before the container is "created". */
   if (pr->ready
@@ -67,10 +68,9 @@ static void
 record_cgroup_path (const struct oci_globals *g, const struct rt_config *cfg,
                     struct oci_state *st)
 {
-  struct rt_cgroup_opts co = { .cgroups_path = cfg->cgroups_path,
-                               .id = st->id, .systemd = g->systemd_cgroup };
   struct rt_err *e = NULL;
-  if (rt_cgroup_resolve (&co, &st->cgroup_path, &e) < 0)
+  if (rt_handle_cgroup_path (cfg->cgroups_path, st->id, g->systemd_cgroup,
+                             &st->cgroup_path, &e) < 0)
     rt_err_free (&e);
 }
 
@@ -157,7 +157,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   st->oci_version = xstrdup (cfg->oci_version);
   st->created = oci_now_rfc3339 ();
   st->owner = owner_name ();
-  st->status = xstrdup ("creating");
+  st->status = OCI_CREATING;
   st->systemd_cgroup = g->systemd_cgroup;
   st->annotations = xcalloc (cfg->annotations_len, sizeof *st->annotations);
   for (size_t i = 0; i < cfg->annotations_len; i++)
@@ -169,6 +169,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   record_cgroup_path (g, cfg, st);
   if (rt_atomic_write_at (st->dirfd, "config.json", cfg_buf, cfg_len, 0600,
                           err) < 0
+      || oci_start_record_save (st->dirfd, cfg, err) < 0
       || oci_state_save (st, err) < 0)
     goto out;
   if (mkfifoat (st->dirfd, "exec.fifo", 0600) < 0
@@ -190,6 +191,10 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       .no_cgroup = g->no_cgroup, .detach = a->detach,
       .state_json = hook_state, .state_json_ud = st,
       .progress = record_progress, .progress_ud = st,
+      /* The lifecycle's two choices, made here and nowhere else: / is a
+       * bind of the bundle's root.path, the init execs process.args. */
+      .rootfs_source = { .kind = RT_ROOTFS_BIND },
+      .payload = { .kind = RT_PAYLOAD_EXEC },
     };
     oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
                st->rootfs);
@@ -217,6 +222,16 @@ out:
   return ret;
 }
 
+/* The one place a container's records go, with the bundle it owns first:
+ * killed in between, a later delete still knows of the bundle. */
+static int
+remove_container (const struct oci_globals *g, struct oci_state *st,
+                  struct rt_err **err)
+{
+  oci_bundle_drop (g, st);
+  return oci_state_remove (g, st, err);
+}
+
 int
 oci_create (struct oci_globals *g, const struct oci_create_args *a,
             struct oci_state *st, struct rt_err **err)
@@ -239,8 +254,8 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
       return -1;
     }
   if ((a->image_bundle_tmp
-       && oci_state_adopt_image_bundle (g, st, a->image_bundle_tmp,
-                                        &image_bundle, err) < 0)
+       && oci_bundle_adopt (g, st, a->image_bundle_tmp, &image_bundle,
+                           err) < 0)
       || resolve_bundle (image_bundle ? image_bundle : a->bundle, &st->bundle,
                          err) < 0
       || do_create (g, a, st, err) < 0)
@@ -251,14 +266,57 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
       /* Nothing half-created stays: kill what may run, drop the state
        * (and the image bundle, which st->image_bundle names). */
       if (st->pid > 0)
-        oci_container_destroy (g, st, &e2);
+        oci_delete (g, st, &e2);
       else
-        oci_state_remove (g, st, &e2);
+        remove_container (g, st, &e2);
       rt_err_free (&e2);
       oci_state_free (st);
       return -1;
     }
   return 0;
+}
+
+/* How long delete waits for killed processes to go: runc gives up after
+ * about 10 s too.  A process frozen by a cgroup the runtime does not own
+ * (a frozen parent) or stuck in uninterruptible sleep never goes. */
+#define DESTROY_WAIT_MS 10000
+
+int
+oci_delete (const struct oci_globals *g, struct oci_state *st,
+            struct rt_err **err)
+{
+  struct rt_handle *h = NULL;
+  struct rt_config *cfg = NULL;
+  struct rt_err *e2 = NULL;
+  int r;
+
+  /* A cgroup that cannot be opened any more is no reason to keep the
+   * container: kill and wait for its init alone. */
+  if (oci_state_handle (st, NULL, NULL, &h, &e2) < 0)
+    {
+      rt_err_free (&e2);
+      rt_handle_open (st->pid, st->start_time, NULL, &h, &e2);
+    }
+  /* Nothing is removed while a process lives: the state stays, and a
+   * later `delete -f` retries. */
+  r = rt_handle_destroy (h, DESTROY_WAIT_MS, err);
+  rt_handle_free (h);
+  if (r < 0)
+    return rt_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
+                        "again once its processes can exit", st->id);
+  if (oci_state_config (st, &cfg, &e2) == 0)
+    {
+      _cleanup_free_ char *j = NULL;
+      st->status = OCI_STOPPED;
+      j = oci_state_json (st, false);
+      /* poststop failures are warnings (runtime-spec): log each, run the
+       * remaining hooks. */
+      rt_hooks_run_all (&cfg->hooks[RT_HOOK_POSTSTOP], "poststop", j,
+                        oci_hook_warning, g);
+      rt_config_free (cfg);
+    }
+  rt_err_free (&e2);
+  return remove_container (g, st, err);
 }
 
 /* A startContainer hook (or seccomp, or execve) failed: the runtime-spec
@@ -270,8 +328,7 @@ stop_failed_start (struct oci_state *st)
   rt_proc_signal (st->pid, st->start_time, SIGKILL);
   unlinkat (st->dirfd, "exec.fifo", 0);
   unlinkat (st->dirfd, "start.status", 0);
-  free (st->status);
-  st->status = xstrdup ("stopped");
+  st->status = OCI_STOPPED;
 }
 
 /* start failed: state.json could not say "running" (nothing was released),
@@ -284,10 +341,7 @@ undo_running (struct oci_state *st, bool stop)
   if (stop)
     stop_failed_start (st);
   else
-    {
-      free (st->status);
-      st->status = xstrdup ("created");
-    }
+    st->status = OCI_CREATED;
   /* Best effort: refresh derives the status from the process anyway. */
   oci_state_save (st, &e2);
   rt_err_free (&e2);
@@ -301,18 +355,17 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
   struct rt_config *cfg = NULL;
   bool failed = false;
 
-  if (strcmp (st->status, "created") != 0)
+  if (st->status != OCI_CREATED)
     return rt_err_set (err, 0, "cannot start container \"%s\": it is %s",
-                       st->id, st->status);
-  if (oci_state_config (st, &cfg, err) < 0)
+                       st->id, oci_status_name (st->status));
+  if (oci_start_record_load (st->dirfd, &cfg, err) < 0)
     return -1;
   fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
   status = xasprintf ("%s/%s/start.status", g->root, st->id);
   /* "running" is on disk before the process is released, so a start that
    * fails to record it (a full disk) has not started it: an engine that
    * sees the failure and a "created" container is right. */
-  free (st->status);
-  st->status = xstrdup ("running");
+  st->status = OCI_RUNNING;
   if (oci_state_save (st, err) < 0)
     failed = undo_running (st, false);
   else if (rt_container_start (fifo, status, err) < 0)

@@ -1,0 +1,336 @@
+/* The notify supervisor process (notify.h; docs/architecture.md "Notify
+ * supervisor").  Forked by the runtime before the init, so it is the
+ * init's sibling, never its parent: conmon or the shim stays the parent
+ * that reaps the init.
+ *
+ * Its death must kill the container: trapped system calls would then fail
+ * with ENOSYS (closed, not an escape), but the container would go on
+ * running unsupervised.  A watcher process, forked by the supervisor once
+ * it knows the init, waits on a pipe whose only write end is the
+ * supervisor's: the kernel closes it however the supervisor dies, SIGKILL
+ * included.  On hang-up without the supervisor's "done" byte, the watcher
+ * kills the container (its cgroup when it has one, and the init through a
+ * pidfd).  The supervisor watches the watcher the same way and kills the
+ * container itself if the watcher dies first.  Killing both at the same
+ * instant (one kill(2) of a group holding both; the watcher leaves the
+ * supervisor's process group for that reason) defeats it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "common/util.h"
+#include "internal.h"
+#include "notify.h"
+
+struct target
+{
+  int pidfd;                    /* the init */
+  char cgroup[4096];            /* "" when the container has no cgroup */
+};
+
+static void
+logf_ (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+static void
+logf_ (const char *fmt, ...)
+{
+  char buf[600];
+  va_list ap;
+  int n = snprintf (buf, sizeof buf, "sandlock-oci: notify supervisor %d: ",
+                    (int) getpid ());
+  va_start (ap, fmt);
+  vsnprintf (buf + n, sizeof buf - (size_t) n - 1, fmt, ap);
+  va_end (ap);
+  strcat (buf, "\n");
+  if (write (2, buf, strlen (buf)) < 0)
+    return;
+}
+
+static void
+kill_container (const struct target *t)
+{
+  if (*t->cgroup)
+    {
+      struct rt_cgroup *cg = NULL;
+      struct rt_err *e = NULL;
+      if (rt_cgroup_open (t->cgroup, &cg, &e) < 0
+          || rt_cgroup_kill (cg, SIGKILL, &e) < 0)
+        logf_ ("kill cgroup %s: %s", t->cgroup, e->msg);
+      rt_err_free (&e);
+      rt_cgroup_free (cg);
+    }
+  /* In its own pid namespace the init's death takes every process along. */
+  if (syscall (SYS_pidfd_send_signal, t->pidfd, SIGKILL, NULL, 0) < 0
+      && errno != ESRCH)
+    logf_ ("kill the init: %s", strerror (errno));
+}
+
+/* Only the socket and the log stay; stdin/stdout become /dev/null so that
+ * a caller reading the runtime's output to its end is not held up by a
+ * process that outlives the runtime. */
+static void
+hygiene (struct rt_notify_sup *s)
+{
+  int keep[1] = { s->sock };
+  sigset_t none;
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0 || dup2 (s->log_fd, 2) < 0 || dup2 (null, 0) < 0
+      || dup2 (null, 1) < 0)
+    _exit (1);
+  rt_close_fds_except (3, keep, 1);
+  /* `run`'s forwarding handlers are the runtime's, not ours. */
+  for (int sig = 1; sig < NSIG; sig++)
+    signal (sig, SIG_DFL);
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  signal (SIGPIPE, SIG_IGN);
+  /* Its own session: a signal to the runtime's process group or terminal
+   * (`run`'s Ctrl-C) is the container's business, not the supervisor's. */
+  setsid ();
+  prctl (PR_SET_DUMPABLE, 0);
+}
+
+/* What stays: CAP_SYS_PTRACE to read a caller's memory (/proc/PID/mem of
+ * a process of another uid), CAP_KILL and CAP_DAC_OVERRIDE to kill the
+ * container (its init, its cgroup.kill).  Everything else goes, from the
+ * bounding set too, and no_new_privs holds it there.  A runtime without
+ * capabilities has nothing to drop. */
+static void
+drop_privileges (void)
+{
+  static const cap_value_t keep[] = { CAP_SYS_PTRACE, CAP_KILL,
+                                      CAP_DAC_OVERRIDE };
+  cap_t c = cap_get_proc ();
+  cap_flag_value_t have;
+  for (cap_value_t i = 0; prctl (PR_CAPBSET_READ, i) >= 0; i++)
+    {
+      bool k = i == keep[0] || i == keep[1] || i == keep[2];
+      if (!k)
+        prctl (PR_CAPBSET_DROP, i);
+    }
+  prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  cap_t n = cap_init ();
+  for (size_t i = 0; c && i < ARRAY_SIZE (keep); i++)
+    if (cap_get_flag (c, keep[i], CAP_PERMITTED, &have) == 0 && have)
+      {
+        cap_set_flag (n, CAP_PERMITTED, 1, &keep[i], CAP_SET);
+        cap_set_flag (n, CAP_EFFECTIVE, 1, &keep[i], CAP_SET);
+      }
+  if (cap_set_proc (n) < 0)
+    logf_ ("drop capabilities: %s", strerror (errno));
+  cap_free (n);
+  cap_free (c);
+  prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+/* One fd and its text, or 0 at EOF, or -1. */
+static int
+recv_fd (int sock, char *text, size_t max, int *fd)
+{
+  char cbuf[CMSG_SPACE (sizeof (int))];
+  struct iovec iov = { .iov_base = text, .iov_len = max - 1 };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                       .msg_controllen = sizeof cbuf };
+  ssize_t r;
+  do
+    r = recvmsg (sock, &mh, MSG_CMSG_CLOEXEC);
+  while (r < 0 && errno == EINTR);
+  if (r <= 0)
+    return (int) r;
+  text[r] = '\0';
+  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
+  if (cm == NULL || cm->cmsg_type != SCM_RIGHTS
+      || cm->cmsg_len != CMSG_LEN (sizeof (int)))
+    return errno = EPROTO, -1;
+  memcpy (fd, CMSG_DATA (cm), sizeof (int));
+  return 1;
+}
+
+/* Waits for the next message on |sock| unless the watcher dies first
+ * (POLLHUP on |watch|).  1: readable, 0: the watcher is gone. */
+static int
+wait_sock (int sock, int watch)
+{
+  struct pollfd pf[2] = { { .fd = sock, .events = POLLIN },
+                          { .fd = watch, .events = 0 } };
+  int n = watch >= 0 ? 2 : 1;
+  while (poll (pf, (nfds_t) n, -1) < 0)
+    if (errno != EINTR)
+      return 0;
+  return !(n == 2 && pf[1].revents);
+}
+
+/* The watcher: blocks until the supervisor writes "done" or dies. */
+static void __attribute__ ((noreturn))
+watcher (const struct target *t, int done_fd)
+{
+  char b;
+  ssize_t r;
+  setpgid (0, 0);
+  do
+    r = read (done_fd, &b, 1);
+  while (r < 0 && errno == EINTR);
+  if (r != 1)
+    {
+      logf_ ("the supervisor died: killing the container");
+      kill_container (t);
+    }
+  _exit (0);
+}
+
+/* Forks the watcher; |done_w| gets the supervisor's write end of the
+ * done pipe, |watch_r| the read end whose writer is the watcher. */
+static pid_t
+spawn_watcher (const struct target *t, int sock, int *done_w, int *watch_r)
+{
+  int done[2], watch[2];
+  if (pipe2 (done, O_CLOEXEC) < 0)
+    return -1;
+  if (pipe2 (watch, O_CLOEXEC) < 0)
+    return close (done[0]), close (done[1]), -1;
+  pid_t w = fork ();
+  if (w == 0)
+    {
+      close (sock);
+      close (done[1]);
+      close (watch[0]);
+      watcher (t, done[0]);
+    }
+  close (done[0]);
+  close (watch[1]);
+  if (w < 0)
+    return close (done[1]), close (watch[0]), -1;
+  *done_w = done[1];
+  *watch_r = watch[0];
+  return w;
+}
+
+/* One notification.  ENOENT: its caller died meanwhile, not an error. */
+static int
+serve_one (const struct rt_notify_ops *ops, int lfd)
+{
+  struct seccomp_notif req;
+  struct seccomp_notif_resp resp;
+  memset (&req, 0, sizeof req);
+  if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+    {
+      if (errno == ENOENT || errno == EINTR)
+        return 0;
+      logf_ ("receive a notification: %s", strerror (errno));
+      return -1;
+    }
+  memset (&resp, 0, sizeof resp);
+  resp.id = req.id;
+  int r = ops->handle (ops->ud, lfd, &req, &resp);
+  if (r < 0)
+    {
+      logf_ ("handler failed on system call %d of pid %u", req.data.nr,
+             req.pid);
+      return -1;
+    }
+  if (r == 0 && ioctl (lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0
+      && errno != ENOENT)
+    {
+      logf_ ("answer a notification: %s", strerror (errno));
+      return -1;
+    }
+  return 0;
+}
+
+/* Until the listener hangs up (every process of the container is gone):
+ * 0; or -1 when the container must be killed. */
+static int
+serve (const struct rt_notify_ops *ops, int lfd, int watch)
+{
+  struct pollfd pf[2] = { { .fd = lfd, .events = POLLIN },
+                          { .fd = watch, .events = 0 } };
+  for (;;)
+    {
+      if (poll (pf, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          logf_ ("poll: %s", strerror (errno));
+          return -1;
+        }
+      if (pf[1].revents)
+        {
+          logf_ ("the watcher died: killing the container");
+          return -1;
+        }
+      if (pf[0].revents & POLLIN)
+        {
+          if (serve_one (ops, lfd) < 0)
+            return -1;
+        }
+      else if (pf[0].revents)
+        return 0;
+    }
+}
+
+/* After ops->init: the init, the watcher, the listener, the loop.
+ * Returns the exit status; the container is killed on failure. */
+static int
+supervise (struct rt_notify_sup *s)
+{
+  struct target t = { .pidfd = -1 };
+  char text[sizeof t.cgroup + 4];
+  int done_w = -1, watch_r = -1, lfd = -1, r;
+  pid_t w;
+
+  r = recv_fd (s->sock, text, sizeof text, &t.pidfd);
+  if (r <= 0 || strncmp (text, "cg:", 3) != 0)
+    return r == 0 ? 0 : 1;      /* EOF: the create failed before clone */
+  memcpy (t.cgroup, text + 3, strnlen (text + 3, sizeof t.cgroup - 1));
+  w = spawn_watcher (&t, s->sock, &done_w, &watch_r);
+  if (w < 0)
+    {
+      logf_ ("fork the watcher: %s", strerror (errno));
+      kill_container (&t);
+      return 1;
+    }
+  if (!wait_sock (s->sock, watch_r))
+    r = -1;
+  else
+    r = recv_fd (s->sock, text, sizeof text, &lfd);
+  close (s->sock);
+  /* EOF: the init died (a failed create, a delete before start). */
+  if (r > 0)
+    r = serve (s->ops, lfd, watch_r) < 0 ? -1 : 0;
+  if (r < 0)
+    kill_container (&t);
+  else if (write (done_w, "d", 1) != 1)
+    logf_ ("tell the watcher: %s", strerror (errno));
+  close (done_w);
+  while (waitpid (w, NULL, 0) < 0 && errno == EINTR)
+    ;
+  return r < 0 ? 1 : 0;
+}
+
+void
+rt_notify_supervise (struct rt_notify_sup *s)
+{
+  struct rt_err *err = NULL;
+  const char *msg = "ok";
+  hygiene (s);
+  if (s->ops->init && s->ops->init (s->ops->ud, &err) < 0)
+    msg = err && err->msg ? err->msg : "init failed";
+  if (send (s->sock, msg, strlen (msg), MSG_NOSIGNAL) < 0 || err)
+    _exit (1);
+  drop_privileges ();
+  int status = supervise (s);
+  if (s->ops->fini)
+    s->ops->fini (s->ops->ud);
+  _exit (status);
+}

@@ -1,0 +1,131 @@
+/* runtime/notify-filter.c: which trap lists are refused (and how), and what
+ * the built filter does once loaded: a trapped call with no supervisor left
+ * fails with ENOSYS (closed), an untrapped one runs. */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "runtime/notify.h"
+#include "runtime/runtime.h"
+#include "tap.h"
+
+static int
+handle (void *ud, int lfd, const struct seccomp_notif *req,
+        struct seccomp_notif_resp *resp)
+{
+  return 0;
+}
+
+/* The error text of building a filter for |nr|[0..n), or NULL. */
+static char *
+refusal (const int *nr, size_t n)
+{
+  struct rt_notify_ops ops = { .syscalls = nr, .syscalls_len = n,
+                               .handle = handle, .log_fd = -1 };
+  struct sock_filter *f = NULL;
+  struct rt_err *err = NULL;
+  size_t len = 0;
+  char *msg = NULL;
+  if (rt_notify_filter (&ops, &f, &len, &err) < 0)
+    msg = xstrdup (err->msg);
+  rt_err_free (&err);
+  free (f);
+  return msg;
+}
+
+static void
+test_refused (void)
+{
+  int many[251], one = SYS_getppid, neg = -1, sm[] = { SYS_getpid,
+                                                       SYS_sendmsg };
+  for (size_t i = 0; i < ARRAY_SIZE (many); i++)
+    many[i] = 300 + (int) i;
+  char *m;
+
+  m = refusal (&one, 0);
+  ok (m && strstr (m, "0 system calls to trap"), "no syscall is refused: %s",
+      m);
+  free (m);
+  m = refusal (many, 251);
+  ok (m && strstr (m, "251 system calls"), "251 are refused: %s", m);
+  free (m);
+  m = refusal (many, 250);
+  ok (m == NULL, "250 are taken");
+  free (m);
+  m = refusal (&neg, 1);
+  ok (m && strstr (m, "syscalls[0]: -1"), "a negative number: %s", m);
+  free (m);
+  m = refusal (sm, 2);
+  ok (m && strstr (m, "syscalls[1]: sendmsg cannot be trapped"),
+      "sendmsg is refused, naming the index: %s", m);
+  free (m);
+}
+
+/* In a child: load the filter trapping |nr| (getppid among them), drop
+ * the listener. */
+static int
+child_without_listener (const int *nr, size_t n)
+{
+  struct rt_notify_ops ops = { .syscalls = nr, .syscalls_len = n,
+                               .handle = handle, .log_fd = -1 };
+  struct sock_filter *f = NULL;
+  struct rt_err *err = NULL;
+  size_t len;
+  if (rt_notify_filter (&ops, &f, &len, &err) < 0)
+    return 10;
+  struct sock_fprog prog = { .len = (unsigned short) len, .filter = f };
+  prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  long fd = syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+  if (fd < 0)
+    return 11;
+  close ((int) fd);
+  errno = 0;
+  long r = syscall (SYS_getppid);
+  if (r != -1 || errno != ENOSYS)
+    return 12;
+  if (syscall (SYS_getpid) <= 0)
+    return 13;
+  return 0;
+}
+
+static void
+test_loaded (const int *nr, size_t n)
+{
+  int st;
+  pid_t p = fork ();
+  if (p == 0)
+    _exit (child_without_listener (nr, n));
+  waitpid (p, &st, 0);
+  ok (WIFEXITED (st) && WEXITSTATUS (st) == 0,
+      "loaded, %zu trapped: a trapped call without a listener fails with "
+      "ENOSYS, an untrapped one runs (child status %d)", n, WIFEXITED (st)
+      ? WEXITSTATUS (st) : -WTERMSIG (st));
+}
+
+int
+main (void)
+{
+  test_refused ();
+  /* The longest list, getppid last: the 8-bit jumps still land. */
+  int one = SYS_getppid, many[250];
+  for (size_t i = 0; i < 249; i++)
+    many[i] = 300 + (int) i;
+  many[249] = SYS_getppid;
+  if (rt_kfeat (RT_KF_SECCOMP)->seccomp_notify)
+    {
+      test_loaded (&one, 1);
+      test_loaded (many, 250);
+    }
+  else
+    skip ("the kernel has no seccomp user notification");
+  printf ("1..%d\n", tap_n);
+  return tap_failed ? 1 : 0;
+}
