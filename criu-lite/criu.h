@@ -16,6 +16,7 @@
 #define SANDLOCK_CRIU_LITE_CRIU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "common/err.h"
@@ -38,9 +39,10 @@ struct criu_dump_opts
 int criu_dump (const struct criu_dump_opts *opts, struct rt_err **err)
     __attribute__ ((nonnull (1, 2)));
 
-/* Reads and verifies the image in |image_dir| (header, every section's and
- * pages.img's sha256, kernel release, CPU xstate features) without touching
- * the calling process.  Returns 0 when a restore from it may proceed. */
+/* Reads and verifies the image in |image_dir| (tree.img and every
+ * process's header, sections and pages.img: sha256, kernel release, CPU
+ * xstate features; or one process's directory) without touching the
+ * calling process.  Returns 0 when a restore from it may proceed. */
 int criu_image_check (const char *image_dir, struct rt_err **err)
     __attribute__ ((nonnull (1, 2)));
 
@@ -66,5 +68,25 @@ struct criu_restore_opts
  * as the caller sees them. */
 int criu_restore (const struct criu_restore_opts *opts, struct rt_err **err)
     __attribute__ ((nonnull (1, 2)));
+
+/* A verified image held open: every process's core.img in memory and its
+ * pages.img as an fd, so that a process that can no longer open the image
+ * directory (confined, in another mount namespace) can still restore it.
+ * NULL with *err set on failure. */
+struct criu_image;
+struct criu_image *criu_image_open (const char *image_dir, struct rt_err **err)
+    __attribute__ ((nonnull (1, 2)));
+void criu_image_free (struct criu_image *img);
+/* How many fds the image holds (one per process). */
+size_t criu_image_nfds (const struct criu_image *img) __attribute__ ((nonnull));
+/* Moves them to |first|.. (which must be free), e.g. to preserve them
+ * through a runtime that closes every other fd. */
+int criu_image_place_fds (struct criu_image *img, int first,
+                          struct rt_err **err) __attribute__ ((nonnull (1, 3)));
+/* criu_restore from an open image (opts->image_dir unused); on failure
+ * the image stays the caller's to free. */
+int criu_restore_image (struct criu_image *img,
+                        const struct criu_restore_opts *opts,
+                        struct rt_err **err) __attribute__ ((nonnull (1, 2, 3)));
 
 #endif

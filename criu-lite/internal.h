@@ -302,6 +302,7 @@ struct cl_plan
   struct cl_mm_map mm_map;
   int32_t pages_fd, report_fd, close_from;
   int32_t use_set_tid;
+  int32_t no_clone3;           /* clone3 answered ENOSYS: use clone */
   struct cl_clone_args clone;  /* scratch for the threads' clone3 */
   int64_t tid_scratch;
 };

@@ -289,18 +289,15 @@ restore_abort (struct cl_restore *r, struct cl_image *img)
     munmap ((void *) r->base, r->total);
   free (r->vma_fd);
   free (r->fd_tmp);
-  cl_image_free (img);
 }
 
 /* Everything that can fail with a message, for one process. */
 static int
-restore_prepare (struct cl_restore *r, struct cl_image *img, const char *dir,
+restore_prepare (struct cl_restore *r, struct cl_image *img, pid_t saved,
                  int report_fd, const struct criu_restore_opts *o,
                  struct rt_err **err)
 {
   struct criu_restore_opts one = *o;
-  if (cl_image_load (dir, img, err) < 0)
-    return -1;
   memset (r, 0, sizeof *r);
   r->img = img;
   r->report_fd = -1;
@@ -308,7 +305,7 @@ restore_prepare (struct cl_restore *r, struct cl_image *img, const char *dir,
   if (prepare (r, &one, err) < 0)
     {
       restore_abort (r, img);
-      return rt_err_wrap (err, "restore from `%s`", dir);
+      return rt_err_wrap (err, "restore of process %d", saved);
     }
   return 0;
 }
@@ -340,6 +337,7 @@ restore_commit (struct cl_restore *r)
 struct tree_ctx
 {
   const struct criu_restore_opts *o;
+  struct criu_image *ci;
   struct cl_tree_rec *recs;
   pid_t *now;                  /* the pid each saved process has now */
   size_t n;
@@ -386,7 +384,14 @@ fork_as (const struct tree_ctx *t, pid_t saved)
   a.exit_signal = SIGCHLD;
   a.set_tid = (uint64_t) (uintptr_t) &want;
   a.set_tid_size = 1;
-  return (pid_t) syscall (SYS_clone3, &a, sizeof a);
+  {
+    pid_t pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
+    /* a seccomp filter that answers clone3 with ENOSYS (the container's):
+     * the process comes back under another pid */
+    if (pid < 0 && errno == ENOSYS)
+      return fork ();
+    return pid;
+  }
 }
 
 static void __attribute__ ((noreturn)) become (struct tree_ctx *t, size_t i);
@@ -420,13 +425,12 @@ become (struct tree_ctx *t, size_t i)
 {
   struct rt_err *err = NULL;
   struct cl_restore r;
-  struct cl_image img;
-  _cleanup_free_ char *dir = xasprintf ("%s/%d", t->o->image_dir, t->recs[i].pid);
   int32_t fail = -1;
 
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (set_ids (t, i, &err) == 0 && fork_children (t, i, &err) == 0
-      && restore_prepare (&r, &img, dir, t->syncw, t->o, &err) == 0)
+      && restore_prepare (&r, &t->ci->procs[i], t->recs[i].pid, t->syncw,
+                          t->o, &err) == 0)
     restore_commit (&r);
   if (write (t->syncw, &fail, 4) == 4 && err)
     fail = (int32_t) write (t->syncw, err->msg, strlen (err->msg));
@@ -461,12 +465,6 @@ restore_tree (struct tree_ctx *t, struct rt_err **err)
 {
   int sync[2];
   int r;
-  for (size_t i = 0; i < t->n; i++)
-    {
-      _cleanup_free_ char *dir = xasprintf ("%s/%d", t->o->image_dir, t->recs[i].pid);
-      if (criu_image_check (dir, err) < 0)
-        return -1;
-    }
   if (pipe2 (sync, O_CLOEXEC) < 0)
     return rt_err_set (err, errno, "pipe");
   t->syncw = sync[1];
@@ -482,29 +480,96 @@ restore_tree (struct tree_ctx *t, struct rt_err **err)
   return r;
 }
 
-int
-criu_restore (const struct criu_restore_opts *o, struct rt_err **err)
+struct criu_image *
+criu_image_open (const char *dir, struct rt_err **err)
 {
-  struct tree_ctx t = { .o = o, .syncw = -1 };
+  struct criu_image *ci = xcalloc (1, sizeof *ci);
+  if (cl_tree_load (dir, &ci->recs, &ci->n, err) < 0)
+    {
+      free (ci);
+      return NULL;
+    }
+  ci->procs = xcalloc (ci->n, sizeof *ci->procs);
+  for (size_t i = 0; i < ci->n; i++)
+    {
+      _cleanup_free_ char *sub = xasprintf ("%s/%d", dir, ci->recs[i].pid);
+      ci->procs[i].pages_fd = -1;
+      if (cl_image_load (sub, &ci->procs[i], err) < 0)
+        {
+          criu_image_free (ci);
+          return NULL;
+        }
+    }
+  return ci;
+}
+
+void
+criu_image_free (struct criu_image *ci)
+{
+  if (ci == NULL)
+    return;
+  for (size_t i = 0; ci->procs && i < ci->n; i++)
+    cl_image_free (&ci->procs[i]);
+  free (ci->procs);
+  free (ci->recs);
+  free (ci);
+}
+
+size_t
+criu_image_nfds (const struct criu_image *ci)
+{
+  return ci->n;
+}
+
+int
+criu_image_place_fds (struct criu_image *ci, int first, struct rt_err **err)
+{
+  for (size_t i = 0; i < ci->n; i++)
+    {
+      int want = first + (int) i;
+      if (fcntl (want, F_GETFD) >= 0 || errno != EBADF)
+        return rt_err_set (err, EBUSY, "fd %d is in use: the image's fds go "
+                           "at %d..%zu", want, first, first + ci->n - 1);
+      if (dup3 (ci->procs[i].pages_fd, want, O_CLOEXEC) < 0)
+        return rt_err_set (err, errno, "move an image fd to %d", want);
+      close (ci->procs[i].pages_fd);
+      ci->procs[i].pages_fd = want;
+    }
+  return 0;
+}
+
+int
+criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
+                    struct rt_err **err)
+{
+  struct tree_ctx t = { .o = o, .ci = ci, .recs = ci->recs, .n = ci->n,
+                        .syncw = -1 };
   struct cl_restore r;
-  struct cl_image img;
-  _cleanup_free_ char *dir = NULL;
   int ret;
 
-  if (cl_tree_load (o->image_dir, &t.recs, &t.n, err) < 0)
-    return -1;
   t.now = xcalloc (t.n, sizeof *t.now);
   t.now[0] = getpid ();
   t.same_pids = getpid () == t.recs[0].pid;
-  dir = xasprintf ("%s/%d", o->image_dir, t.recs[0].pid);
   ret = set_ids (&t, 0, err);
   if (ret == 0)
-    ret = restore_prepare (&r, &img, dir, o->report_fd, o, err);
+    ret = restore_prepare (&r, &ci->procs[0], t.recs[0].pid, o->report_fd, o,
+                           err);
   if (ret == 0 && t.n > 1 && (ret = restore_tree (&t, err)) < 0)
-    restore_abort (&r, &img);
+    restore_abort (&r, &ci->procs[0]);
   if (ret == 0)
     restore_commit (&r);
-  free (t.recs);
   free (t.now);
+  return ret;
+}
+
+int
+criu_restore (const struct criu_restore_opts *o, struct rt_err **err)
+{
+  struct criu_image *ci = criu_image_open (o->image_dir, err);
+  int ret;
+  if (ci == NULL)
+    return -1;
+  ret = criu_restore_image (ci, o, err);
+  criu_image_free (ci);
   return ret;
 }

@@ -23,4 +23,12 @@ struct cl_restore
 
 int cl_restore_plan (struct cl_restore *r, struct rt_err **err);
 
+struct cl_tree_rec;
+struct criu_image
+{
+  struct cl_tree_rec *recs;    /* tree.img */
+  size_t n;
+  struct cl_image *procs;      /* per record: core in memory, pages fd */
+};
+
 #endif

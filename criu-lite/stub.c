@@ -40,6 +40,7 @@
 #define NR_exit_group 231
 #define NR_set_robust_list 273
 #define NR_rseq 334
+#define NR_clone 56
 #define NR_clone3 435
 #define NR_close_range 436
 #define NR_rt_sigreturn 15
@@ -170,42 +171,65 @@ stub_thread_main (struct cl_plan *p, struct cl_stub_thread *t)
   stub_resume (p, t);
 }
 
+/* clone3 (with set_tid when the saved tids can be had) or, where a
+ * seccomp filter answers clone3 with ENOSYS, clone: the thread starts on
+ * its stub stack, where the plan and its record were pushed. */
+static long STUB
+stub_clone (struct cl_plan *p, struct cl_stub_thread *t)
+{
+  struct cl_clone_args *a = &p->clone;
+  uint64_t flags = 0x00000100 | 0x00000200 | 0x00000400 | 0x00000800
+                   | 0x00010000 | 0x00040000;  /* VM FS FILES SIGHAND THREAD SYSVSEM */
+  uint64_t *top = (uint64_t *) (t->stack_lo + t->stack_len);
+  long r, nr = p->no_clone3 ? NR_clone : NR_clone3;
+  long a0 = (long) a, a1 = sizeof *a;
+  top[-1] = (uint64_t) (uintptr_t) t;
+  top[-2] = (uint64_t) (uintptr_t) p;
+  a->flags = flags;
+  a->pidfd = a->child_tid = a->parent_tid = a->exit_signal = 0;
+  a->stack = t->stack_lo;
+  a->stack_size = t->stack_len - 16;
+  a->tls = a->cgroup = 0;
+  p->tid_scratch = t->tid;
+  a->set_tid = p->use_set_tid ? (uint64_t) (uintptr_t) &p->tid_scratch : 0;
+  a->set_tid_size = p->use_set_tid ? 1 : 0;
+  if (p->no_clone3)
+    {
+      a0 = (long) flags;
+      a1 = (long) (t->stack_lo + t->stack_len - 16);
+    }
+  {
+    register long r10 __asm__ ("r10") = 0;
+    register long r8 __asm__ ("r8") = 0;
+    __asm__ volatile ("syscall\n\t"
+                      "test %%rax, %%rax\n\t"
+                      "jnz 1f\n\t"
+                      "mov (%%rsp), %%rdi\n\t"
+                      "mov 8(%%rsp), %%rsi\n\t"
+                      "and $-16, %%rsp\n\t"
+                      "call stub_thread_main\n\t"
+                      "ud2\n"
+                      "1:"
+                      : "=a"(r)
+                      : "a"(nr), "D"(a0), "S"(a1), "d"(0), "r"(r10), "r"(r8)
+                      : "rcx", "r11", "memory");
+  }
+  return r;
+}
+
 static void STUB
 stub_threads (struct cl_plan *p)
 {
   struct cl_stub_thread *t = at (p, p->thread_off);
-  struct cl_clone_args *a = &p->clone;
   for (uint32_t i = 1; i < p->nthread; i++)
     {
-      long r;
-      uint64_t *top = (uint64_t *) (t[i].stack_lo + t[i].stack_len);
-      top[-1] = (uint64_t) (uintptr_t) &t[i];
-      top[-2] = (uint64_t) (uintptr_t) p;
-      a->flags = 0x00000100 | 0x00000200 | 0x00000400 | 0x00000800
-                 | 0x00010000 | 0x00040000;
-      /* VM FS FILES SIGHAND THREAD SYSVSEM */
-      a->pidfd = a->child_tid = a->parent_tid = a->exit_signal = 0;
-      a->stack = t[i].stack_lo;
-      a->stack_size = t[i].stack_len - 16;
-      a->tls = a->cgroup = 0;
-      p->tid_scratch = t[i].tid;
-      a->set_tid = p->use_set_tid ? (uint64_t) (uintptr_t) &p->tid_scratch : 0;
-      a->set_tid_size = p->use_set_tid ? 1 : 0;
-      {
-        register long r10 __asm__ ("r10") = 0;
-        __asm__ volatile ("syscall\n\t"
-                          "test %%rax, %%rax\n\t"
-                          "jnz 1f\n\t"
-                          "mov (%%rsp), %%rdi\n\t"
-                          "mov 8(%%rsp), %%rsi\n\t"
-                          "and $-16, %%rsp\n\t"
-                          "call stub_thread_main\n\t"
-                          "ud2\n"
-                          "1:"
-                          : "=a"(r)
-                          : "a"(NR_clone3), "D"(a), "S"(sizeof *a), "r"(r10)
-                          : "rcx", "r11", "rdx", "memory");
-      }
+      long r = stub_clone (p, &t[i]);
+      if (r == -38 /* ENOSYS */ && !p->no_clone3)
+        {
+          p->no_clone3 = 1;
+          p->use_set_tid = 0;
+          r = stub_clone (p, &t[i]);
+        }
       if (r < 0)
         stub_fail (p, 8, r);
     }
