@@ -79,8 +79,8 @@ struct criu_image *criu_image_open (const char *image_dir, struct rt_err **err)
 void criu_image_free (struct criu_image *img);
 /* How many fds the image holds (one per process). */
 size_t criu_image_nfds (const struct criu_image *img) __attribute__ ((nonnull));
-/* Moves them to |first|.. (which must be free), e.g. to preserve them
- * through a runtime that closes every other fd. */
+/* Moves them to |first|.., replacing what the caller had there, e.g. to
+ * preserve them through a runtime that closes every other fd. */
 int criu_image_place_fds (struct criu_image *img, int first,
                           struct rt_err **err) __attribute__ ((nonnull (1, 3)));
 /* criu_restore from an open image (opts->image_dir unused); on failure

@@ -524,12 +524,19 @@ criu_image_nfds (const struct criu_image *ci)
 int
 criu_image_place_fds (struct criu_image *ci, int first, struct rt_err **err)
 {
+  int above = first + (int) ci->n;
+  /* out of the way first: one of them may already sit in the range */
+  for (size_t i = 0; i < ci->n; i++)
+    {
+      int hi = fcntl (ci->procs[i].pages_fd, F_DUPFD_CLOEXEC, above);
+      if (hi < 0)
+        return rt_err_set (err, errno, "move an image fd above %d", above);
+      close (ci->procs[i].pages_fd);
+      ci->procs[i].pages_fd = hi;
+    }
   for (size_t i = 0; i < ci->n; i++)
     {
       int want = first + (int) i;
-      if (fcntl (want, F_GETFD) >= 0 || errno != EBADF)
-        return rt_err_set (err, EBUSY, "fd %d is in use: the image's fds go "
-                           "at %d..%zu", want, first, first + ci->n - 1);
       if (dup3 (ci->procs[i].pages_fd, want, O_CLOEXEC) < 0)
         return rt_err_set (err, errno, "move an image fd to %d", want);
       close (ci->procs[i].pages_fd);

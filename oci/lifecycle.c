@@ -192,9 +192,10 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       .state_json = hook_state, .state_json_ud = st,
       .progress = record_progress, .progress_ud = st,
       /* The lifecycle's two choices, made here and nowhere else: / is a
-       * bind of the bundle's root.path, the init execs process.args. */
+       * bind of the bundle's root.path, the init execs process.args (or,
+       * for `restore`, becomes the checkpointed process). */
       .rootfs_source = { .kind = RT_ROOTFS_BIND },
-      .payload = { .kind = RT_PAYLOAD_EXEC },
+      .payload = a->payload,
     };
     oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
                st->rootfs);

@@ -1,6 +1,6 @@
 /* cl_counter: the process criu-lite tests checkpoint and restore.  Static.
  *
- *   cl_counter [-m MiB] [-t THREADS] [-f FILE] [-a FILE] [-j] [-c]
+ *   cl_counter [-m MiB] [-t THREADS] [-f FILE] [-a FILE] [-j] [-c] [-V N]
  *
  * Fills a MiB buffer with a known pattern, then loops: the counter goes up
  * and "count N" is printed every 5 ms (poll on stdin).  Commands on stdin:
@@ -13,6 +13,7 @@
  *   k  with -c: SIGUSR2 to the process group (the child exits 7 on it),
  *      wait(2) for the child: "kid exited N"
  *   q  exit 0
+ * -V N verifies the buffer every N counts by itself ("verify ok ...").
  * -c forks a child (in a process group of their own) that prints
  * "kid count N" every 5 ms.
  * Each thread i blocks SIGRTMIN+i only, so a mask restored to the wrong
@@ -163,13 +164,16 @@ main (int argc, char **argv)
   size_t mib = 1;
   uint64_t count = 0;
   int opt, join = 0, child = 0, stdin_eof = 0;
+  unsigned long every = 0;
   sigset_t none;
   pthread_t jt;
   stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
   struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
 
-  while ((opt = getopt (argc, argv, "m:t:f:a:jc")) != -1)
-    if (opt == 'j')
+  while ((opt = getopt (argc, argv, "m:t:f:a:jcV:")) != -1)
+    if (opt == 'V')
+      every = strtoul (optarg, NULL, 10);
+    else if (opt == 'j')
       join = 1;
     else if (opt == 'c')
       child = 1;
@@ -215,6 +219,8 @@ main (int argc, char **argv)
       char c;
       ssize_t n;
       say ("count %llu\n", (unsigned long long) ++count);
+      if (every && count % every == 0)
+        verify ();
       if (poll (&p, 1, 5) <= 0)
         continue;
       if ((n = read (0, &c, 1)) == 0)
