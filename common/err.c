@@ -44,7 +44,16 @@ int
         }
     }
   e->msg = m ? m : strdup ("out of memory");
-  /* Setting twice would leak the first error and hide its cause. */
+  /* Setting twice hides the first error, the cause: a caller that went on
+   * after a failure, or a callee that failed without saying so. */
+#ifdef SANDLOCK_DEBUG
+  if (*err != NULL)
+    {
+      fprintf (stderr, "rt_err_set: an error is already set (\"%s\"); "
+               "the new one: \"%s\"\n", (*err)->msg, e->msg);
+      abort ();
+    }
+#endif
   if (*err != NULL)
     rt_err_free (err);
   *err = e;

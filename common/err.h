@@ -13,7 +13,8 @@ struct rt_err
 };
 
 /* Sets *err (must be NULL) from a format; appends strerror(errno_) when
- * errno_ != 0.  Always returns -1. */
+ * errno_ != 0.  Always returns -1.  An error already set is replaced, and
+ * with -DSANDLOCK_DEBUG (the ASan builds of the tests) aborts, naming both. */
 int rt_err_set (struct rt_err **err, int errno_, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 

@@ -12,8 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "common/util.h"
 #include "criu-lite/criu.h"
 #include "criu-lite/tree.h"
@@ -289,10 +287,7 @@ dump_from_target_root (int dirfd, const struct criu_dump_opts *o,
   pid_t child;
   char msg[2048];
   ssize_t n;
-  uint8_t warm[32];
-  unsigned int wl = 32;
 
-  EVP_Digest ("", 0, warm, &wl, EVP_sha256 (), NULL);  /* load it here */
   if (pipe2 (pfd, O_CLOEXEC) < 0)
     return rt_err_set (err, errno, "pipe");
   child = fork ();
@@ -327,10 +322,14 @@ int
 criu_dump (const struct criu_dump_opts *o, struct rt_err **err)
 {
   _cleanup_fd_ int dirfd = -1;
+  uint8_t warm[32];
   int r;
 
   if (o->pid <= 0)
     return rt_err_set (err, EINVAL, "checkpoint: no process");
+  /* libcrypto loaded (and OpenSSL's config read) here, before any chroot */
+  if (cl_sha256 ("", 0, warm, err) < 0)
+    return -1;
   if (rt_mkdir_p (o->image_dir, 0700, err) < 0)
     return -1;
   dirfd = open (o->image_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);

@@ -198,6 +198,9 @@ struct cl_dump
 
 size_t cl_thread_rec_size (uint32_t xstate_len);
 
+/* sha256 of |n| bytes (criu-lite/sha.c: libcrypto, loaded on first use). */
+int cl_sha256 (const void *p, size_t n, uint8_t out[32], struct rt_err **err);
+
 /* The /proc every capture reads, as a directory fd: opened before the
  * capture chroots into the target's root so that paths read from it are
  * the target's own (criu_dump_opts.target_root). */

@@ -8,8 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "common/util.h"
 #include "criu-lite/tree.h"
 
@@ -25,8 +23,10 @@ struct tree_hdr
 static void
 digest (const void *p, size_t n, uint8_t out[32])
 {
-  unsigned int len = 32;
-  EVP_Digest (p, n, out, &len, EVP_sha256 (), NULL);
+  struct rt_err *e = NULL;
+  if (cl_sha256 (p, n, out, &e) < 0)
+    memset (out, 0xff, 32);  /* no file has it: the check fails */
+  rt_err_free (&e);
 }
 
 int

@@ -183,9 +183,9 @@ img_auth_lookup (const char *authfile, const char *registry, char **userpass,
         }
       return rt_err_wrap (err, "auth file");
     }
-  if (img_json_parse (buf, len, path, &v, err) < 0)
+  if ((v = cm_json_parse (buf, len, IMG_MAX_MANIFEST, path, err)) == NULL)
     return -1;
-  auths = img_json_get (v, "auths");
+  auths = cm_json_get (v, "auths");
   for (size_t i = 0; auths && YAJL_IS_OBJECT (auths) && i < auths->u.object.len; i++)
     {
       const char *a;
@@ -193,7 +193,7 @@ img_auth_lookup (const char *authfile, const char *registry, char **userpass,
       size_t dlen;
       if (!key_matches (auths->u.object.keys[i], registry))
         continue;
-      a = img_json_str (auths->u.object.values[i], "auth");
+      a = cm_json_str (auths->u.object.values[i], "auth");
       if (a == NULL || *a == '\0')
         continue;
       if (img_base64_decode (a, &dec, &dlen) < 0 || strchr (dec, ':') == NULL
@@ -212,8 +212,8 @@ img_auth_lookup (const char *authfile, const char *registry, char **userpass,
       found = 1;
       break;
     }
-  helpers = img_json_get (v, "credHelpers");
-  store = img_json_str (v, "credsStore");
+  helpers = cm_json_get (v, "credHelpers");
+  store = cm_json_str (v, "credsStore");
   if (!found)
     {
       const char *helper = NULL;

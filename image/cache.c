@@ -114,6 +114,31 @@ img_cache_rootfs_path (struct img_cache *c, const char *mdigest)
   return xasprintf ("%s/rootfs/%s", c->dir, mdigest + 7);
 }
 
+/* An image record is this file's type (read_record makes them): freeing
+ * it here keeps cache.c below store.c and pull.c, which use it. */
+void
+img_image_free (struct img_image *im)
+{
+  if (im == NULL)
+    return;
+  free (im->ref);
+  free (im->manifest_digest);
+  free (im->config_digest);
+  free (im->rootfs);
+  free (im->created);
+  free (im->platform);
+  free (im->record);
+  free (im);
+}
+
+void
+img_list_free (struct img_image **v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    img_image_free (v[i]);
+  free (v);
+}
+
 static void
 gen_kv (yajl_gen g, const char *k, const char *v)
 {
@@ -213,27 +238,27 @@ read_record (struct img_cache *c, int dfd, const char *name, struct img_image **
   struct img_image *im;
 
   if (rt_read_file_at (dfd, name, IMG_MAX_MANIFEST, &buf, &len, &e) < 0
-      || img_json_parse (buf, len, name, &v, &e) < 0)
+      || (v = cm_json_parse (buf, len, IMG_MAX_MANIFEST, name, &e)) == NULL)
     {
       rt_err_free (&e);
       return -1;                /* a record another process just removed */
     }
-  if (!img_digest_valid (img_json_str (v, "manifest")) || img_json_str (v, "ref") == NULL)
+  if (!img_digest_valid (cm_json_str (v, "manifest")) || cm_json_str (v, "ref") == NULL)
     {
       yajl_tree_free (v);
       return -1;
     }
   im = xcalloc (1, sizeof *im);
-  im->ref = xstrdup (img_json_str (v, "ref"));
-  im->manifest_digest = xstrdup (img_json_str (v, "manifest"));
-  im->config_digest = dup_or_null (img_json_str (v, "config"));
-  im->created = dup_or_null (img_json_str (v, "created"));
-  im->platform = dup_or_null (img_json_str (v, "platform"));
-  sz = img_json_get (v, "size");
+  im->ref = xstrdup (cm_json_str (v, "ref"));
+  im->manifest_digest = xstrdup (cm_json_str (v, "manifest"));
+  im->config_digest = dup_or_null (cm_json_str (v, "config"));
+  im->created = dup_or_null (cm_json_str (v, "created"));
+  im->platform = dup_or_null (cm_json_str (v, "platform"));
+  sz = cm_json_get (v, "size");
   im->size = sz && YAJL_IS_INTEGER (sz) ? (uint64_t) YAJL_GET_INTEGER (sz) : 0;
-  sz = img_json_get (v, "devices_skipped");
+  sz = cm_json_get (v, "devices_skipped");
   im->devices_skipped = sz && YAJL_IS_INTEGER (sz) ? (uint64_t) YAJL_GET_INTEGER (sz) : 0;
-  sz = img_json_get (v, "from_index");
+  sz = cm_json_get (v, "from_index");
   im->from_index = sz && YAJL_IS_TRUE (sz);
   im->record = xstrdup (name);
   im->rootfs = img_cache_rootfs_path (c, im->manifest_digest);

@@ -4,11 +4,11 @@
  * the lookup at the host), labels and exposed ports as annotations. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/openat2.h"
 #include "common/util.h"
 #include "image/priv.h"
 
@@ -34,8 +34,6 @@ img_config_free (struct img_config *c)
 static char *
 read_in_root (const char *rootfs, const char *path)
 {
-  struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
-                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
   _cleanup_fd_ int root = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   _cleanup_fd_ int fd = -1;
   char *buf = NULL;
@@ -43,7 +41,7 @@ read_in_root (const char *rootfs, const char *path)
   struct rt_err *e = NULL;
   if (root < 0)
     return NULL;
-  fd = (int) syscall (SYS_openat2, root, path, &how, sizeof how);
+  fd = cm_openat2 (root, path, O_RDONLY, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   if (fd < 0)
     return NULL;
   if (rt_read_file_at (fd, "", 1u << 20, &buf, &len, &e) < 0)

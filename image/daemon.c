@@ -7,13 +7,13 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "common/openat2.h"
 #include "common/util.h"
 #include "image/priv.h"
 #include "image/dl.h"
@@ -124,9 +124,8 @@ static int
 add_blob (int dirfd, const char *path, const char *mt, struct img_desc *desc,
           const char *what, struct rt_err **err)
 {
-  struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
-                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-  _cleanup_fd_ int fd = (int) syscall (SYS_openat2, dirfd, path, &how, sizeof how);
+  _cleanup_fd_ int fd = cm_openat2 (dirfd, path, O_RDONLY,
+                                     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   _cleanup_free_ char *buf = NULL, *dst = NULL;
   struct img_hash h;
   char digest[72], proc[64];
@@ -194,13 +193,13 @@ img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err)
   /* manifest.json is an array: wrap it so the object-only parser takes it. */
   {
     _cleanup_free_ char *w = xasprintf ("{\"m\":%s}", buf);
-    if (img_json_parse (w, strlen (w), "manifest.json", &v, err) < 0)
+    if ((v = cm_json_parse (w, strlen (w), IMG_MAX_MANIFEST, "manifest.json", err)) == NULL)
       return -1;
   }
-  arr = img_json_get (v, "m");
+  arr = cm_json_get (v, "m");
   if (arr == NULL || !YAJL_IS_ARRAY (arr) || arr->u.array.len == 0
-      || (cfg = img_json_str (arr->u.array.values[0], "Config")) == NULL
-      || (layers = img_json_get (arr->u.array.values[0], "Layers")) == NULL
+      || (cfg = cm_json_str (arr->u.array.values[0], "Config")) == NULL
+      || (layers = cm_json_get (arr->u.array.values[0], "Layers")) == NULL
       || !YAJL_IS_ARRAY (layers))
     {
       rt_err_set (err, 0, "%s: manifest.json: expected [{Config, Layers}]", what);
@@ -212,14 +211,16 @@ img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err)
     goto out;
   m.descs = xcalloc (layers->u.array.len + 1, sizeof *m.descs);
   for (size_t i = 0; i < layers->u.array.len; i++, m.n++)
-    if (!YAJL_IS_STRING (layers->u.array.values[i])
-        || add_blob (dirfd, YAJL_GET_STRING (layers->u.array.values[i]),
-                     "application/vnd.oci.image.layer.v1.tar", &m.descs[i], what, err) < 0)
-      {
-        if (*err == NULL)
+    {
+      if (!YAJL_IS_STRING (layers->u.array.values[i]))
+        {
           rt_err_set (err, 0, "%s: manifest.json: Layers[%zu] is not a string", what, i);
+          goto out;
+        }
+      if (add_blob (dirfd, YAJL_GET_STRING (layers->u.array.values[i]),
+                    "application/vnd.oci.image.layer.v1.tar", &m.descs[i], what, err) < 0)
         goto out;
-      }
+    }
   g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
   gen_str (g, "schemaVersion");

@@ -6,12 +6,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/openat2.h"
 #include "common/util.h"
 #include "image/priv.h"
 
@@ -28,10 +28,9 @@ struct layout
 static int
 open_in_layout (struct layout *l, const char *path, struct rt_err **err)
 {
-  struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
-                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
   struct stat st;
-  int fd = (int) syscall (SYS_openat2, l->dirfd, path, &how, sizeof how);
+  int fd = cm_openat2 (l->dirfd, path, O_RDONLY | O_NONBLOCK,
+                       RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   if (fd < 0)
     return rt_err_set (err, errno, "%s: `%s` in the layout", l->what, path);
   if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))

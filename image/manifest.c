@@ -45,9 +45,9 @@ static int
 parse_desc (yajl_val v, const char *what, const char *path,
             struct img_desc *d, struct rt_err **err)
 {
-  yajl_val size = img_json_get (v, "size");
-  yajl_val plat = img_json_get (v, "platform");
-  const char *digest = img_json_str (v, "digest");
+  yajl_val size = cm_json_get (v, "size");
+  yajl_val plat = cm_json_get (v, "platform");
+  const char *digest = cm_json_str (v, "digest");
 
   if (v == NULL || !YAJL_IS_OBJECT (v))
     return rt_err_set (err, 0, "%s: %s: expected an object", what, path);
@@ -59,14 +59,14 @@ parse_desc (yajl_val v, const char *what, const char *path,
                        what, path);
   d->digest = xstrdup (digest);
   d->size = (uint64_t) YAJL_GET_INTEGER (size);
-  d->media_type = dup_or_null (img_json_str (v, "mediaType"));
+  d->media_type = dup_or_null (cm_json_str (v, "mediaType"));
   if (plat)
     {
-      d->os = dup_or_null (img_json_str (plat, "os"));
-      d->arch = dup_or_null (img_json_str (plat, "architecture"));
-      d->variant = dup_or_null (img_json_str (plat, "variant"));
+      d->os = dup_or_null (cm_json_str (plat, "os"));
+      d->arch = dup_or_null (cm_json_str (plat, "architecture"));
+      d->variant = dup_or_null (cm_json_str (plat, "variant"));
     }
-  d->ref_name = dup_or_null (img_json_str (img_json_get (v, "annotations"),
+  d->ref_name = dup_or_null (cm_json_str (cm_json_get (v, "annotations"),
                                            "org.opencontainers.image.ref.name"));
   return 0;
 }
@@ -104,8 +104,8 @@ static int
 document_type (yajl_val v, const char *served, const char *what, const char **out,
                struct rt_err **err)
 {
-  const char *own = img_json_str (v, "mediaType");
-  yajl_val sv = img_json_get (v, "schemaVersion");
+  const char *own = cm_json_str (v, "mediaType");
+  yajl_val sv = cm_json_get (v, "schemaVersion");
   if (generic_type (served))
     served = NULL;
   if ((own && rt_startswith (own, MT_DOCKER_V1)) || (served && rt_startswith (served, MT_DOCKER_V1))
@@ -120,7 +120,7 @@ document_type (yajl_val v, const char *served, const char *what, const char **ou
     return rt_err_set (err, 0, "%s: served as `%s`, but the document has no mediaType "
                        "(a Docker manifest or list always states it)", what, served);
   *out = own ? own : served ? served
-       : img_json_get (v, "manifests") ? MT_OCI_INDEX : MT_OCI_MANIFEST;
+       : cm_json_get (v, "manifests") ? MT_OCI_INDEX : MT_OCI_MANIFEST;
   return 0;
 }
 
@@ -134,7 +134,7 @@ img_manifest_parse (const char *buf, size_t len, const char *media_type,
   const char *mt;
   int ret;
 
-  if (img_json_parse (buf, len, what, &v, err) < 0)
+  if ((v = cm_json_parse (buf, len, IMG_MAX_MANIFEST, what, err)) == NULL)
     return -1;
   if (document_type (v, media_type, what, &mt, err) < 0)
     {
@@ -143,17 +143,17 @@ img_manifest_parse (const char *buf, size_t len, const char *media_type,
     }
   m = xcalloc (1, sizeof *m);
   m->media_type = xstrdup (mt);
-  m->artifact_type = dup_or_null (img_json_str (v, "artifactType"));
+  m->artifact_type = dup_or_null (cm_json_str (v, "artifactType"));
   if (strcmp (mt, MT_OCI_INDEX) == 0 || strcmp (mt, MT_DOCKER_LIST) == 0)
     {
       m->is_index = true;
-      ret = parse_desc_array (img_json_get (v, "manifests"), what, "manifests", m, err);
+      ret = parse_desc_array (cm_json_get (v, "manifests"), what, "manifests", m, err);
     }
   else if (strcmp (mt, MT_OCI_MANIFEST) == 0 || strcmp (mt, MT_DOCKER_MANIFEST) == 0)
     {
-      ret = parse_desc (img_json_get (v, "config"), what, "config", &m->config, err);
+      ret = parse_desc (cm_json_get (v, "config"), what, "config", &m->config, err);
       if (ret == 0)
-        ret = parse_desc_array (img_json_get (v, "layers"), what, "layers", m, err);
+        ret = parse_desc_array (cm_json_get (v, "layers"), what, "layers", m, err);
     }
   else
     ret = rt_err_set (err, 0, "%s: unsupported manifest media type `%s`", what, mt);
@@ -330,21 +330,21 @@ img_config_parse (const char *buf, size_t len, struct img_config_doc **out,
   yajl_val v = NULL, cfg, labels, ports;
   struct img_config_doc *c;
 
-  if (img_json_parse (buf, len, "image config", &v, err) < 0)
+  if ((v = cm_json_parse (buf, len, IMG_MAX_MANIFEST, "image config", err)) == NULL)
     return -1;
   c = xcalloc (1, sizeof *c);
-  cfg = img_json_get (v, "config");
-  c->entrypoint = img_json_strv (cfg, "Entrypoint");
-  c->cmd = img_json_strv (cfg, "Cmd");
-  c->env = img_json_strv (cfg, "Env");
-  c->workdir = dup_or_null (img_json_str (cfg, "WorkingDir"));
-  c->user = dup_or_null (img_json_str (cfg, "User"));
-  c->created = dup_or_null (img_json_str (v, "created"));
-  c->os = dup_or_null (img_json_str (v, "os"));
-  c->arch = dup_or_null (img_json_str (v, "architecture"));
-  c->variant = dup_or_null (img_json_str (v, "variant"));
-  c->diff_ids = img_json_strv (img_json_get (v, "rootfs"), "diff_ids");
-  labels = img_json_get (cfg, "Labels");
+  cfg = cm_json_get (v, "config");
+  c->entrypoint = cm_json_strv (cfg, "Entrypoint");
+  c->cmd = cm_json_strv (cfg, "Cmd");
+  c->env = cm_json_strv (cfg, "Env");
+  c->workdir = dup_or_null (cm_json_str (cfg, "WorkingDir"));
+  c->user = dup_or_null (cm_json_str (cfg, "User"));
+  c->created = dup_or_null (cm_json_str (v, "created"));
+  c->os = dup_or_null (cm_json_str (v, "os"));
+  c->arch = dup_or_null (cm_json_str (v, "architecture"));
+  c->variant = dup_or_null (cm_json_str (v, "variant"));
+  c->diff_ids = cm_json_strv (cm_json_get (v, "rootfs"), "diff_ids");
+  labels = cm_json_get (cfg, "Labels");
   if (labels && YAJL_IS_OBJECT (labels))
     {
       size_t n = labels->u.object.len;
@@ -358,7 +358,7 @@ img_config_parse (const char *buf, size_t len, struct img_config_doc **out,
                 = xstrdup (YAJL_GET_STRING (labels->u.object.values[i]));
           }
     }
-  ports = img_json_get (cfg, "ExposedPorts");
+  ports = cm_json_get (cfg, "ExposedPorts");
   if (ports && YAJL_IS_OBJECT (ports))
     {
       c->ports = xcalloc (ports->u.object.len + 1, sizeof (char *));

@@ -10,6 +10,7 @@
 #include <openssl/evp.h>
 #include <yajl/yajl_tree.h>
 
+#include "common/json_read.h"
 #include "image/image.h"
 
 #define IMG_MAX_MANIFEST (4u << 20)   /* manifests, indexes, configs */
@@ -26,16 +27,8 @@
 #define MT_OCI_CONFIG "application/vnd.oci.image.config.v1+json"
 #define MT_DOCKER_CONFIG "application/vnd.docker.container.image.v1+json"
 
-/* ---- json.c: a yajl tree behind a tiny API ---- */
-/* yajl stays inside image/: this header is not included by other folders. */
-int img_json_parse (const char *buf, size_t len, const char *what,
-                    yajl_val *out, struct rt_err **err);
-/* Borrowed member |key| of object |o|, or NULL. */
-yajl_val img_json_get (yajl_val o, const char *key);
-/* Borrowed string at |key| of object |o|, or NULL. */
-const char *img_json_str (yajl_val o, const char *key);
-/* NULL-terminated copy of an array of strings (NULL when absent). */
-char **img_json_strv (yajl_val o, const char *key);
+/* JSON is read through common/json_read.h (one parser and its guards for
+ * oci/ and image/); documents of the image are at most IMG_MAX_MANIFEST. */
 
 /* ---- manifest.c ---- */
 struct img_desc

@@ -28,21 +28,6 @@
 #define QUEUE_SHARED (24u << 20)
 #define QUEUE_LAYER (8u << 20)
 
-void
-img_image_free (struct img_image *im)
-{
-  if (im == NULL)
-    return;
-  free (im->ref);
-  free (im->manifest_digest);
-  free (im->config_digest);
-  free (im->rootfs);
-  free (im->created);
-  free (im->platform);
-  free (im->record);
-  free (im);
-}
-
 struct job
 {
   const struct img_desc *d;
@@ -662,6 +647,71 @@ fetch_config (void *arg)
   return NULL;
 }
 
+/* The image config and the layers: the config from the cache, or fetched
+ * on a thread while the layers stream (one round trip less on small
+ * images); the layers unpacked unless the rootfs is |cached|. */
+static int
+config_and_layers (const struct img_opts *o, struct img_cache *c,
+                   struct img_source *src, const struct img_manifest *m,
+                   const char *mdigest, bool cached, struct img_diff_id *diff_ids,
+                   struct img_unpack_stats *ust, char **tmp, char **cbody,
+                   size_t *clen, struct rt_err **err)
+{
+  struct gate gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, cached };
+  struct config_fetch cf = { .gate = &gate, .src = src, .d = &m->config };
+  struct rt_err *miss = NULL;
+  pthread_t th;
+  int br = 0;
+
+  if (*cbody != NULL || img_cache_get_blob (c, m->config.digest, cbody, clen, &miss) == 0)
+    return cached ? 0 : unpack_rootfs (o, c, src, m, mdigest, diff_ids, NULL, ust, tmp, err);
+  rt_err_free (&miss);
+  if (pthread_create (&th, NULL, fetch_config, &cf) != 0)
+    abort ();
+  if (!cached)
+    br = unpack_rootfs (o, c, src, m, mdigest, diff_ids, &gate, ust, tmp, err);
+  gate_open (&gate);        /* unpack_rootfs may fail before any layer starts */
+  pthread_join (th, NULL);
+  img_trace ("config joined");
+  if (br < 0 || cf.ret < 0)
+    {
+      free (cf.body);
+      if (br < 0)
+        rt_err_free (&cf.err);
+      else
+        *err = cf.err;
+      return -1;
+    }
+  *cbody = cf.body;
+  *clen = cf.len;
+  return 0;
+}
+
+static void
+fill_image (struct img_image *im, struct img_cache *c, const struct img_ref *r,
+            const char *mdigest, const struct img_manifest *m,
+            const struct img_config_doc *cd, bool from_index)
+{
+  im->ref = img_ref_format (r);
+  im->manifest_digest = xstrdup (mdigest);
+  im->config_digest = xstrdup (m->config.digest);
+  im->rootfs = img_cache_rootfs_path (c, mdigest);
+  for (size_t i = 0; i < m->n; i++)
+    im->size += m->descs[i].size;
+  im->created = cd->created ? xstrdup (cd->created) : NULL;
+  im->platform = platform_of (cd);
+  im->from_index = from_index;
+}
+
+/* Removes a temporary tree; a failure leaves it for the next sweep. */
+static void
+rm_quietly (const char *path)
+{
+  struct rt_err *e = NULL;
+  if (path != NULL && rt_rm_rf_at (AT_FDCWD, path, &e) < 0)
+    rt_err_free (&e);
+}
+
 static int
 pull_online (const struct img_opts *o, const struct img_ref *r, const char *what,
              struct img_cache *c, struct img_image **out, struct rt_err **err)
@@ -700,38 +750,8 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   if (im->cached && cached_devices (o, c, mdigest, what, &im->devices_skipped, err) < 0)
     goto out;
   diff_ids = xcalloc (m->n + 1, sizeof *diff_ids);
-  if (cbody == NULL && img_cache_get_blob (c, m->config.digest, &cbody, &clen, err) < 0)
-    {
-      /* Not cached: fetch it while the layers stream (one round trip
-       * less on small images). */
-      struct gate gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, im->cached };
-      struct config_fetch cf = { .gate = &gate, .src = src, .d = &m->config };
-      pthread_t th;
-      int br = 0;
-      rt_err_free (err);
-      if (pthread_create (&th, NULL, fetch_config, &cf) != 0)
-        abort ();
-      if (!im->cached)
-        br = unpack_rootfs (o, c, src, m, mdigest, diff_ids, &gate, &ust, &tmp, err);
-      gate_open (&gate);        /* unpack_rootfs may fail before any layer starts */
-      pthread_join (th, NULL);
-      img_trace ("config joined");
-      if (br < 0)
-        {
-          rt_err_free (&cf.err);
-          free (cf.body);
-          goto out;
-        }
-      if (cf.ret < 0)
-        {
-          *err = cf.err;
-          goto out;
-        }
-      cbody = cf.body;
-      clen = cf.len;
-    }
-  else if (!im->cached
-           && unpack_rootfs (o, c, src, m, mdigest, diff_ids, NULL, &ust, &tmp, err) < 0)
+  if (config_and_layers (o, c, src, m, mdigest, im->cached, diff_ids, &ust, &tmp,
+                         &cbody, &clen, err) < 0)
     goto out;
   if (img_config_parse (cbody, clen, &cd, err) < 0)
     {
@@ -743,15 +763,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
     goto out;
   if (!im->cached)
     im->devices_skipped = ust.devices_skipped;
-  im->ref = img_ref_format (r);
-  im->manifest_digest = xstrdup (mdigest);
-  im->config_digest = xstrdup (m->config.digest);
-  im->rootfs = img_cache_rootfs_path (c, mdigest);
-  for (size_t i = 0; i < m->n; i++)
-    im->size += m->descs[i].size;
-  im->created = cd->created ? xstrdup (cd->created) : NULL;
-  im->platform = platform_of (cd);
-  im->from_index = from_index;
+  fill_image (im, c, r, mdigest, m, cd, from_index);
   if (commit (c, im, mbody, mlen, cbody, clen, &tmp, err) < 0)
     {
       rt_err_wrap (err, "%s", src->what);
@@ -761,12 +773,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   *out = rt_steal_ptr (&im);
   ret = 0;
 out:
-  if (tmp)
-    {
-      struct rt_err *e = NULL;
-      rt_rm_rf_at (AT_FDCWD, tmp, &e);
-      rt_err_free (&e);
-    }
+  rm_quietly (tmp);
   if (lockfd >= 0)
     close (lockfd);
   img_image_free (im);
@@ -774,12 +781,7 @@ out:
   img_manifest_free (m);
   if (src)
     src->free (src);
-  if (tmpdir)
-    {
-      struct rt_err *e = NULL;
-      rt_rm_rf_at (AT_FDCWD, tmpdir, &e);
-      rt_err_free (&e);
-    }
+  rm_quietly (tmpdir);
   if (holdfd >= 0)
     close (holdfd);
   return ret;

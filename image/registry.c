@@ -181,12 +181,12 @@ registry_error (struct xfer *x)
   yajl_val v = NULL, errs;
   struct rt_err *e = NULL;
   char *r;
-  if (x->ebuf && img_json_parse (x->ebuf, x->elen, "error", &v, &e) == 0
-      && (errs = img_json_get (v, "errors")) && YAJL_IS_ARRAY (errs)
+  if (x->ebuf && (v = cm_json_parse (x->ebuf, x->elen, IMG_MAX_MANIFEST, "error", &e)) != NULL
+      && (errs = cm_json_get (v, "errors")) && YAJL_IS_ARRAY (errs)
       && errs->u.array.len > 0)
     {
       yajl_val e0 = errs->u.array.values[0];
-      const char *code = img_json_str (e0, "code"), *msg = img_json_str (e0, "message");
+      const char *code = cm_json_str (e0, "code"), *msg = cm_json_str (e0, "message");
       r = xasprintf ("HTTP %ld %s: %s", x->status, code ? code : "?", msg ? msg : "");
     }
   else
@@ -467,10 +467,10 @@ fetch_token (struct registry *r, const struct img_challenge *c, struct rt_err **
           ret = rt_err_set (err, 0, "%s: token request to %s: %s%s", r->what, c->realm, m,
                             hint ? hint : "");
         }
-      else if (img_json_parse (x.ebuf ? x.ebuf : "", x.elen, "token response", &v, err) < 0)
+      else if ((v = cm_json_parse (x.ebuf ? x.ebuf : "", x.elen, IMG_MAX_MANIFEST, "token response", err)) == NULL)
         ret = -1;
-      else if ((tok = img_json_str (v, "token")) == NULL
-               && (tok = img_json_str (v, "access_token")) == NULL)
+      else if ((tok = cm_json_str (v, "token")) == NULL
+               && (tok = cm_json_str (v, "access_token")) == NULL)
         ret = rt_err_set (err, 0, "%s: token response without a token", r->what);
       else
         {

@@ -11,14 +11,6 @@
 #include "common/util.h"
 #include "image/priv.h"
 
-void
-img_list_free (struct img_image **v, size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    img_image_free (v[i]);
-  free (v);
-}
-
 static bool
 digest_matches (const struct img_image *im, const char *text)
 {
@@ -274,11 +266,15 @@ doom_rootfs (struct gc *g, int dfd, const char *hex, const char *guard, struct r
   if (lk < 0)
     return 0;
   /* A killed collection's tree: ours to remove, we hold the image lock. */
-  if (rt_rm_rf_at (g->c->dirfd, to, err) < 0 || renameat (dfd, hex, g->c->dirfd, to) < 0)
+  if (rt_rm_rf_at (g->c->dirfd, to, err) < 0)
     {
-      if (*err == NULL)
-        rt_err_set (err, errno, "rename `%s/rootfs/%s` to `%s/%s`", g->c->dir, hex,
-                    g->c->dir, to);
+      close (lk);
+      return -1;
+    }
+  if (renameat (dfd, hex, g->c->dirfd, to) < 0)
+    {
+      rt_err_set (err, errno, "rename `%s/rootfs/%s` to `%s/%s`", g->c->dir, hex,
+                  g->c->dir, to);
       close (lk);
       return -1;
     }

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -23,6 +22,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/openat2.h"
 #include "common/util.h"
 #include "image/priv.h"
 #include "image/dl.h"
@@ -133,17 +133,8 @@ img_clean_path (const char *path, char **out)
 static int
 open_in_root (int rootfd, const char *path, int flags)
 {
-  struct open_how how = {
-    .flags = (uint64_t) (flags | O_CLOEXEC),
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-  };
-  int fd;
-  /* EAGAIN: a concurrent rename in the tree; nothing else renames here,
-   * but the kernel may still ask for a retry. */
-  do
-    fd = (int) syscall (SYS_openat2, rootfd, *path ? path : ".", &how, sizeof how);
-  while (fd < 0 && errno == EAGAIN);
-  return fd;
+  return cm_openat2 (rootfd, *path ? path : ".", flags,
+                     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 static void

@@ -65,7 +65,8 @@ cmd_check (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   printf ("overlay: %s\n", yesno (k->overlay));
   printf ("pidfd: %s (used for kill and state)\n", yesno (k->pidfd));
   printf ("openat2: %s (mount destinations resolved in root: %s)\n",
-          yesno (k->openat2), k->openat2 ? "yes" : "no — create will fail");
+          yesno (k->openat2),
+          k->openat2 ? "yes" : "by a component-by-component walk");
   print_more (k);
   return 0;
 }

@@ -11,28 +11,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
 #include "common/util.h"
 #include "image_run.h"
 #include "lifecycle.h"
-
-/* The pty master the container sent, if it has a terminal (it was sent
- * during create, so it is already queued: no blocking). */
-static int
-recv_fd (int sock)
-{
-  char buf[256], cbuf[CMSG_SPACE (sizeof (int))];
-  struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                       .msg_controllen = sizeof cbuf };
-  struct cmsghdr *cm;
-  int fd = -1;
-  if (recvmsg (sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) <= 0)
-    return -1;
-  cm = CMSG_FIRSTHDR (&mh);
-  if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-    memcpy (&fd, CMSG_DATA (cm), sizeof fd);
-  return fd;
-}
 
 static int
 cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
@@ -78,7 +60,9 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     {
       close (console[1]);
       console[1] = -1;
-      master = recv_fd (console[0]);
+      /* The pty master, if the container has a terminal: sent during
+       * create, so already queued (no blocking). */
+      master = cm_recv_fd (console[0], NULL, NULL, MSG_DONTWAIT);
       /* Before `start`: the program may ask for its size at once. */
       if (master >= 0 && isatty (0))
         {

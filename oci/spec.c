@@ -22,11 +22,11 @@
 #include <yajl/yajl_tree.h>
 
 #include "spec.h"
+#include "../common/json_read.h"
 #include "../common/util.h"
 
 /* yajl_tree_free() recurses once per nesting level; bound the depth before
  * parsing so a 16 MiB "[[[[..." cannot overflow the stack. */
-#define SPEC_MAX_DEPTH 128
 
 struct pctx
 {
@@ -111,13 +111,7 @@ pop (struct pctx *c, size_t old)
 static yajl_val
 field (yajl_val obj, const char *key)
 {
-  yajl_val v = NULL;
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    if (strcmp (obj->u.object.keys[i], key) == 0)
-      v = obj->u.object.values[i];
-  if (v != NULL && v->type == yajl_t_null)
-    return NULL;
-  return v;
+  return cm_json_get (obj, key);
 }
 
 /* ---- scalars -------------------------------------------------------- */
@@ -1082,60 +1076,6 @@ parse_config (struct pctx *c, yajl_val o, void *dst)
   return 0;
 }
 
-/* Rejects what yajl would mishandle silently or dangerously: nesting deeper
- * than SPEC_MAX_DEPTH (yajl_tree_free recursion) and "\u0000" inside a
- * string (yajl's tree hands back a C string, so "/a\u0000/b" would quietly
- * become "/a").  Brackets inside strings and comments do not count; for any
- * input yajl accepts, the count is exact. */
-static int
-prescan (const char *buf, size_t len, const char *name, struct rt_err **err)
-{
-  bool in_str = false;
-  unsigned depth = 0;
-
-  if (memchr (buf, '\0', len) != NULL)
-    return rt_err_set (err, 0, "%s: invalid JSON: NUL byte in input", name);
-  for (size_t i = 0; i < len; i++)
-    {
-      char ch = buf[i];
-      if (in_str)
-        {
-          if (ch == '"')
-            in_str = false;
-          else if (ch == '\\' && i + 1 < len)
-            {
-              if (buf[i + 1] == 'u' && i + 5 < len
-                  && memcmp (buf + i + 2, "0000", 4) == 0)
-                return rt_err_set (err, 0, "%s: invalid JSON: \\u0000 in a "
-                                   "string is not supported", name);
-              i++;
-            }
-        }
-      else if (ch == '"')
-        in_str = true;
-      else if (ch == '/' && i + 1 < len && buf[i + 1] == '*')
-        {
-          /* yajl_tree_parse allows comments; a quote inside one must not
-           * hide the brackets after it from the depth count. */
-          const char *e = memmem (buf + i + 2, len - i - 2, "*/", 2);
-          i = e ? (size_t) (e - buf) + 1 : len;
-        }
-      else if (ch == '/' && i + 1 < len && buf[i + 1] == '/')
-        {
-          const char *e = memchr (buf + i, '\n', len - i);
-          i = e ? (size_t) (e - buf) : len;
-        }
-      else if (ch == '[' || ch == '{')
-        {
-          if (++depth > SPEC_MAX_DEPTH)
-            return rt_err_set (err, 0, "%s: invalid JSON: nested deeper "
-                               "than %d levels", name, SPEC_MAX_DEPTH);
-        }
-      else if ((ch == ']' || ch == '}') && depth > 0)
-        depth--;
-    }
-  return 0;
-}
 
 static void
 yajl_freep (yajl_val *v)
@@ -1150,38 +1090,7 @@ yajl_freep (yajl_val *v)
 static yajl_val
 parse_tree (const char *buf, size_t len, const char *name, struct rt_err **err)
 {
-  _cleanup_free_ char *copy = NULL;
-  char ebuf[256] = "";
-  yajl_val tree;
-
-  if (len > OCI_SPEC_MAX_BYTES)
-    {
-      rt_err_set (err, 0, "%s: too large (%zu bytes, limit %u)", name, len,
-                  OCI_SPEC_MAX_BYTES);
-      return NULL;
-    }
-  if (prescan (buf, len, name, err) < 0)
-    return NULL;
-  copy = xmalloc (len + 1);
-  memcpy (copy, buf, len);
-  copy[len] = '\0';
-  tree = yajl_tree_parse (copy, ebuf, sizeof ebuf);
-  if (tree == NULL)
-    {
-      /* yajl's message is "parse error: ...\n<context>\n(right here)";
-       * its first line is the message. */
-      ebuf[strcspn (ebuf, "\n")] = '\0';
-      rt_err_set (err, 0, "%s: invalid JSON: %s", name,
-                  ebuf[0] ? ebuf : "parse error");
-      return NULL;
-    }
-  if (tree->type != yajl_t_object)
-    {
-      yajl_tree_free (tree);
-      rt_err_set (err, 0, "%s: expected object", name);
-      return NULL;
-    }
-  return tree;
+  return cm_json_parse (buf, len, OCI_SPEC_MAX_BYTES, name, err);
 }
 
 /* |name| names the document; with |wrap|, path errors are prefixed with it
@@ -1280,5 +1189,5 @@ int
 oci_json_prescan (const char *buf, size_t len, const char *name,
                   struct rt_err **err)
 {
-  return prescan (buf, len, name, err);
+  return cm_json_prescan (buf, len, name, err);
 }

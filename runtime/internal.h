@@ -284,7 +284,6 @@ int rt_proc_make_cwd (const char *cwd, struct rt_err **err);
 /* chdir to pr->cwd and check that it is inside the current root. */
 int rt_proc_chdir (const struct rt_process *pr, struct rt_err **err);
 int rt_connect_console (const char *path, struct rt_err **err);
-int rt_send_fd (int sock, int fd, const char *name);
 /* Closes every fd >= |from| except those in |keep| (sorted in place; -1
  * entries ignored).  The container must not inherit the runtime's fds, above
  * all the flock()ed state directory. */

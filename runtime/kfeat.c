@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -22,6 +21,7 @@
 #include <unistd.h>
 
 #include "cgroup-internal.h"
+#include "common/openat2.h"
 #include "common/util.h"
 #include "kfeat-internal.h"
 #include "runtime.h"
@@ -175,12 +175,8 @@ probe_mount_api (void)
 static void
 probe_syscalls (void)
 {
-  struct open_how how = { .flags = O_PATH | O_CLOEXEC,
-                          .resolve = RESOLVE_IN_ROOT };
-  int fd = (int) syscall (SYS_openat2, AT_FDCWD, "/", &how, sizeof how);
-  kf.openat2 = fd >= 0;
-  if (fd >= 0)
-    close (fd);
+  int fd;
+  kf.openat2 = cm_openat2_supported ();   /* the probe cm_openat2 uses */
   fd = (int) syscall (SYS_pidfd_open, getpid (), 0);
   kf.pidfd = fd >= 0;
   if (fd >= 0)

@@ -2,7 +2,6 @@
  * See runtime/landlock.h and docs/security.md. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -12,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/openat2.h"
 #include "common/util.h"
 #include "landlock.h"
 #include "runtime.h"
@@ -915,13 +915,6 @@ mask_path (const char *path, struct rt_err **err)
   return 0;
 }
 
-static int
-openat2_ (const char *path, uint64_t resolve)
-{
-  struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
-  return (int) syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
-}
-
 /* Device and fs_readable/fs_writable rules name a path, and a symlink the
  * container or its image put there must not move the grant elsewhere
  * (/dev/full -> / would make the whole tree writable).  Root and mount
@@ -952,7 +945,7 @@ open_rule (const struct rt_ll_policy *p, size_t i, struct stat *st,
            struct rt_err **err)
 {
   const struct rt_ll_rule *r = &p->rules[i];
-  _cleanup_fd_ int fd = openat2_ (r->path, rule_resolve (r));
+  _cleanup_fd_ int fd = cm_openat2 (AT_FDCWD, r->path, O_PATH, rule_resolve (r));
   if (fd < 0)
     {
       /* At exec the container decides what is there: anything odd only

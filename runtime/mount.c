@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <linux/mount.h>
-#include <linux/openat2.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +19,8 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "common/copy.h"
+#include "common/openat2.h"
 #include "common/util.h"
 #include "internal.h"
 
@@ -224,13 +225,6 @@ rt_plan_mounts (struct rt_plan *p, struct rt_err **err)
 
 /* ---- child side ------------------------------------------------------ */
 
-static int
-openat2_ (int dfd, const char *path, uint64_t flags, uint64_t resolve)
-{
-  struct open_how how = { .flags = flags, .resolve = resolve };
-  return (int) syscall (SYS_openat2, dfd, path, &how, sizeof how);
-}
-
 #define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
 
 int
@@ -240,7 +234,7 @@ rt_open_in_root (int rootfd, const char *path, bool create, bool file,
   _cleanup_free_ char *dup = NULL;
   _cleanup_fd_ int cur = -1;
   char *save = NULL, *comp, *next;
-  int fd = openat2_ (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
+  int fd = cm_openat2 (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
 
   if (fd >= 0 || errno != ENOENT || !create)
     {
@@ -251,14 +245,14 @@ rt_open_in_root (int rootfd, const char *path, bool create, bool file,
   /* Walk component by component: each step is resolved inside the root, so
    * a symlink planted anywhere in the path still cannot leave it. */
   dup = xstrdup (path);
-  cur = openat2_ (rootfd, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, IN_ROOT);
+  cur = cm_openat2 (rootfd, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, IN_ROOT);
   if (cur < 0)
     return rt_err_set (err, errno, "open rootfs");
   for (comp = strtok_r (dup, "/", &save); comp; comp = next)
     {
       int nfd;
       next = strtok_r (NULL, "/", &save);
-      nfd = openat2_ (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
+      nfd = cm_openat2 (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
       if (nfd < 0 && errno == ENOENT)
         {
           if (next == NULL && file)
@@ -273,7 +267,7 @@ rt_open_in_root (int rootfd, const char *path, bool create, bool file,
           else if (mkdirat (cur, comp, 0755) < 0 && errno != EEXIST)
             return rt_err_set (err, errno, "mkdir `%s` in rootfs (at `%s`)",
                                path, comp);
-          nfd = openat2_ (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
+          nfd = cm_openat2 (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
         }
       if (nfd < 0)
         return rt_err_set (err, errno, "resolve `%s` in rootfs (at `%s`)",
@@ -480,85 +474,6 @@ do_cgroup (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd
   return 0;
 }
 
-/* Copies the tree under |src| into |dst| (both directories): files,
- * directories, symlinks and nodes with their mode and owner.  Names are
- * relative to the fds, so nothing is resolved outside either tree. */
-static int
-copy_tree (int src, int dst, const char *where, struct rt_err **err)
-{
-  /* A plain fd, not _cleanup_fd_: |d| owns it once fdopendir succeeds. */
-  int it = openat (src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = it >= 0 ? fdopendir (it) : NULL;
-  struct dirent *de;
-  int ret = 0;
-
-  if (d == NULL)
-    {
-      int e = errno;
-      if (it >= 0)
-        close (it);
-      return rt_err_set (err, e, "tmpcopyup: read `%s`", where);
-    }
-  while (ret == 0 && (errno = 0, de = readdir (d)) != NULL)
-    {
-      const char *n = de->d_name;
-      struct stat st;
-      if (strcmp (n, ".") == 0 || strcmp (n, "..") == 0)
-        continue;
-      if (fstatat (src, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        ret = rt_err_set (err, errno, "tmpcopyup: stat `%s/%s`", where, n);
-      else if (S_ISDIR (st.st_mode))
-        {
-          _cleanup_fd_ int s = -1, t = -1;
-          _cleanup_free_ char *sub = xasprintf ("%s/%s", where, n);
-          if (mkdirat (dst, n, 0700) < 0
-              || (s = openat (src, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
-                                          | O_CLOEXEC)) < 0
-              || (t = openat (dst, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
-                                          | O_CLOEXEC)) < 0)
-            ret = rt_err_set (err, errno, "tmpcopyup: copy `%s`", sub);
-          else
-            ret = copy_tree (s, t, sub, err);
-        }
-      else if (S_ISREG (st.st_mode))
-        {
-          _cleanup_fd_ int s = openat (src, n, O_RDONLY | O_NOFOLLOW
-                                                   | O_CLOEXEC);
-          _cleanup_fd_ int t = openat (dst, n, O_WRONLY | O_CREAT | O_EXCL
-                                                   | O_NOFOLLOW | O_CLOEXEC,
-                                       0600);
-          ssize_t r = 0;
-          off_t left = st.st_size;
-          if (s >= 0 && t >= 0)
-            while (left > 0 && (r = sendfile (t, s, NULL, (size_t) left)) > 0)
-              left -= r;
-          if (s < 0 || t < 0 || r < 0)
-            ret = rt_err_set (err, errno, "tmpcopyup: copy `%s/%s`", where, n);
-        }
-      else if (S_ISLNK (st.st_mode))
-        {
-          char target[PATH_MAX];
-          ssize_t len = readlinkat (src, n, target, sizeof target - 1);
-          if (len >= 0)
-            target[len] = '\0';
-          if (len < 0 || symlinkat (target, dst, n) < 0)
-            ret = rt_err_set (err, errno, "tmpcopyup: copy `%s/%s`", where, n);
-        }
-      else if (mknodat (dst, n, st.st_mode, st.st_rdev) < 0)
-        ret = rt_err_set (err, errno, "tmpcopyup: copy `%s/%s`", where, n);
-      if (ret == 0
-          && (fchownat (dst, n, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0
-              || (!S_ISLNK (st.st_mode)
-                  && fchmodat (dst, n, st.st_mode & 07777, 0) < 0)))
-        ret = rt_err_set (err, errno, "tmpcopyup: owner/mode of `%s/%s`",
-                          where, n);
-    }
-  if (ret == 0 && errno != 0)
-    ret = rt_err_set (err, errno, "tmpcopyup: read `%s`", where);
-  closedir (d);
-  return ret;
-}
-
 static int
 do_mount (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
           struct rt_err **err)
@@ -618,7 +533,8 @@ do_mount (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
         if (under < 0 || topdir < 0)
           return rt_err_set (err, errno, "tmpcopyup: open `%s`",
                              m->destination);
-        if (copy_tree (under, topdir, m->destination, err) < 0)
+        if (cm_copy_tree (under, topdir, CM_COPY_OWNERS | CM_COPY_DEVICES,
+                          "tmpcopyup", m->destination, err) < 0)
           return -1;
       }
     close (fd);

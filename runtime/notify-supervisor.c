@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "common/fdpass.h"
 #include "common/util.h"
 #include "internal.h"
 #include "notify.h"
@@ -138,22 +139,11 @@ drop_privileges (void)
 static int
 recv_fd (int sock, char *text, size_t max, int *fd)
 {
-  char cbuf[CMSG_SPACE (sizeof (int))];
-  struct iovec iov = { .iov_base = text, .iov_len = max - 1 };
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                       .msg_controllen = sizeof cbuf };
-  ssize_t r;
-  do
-    r = recvmsg (sock, &mh, MSG_CMSG_CLOEXEC);
-  while (r < 0 && errno == EINTR);
-  if (r <= 0)
-    return (int) r;
-  text[r] = '\0';
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
-  if (cm == NULL || cm->cmsg_type != SCM_RIGHTS
-      || cm->cmsg_len != CMSG_LEN (sizeof (int)))
-    return errno = EPROTO, -1;
-  memcpy (fd, CMSG_DATA (cm), sizeof (int));
+  size_t len = max - 1;
+  *fd = cm_recv_fd (sock, text, &len, 0);
+  if (*fd < 0)
+    return errno == ENODATA ? 0 : -1;
+  text[len] = '\0';
   return 1;
 }
 

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
 #include "common/util.h"
 #include "internal.h"
 #include "notify.h"
@@ -138,7 +139,7 @@ rt_notify_parent (pid_t init, const char *cgroup_path, struct rt_err **err)
   if (pidfd < 0)
     return rt_err_set (err, errno, "notify: pidfd_open of the init");
   /* The init is this process's unreaped child: the pid cannot be reused. */
-  if (rt_send_fd (nt.init_sock, pidfd, msg) < 0)
+  if (cm_send_fd_str (nt.init_sock, pidfd, msg) < 0)
     return rt_err_set (err, errno, "notify: send the init to the supervisor");
   return 0;
 }
@@ -194,7 +195,7 @@ rt_notify_child_step (struct rt_child *ch, struct rt_err **err)
     return rt_err_set (err, errno, "notify: load the trap filter");
   /* Trapped system calls from here on wait in the listener's queue until
    * the supervisor has it; sendmsg itself is never trapped. */
-  int r = rt_send_fd (nt.init_sock, (int) fd, "listener");
+  int r = cm_send_fd_str (nt.init_sock, (int) fd, "listener");
   int e = errno;
   close ((int) fd);
   close (nt.init_sock);

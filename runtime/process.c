@@ -17,6 +17,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
 #include "common/util.h"
 #include "internal.h"
 
@@ -80,21 +81,6 @@ rt_proc_apply_rlimits (const struct rt_rlimit_plan *rl, size_t n,
   return 0;
 }
 
-int
-rt_send_fd (int sock, int fd, const char *name)
-{
-  char cbuf[CMSG_SPACE (sizeof (int))] = { 0 };
-  struct iovec iov = { .iov_base = (void *) name, .iov_len = strlen (name) };
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                       .msg_controllen = sizeof cbuf };
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (cm), &fd, sizeof (int));
-  return sendmsg (sock, &mh, MSG_NOSIGNAL) < 0 ? -1 : 0;
-}
-
 /* A pty in the container's devpts: the master goes to the console socket,
  * the slave becomes stdio and the controlling terminal. */
 int
@@ -121,7 +107,8 @@ rt_proc_terminal (const struct rt_process *pr, int console_fd,
     }
   if (fchown (slave, pr->user.uid, pr->user.gid) < 0 && errno != EINVAL)
     return rt_err_set (err, errno, "process.terminal: chown pty");
-  if (console_fd >= 0 && rt_send_fd (console_fd, master, "/dev/ptmx") < 0)
+  if (console_fd >= 0
+      && cm_send_fd_str (console_fd, master, "/dev/ptmx") < 0)
     return rt_err_set (err, errno, "--console-socket: send pty master");
   if (dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0)
     return rt_err_set (err, errno, "process.terminal: stdio");

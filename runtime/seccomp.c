@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/json.h"
+#include "common/fdpass.h"
 #include "common/util.h"
 #include "runtime.h"
 #include "seccomp.h"
@@ -645,20 +646,7 @@ send_listener (const struct rt_sc_prog *p, int lfd, const char *status,
     { (char *) status, strlen (status) }, { pid_key, strlen (pid_key) },
     { pid, (size_t) n }, { p->state_tail, strlen (p->state_tail) },
   };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 7,
-                       .msg_control = u.buf, .msg_controllen = sizeof u.buf };
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (cm), &lfd, sizeof lfd);
-  ssize_t w = sendmsg (p->listener_sock, &mh, MSG_NOSIGNAL);
-  if (w < 0)
+  if (cm_send_fd (p->listener_sock, lfd, iov, 7) < 0)
     return rt_err_set (err, errno, "seccomp: send listener fd to "
                        "listenerPath");
   return 0;

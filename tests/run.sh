@@ -2,6 +2,9 @@
 # Runs every unit test and every bats file, all TAP, and ends with the line
 # "N passed, M failed, K skipped".  Tests needing root skip when not root.
 #   TESTS="integration/lifecycle.bats unit/test_spec fuzz/fuzz_spec" tests/run.sh   # subset
+#   SUITES="unit root" tests/run.sh   # by set: unit (C unit tests and fuzz
+#   seeds, no root needed), root (the runtime's bats files), engines (the
+#   bats files that drive podman, containerd and docker); default all three
 cd "$(dirname "$0")/.." || exit 2
 export SANDLOCK_OCI="${SANDLOCK_OCI:-$PWD/sandlock-oci}"
 export SANDLOCK_TESTS_DIR="$PWD/tests"
@@ -23,14 +26,24 @@ tally() { # name tapfile
 }
 
 sel="${TESTS:-}"
+suites=" ${SUITES:-unit root engines} "
+engines=" podman containerd docker "
+# Whether set $1 was asked for.
+want() { [[ "$suites" == *" $1 "* ]]; }
+for s in $suites; do
+  case $s in unit|root|engines) ;; *) echo "tests/run.sh: SUITES: unknown set \"$s\" (unit, root, engines)" >&2; exit 2 ;; esac
+done
 units=() bats_files=()
 for t in build/unit/test_*; do
   [ -x "$t" ] || continue
+  want unit || continue
   [ -n "$sel" ] && [[ " $sel " != *" unit/$(basename "$t") "* ]] && continue
   units+=("$t")
 done
 for b in tests/integration/*.bats; do
   [ -f "$b" ] || continue
+  if [[ "$engines" == *" $(basename "$b" .bats) "* ]]; then want engines || continue
+  else want root || continue; fi
   [ -n "$sel" ] && [[ " $sel " != *" integration/$(basename "$b") "* ]] && continue
   bats_files+=("$b")
 done
@@ -40,6 +53,7 @@ done
 fuzz=()
 for f in tests/fuzz/fuzz_*.c; do
   [ -f "$f" ] || continue
+  want unit || continue
   [ -n "$sel" ] && [[ " $sel " != *" fuzz/$(basename "$f" .c) "* ]] && continue
   fuzz+=("$(basename "$f" .c)")
 done

@@ -204,7 +204,9 @@ teardown() { common_teardown; }
 }
 
 @test "concurrent create/delete of 20 containers leaves nothing behind" {
-  cmd sleep 30
+  # a duration no other test on the host uses, to find only our processes
+  secs=$((30000 + RANDOM))
+  cmd sleep "$secs"
   pids=()
   for i in $(seq 1 20); do
     ( rt create -b "$BUNDLE" "par$i" && rt start "par$i" && rt delete -f "par$i" ) &
@@ -213,7 +215,7 @@ teardown() { common_teardown; }
   # explicit pids: a bare `wait` would also wait for bats' timeout watchdog
   for p in "${pids[@]}"; do wait "$p"; done
   [ -z "$(ls "$ROOT")" ]
-  ! pgrep -f "^sleep 30$" >/dev/null || [ -z "$(ps -eo pid,args | awk '$2=="sleep" && $3=="30"' | head -1)" ]
+  [ -z "$(ps -eo args | awk -v s="$secs" '$1=="sleep" && $2==s')" ]
   run grep -q "$BUNDLE" /proc/self/mountinfo
   [ "$status" -eq 1 ]
   ! ls -d /sys/fs/cgroup/*/sandlock-oci/par* 2>/dev/null
