@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -133,9 +134,20 @@ dump_vma (struct mm_ctx *c, const char *line, struct rt_err **err)
   file = name[0] == '/' && ino != 0 && !ends_with (name, " (deleted)");
   if (file)
     {
+      char mf[96];
+      struct stat st;
       v.kind = shared ? CL_VMA_FILE_SHARED : CL_VMA_FILE;
       v.pgoff = off;
       v.path = cl_str_add (&c->d->strings, name);
+      /* the file really mapped, whatever its path names now */
+      snprintf (mf, sizeof mf, "%d/map_files/%" PRIx64 "-%" PRIx64, c->d->pid,
+                s, e);
+      if (fstatat (cl_proc_dir (), mf, &st, 0) == 0)
+        {
+          v.fsize = (uint64_t) st.st_size;
+          v.fmtime_ns = (uint64_t) st.st_mtim.tv_sec * 1000000000ull
+                        + (uint64_t) st.st_mtim.tv_nsec;
+        }
     }
   else if (shared || ino != 0)
     {

@@ -113,6 +113,7 @@ struct cl_vma
   uint32_t prot, kind;
   uint32_t path;               /* string offset; 0 for anonymous */
   uint32_t flags;              /* CL_VMA_* */
+  uint64_t fsize, fmtime_ns;   /* the mapped file when captured */
 };
 
 struct cl_run

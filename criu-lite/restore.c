@@ -102,6 +102,21 @@ lift (struct cl_restore *r, int fd, const char *what, struct rt_err **err)
   return hi;
 }
 
+/* A file replaced since the checkpoint would run other code at the saved
+ * addresses (or SIGBUS past a shortened end). */
+static bool
+changed (int fd, const struct cl_vma *v)
+{
+  struct stat st;
+  if (v->fsize == 0 && v->fmtime_ns == 0)
+    return false;
+  if (fstat (fd, &st) < 0)
+    return true;
+  return (uint64_t) st.st_size != v->fsize
+         || (uint64_t) st.st_mtim.tv_sec * 1000000000ull
+                + (uint64_t) st.st_mtim.tv_nsec != v->fmtime_ns;
+}
+
 static int
 open_vma_files (struct cl_restore *r, struct rt_err **err)
 {
@@ -125,6 +140,10 @@ open_vma_files (struct cl_restore *r, struct rt_err **err)
       r->vma_fd[i] = open (path, flags | O_CLOEXEC);
       if (r->vma_fd[i] < 0)
         return rt_err_set (err, errno, "open `%s` mapped at %#llx", path,
+                           (unsigned long long) v->start);
+      if (changed (r->vma_fd[i], v))
+        return rt_err_set (err, 0, "`%s` mapped at %#llx changed since the "
+                           "checkpoint (size or mtime)", path,
                            (unsigned long long) v->start);
       r->vma_fd[i] = lift (r, r->vma_fd[i], path, err);
       if (r->vma_fd[i] < 0)

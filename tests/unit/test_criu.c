@@ -498,6 +498,42 @@ test_bad_images (const char *dir, pid_t pid, const char *tmp)
   refused (top, "tree.img: truncated", "a truncated tree.img");
 }
 
+/* A binary replaced (here: touched) after the checkpoint is refused. */
+static void
+test_changed_binary (const char *tmp)
+{
+  char bin[4096], dir[4200], msg[1024], saved[4096];
+  struct proc p, q;
+  char *argv[] = { (char *) "cl_counter", NULL };
+  struct timespec later[2] = { { 0, UTIME_OMIT }, { 2000000000, 0 } };
+
+  snprintf (bin, sizeof bin, "%s/cl_counter.copy", tmp);
+  snprintf (dir, sizeof dir, "%s/img-changed", tmp);
+  copy_file (helper, bin);
+  chmod (bin, 0755);
+  snprintf (saved, sizeof saved, "%s", helper);
+  snprintf (helper, sizeof helper, "%s", bin);
+  if (!spawn (&p, argv))
+    {
+      ok (0, "the copied cl_counter starts");
+      snprintf (helper, sizeof helper, "%s", saved);
+      return;
+    }
+  snprintf (helper, sizeof helper, "%s", saved);
+  next_count (&p);
+  if (dump (p.pid, dir, false, msg, sizeof msg) < 0)
+    {
+      ok (0, "checkpoint: %s", msg);
+      finish (&p);
+      return;
+    }
+  drain (&p);
+  utimensat (AT_FDCWD, bin, later, 0);
+  ok (!restore (dir, &q, msg, sizeof msg) && strstr (msg, "changed since the "
+      "checkpoint"), "a binary touched since the checkpoint is refused (%s)",
+      msg);
+}
+
 static void
 test_stub_is_self_contained (void)
 {
@@ -552,6 +588,7 @@ main (void)
   test_tree (dir3);
   if (pid > 0)
     test_bad_images (dir, pid, tmp);
+  test_changed_binary (tmp);
   rt_rm_rf_at (AT_FDCWD, tmp, &err);
   rt_err_free (&err);
   return tap_done ();
