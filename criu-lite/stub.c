@@ -23,6 +23,13 @@
 #define STUB                                                                   \
   __attribute__ ((section ("cl_stub"), used, noinline, no_stack_protector,     \
                   no_instrument_function)) CL_NOINSTR
+/* stub_thread_main is called by name from inline asm: no clone of it may
+ * change its name or its arguments. */
+#if defined(__clang__)
+#define CL_NOIPA __attribute__ ((noinline))
+#else
+#define CL_NOIPA __attribute__ ((noipa))
+#endif
 #define INL static inline __attribute__ ((always_inline)) CL_NOINSTR
 
 #define NR_read 0
@@ -165,7 +172,7 @@ stub_resume (struct cl_plan *p, struct cl_stub_thread *t)
 
 /* Entered by clone3 on the thread's stub stack with %rsp at the top of it:
  * the plan and the thread record were pushed there by stub_threads. */
-static void STUB __attribute__ ((noreturn, noipa))
+static void STUB CL_NOIPA __attribute__ ((noreturn))
 stub_thread_main (struct cl_plan *p, struct cl_stub_thread *t)
 {
   stub_resume (p, t);
