@@ -83,8 +83,12 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct rt_err **err)
 
   snprintf (path, sizeof path, "%d/fd/%d", d->pid, fd);
   n = readlinkat (cl_proc_dir (), path, link, sizeof link - 1);
-  if (n < 0 || fstatat (cl_proc_dir (), path, &st, 0) < 0)
-    return errno == ENOENT ? 0 : rt_err_set (err, errno, "inspect fd %d", fd);
+  if (n >= 0 && fstatat (cl_proc_dir (), path, &st, 0) < 0)
+    n = -1;
+  if (n < 0 && errno == ENOENT)
+    return 0;  /* closed meanwhile */
+  if (n < 0)
+    return rt_err_set (err, errno, "inspect fd %d", fd);
   link[n] = '\0';
   memset (&f, 0, sizeof f);
   f.fd = fd;

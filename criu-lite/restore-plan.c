@@ -25,6 +25,13 @@ page_up (uint64_t n)
   return (n + CL_PAGE - 1) & ~(CL_PAGE - 1);
 }
 
+/* The linker's bounds of section cl_stub (two symbols, not one object). */
+static size_t
+stub_len (void)
+{
+  return (size_t) ((uintptr_t) __stop_cl_stub - (uintptr_t) __start_cl_stub);
+}
+
 static uint64_t
 frame_size (const struct cl_image *img)
 {
@@ -38,7 +45,7 @@ layout (struct cl_restore *r)
 {
   const struct cl_image *img = r->img;
   uint64_t n = img->proc->nthreads, data;
-  r->code_len = page_up ((uint64_t) (__stop_cl_stub - __start_cl_stub));
+  r->code_len = page_up (stub_len ());
   data = sizeof (struct cl_plan) + 64;
   data += img->nvmas * sizeof (struct cl_stub_vma) + 64;
   data += img->nruns * sizeof (struct cl_run) + 64;
@@ -271,11 +278,12 @@ cl_restore_plan (struct cl_restore *r, struct rt_err **err)
   layout (r);
   if (place (r, err) < 0)
     return -1;
-  memcpy ((void *) r->base, __start_cl_stub, (size_t) (__stop_cl_stub - __start_cl_stub));
+  memcpy ((void *) r->base, __start_cl_stub, stub_len ());
   if (mprotect ((void *) r->base, r->code_len, PROT_READ | PROT_EXEC) < 0)
     return rt_err_set (err, errno, "protect the restore stub");
   fill_plan (r);
-  r->entry = r->base + (uint64_t) ((char *) cl_stub_entry - __start_cl_stub);
+  r->entry = r->base + ((uint64_t) (uintptr_t) cl_stub_entry
+                        - (uint64_t) (uintptr_t) __start_cl_stub);
   r->stack_top = r->base + r->code_len + r->data_len + MAIN_STACK;
   return 0;
 }
