@@ -113,35 +113,36 @@ resolve_bundle (const char *bundle, char **out, struct rt_err **err)
 }
 
 static int
-do_create (struct oci_globals *g, const struct oci_create_args *a,
-           struct oci_state *st, struct rt_err **err)
+load_config (struct oci_globals *g, const struct oci_create_args *a,
+             const struct oci_state *st, char **buf, size_t *len,
+             struct rt_config **cfg, struct rt_err **err)
 {
-  _cleanup_free_ char *cfg_buf = NULL, *cfg_path = NULL, *fifo = NULL,
-                      *status = NULL;
-  struct rt_config *cfg = NULL;
-  struct rt_created out = { 0 };
-  size_t cfg_len;
-  int ret = -1;
-
-  cfg_path = a->config ? xstrdup (a->config)
-                       : xasprintf ("%s/config.json", st->bundle);
-  if (rt_read_file_at (AT_FDCWD, cfg_path, OCI_SPEC_MAX_BYTES, &cfg_buf,
-                       &cfg_len, err) < 0)
+  _cleanup_free_ char *path = a->config ? xstrdup (a->config)
+                                        : xasprintf ("%s/config.json",
+                                                     st->bundle);
+  if (rt_read_file_at (AT_FDCWD, path, OCI_SPEC_MAX_BYTES, buf, len, err) < 0)
     return -1;
-  if (oci_spec_parse (cfg_buf, cfg_len, &cfg, err) < 0)
-    return rt_err_wrap (err, "%s", cfg_path);
-  if (oci_spec_version_newer (cfg->oci_version))
+  if (oci_spec_parse (*buf, *len, cfg, err) < 0)
+    return rt_err_wrap (err, "%s", path);
+  if (oci_spec_version_newer ((*cfg)->oci_version))
     {
       _cleanup_free_ char *w = xasprintf (
           "ociVersion \"%.64s\" is newer than the runtime-spec this runtime "
-          "knows (1.3): fields it does not know are ignored", cfg->oci_version);
+          "knows (1.3): fields it does not know are ignored",
+          (*cfg)->oci_version);
       oci_log_warning (g, w);
     }
+  return 0;
+}
+
+/* What state.json says of a container from its config, before any of it
+ * exists. */
+static int
+state_from_config (struct oci_globals *g, const struct rt_config *cfg,
+                   struct oci_state *st, struct rt_err **err)
+{
   if (cfg->root_path == NULL || *cfg->root_path == '\0')
-    {
-      rt_err_set (err, 0, "root.path: required");
-      goto out;
-    }
+    return rt_err_set (err, 0, "root.path: required");
   {
     _cleanup_free_ char *rel = cfg->root_path[0] == '/'
                                    ? NULL
@@ -150,10 +151,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
     st->rootfs = realpath (rel ? rel : cfg->root_path, NULL);
   }
   if (st->rootfs == NULL)
-    {
-      rt_err_set (err, errno, "root.path `%s`", cfg->root_path);
-      goto out;
-    }
+    return rt_err_set (err, errno, "root.path `%s`", cfg->root_path);
   st->oci_version = xstrdup (cfg->oci_version);
   st->created = oci_now_rfc3339 ();
   st->owner = owner_name ();
@@ -167,58 +165,87 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
     }
   st->annotations_len = cfg->annotations_len;
   record_cgroup_path (g, cfg, st);
-  if (rt_atomic_write_at (st->dirfd, "config.json", cfg_buf, cfg_len, 0600,
-                          err) < 0
+  return 0;
+}
+
+/* The records start needs, written before the process exists: the config
+ * as created, what start acts on, state.json, and the two fifos. */
+static int
+save_records (const struct rt_config *cfg, const char *buf, size_t len,
+              struct oci_state *st, struct rt_err **err)
+{
+  if (rt_atomic_write_at (st->dirfd, "config.json", buf, len, 0600, err) < 0
       || oci_start_record_save (st->dirfd, cfg, err) < 0
       || oci_state_save (st, err) < 0)
-    goto out;
+    return -1;
   if (mkfifoat (st->dirfd, "exec.fifo", 0600) < 0
       || mkfifoat (st->dirfd, "start.status", 0600) < 0)
+    return rt_err_set (err, errno, "create exec fifo");
+  return 0;
+}
+
+static int
+spawn (struct oci_globals *g, const struct oci_create_args *a,
+       const struct rt_config *cfg, struct oci_state *st, struct rt_err **err)
+{
+  _cleanup_free_ char *fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
+  _cleanup_free_ char *status = xasprintf ("%s/%s/start.status", g->root,
+                                           st->id);
+  struct rt_created out = { 0 };
+  struct rt_create_opts o = {
+    .config = cfg, .id = st->id, .bundle = st->bundle, .rootfs = st->rootfs,
+    .exec_fifo = fifo, .start_status = status,
+    .console_socket = a->console_socket,
+    .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
+    .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
+    .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
+    .no_cgroup = g->no_cgroup, .detach = a->detach,
+    .state_json = hook_state, .state_json_ud = st,
+    .progress = record_progress, .progress_ud = st,
+    /* The lifecycle's two choices, made here and nowhere else: / is a
+     * bind of the bundle's root.path, the init execs process.args (or,
+     * for `restore`, becomes the checkpointed process). */
+    .rootfs_source = { .kind = RT_ROOTFS_BIND },
+    .payload = a->payload,
+  };
+  oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
+             st->rootfs);
+  if (rt_container_create (&o, &out, err) < 0)
     {
-      rt_err_set (err, errno, "create exec fifo");
-      goto out;
+      /* The runtime killed and reaped it and removed its cgroup. */
+      st->pid = 0;
+      return -1;
     }
-  fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
-  status = xasprintf ("%s/%s/start.status", g->root, st->id);
-  {
-    struct rt_create_opts o = {
-      .config = cfg, .id = st->id, .bundle = st->bundle, .rootfs = st->rootfs,
-      .exec_fifo = fifo, .start_status = status,
-      .console_socket = a->console_socket,
-      .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
-      .preserve_fds = a->preserve_fds, .no_pivot = a->no_pivot,
-      .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
-      .no_cgroup = g->no_cgroup, .detach = a->detach,
-      .state_json = hook_state, .state_json_ud = st,
-      .progress = record_progress, .progress_ud = st,
-      /* The lifecycle's two choices, made here and nowhere else: / is a
-       * bind of the bundle's root.path, the init execs process.args (or,
-       * for `restore`, becomes the checkpointed process). */
-      .rootfs_source = { .kind = RT_ROOTFS_BIND },
-      .payload = a->payload,
-    };
-    oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
-               st->rootfs);
-    if (rt_container_create (&o, &out, err) < 0)
-      {
-        /* The runtime killed and reaped it and removed its cgroup. */
-        st->pid = 0;
-        goto out;
-      }
-  }
   if (out.warning)
-    {
-      oci_log_warning (g, out.warning);
-      free (out.warning);
-    }
+    oci_log_warning (g, out.warning);
   /* state.json already says "created", landlock.pins is written
    * (record_progress). */
+  free (out.warning);
   free (out.cgroup_path);
   free (out.landlock_pins);
   if (a->pid_file && oci_write_pid_file (a->pid_file, out.pid, err) < 0)
-    goto out;
-  ret = 0;
-out:
+    return -1;
+  return 0;
+}
+
+static int
+do_create (struct oci_globals *g, const struct oci_create_args *a,
+           struct oci_state *st, struct rt_err **err)
+{
+  _cleanup_free_ char *buf = NULL;
+  struct rt_config *cfg = NULL;
+  size_t len;
+  int ret;
+
+  if (load_config (g, a, st, &buf, &len, &cfg, err) < 0)
+    {
+      rt_config_free (cfg);
+      return -1;
+    }
+  ret = state_from_config (g, cfg, st, err) < 0
+                || save_records (cfg, buf, len, st, err) < 0
+                || spawn (g, a, cfg, st, err) < 0
+            ? -1 : 0;
   rt_config_free (cfg);
   return ret;
 }

@@ -399,26 +399,3 @@ cg_dev_bpf_probe (void)
   close (fd);
   return 0;
 }
-
-char *
-rt_cgroup_devices_describe (void)
-{
-  static const char closed[] = "a container that keeps CAP_MKNOD without a "
-                               "user namespace is refused";
-  struct rt_err *e = NULL;
-  const struct cg_host *h = cg_host_get (&e);
-  int en;
-
-  rt_err_free (&e);
-  if (h && cg_v1_index (h, "devices") >= 0)
-    return xstrdup ("cgroup v1 devices controller (deny all, default "
-                    "devices, linux.resources.devices)");
-  if (h == NULL || h->v2_mount == NULL)
-    return xasprintf ("not restricted: no devices cgroup; %s", closed);
-  en = rt_kfeat (RT_KF_BPF_DEVICE)->bpf_device;
-  if (en == 0)
-    return xstrdup ("cgroup v2 BPF device program (deny all, default "
-                    "devices, linux.resources.devices)");
-  return xasprintf ("not restricted: bpf(2) refuses the device program "
-                    "(%s); %s", strerror (en), closed);
-}

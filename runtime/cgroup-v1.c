@@ -12,25 +12,6 @@
 #include "cgroup-internal.h"
 #include "common/util.h"
 
-int
-cg_v1_index (const struct cg_host *h, const char *ctrl)
-{
-  _cleanup_free_ char *needle = xasprintf (",%s,", ctrl);
-  for (size_t i = 0; i < h->v1_len; i++)
-    if (strstr (h->v1[i].ctrls, needle))
-      return (int) i;
-  return -1;
-}
-
-char *
-cg_v1_dir (const struct rt_cgroup *cg, const char *ctrl)
-{
-  int i = cg_v1_index (&cg->host, ctrl);
-  if (i < 0 || !cg->v1_on[i])
-    return NULL;
-  return xasprintf ("%s%s", cg->host.v1[i].dir, cg->path);
-}
-
 static int
 missing (const char *ctrl, struct rt_err **err)
 {

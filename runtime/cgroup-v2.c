@@ -3,11 +3,13 @@
  * container's directory in the controller-less "unified" tree (tracking,
  * cgroup.kill, and the freezer when no v1 freezer is mounted). */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup-internal.h"
@@ -333,42 +335,87 @@ events_frozen (const char *dir, struct rt_err **err)
   return cg_keyed (ev, "frozen", &v) && v == 1 ? 1 : 0;
 }
 
+long
+cg_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int
+cg_v2_events_watch (const char *dir, struct rt_err **err)
+{
+  _cleanup_free_ char *ev = xasprintf ("%s/cgroup.events", dir);
+  int ifd = inotify_init1 (IN_CLOEXEC | IN_NONBLOCK);
+  if (ifd < 0)
+    return rt_err_set (err, errno, "cgroup: inotify_init1");
+  if (inotify_add_watch (ifd, ev, IN_MODIFY) < 0)
+    {
+      int e = errno;
+      close (ifd);
+      return rt_err_set (err, e, "cgroup: watch `%s`", ev);
+    }
+  return ifd;
+}
+
+int
+cg_v2_events_wait (const char *dir, int ifd, const char *key, uint64_t want,
+                   long deadline, struct rt_err **err)
+{
+  for (;;)
+    {
+      _cleanup_free_ char *t = NULL;
+      char buf[4096];
+      uint64_t v = 0;
+      struct pollfd pfd = { .fd = ifd, .events = POLLIN };
+      long wait;
+      int r;
+      if (cg_read (dir, "cgroup.events", &t, err) < 0)
+        return -1;
+      if (t == NULL)
+        return 1;
+      cg_keyed (t, key, &v);
+      if (v == want)
+        return 0;
+      wait = deadline - cg_now_ms ();
+      r = wait > 0 ? poll (&pfd, 1, (int) wait) : 0;
+      if (r < 0 && errno != EINTR)
+        return rt_err_set (err, errno, "cgroup: poll `%s/cgroup.events`",
+                           dir);
+      if (r == 0)
+        return rt_err_set (err, ETIMEDOUT, "`%s/cgroup.events` still says "
+                           "%s %" PRIu64, dir, key, v);
+      while (read (ifd, buf, sizeof buf) > 0)
+        ;
+    }
+}
+
 /* cgroup.freeze is asynchronous: "frozen 1" appears in cgroup.events once
- * every task has stopped, and the kernel signals a modification of
- * cgroup.events to inotify (Documentation/admin-guide/cgroup-v2.rst).  The
- * watch is set before the write so no transition can be missed. */
+ * every task has stopped.  The watch is set before the write so no
+ * transition can be missed.  30 s is a bound, not a pace: a task stuck in
+ * the kernel never freezes. */
 int
 cg_v2_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err)
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg);
-  _cleanup_free_ char *ev = xasprintf ("%s/cgroup.events", dir);
-  _cleanup_fd_ int ifd = inotify_init1 (IN_CLOEXEC | IN_NONBLOCK);
+  _cleanup_fd_ int ifd = -1;
+  int r;
 
-  if (ifd < 0)
-    return rt_err_set (err, errno, "cgroup: inotify_init1");
-  if (inotify_add_watch (ifd, ev, IN_MODIFY) < 0)
-    return rt_err_set (err, errno, "cgroup: watch `%s`", ev);
-  if (cg_write (dir, "cgroup.freeze", frozen ? "1" : "0", err) < 0)
+  ifd = cg_v2_events_watch (dir, err);
+  if (ifd < 0 || cg_write (dir, "cgroup.freeze", frozen ? "1" : "0", err) < 0)
     return -1;
-  for (;;)
+  r = cg_v2_events_wait (dir, ifd, "frozen", frozen ? 1 : 0,
+                         cg_now_ms () + 30000, err);
+  if (r > 0)
+    return events_frozen (dir, err);
+  if (r < 0 && (*err)->errno_ == ETIMEDOUT)
     {
-      char buf[4096];
-      struct pollfd pfd = { .fd = ifd, .events = POLLIN };
-      int st = events_frozen (dir, err), pr;
-      if (st < 0)
-        return -1;
-      if (st == (frozen ? 1 : 0))
-        return 0;
-      /* A bound, not a pace: a task stuck in the kernel never freezes. */
-      pr = poll (&pfd, 1, 30000);
-      if (pr < 0 && errno != EINTR)
-        return rt_err_set (err, errno, "cgroup: poll `%s`", ev);
-      if (pr == 0)
-        return rt_err_set (err, ETIMEDOUT, "cgroup: `%s` did not become "
-                           "%s within 30s", dir, frozen ? "frozen" : "thawed");
-      while (read (ifd, buf, sizeof buf) > 0)
-        ;
+      rt_err_free (err);
+      return rt_err_set (err, ETIMEDOUT, "cgroup: `%s` did not become %s "
+                         "within 30s", dir, frozen ? "frozen" : "thawed");
     }
+  return r;
 }
 
 int

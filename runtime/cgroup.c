@@ -597,14 +597,6 @@ rt_cgroup_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
   return cg_v1_stats (cg, st, err);
 }
 
-static long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* "pids 12 34 still running" for the processes whose pidfd is still open. */
 static int
 still_running (const pid_t *pids, const struct pollfd *pfd, size_t m,
@@ -655,7 +647,7 @@ wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
     }
   for (size_t left = m; ret == 0 && left > 0;)
     {
-      long wait = deadline - now_ms ();
+      long wait = deadline - cg_now_ms ();
       int r = wait > 0 ? poll (pfd, m, (int) wait) : 0;
       if (r < 0 && errno == EINTR)
         continue;
@@ -681,44 +673,23 @@ wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
 
 /* cgroup.procs can be empty while the cgroup is still populated (a task
  * between leaving the pid list and leaving its css_set): v2 says when it
- * is really empty in cgroup.events, and signals each change to inotify.
- * The watch is set before the first read so no transition is missed. */
+ * is really empty in cgroup.events.  The watch is set before the first
+ * read so no transition is missed. */
 static int
 wait_unpopulated (const struct rt_cgroup *cg, long deadline,
                   struct rt_err **err)
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg);
-  _cleanup_free_ char *ev = xasprintf ("%s/cgroup.events", dir);
-  _cleanup_fd_ int ifd = inotify_init1 (IN_CLOEXEC | IN_NONBLOCK);
-
+  _cleanup_fd_ int ifd = cg_v2_events_watch (dir, err);
   if (ifd < 0)
-    return rt_err_set (err, errno, "cgroup: inotify_init1");
-  if (inotify_add_watch (ifd, ev, IN_MODIFY) < 0)
-    return errno == ENOENT ? 0 : rt_err_set (err, errno, "cgroup: watch "
-                                             "`%s`", ev);
-  for (;;)
     {
-      _cleanup_free_ char *t = NULL;
-      char buf[4096];
-      uint64_t v = 0;
-      struct pollfd pfd = { .fd = ifd, .events = POLLIN };
-      long wait = deadline - now_ms ();
-      int r;
-      if (cg_read (dir, "cgroup.events", &t, err) < 0)
+      if ((*err)->errno_ != ENOENT)
         return -1;
-      if (t == NULL)
-        return 0;
-      if (!cg_keyed (t, "populated", &v) || v == 0)
-        return 0;
-      r = wait > 0 ? poll (&pfd, 1, (int) wait) : 0;
-      if (r < 0 && errno != EINTR)
-        return rt_err_set (err, errno, "cgroup: poll `%s`", ev);
-      if (r == 0)
-        return rt_err_set (err, ETIMEDOUT, "`%s` still says populated",
-                           ev);
-      while (read (ifd, buf, sizeof buf) > 0)
-        ;
+      rt_err_free (err);        /* the cgroup is gone: empty */
+      return 0;
     }
+  return cg_v2_events_wait (dir, ifd, "populated", 0, deadline, err) < 0
+             ? -1 : 0;
 }
 
 static int
@@ -750,7 +721,7 @@ int
 rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
                       struct rt_err **err)
 {
-  return wait_empty_until (cg, now_ms () + timeout_ms, err);
+  return wait_empty_until (cg, cg_now_ms () + timeout_ms, err);
 }
 
 /* rmdir leaf first; a cgroup directory holds only kernel files, which

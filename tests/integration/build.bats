@@ -25,3 +25,13 @@ teardown() { common_teardown; }
   [[ "$output" == *libseccomp* ]]       # control: NEEDED entries are listed
   [[ "$output" != *libcurl* && "$output" != *libssl* && "$output" != *libzstd* ]]
 }
+
+@test "build: no call or include loop between the files of a folder; oci/ sees only runtime.h and config.h" {
+  top=$SANDLOCK_TESTS_DIR/..
+  [ -f "$top/build/obj/runtime/container.o" ] || skip "needs the objects of a built tree"
+  command -v nm >/dev/null || skip "nm (binutils) missing"
+  run python3 "$SANDLOCK_TESTS_DIR/lib/layering.py" "$top"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"0 violation(s)"* ]]
+}

@@ -1,5 +1,6 @@
-/* Process identity helpers: start times (so a recycled pid is never taken
- * for the container) and signal names. */
+/* Process identity: start times and pidfds, so a recycled pid is never
+ * taken for the container's process, and signal names.  (The setup steps
+ * of a container process are in process.c.) */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
