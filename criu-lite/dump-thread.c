@@ -14,11 +14,6 @@
 #include "common/util.h"
 #include "criu-lite/internal.h"
 
-#define ERESTARTSYS 512
-#define ERESTARTNOINTR 513
-#define ERESTARTNOHAND 514
-#define ERESTART_RESTARTBLOCK 516
-
 #define CL_PTRACE_GET_RSEQ_CONFIGURATION 0x420f
 
 struct cl_rseq_conf
@@ -26,21 +21,6 @@ struct cl_rseq_conf
   uint64_t ptr;
   uint32_t size, sig, flags, pad;
 };
-
-void
-cl_normalize_restart (struct user_regs_struct *r)
-{
-  long rax = (long) r->rax;
-  if ((long) r->orig_rax < 0)
-    return;
-  if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND
-      || rax == -ERESTART_RESTARTBLOCK)
-    {
-      /* restart_block is not saved: a restarted sleep starts over. */
-      r->rax = r->orig_rax;
-      r->rip -= 2;  /* the 2-byte `syscall` */
-    }
-}
 
 /* sigaltstack and clear_child_tid: only the thread itself can say. */
 static int

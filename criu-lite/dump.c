@@ -16,24 +16,6 @@
 #include "criu-lite/criu.h"
 #include "criu-lite/tree.h"
 
-static int proc_dir = -1;
-
-int
-cl_proc_dir (void)
-{
-  return proc_dir;
-}
-
-DIR *
-cl_opendir (const char *rel)
-{
-  int fd = openat (proc_dir, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = fd < 0 ? NULL : fdopendir (fd);
-  if (d == NULL && fd >= 0)
-    close (fd);
-  return d;
-}
-
 struct tree
 {
   pid_t *host;                 /* host pid of each record */
@@ -52,37 +34,6 @@ dump_free (struct cl_dump *d)
   free (d->strings.p);
   if (d->pages_fd >= 0)
     close (d->pages_fd);
-}
-
-/* The innermost pid of a thread (NSpid's last field): the pid the process
- * has in its own pid namespace, which a restore in a fresh one gives back. */
-pid_t
-cl_ns_tid (pid_t pid, pid_t tid)
-{
-  char path[64];
-  _cleanup_free_ char *s = NULL;
-  struct rt_err *e = NULL;
-  char *p, *end;
-  pid_t last = tid;
-  snprintf (path, sizeof path, "%d/task/%d/status", pid, tid);
-  if (rt_read_file_at (proc_dir, path, 1 << 16, &s, NULL, &e) < 0)
-    {
-      rt_err_free (&e);
-      return tid;
-    }
-  p = strstr (s, "NSpid:");
-  if (p == NULL)
-    return tid;
-  p += 6;
-  for (;;)
-    {
-      long v = strtol (p, &end, 10);
-      if (end == p)
-        break;
-      last = (pid_t) v;
-      p = end;
-    }
-  return last;
 }
 
 static bool
@@ -299,7 +250,7 @@ dump_from_target_root (int dirfd, const struct criu_dump_opts *o,
       struct rt_err *e = NULL;
       close (pfd[0]);
       snprintf (root, sizeof root, "%d/root", o->pid);
-      if (fchdir (proc_dir) < 0 || chroot (root) < 0)
+      if (fchdir (cl_proc_dir ()) < 0 || chroot (root) < 0)
         rt_err_set (&e, errno, "enter the root of process %d", o->pid);
       else if (dump_into (dirfd, o, &e) == 0)
         _exit (0);
@@ -335,12 +286,10 @@ criu_dump (const struct criu_dump_opts *o, struct rt_err **err)
   dirfd = open (o->image_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (dirfd < 0)
     return rt_err_set (err, errno, "open image directory `%s`", o->image_dir);
-  proc_dir = open ("/proc", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-  if (proc_dir < 0)
-    return rt_err_set (err, errno, "open /proc");
+  if (cl_proc_dir_open (err) < 0)
+    return -1;
   r = o->target_root ? dump_from_target_root (dirfd, o, err)
                      : dump_into (dirfd, o, err);
-  close (proc_dir);
-  proc_dir = -1;
+  cl_proc_dir_close ();
   return r;
 }

@@ -406,19 +406,3 @@ cl_image_free (struct cl_image *img)
   img->pages_fd = -1;
 }
 
-int
-criu_image_check (const char *image_dir, struct rt_err **err)
-{
-  struct cl_image img;
-  _cleanup_free_ char *tree = xasprintf ("%s/tree.img", image_dir);
-  if (access (tree, F_OK) == 0)
-    {
-      struct criu_image *ci = criu_image_open (image_dir, err);
-      criu_image_free (ci);
-      return ci ? 0 : -1;
-    }
-  if (cl_image_load (image_dir, &img, err) < 0)
-    return -1;
-  cl_image_free (&img);
-  return 0;
-}

@@ -20,6 +20,26 @@
 #include "common/util.h"
 #include "criu-lite/internal.h"
 
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+#define ERESTART_RESTARTBLOCK 516
+
+void
+cl_normalize_restart (struct user_regs_struct *r)
+{
+  long rax = (long) r->rax;
+  if ((long) r->orig_rax < 0)
+    return;
+  if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND
+      || rax == -ERESTART_RESTARTBLOCK)
+    {
+      /* restart_block is not saved: a restarted sleep starts over. */
+      r->rax = r->orig_rax;
+      r->rip -= 2;  /* the 2-byte `syscall` */
+    }
+}
+
 static int
 wait_syscall_stop (struct cl_dump *d, size_t t, struct rt_err **err)
 {

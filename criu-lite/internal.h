@@ -205,6 +205,8 @@ int cl_sha256 (const void *p, size_t n, uint8_t out[32], struct rt_err **err);
 /* The /proc every capture reads, as a directory fd: opened before the
  * capture chroots into the target's root so that paths read from it are
  * the target's own (criu_dump_opts.target_root). */
+int cl_proc_dir_open (struct rt_err **err);
+void cl_proc_dir_close (void);
 int cl_proc_dir (void);
 pid_t cl_ns_tid (pid_t pid, pid_t tid);
 DIR *cl_opendir (const char *rel);
