@@ -1,6 +1,7 @@
 /* check: what this kernel offers and what sandlock-oci will use, from the
  * runtime's one probe of it (rt_kfeat). */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "command.h"
@@ -50,6 +51,22 @@ print_more (const struct rt_kfeat *k)
   printf ("close_range: %s\n", yesno (k->close_range));
 }
 
+/* Which --isolation modes this user has here (docs/nsless.md). */
+static void
+print_isolation (const struct rt_kfeat *k)
+{
+  bool ns = geteuid () == 0 || k->userns;
+  bool ll = k->landlock_abi >= 1 && k->seccomp_notify && k->openat2
+            && k->pidfd;
+  printf ("isolation namespaces: %s\n", ns ? "yes" : geteuid () == 0 ? "no"
+          : "no (this user cannot make a user namespace)");
+  printf ("isolation landlock (no namespaces): %s\n", ll ? "yes"
+          : "no (needs Landlock, seccomp user notification, openat2, "
+            "pidfd)");
+  printf ("isolation auto: %s\n", ns ? "namespaces" : ll ? "landlock"
+          : "none: create will fail");
+}
+
 static int
 cmd_check (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
 {
@@ -68,6 +85,7 @@ cmd_check (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
           yesno (k->openat2),
           k->openat2 ? "yes" : "by a component-by-component walk");
   print_more (k);
+  print_isolation (k);
   return 0;
 }
 OCI_COMMAND (check_command, "check",

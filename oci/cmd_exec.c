@@ -266,6 +266,16 @@ cmd_exec (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
                   st.id);
       goto out;
     }
+  for (size_t i = 0; i < st.annotations_len; i++)
+    if (strcmp (st.annotations[i].key, "run.oci.sandlock.isolation.effective")
+            == 0 && strcmp (st.annotations[i].value, "landlock") == 0)
+      {
+        /* Its processes see the view only through the init's supervisor;
+         * a process joined from outside would not (docs/nsless.md). */
+        rt_err_set (err, 0, "cannot exec in container \"%s\": exec into a "
+                    "namespace-less container is not supported yet", st.id);
+        goto out;
+      }
   if (oci_state_config (&st, &cfg, err) < 0 || load_process (cfg, &a, err) < 0
       || apply_flags (cfg->process, &a, argc - idx - 1, argv + idx + 1, err)
              < 0)

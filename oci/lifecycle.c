@@ -112,6 +112,33 @@ resolve_bundle (const char *bundle, char **out, struct rt_err **err)
   return 0;
 }
 
+/* --isolation, else the run.oci.sandlock.isolation annotation, else auto:
+ * namespaces where this user can make them (root, or a user namespace),
+ * the namespace-less view otherwise (docs/nsless.md). */
+static int
+choose_isolation (struct oci_globals *g, const struct oci_create_args *a,
+                  const struct rt_config *cfg, enum rt_rootfs_kind *kind,
+                  struct rt_err **err)
+{
+  const char *ann = rt_config_annotation (cfg, "run.oci.sandlock.isolation");
+  const char *m = a->isolation ? a->isolation : ann ? ann : "auto";
+  const char *what = a->isolation ? "--isolation"
+                     : "annotation run.oci.sandlock.isolation";
+  if (strcmp (m, "auto") == 0)
+    m = geteuid () == 0 || rt_kfeat (RT_KF_NAMESPACES)->userns ? "namespaces"
+                                                             : "landlock";
+  if (strcmp (m, "namespaces") == 0)
+    *kind = RT_ROOTFS_BIND;
+  else if (strcmp (m, "landlock") == 0)
+    *kind = RT_ROOTFS_VIRTUAL;
+  else
+    return rt_err_set (err, 0, "%s: \"%s\" is not namespaces, landlock or "
+                       "auto", what, m);
+  oci_debug (g, "isolation: %s%s", m, *kind == RT_ROOTFS_VIRTUAL
+             ? " (no namespaces: a seccomp-notify view of the rootfs)" : "");
+  return 0;
+}
+
 static int
 load_config (struct oci_globals *g, const struct oci_create_args *a,
              const struct oci_state *st, char **buf, size_t *len,
@@ -139,7 +166,8 @@ load_config (struct oci_globals *g, const struct oci_create_args *a,
  * exists. */
 static int
 state_from_config (struct oci_globals *g, const struct rt_config *cfg,
-                   struct oci_state *st, struct rt_err **err)
+                   enum rt_rootfs_kind kind, struct oci_state *st,
+                   struct rt_err **err)
 {
   if (cfg->root_path == NULL || *cfg->root_path == '\0')
     return rt_err_set (err, 0, "root.path: required");
@@ -164,6 +192,13 @@ state_from_config (struct oci_globals *g, const struct rt_config *cfg,
       st->annotations[i].value = xstrdup (cfg->annotations[i].value);
     }
   st->annotations_len = cfg->annotations_len;
+  /* Which isolation `auto` chose, for `state` (docs/nsless.md). */
+  st->annotations = xrealloc (st->annotations, (st->annotations_len + 1)
+                                                   * sizeof *st->annotations);
+  st->annotations[st->annotations_len].key
+      = xstrdup ("run.oci.sandlock.isolation.effective");
+  st->annotations[st->annotations_len++].value
+      = xstrdup (kind == RT_ROOTFS_VIRTUAL ? "landlock" : "namespaces");
   record_cgroup_path (g, cfg, st);
   return 0;
 }
@@ -186,7 +221,8 @@ save_records (const struct rt_config *cfg, const char *buf, size_t len,
 
 static int
 spawn (struct oci_globals *g, const struct oci_create_args *a,
-       const struct rt_config *cfg, struct oci_state *st, struct rt_err **err)
+       const struct rt_config *cfg, enum rt_rootfs_kind kind,
+       struct oci_state *st, struct rt_err **err)
 {
   _cleanup_free_ char *fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
   _cleanup_free_ char *status = xasprintf ("%s/%s/start.status", g->root,
@@ -203,9 +239,10 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
     .state_json = hook_state, .state_json_ud = st,
     .progress = record_progress, .progress_ud = st,
     /* The lifecycle's two choices, made here and nowhere else: / is a
-     * bind of the bundle's root.path, the init execs process.args (or,
-     * for `restore`, becomes the checkpointed process). */
-    .rootfs_source = { .kind = RT_ROOTFS_BIND },
+     * bind of the bundle's root.path — or, namespace-less, the view of it
+     * a notify supervisor draws (choose_isolation) —, the init execs
+     * process.args (or, for `restore`, becomes the checkpointed process). */
+    .rootfs_source = { .kind = kind },
     .payload = a->payload,
   };
   oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
@@ -234,6 +271,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
 {
   _cleanup_free_ char *buf = NULL;
   struct rt_config *cfg = NULL;
+  enum rt_rootfs_kind kind = RT_ROOTFS_BIND;
   size_t len;
   int ret;
 
@@ -242,9 +280,10 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
       rt_config_free (cfg);
       return -1;
     }
-  ret = state_from_config (g, cfg, st, err) < 0
+  ret = choose_isolation (g, a, cfg, &kind, err) < 0
+                || state_from_config (g, cfg, kind, st, err) < 0
                 || save_records (cfg, buf, len, st, err) < 0
-                || spawn (g, a, cfg, st, err) < 0
+                || spawn (g, a, cfg, kind, st, err) < 0
             ? -1 : 0;
   rt_config_free (cfg);
   return ret;
@@ -442,6 +481,7 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
     O_CONSOLE,
     O_PRESERVE,
     O_NOPIVOT,
+    O_ISOLATION,
     O_NOKEYRING,
     O_NOSUBREAPER,
     O_CONFIG,
@@ -453,6 +493,7 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
     { "console-socket", required_argument, 0, O_CONSOLE },
     { "preserve-fds", required_argument, 0, O_PRESERVE },
     { "no-pivot", no_argument, 0, O_NOPIVOT },
+    { "isolation", required_argument, 0, O_ISOLATION },
     { "no-new-keyring", no_argument, 0, O_NOKEYRING },
     { "no-subreaper", no_argument, 0, O_NOSUBREAPER },
     { "detach", no_argument, 0, 'd' },
@@ -481,6 +522,9 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
         break;
       case O_NOPIVOT:
         a->no_pivot = true;
+        break;
+      case O_ISOLATION:
+        a->isolation = optarg;
         break;
       case O_NOKEYRING:
         a->no_new_keyring = true;

@@ -21,6 +21,7 @@ struct oci_create_args
   bool console_fd_set;
   int preserve_fds;
   bool no_pivot;
+  const char *isolation;        /* --isolation: namespaces|landlock|auto */
   bool no_new_keyring;
   bool detach;
   bool keep;                    /* run --keep: no delete when it exits */

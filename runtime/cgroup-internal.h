@@ -117,15 +117,12 @@ int cg_v2_mkdirs (struct rt_cgroup *cg, const struct rt_resources *r,
 int cg_v2_apply (struct rt_cgroup *cg, const struct rt_resources *r,
                  struct rt_err **err);
 int cg_v2_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err);
-/* The one wait on cgroup.events (freeze and empty): an inotify fd watching
- * DIR/cgroup.events (-1 with the error set; ENOENT: no such file), set up
- * before whatever causes the transition; then a wait until |key| reads
- * |want| (0), the file is gone (1), or |deadline| (CLOCK_MONOTONIC ms)
+/* The one wait on cgroup.events (freeze and emptiness): until |key|
+ * reads |want| (0), the file is gone (1), or |deadline| (cg_now_ms)
  * passes (-1, ETIMEDOUT). */
 long cg_now_ms (void);              /* CLOCK_MONOTONIC */
-int cg_v2_events_watch (const char *dir, struct rt_err **err);
-int cg_v2_events_wait (const char *dir, int ifd, const char *key,
-                       uint64_t want, long deadline, struct rt_err **err);
+int cg_v2_events_wait (const char *dir, const char *key, uint64_t want,
+                       long deadline, struct rt_err **err);
 int cg_v2_is_frozen (struct rt_cgroup *cg, struct rt_err **err);
 int cg_v2_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
                  struct rt_err **err);

@@ -343,8 +343,8 @@ cg_now_ms (void)
   return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-int
-cg_v2_events_watch (const char *dir, struct rt_err **err)
+static int
+events_watch (const char *dir, struct rt_err **err)
 {
   _cleanup_free_ char *ev = xasprintf ("%s/cgroup.events", dir);
   int ifd = inotify_init1 (IN_CLOEXEC | IN_NONBLOCK);
@@ -354,30 +354,53 @@ cg_v2_events_watch (const char *dir, struct rt_err **err)
     {
       int e = errno;
       close (ifd);
-      return rt_err_set (err, e, "cgroup: watch `%s`", ev);
+      return e == ENOENT ? -2 : rt_err_set (err, e, "cgroup: watch `%s`", ev);
     }
   return ifd;
 }
 
+/* 0: |key| reads |want|; 1: it does not; 2: no cgroup.events. */
+static int
+events_is (const char *dir, const char *key, uint64_t want, uint64_t *v,
+           struct rt_err **err)
+{
+  _cleanup_free_ char *t = NULL;
+  *v = 0;
+  if (cg_read (dir, "cgroup.events", &t, err) < 0)
+    return -1;
+  if (t == NULL)
+    return 2;
+  cg_keyed (t, key, v);
+  return *v == want ? 0 : 1;
+}
+
+/* The watch is made only when the value is not there yet, and the file is
+ * read again once it is set, so no transition is missed: a watch is not
+ * free (closing an inotify fd waits for an SRCU grace period, ~20 ms here),
+ * and most waits (delete of an exited container, freeze of an idle one)
+ * find the value on the first read. */
 int
-cg_v2_events_wait (const char *dir, int ifd, const char *key, uint64_t want,
+cg_v2_events_wait (const char *dir, const char *key, uint64_t want,
                    long deadline, struct rt_err **err)
 {
+  _cleanup_fd_ int ifd = -1;
+  uint64_t v;
+  int r = events_is (dir, key, want, &v, err);
+  if (r != 1)
+    return r < 0 ? -1 : r == 2;
+  ifd = events_watch (dir, err);
+  if (ifd == -2)
+    return 1;
+  if (ifd < 0)
+    return -1;
   for (;;)
     {
-      _cleanup_free_ char *t = NULL;
       char buf[4096];
-      uint64_t v = 0;
       struct pollfd pfd = { .fd = ifd, .events = POLLIN };
       long wait;
-      int r;
-      if (cg_read (dir, "cgroup.events", &t, err) < 0)
-        return -1;
-      if (t == NULL)
-        return 1;
-      cg_keyed (t, key, &v);
-      if (v == want)
-        return 0;
+      r = events_is (dir, key, want, &v, err);
+      if (r != 1)
+        return r < 0 ? -1 : r == 2;
       wait = deadline - cg_now_ms ();
       r = wait > 0 ? poll (&pfd, 1, (int) wait) : 0;
       if (r < 0 && errno != EINTR)
@@ -392,21 +415,18 @@ cg_v2_events_wait (const char *dir, int ifd, const char *key, uint64_t want,
 }
 
 /* cgroup.freeze is asynchronous: "frozen 1" appears in cgroup.events once
- * every task has stopped.  The watch is set before the write so no
- * transition can be missed.  30 s is a bound, not a pace: a task stuck in
+ * every task has stopped.  30 s is a bound, not a pace: a task stuck in
  * the kernel never freezes. */
 int
 cg_v2_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err)
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg);
-  _cleanup_fd_ int ifd = -1;
   int r;
 
-  ifd = cg_v2_events_watch (dir, err);
-  if (ifd < 0 || cg_write (dir, "cgroup.freeze", frozen ? "1" : "0", err) < 0)
+  if (cg_write (dir, "cgroup.freeze", frozen ? "1" : "0", err) < 0)
     return -1;
-  r = cg_v2_events_wait (dir, ifd, "frozen", frozen ? 1 : 0,
-                         cg_now_ms () + 30000, err);
+  r = cg_v2_events_wait (dir, "frozen", frozen ? 1 : 0, cg_now_ms () + 30000,
+                         err);
   if (r > 0)
     return events_frozen (dir, err);
   if (r < 0 && (*err)->errno_ == ETIMEDOUT)

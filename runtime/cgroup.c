@@ -673,23 +673,14 @@ wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
 
 /* cgroup.procs can be empty while the cgroup is still populated (a task
  * between leaving the pid list and leaving its css_set): v2 says when it
- * is really empty in cgroup.events.  The watch is set before the first
- * read so no transition is missed. */
+ * is really empty in cgroup.events. */
 static int
 wait_unpopulated (const struct rt_cgroup *cg, long deadline,
                   struct rt_err **err)
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg);
-  _cleanup_fd_ int ifd = cg_v2_events_watch (dir, err);
-  if (ifd < 0)
-    {
-      if ((*err)->errno_ != ENOENT)
-        return -1;
-      rt_err_free (err);        /* the cgroup is gone: empty */
-      return 0;
-    }
-  return cg_v2_events_wait (dir, ifd, "populated", 0, deadline, err) < 0
-             ? -1 : 0;
+  /* 1: no cgroup.events any more, the cgroup is gone: empty. */
+  return cg_v2_events_wait (dir, "populated", 0, deadline, err) < 0 ? -1 : 0;
 }
 
 static int

@@ -24,6 +24,7 @@
 #include "confine.h"
 #include "internal.h"
 #include "notify.h"
+#include "vroot-run.h"
 
 typedef int (*child_step_fn) (struct rt_child *ch, struct rt_err **err);
 
@@ -218,6 +219,17 @@ static const struct child_step setup_steps[] = {
   { "confinement", step_confine },
 };
 
+/* RT_ROOTFS_VIRTUAL: nothing to create, mount or pivot; the kernel cwd is
+ * the exec directory (runtime/vroot-run.c). */
+static const struct child_step virtual_steps[] = {
+  { "cgroup", step_cgroup },
+  { "prestart/createRuntime hooks", step_runtime_hooks },
+  { "createContainer hooks", step_create_hooks },
+  { "process", rt_vroot_child_process },
+  { "payload", rt_payload_prepare },
+  { "confinement", rt_vroot_child_confine },
+};
+
 static int
 step_start_hooks (struct rt_child *ch, struct rt_err **err)
 {
@@ -283,7 +295,9 @@ close_inherited_fds (struct rt_child *ch)
 static void
 child_undumpable (struct rt_child *ch)
 {
-  if (!ch->p->proc_by_parent)
+  /* Namespace-less: the supervisor, same uid and no CAP_SYS_PTRACE, reads
+   * the init's memory from its first trapped call (the execve) on. */
+  if (!ch->p->proc_by_parent && !rt_vroot_mode (ch->p))
     prctl (PR_SET_DUMPABLE, 0);
   if (ch->p->new_time)
     {
@@ -371,7 +385,10 @@ rt_child_main (struct rt_child *ch)
   struct rt_err *err = NULL;
 
   child_await_go (ch);
-  if (run_steps (ch, setup_steps, ARRAY_SIZE (setup_steps), &err) < 0)
+  bool virt = rt_vroot_mode (ch->p);
+  if (run_steps (ch, virt ? virtual_steps : setup_steps,
+                 virt ? ARRAY_SIZE (virtual_steps) : ARRAY_SIZE (setup_steps),
+                 &err) < 0)
     {
       rt_sync_send (ch->sync_fd, SYNC_ERROR, err->errno_, err->msg);
       _exit (1);

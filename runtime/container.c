@@ -34,6 +34,7 @@
 #include "common/util.h"
 #include "internal.h"
 #include "notify.h"
+#include "vroot-run.h"
 
 /* In the new process: the parent's copy of the sync socket is not its. */
 static void __attribute__ ((noreturn))
@@ -53,6 +54,8 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   struct rt_plan p;
   struct rt_prepared pp = RT_PREPARED_INIT;
   struct rt_parent pa = { .pid = -1 };
+  struct rt_create_opts vo;     /* RT_ROOTFS_VIRTUAL: |o| with its notify */
+  const struct rt_create_opts *so = o;
   bool planned = false;
   int ret = -1;
   pid_t pid;
@@ -62,8 +65,15 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   planned = true;
   if (rt_prepare (&p, &pp, err) < 0 || rt_parent_cgroup (&p, &pa, err) < 0)
     goto out;
+  if (rt_vroot_mode (&p))
+    {
+      vo = *o;
+      if (rt_vroot_prepare (&p, &vo, err) < 0)
+        goto out;
+      so = &vo;
+    }
   /* The notify supervisor is forked before the init, never its parent. */
-  if (rt_notify_spawn (o, err) < 0)
+  if (rt_notify_spawn (so, err) < 0)
     goto out;
   pid = rt_parent_clone (&p, &pa, err);
   if (pid < 0)
@@ -81,6 +91,7 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
 out:
   rt_parent_end (&pa, ret < 0);
   rt_notify_end (ret == 0);
+  rt_vroot_end ();
   if (planned)
     rt_prepare_undo (&p, &pp);   /* on success: the parent's copies */
   rt_plan_free (&p);

@@ -227,13 +227,39 @@ rt_plan_mounts (struct rt_plan *p, struct rt_err **err)
 
 #define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
 
+/* Makes the last component of |path| under the directory |dirfd| (a file
+ * when |file|) and opens it, resolved inside the root. */
+static int
+make_last (int dirfd, const char *path, const char *comp, bool file,
+           struct rt_err **err)
+{
+  int fd;
+  if (file)
+    {
+      int w = openat (dirfd, comp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC
+                      | O_NOFOLLOW, 0644);
+      if (w < 0 && errno != EEXIST)
+        return rt_err_set (err, errno, "create `%s` in rootfs", path);
+      if (w >= 0)
+        close (w);
+    }
+  else if (mkdirat (dirfd, comp, 0755) < 0 && errno != EEXIST)
+    return rt_err_set (err, errno, "mkdir `%s` in rootfs (at `%s`)", path,
+                       comp);
+  fd = cm_openat2 (dirfd, comp, O_PATH | O_CLOEXEC, IN_ROOT);
+  if (fd < 0)
+    return rt_err_set (err, errno, "resolve `%s` in rootfs (at `%s`)", path,
+                       comp);
+  return fd;
+}
+
 int
 rt_open_in_root (int rootfd, const char *path, bool create, bool file,
                  struct rt_err **err)
 {
   _cleanup_free_ char *dup = NULL;
-  _cleanup_fd_ int cur = -1;
-  char *save = NULL, *comp, *next;
+  _cleanup_fd_ int parent = -1;
+  char *slash;
   int fd = cm_openat2 (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
 
   if (fd >= 0 || errno != ENOENT || !create)
@@ -242,40 +268,24 @@ rt_open_in_root (int rootfd, const char *path, bool create, bool file,
         return rt_err_set (err, errno, "resolve `%s` in rootfs", path);
       return fd;
     }
-  /* Walk component by component: each step is resolved inside the root, so
-   * a symlink planted anywhere in the path still cannot leave it. */
+  /* Create what is missing from the deepest existing parent down: each
+   * step is resolved inside the root, so a symlink planted anywhere in
+   * the path still cannot leave it; and most mount points miss only
+   * their last component (one lookup, not one per component). */
   dup = xstrdup (path);
-  cur = cm_openat2 (rootfd, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, IN_ROOT);
-  if (cur < 0)
-    return rt_err_set (err, errno, "open rootfs");
-  for (comp = strtok_r (dup, "/", &save); comp; comp = next)
-    {
-      int nfd;
-      next = strtok_r (NULL, "/", &save);
-      nfd = cm_openat2 (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
-      if (nfd < 0 && errno == ENOENT)
-        {
-          if (next == NULL && file)
-            {
-              int w = openat (cur, comp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC
-                              | O_NOFOLLOW, 0644);
-              if (w < 0 && errno != EEXIST)
-                return rt_err_set (err, errno, "create `%s` in rootfs", path);
-              if (w >= 0)
-                close (w);
-            }
-          else if (mkdirat (cur, comp, 0755) < 0 && errno != EEXIST)
-            return rt_err_set (err, errno, "mkdir `%s` in rootfs (at `%s`)",
-                               path, comp);
-          nfd = cm_openat2 (cur, comp, O_PATH | O_CLOEXEC, IN_ROOT);
-        }
-      if (nfd < 0)
-        return rt_err_set (err, errno, "resolve `%s` in rootfs (at `%s`)",
-                           path, comp);
-      close (cur);
-      cur = nfd;
-    }
-  return rt_steal_fd (&cur);
+  while ((slash = strrchr (dup, '/')) != NULL && slash[1] == '\0'
+         && slash != dup)
+    *slash = '\0';
+  slash = strrchr (dup, '/');
+  if (slash == NULL || slash[1] == '\0')
+    return rt_err_set (err, ENOENT, "resolve `%s` in rootfs", path);
+  *slash = '\0';
+  parent = *dup ? rt_open_in_root (rootfd, dup, true, false, err)
+                : cm_openat2 (rootfd, "/", O_PATH | O_DIRECTORY | O_CLOEXEC,
+                              IN_ROOT);
+  if (parent < 0)
+    return *dup ? -1 : rt_err_set (err, errno, "open rootfs");
+  return make_last (parent, path, slash + 1, file, err);
 }
 
 static const char *

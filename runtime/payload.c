@@ -14,6 +14,7 @@
 
 #include "common/util.h"
 #include "internal.h"
+#include "vroot-run.h"
 
 int
 rt_payload_prepare (struct rt_child *ch, struct rt_err **err)
@@ -21,6 +22,8 @@ rt_payload_prepare (struct rt_child *ch, struct rt_err **err)
   const struct rt_process *pr = ch->p->c->process;
   if (ch->p->o->payload.kind != RT_PAYLOAD_EXEC)
     return 0;
+  if (rt_vroot_mode (ch->p))
+    return rt_vroot_payload_prepare (ch, err);
   if (rt_proc_resolve_exec (pr, &ch->exec_path, err) < 0)
     return -1;
   ch->envp = rt_proc_envp (pr);

@@ -12,6 +12,7 @@
 #include "common/util.h"
 #include "confine.h"
 #include "internal.h"
+#include "vroot-run.h"
 #include "landlock.h"
 
 static const struct
@@ -150,11 +151,14 @@ rt_plan_new (const struct rt_create_opts *o, struct rt_plan *p,
   p->c = c;
   p->o = o;
   p->personality = -1;
-  if (plan_process (o, err) < 0 || plan_namespaces (p, err) < 0
+  bool virt = o->rootfs_source.kind == RT_ROOTFS_VIRTUAL;
+  if (plan_process (o, err) < 0
+      || (virt ? rt_vroot_plan (p, err) : plan_namespaces (p, err)) < 0
       || rt_personality_plan (c, &p->personality, err) < 0
       || rt_proc_plan_rlimits (c->process, &p->rlimits, &p->rlimits_len, err)
              < 0
-      || rt_plan_mounts (p, err) < 0 || rt_plan_overlay (p, err) < 0
+      || (!virt && (rt_plan_mounts (p, err) < 0
+                    || rt_plan_overlay (p, err) < 0))
       || rt_caps_prepare (c->process, &p->caps, err) < 0
       || rt_confine_plan (c, &p->confine, err) < 0)
     return -1;

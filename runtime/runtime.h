@@ -91,6 +91,9 @@ enum rt_rootfs_kind
 {
   RT_ROOTFS_BIND = 0,           /* bind of the host directory |rootfs| */
   RT_ROOTFS_OVERLAY,            /* overlayfs of |lowers| + |upper| on |rootfs| */
+  RT_ROOTFS_VIRTUAL,            /* no namespace: |rootfs| and the mounts are
+                                   a view drawn by a notify supervisor
+                                   (docs/nsless.md); sets its own notify */
 };
 
 struct rt_rootfs_source

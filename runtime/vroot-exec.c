@@ -1,0 +1,294 @@
+/* execve in the view.  A notify supervisor cannot change the registers of
+ * the call, and the kernel resolves an exec path (and an ELF's PT_INTERP,
+ * and a script's #! line) against the host root.  So:
+ *
+ *  - the binary is resolved and opened here, gated on X_OK, and injected
+ *    at VR_EXEC_FD (close-on-exec: the new program does not inherit it);
+ *  - the path string in the caller is overwritten in place with its own
+ *    last name, which is never longer, and which the kernel resolves
+ *    against the caller's kernel cwd: the supervisor's exec directory,
+ *    where NAME -> /proc/self/fd/VR_EXEC_FD.  argv[0], often the same
+ *    buffer, keeps its last name (busybox dispatches on it);
+ *  - a dynamic ELF runs as a sealed memfd copy whose PT_INTERP names
+ *    /proc/self/fd/VR_INTERP_FD, the view's interpreter (sandlock-notes
+ *    §4.2); a script as a memfd copy whose #! line names the view's
+ *    interpreter, the path written being /dev/fd/VR_SCRIPT_FD (resolved in
+ *    the view when the interpreter opens it), or ENOEXEC when the caller's
+ *    string is too short for it (a POSIX shell then runs it itself).
+ *
+ * Then the call CONTINUEs: the kernel re-reads the path, so a sibling
+ * thread that rewrites it in between gets a host path — which Landlock,
+ * granting EXECUTE on the rootfs and mounts only, refuses.  A memfd exec
+ * is invisible to Landlock, hence the X_OK gate here. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "vroot-sup.h"
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+
+static int gate (struct vr_call *c, const struct vr_path *p);
+static int exec_name (struct vr_call *c, const char *name);
+
+static int
+inject_at (struct vr_call *c, int fd, int num, bool cloexec)
+{
+  struct seccomp_notif_addfd a = {
+    .id = c->req->id, .flags = SECCOMP_ADDFD_FLAG_SETFD, .srcfd = (uint32_t) fd,
+    .newfd = (uint32_t) num, .newfd_flags = cloexec ? O_CLOEXEC : 0,
+  };
+  return ioctl (c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0 ? -errno : 0;
+}
+
+/* PT_INTERP of the ELF |fd|: 1 with its text, offset and size; 0 when
+ * there is none (static, or not an ELF: the kernel decides); -errno. */
+static int
+elf_interp (int fd, char out[256], uint64_t *off, uint64_t *size)
+{
+  Elf64_Ehdr eh;
+  Elf64_Phdr ph;
+  if (pread (fd, &eh, sizeof eh, 0) != (ssize_t) sizeof eh
+      || memcmp (eh.e_ident, ELFMAG, SELFMAG) != 0
+      || eh.e_ident[EI_CLASS] != ELFCLASS64)
+    return 0;
+  if (eh.e_phentsize != sizeof ph || eh.e_phnum > 128)
+    return -ENOEXEC;
+  for (unsigned i = 0; i < eh.e_phnum; i++)
+    {
+      if (pread (fd, &ph, sizeof ph, (off_t) (eh.e_phoff + i * sizeof ph))
+          != (ssize_t) sizeof ph)
+        return -ENOEXEC;
+      if (ph.p_type != PT_INTERP)
+        continue;
+      if (ph.p_filesz < 2 || ph.p_filesz > 256
+          || pread (fd, out, ph.p_filesz, (off_t) ph.p_offset)
+             != (ssize_t) ph.p_filesz || out[ph.p_filesz - 1] != '\0')
+        return -ENOEXEC;
+      *off = ph.p_offset, *size = ph.p_filesz;
+      return 1;
+    }
+  return 0;
+}
+
+/* A sealed, executable memfd copy of |fd| with |len| bytes at |off|
+ * replaced by |text| (NUL-padded). */
+static int
+patched_copy (int fd, uint64_t off, const char *text, size_t len)
+{
+  struct stat st;
+  char pad[256] = { 0 };
+  _cleanup_fd_ int m = memfd_create ("vroot-exec", MFD_CLOEXEC | MFD_EXEC
+                                     | MFD_ALLOW_SEALING);
+  off_t in = 0;
+  if (m < 0 || fstat (fd, &st) < 0)
+    return -errno;
+  while (in < st.st_size)
+    if (sendfile (m, fd, &in, (size_t) (st.st_size - in)) <= 0)
+      return -EIO;
+  snprintf (pad, sizeof pad, "%s", text);
+  if (pwrite (m, pad, len, (off_t) off) != (ssize_t) len
+      || fcntl (m, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK
+                | F_SEAL_SEAL) < 0)
+    return -errno;
+  return rt_steal_fd (&m);
+}
+
+static int
+open_in_view (struct vr_call *c, const char *path, int flags, struct vr_path *p)
+{
+  int r = vr_resolve_at (c, AT_FDCWD, path, flags, p);
+  if (r < 0)
+    return r;
+  if (p->ent == NULL || p->type != S_IFREG)
+    return -EACCES;
+  return vr_open (p, O_RDONLY, 0);
+}
+
+/* What the kernel should exec for the ELF |fd|: itself, or a copy whose
+ * interpreter is the view's, injected at |interp_num|. */
+static int
+prepare_elf (struct vr_call *c, int fd, int interp_num)
+{
+  char interp[256], text[32];
+  uint64_t off, size;
+  struct vr_path ip;
+  int r = elf_interp (fd, interp, &off, &size);
+  if (r <= 0)
+    return r < 0 ? r : fcntl (fd, F_DUPFD_CLOEXEC, 0);
+  _cleanup_fd_ int ifd = open_in_view (c, interp, 0, &ip);
+  if (ifd < 0)
+    return ifd == -EACCES ? -ENOENT : ifd;
+  snprintf (text, sizeof text, "/proc/self/fd/%d", interp_num);
+  if (strlen (text) + 1 > size)
+    return -ENOEXEC;
+  if ((r = inject_at (c, ifd, interp_num, true)) < 0)
+    return r;
+  return patched_copy (fd, off, text, size);
+}
+
+/* "#!interp [arg]" of the script |fd| → the interpreter's path, and the
+ * offset of the line's end. */
+static int
+shebang (int fd, char interp[256], size_t *eol)
+{
+  char line[256];
+  ssize_t n = pread (fd, line, sizeof line - 1, 0);
+  char *p, *end, *nl;
+  if (n < 2 || line[0] != '#' || line[1] != '!')
+    return 0;
+  line[n] = '\0';
+  if ((nl = strchr (line, '\n')) == NULL)
+    return -ENOEXEC;
+  *eol = (size_t) (nl - line);
+  for (p = line + 2; *p == ' ' || *p == '\t'; p++)
+    ;
+  end = p + strcspn (p, " \t\n");
+  if (end == p)
+    return -ENOEXEC;
+  snprintf (interp, 256, "%.*s", (int) (end - p), p);
+  return 1;
+}
+
+/* The script: its interpreter injected at VR_EXEC_FD and named on a
+ * copy's #! line by its last name, which the kernel resolves in the exec
+ * directory (so busybox sees argv[0] "sh", not "/proc/self/fd/N"); the
+ * copy at VR_SCRIPT_FD, exec'd and then opened by the interpreter as
+ * /dev/fd/VR_SCRIPT_FD (the view's /dev/fd). */
+static int
+prepare_script (struct vr_call *c, int fd, size_t eol, const char *interp,
+                size_t path_len)
+{
+  char line[300], text[32], head[256];
+  const char *name = strrchr (interp, '/');
+  struct vr_path ip;
+  struct stat st;
+  off_t in = (off_t) eol;
+  int r;
+  snprintf (text, sizeof text, "/dev/fd/%d", VR_SCRIPT_FD);
+  if (path_len < strlen (text))
+    return -ENOEXEC;
+  name = name ? name + 1 : interp;
+  _cleanup_fd_ int ifd = open_in_view (c, interp, 0, &ip);
+  if (ifd < 0)
+    return ifd == -EACCES ? -ENOENT : ifd;
+  if ((r = gate (c, &ip)) < 0)
+    return r;
+  _cleanup_fd_ int efd = prepare_elf (c, ifd, VR_INTERP_FD);
+  if (efd < 0)
+    return efd;
+  if ((r = inject_at (c, efd, VR_EXEC_FD, true)) < 0
+      || (r = exec_name (c, name)) < 0)
+    return r;
+  if (pread (fd, head, eol, 0) != (ssize_t) eol)
+    return -EIO;
+  head[eol] = '\0';
+  char *arg = head + 2 + strspn (head + 2, " \t");
+  arg += strcspn (arg, " \t");
+  snprintf (line, sizeof line, "#!%s%s", name, arg);
+  _cleanup_fd_ int m = memfd_create ("vroot-script", MFD_CLOEXEC
+                                     | MFD_ALLOW_SEALING);
+  if (m < 0 || fstat (fd, &st) < 0
+      || write (m, line, strlen (line)) != (ssize_t) strlen (line))
+    return -EIO;
+  while (in < st.st_size)
+    if (sendfile (m, fd, &in, (size_t) (st.st_size - in)) <= 0)
+      return -EIO;
+  return inject_at (c, m, VR_SCRIPT_FD, false);
+}
+
+static int
+gate (struct vr_call *c, const struct vr_path *p)
+{
+  char name[NAME_MAX + 1];
+  int empty;
+  if (p->ent->noexec)
+    return -EACCES;             /* the mount's noexec (Landlock: no EXECUTE) */
+  _cleanup_fd_ int fd = vr_at (c, p, name, &empty);
+  if (fd < 0)
+    return fd;
+  if (syscall (SYS_faccessat2, fd, name, X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW
+               | empty) < 0)
+    return -errno;
+  return 0;
+}
+
+/* NAME -> /proc/self/fd/VR_EXEC_FD in the exec directory (the same link
+ * for every process: "self" is whoever resolves it). */
+static int
+exec_name (struct vr_call *c, const char *name)
+{
+  char target[32];
+  snprintf (target, sizeof target, "/proc/self/fd/%d", VR_EXEC_FD);
+  if (symlinkat (target, c->s->exec_dir, name) < 0 && errno != EEXIST)
+    return -errno;
+  return 0;
+}
+
+/* The path string becomes its last name, resolved by the kernel in the
+ * exec directory: never longer than the string, and argv[0], often the
+ * same buffer, keeps the name programs dispatch on. */
+static int
+rewrite_to_name (struct vr_call *c, uint64_t addr, const char *path)
+{
+  const char *name = strrchr (path, '/');
+  int r;
+  name = name ? name + 1 : path;
+  if ((r = exec_name (c, name)) < 0)
+    return r;
+  return vr_poke_mem (c, addr, name, strlen (name) + 1);
+}
+
+int64_t
+vr_do_exec (struct vr_call *c)
+{
+  char path[PATH_MAX], interp[256], text[32];
+  struct vr_path p;
+  size_t eol = 0;
+  int r;
+
+  /* execveat resolves a relative rewrite against its dirfd, not the exec
+   * directory, and by fd it names no path to draw: not serviced
+   * (docs/nsless.md). */
+  if (c->req->data.nr == SYS_execveat)
+    return -ENOSYS;
+  uint64_t addr = c->req->data.args[0];
+  if ((r = vr_read_path (c, addr, path)) < 0)
+    return r;
+  _cleanup_fd_ int fd = open_in_view (c, path, 0, &p);
+  if (fd < 0)
+    return fd;
+  if ((r = gate (c, &p)) < 0 || (r = shebang (fd, interp, &eol)) < 0)
+    return r;
+  if (r > 0)
+    {
+      if ((r = prepare_script (c, fd, eol, interp, strlen (path))) < 0)
+        return r;
+      snprintf (text, sizeof text, "/dev/fd/%d", VR_SCRIPT_FD);
+      r = vr_poke_mem (c, addr, text, strlen (text) + 1);
+    }
+  else
+    {
+      _cleanup_fd_ int efd = prepare_elf (c, fd, VR_INTERP_FD);
+      if (efd < 0)
+        return efd;
+      if ((r = inject_at (c, efd, VR_EXEC_FD, true)) == 0)
+        r = rewrite_to_name (c, addr, path);
+    }
+  if (r < 0)
+    return r;
+  free (c->task->exe);
+  c->task->exe = xstrdup (p.vpath);
+  return VR_CONTINUE;
+}

@@ -1,0 +1,124 @@
+/* The open family in the view: open, creat, openat, openat2.  The file is
+ * opened here from its entry's pinned fd and injected into the caller with
+ * SECCOMP_ADDFD_FLAG_SEND, so the kernel never resolves the caller's
+ * string (runtime/vroot-sup.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "vroot-sup.h"
+
+struct open_args
+{
+  int dirfd;
+  uint64_t path;
+  int flags;
+  mode_t mode;
+  uint64_t resolve;
+};
+
+static int
+decode (struct vr_call *c, struct open_args *a)
+{
+  const __u64 *g = c->req->data.args;
+  struct open_how how = { 0 };
+  *a = (struct open_args) { .dirfd = AT_FDCWD };
+  switch (c->req->data.nr)
+    {
+    case SYS_open:
+      a->path = g[0], a->flags = (int) g[1], a->mode = (mode_t) g[2];
+      return 0;
+    case SYS_creat:
+      a->path = g[0], a->flags = O_CREAT | O_WRONLY | O_TRUNC;
+      a->mode = (mode_t) g[1];
+      return 0;
+    case SYS_openat:
+      a->dirfd = (int) g[0], a->path = g[1], a->flags = (int) g[2];
+      a->mode = (mode_t) g[3];
+      return 0;
+    default:                    /* openat2 */
+      if (g[3] < sizeof how)
+        return -EINVAL;
+      if (vr_read_mem (c, g[2], &how, sizeof how) < 0)
+        return -EFAULT;
+      if (how.flags >> 32 || how.mode > 07777)
+        return -EINVAL;
+      a->dirfd = (int) g[0], a->path = g[1], a->flags = (int) how.flags;
+      a->mode = (mode_t) how.mode, a->resolve = how.resolve;
+      return 0;
+    }
+}
+
+/* /proc/<pid>/fd/N of a container process: a new open of the very file
+ * the caller holds (what the kernel does for that magic link). */
+static int
+open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
+{
+  char link[64];
+  int fd;
+  if (p->fd_pid != c->task->tgid && !c->ctx.pid_ok (c->ctx.ud, p->fd_pid))
+    return -ENOENT;
+  _cleanup_fd_ int dup = vr_caller_fd (c, p->fd_pid, p->fd_num);
+  if (dup < 0)
+    return dup == -EBADF ? -ENOENT : dup;
+  snprintf (link, sizeof link, "/proc/self/fd/%d", dup);
+  /* A new open file description of something outside the view (an fd
+   * inherited from the host) would be a new access to it: refused.
+   * Pipes, memfds and the like have no path, and reopen as the kernel
+   * does. */
+  char host[PATH_MAX], vpath[PATH_MAX];
+  ssize_t n = readlink (link, host, sizeof host - 1);
+  if (n < 0)
+    return -errno;
+  host[n] = '\0';
+  if (host[0] == '/' && !rt_startswith (host, "/memfd:")
+      && vr_host_to_virtual (c->s->v, host, vpath) < 0)
+    return -EACCES;
+  fd = open (link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC);
+  return fd < 0 ? -errno : fd;
+}
+
+int64_t
+vr_do_open (struct vr_call *c)
+{
+  char path[PATH_MAX];
+  struct open_args a;
+  struct vr_path p;
+  int rflags = 0, fd, r;
+
+  if ((r = decode (c, &a)) < 0 || (r = vr_read_path (c, a.path, path)) < 0)
+    return r;
+  /* RESOLVE_* that only narrow what may be crossed are honoured by
+   * refusing what they refuse; BENEATH/IN_ROOT are relative to the
+   * caller's dirfd and are as if the view were the root. */
+  if ((a.resolve & RESOLVE_NO_SYMLINKS) || (a.flags & O_NOFOLLOW))
+    rflags |= VR_NOFOLLOW;
+  if (a.flags & O_CREAT)
+    rflags |= VR_CREATE;
+  if ((r = vr_resolve_at (c, a.dirfd, path, rflags, &p)) < 0)
+    return r;
+  if (p.ent == NULL)
+    {
+      if (a.resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS))
+        return -ELOOP;
+      fd = open_fdref (c, &p, a.flags);
+    }
+  else if (p.type == S_IFLNK && !(a.flags & O_PATH))
+    return -ELOOP;              /* O_NOFOLLOW on a symlink */
+  else if ((a.flags & O_CREAT) && (a.flags & O_EXCL) && !p.missing)
+    return -EEXIST;
+  else
+    fd = vr_open (&p, a.flags, vr_creates (a.flags)
+                  ? a.mode & ~vr_umask (c) & 07777 : 0);
+  if (fd < 0)
+    return fd;
+  int64_t ret = vr_inject (c, fd, a.flags & O_CLOEXEC);
+  close (fd);
+  return ret;
+}

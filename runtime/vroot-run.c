@@ -1,0 +1,234 @@
+/* RT_ROOTFS_VIRTUAL: a create with no namespace, where the container's
+ * filesystem is the view a notify supervisor draws (docs/nsless.md).  The
+ * plan refuses what cannot be had without privilege, naming the field;
+ * the prepare stage builds the view and rewrites the Landlock policy onto
+ * its host objects; the supervisor is the notify seam's, with
+ * vr_sup_answer as its handler; the init's setup is its own short
+ * sequence.  One create per process, so the state lives here, as the
+ * notify seam's does in notify.c. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "common/util.h"
+#include "confine.h"
+#include "internal.h"
+#include "landlock.h"
+#include "vroot-run.h"
+#include "vroot-setup.h"
+
+static struct vr_setup setup;
+static bool active;
+static const struct rt_config *config;  /* for the supervisor's rebuild */
+static char *rootfs, *state, *exec_path;
+
+bool
+rt_vroot_mode (const struct rt_plan *p)
+{
+  return p->o->rootfs_source.kind == RT_ROOTFS_VIRTUAL;
+}
+
+static bool
+identity (const struct rt_idmap *m, size_t n, uint32_t id)
+{
+  return n == 0 || (n == 1 && m[0].container_id == id && m[0].host_id == id);
+}
+
+/* What needs a privilege the mode does not have: refused, named. */
+int
+rt_vroot_plan (struct rt_plan *p, struct rt_err **err)
+{
+  const struct rt_config *c = p->c;
+  const struct rt_process *pr = c->process;
+  for (size_t i = 0; i < c->namespaces_len; i++)
+    if (c->namespaces[i].path && *c->namespaces[i].path)
+      return rt_err_set (err, 0, "linux.namespaces[%zu].path: joining a "
+                         "namespace needs privileges the namespace-less "
+                         "mode does not have", i);
+  if (!identity (c->uid_mappings, c->uid_mappings_len, getuid ())
+      || !identity (c->gid_mappings, c->gid_mappings_len, getgid ()))
+    return rt_err_set (err, 0, "linux.uidMappings/gidMappings: only the "
+                       "caller's own ids in namespace-less mode");
+  if (pr->user.uid != getuid () || pr->user.gid != getgid ())
+    return rt_err_set (err, 0, "process.user: %u:%u, but namespace-less mode "
+                       "runs as the caller (%u:%u)", pr->user.uid,
+                       pr->user.gid, getuid (), getgid ());
+  if (c->devices_len)
+    return rt_err_set (err, 0, "linux.devices: making device nodes needs "
+                       "privileges the namespace-less mode does not have");
+  if ((c->hostname && *c->hostname) || (c->domainname && *c->domainname))
+    return rt_err_set (err, 0, "hostname: there is no UTS namespace to set "
+                       "it in (namespace-less mode)");
+  if (c->sysctl_len)
+    return rt_err_set (err, 0, "linux.sysctl: there is no namespace to set "
+                       "it in (namespace-less mode)");
+  if (pr->terminal)
+    return rt_err_set (err, 0, "process.terminal: no devpts of its own in "
+                       "namespace-less mode");
+  p->host_mount_ns = true;
+  return 0;
+}
+
+static char *
+dir_of (const char *path)
+{
+  char *d = xstrdup (path), *s = strrchr (d, '/');
+  if (s && s != d)
+    *s = '\0';
+  return d;
+}
+
+static int
+handle (void *ud, int listener, const struct seccomp_notif *req,
+        struct seccomp_notif_resp *resp)
+{
+  return vr_sup_answer (ud, listener, req, resp);
+}
+
+/* In the supervisor, which starts with every inherited fd closed: the
+ * view is pinned again, in place (the parent's copy is not freed: its fd
+ * numbers are stale here and may be the supervisor's own by now). */
+static int
+sup_init (void *ud, struct rt_err **err)
+{
+  memset (&setup, 0, sizeof setup);
+  return vr_setup_prepare (&setup, config, rootfs, state, err);
+}
+
+static struct rt_notify_ops ops = { .init = sup_init, .handle = handle,
+                                    .log_fd = -1 };
+
+static char *lookup (const struct rt_process *pr, const char *name);
+
+/* The view under the state directory (beside the exec fifo), the Landlock
+ * policy on its host objects, the supervisor's operations. */
+int
+rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
+                  struct rt_err **err)
+{
+  const char *a0 = p->c->process->args_len ? p->c->process->args[0] : "";
+  /* The policy the confine plan built is this create's own; only its
+   * rules change, from container paths to the view's host objects. */
+  struct rt_ll_policy *ll
+      = (struct rt_ll_policy *) rt_confine_landlock_policy (p->confine);
+  config = p->c;
+  rootfs = xstrdup (o->rootfs);
+  state = dir_of (o->exec_fifo);
+  /* Landlock is the boundary of the view: without its fs protection a
+   * wrong view (or an unserviced call) would be the host. */
+  if (ll->state[RT_LL_P_FS] != RT_LL_ACTIVE)
+    return rt_err_set (err, 0, "namespace-less mode needs Landlock's fs "
+                       "protection (it is the boundary of the view): "
+                       "run.oci.sandlock.disable/degrade=fs cannot be used "
+                       "with it, and the kernel must have Landlock");
+  if (vr_setup_prepare (&setup, p->c, rootfs, state, err) < 0)
+    return -1;
+  active = true;
+  if (vr_ll_translate (&setup.v, ll, err) < 0)
+    return -1;
+  /* args[0] is looked up now: the init closes the view's fds. */
+  exec_path = strchr (a0, '/') ? xstrdup (a0) : lookup (p->c->process, a0);
+  if (o->payload.kind == RT_PAYLOAD_EXEC && exec_path == NULL)
+    return rt_err_set (err, 0, "exec: \"%s\": executable file not found "
+                       "in $PATH", a0);
+  ops.syscalls = setup.trapped;
+  ops.syscalls_len = setup.ntrapped;
+  ops.ud = &setup.sup;
+  o->notify = &ops;
+  return 0;
+}
+
+void
+rt_vroot_end (void)
+{
+  if (active)
+    vr_setup_free (&setup);
+  active = false;
+  free (rootfs), free (state), free (exec_path);
+  rootfs = state = exec_path = NULL;
+}
+
+/* The init's process step: what step_process does, but the kernel cwd is
+ * the exec directory (process.cwd is virtual: the supervisor's). */
+int
+rt_vroot_child_process (struct rt_child *ch, struct rt_err **err)
+{
+  const struct rt_plan *p = ch->p;
+  const struct rt_process *pr = p->c->process;
+  if (rt_proc_sched (pr, err) < 0
+      || rt_personality_apply (p->personality, err) < 0)
+    return -1;
+  if (chdir (setup.exec_path) < 0)
+    return rt_err_set (err, errno, "namespace-less mode: chdir `%s`",
+                       setup.exec_path);
+  /* Without CAP_SYS_ADMIN, Landlock (next step) and seccomp need it: the
+   * mode always runs with no_new_privs, whatever process.noNewPrivileges
+   * says. */
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return rt_err_set (err, errno, "namespace-less mode: no_new_privs");
+  return 0;
+}
+
+/* Landlock, rlimits, umask; the user and capability switch only for root:
+ * an ordinary caller has no capability to give or drop (the container
+ * runs with the caller's own, none), and process.user is the caller
+ * (rt_vroot_plan). */
+int
+rt_vroot_child_confine (struct rt_child *ch, struct rt_err **err)
+{
+  const struct rt_plan *p = ch->p;
+  const struct rt_process *pr = p->c->process;
+  if (rt_confine_child_landlock (p->confine, err) < 0
+      || rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0)
+    return -1;
+  if (geteuid () == 0
+      && rt_caps_child_apply (p->caps, &pr->user, pr->no_new_privileges, err)
+             < 0)
+    return -1;
+  umask (pr->user.umask_present ? pr->user.umask & 0777 : 022);
+  return 0;
+}
+
+/* process.args[0] looked up in the view: a name through PATH, each
+ * candidate resolved as the supervisor will; the execve then names the
+ * virtual path. */
+static char *
+lookup (const struct rt_process *pr, const char *name)
+{
+  static const struct vr_ctx none = { 0 };
+  const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+                     "/sbin:/bin";
+  for (size_t i = 0; i < pr->env_len; i++)
+    if (rt_startswith (pr->env[i], "PATH="))
+      path = pr->env[i] + 5;
+  _cleanup_free_ char *dup = xstrdup (path);
+  char *save = NULL;
+  for (char *d = strtok_r (dup, ":", &save); d; d = strtok_r (NULL, ":", &save))
+    {
+      char *cand = xasprintf ("%s/%s", *d ? d : ".", name);
+      struct vr_path r;
+      if (vr_resolve (&setup.v, &none, setup.cwd, cand, 0, &r) == 0
+          && r.ent && r.type == S_IFREG)
+        return cand;
+      free (cand);
+    }
+  return NULL;
+}
+
+int
+rt_vroot_payload_prepare (struct rt_child *ch, struct rt_err **err)
+{
+  const struct rt_process *pr = ch->p->c->process;
+  ch->exec_path = xstrdup (exec_path);
+  ch->envp = rt_proc_envp (pr);
+  ch->argv = xcalloc (pr->args_len + 1, sizeof *ch->argv);
+  memcpy (ch->argv, pr->args, pr->args_len * sizeof *ch->argv);
+  return 0;
+}

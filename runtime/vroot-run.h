@@ -1,0 +1,36 @@
+/* RT_ROOTFS_VIRTUAL in the create sequence (runtime/vroot-run.c):
+ * the plan's refusals, the prepare stage, the init's own steps.
+ * runtime/-private. */
+#ifndef SANDLOCK_RUNTIME_VROOT_RUN_H
+#define SANDLOCK_RUNTIME_VROOT_RUN_H
+
+#include <stdbool.h>
+
+#include "common/err.h"
+#include "runtime.h"
+
+struct rt_plan;
+struct rt_child;
+
+bool rt_vroot_mode (const struct rt_plan *p);
+
+/* Plan: what needs a privilege the mode lacks is refused, naming the
+ * field; nothing is created (no namespace, no mount). */
+int rt_vroot_plan (struct rt_plan *p, struct rt_err **err);
+
+/* Prepare, before the supervisor and the init are forked: the view, the
+ * Landlock policy on its host objects, args[0] found in the view, and
+ * |o|->notify set to the supervisor's operations (|o| is the create's
+ * copy of the caller's options). */
+int rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
+                      struct rt_err **err);
+
+/* The runtime's side is done (success or not). */
+void rt_vroot_end (void);
+
+/* The init's steps. */
+int rt_vroot_child_process (struct rt_child *ch, struct rt_err **err);
+int rt_vroot_payload_prepare (struct rt_child *ch, struct rt_err **err);
+int rt_vroot_child_confine (struct rt_child *ch, struct rt_err **err);
+
+#endif

@@ -1,0 +1,477 @@
+/* The namespace-less supervisor: per-call plumbing (who is asking, their
+ * memory and fds, the answer) and the dispatch to the handler files
+ * (runtime/vroot-sup.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <seccomp.h>
+
+#include "common/util.h"
+#include "vroot-sup.h"
+
+const char *const vr_serviced_syscalls[] = {
+  "open", "creat", "openat", "openat2", "execve", "execveat",
+  "stat", "lstat", "newfstatat", "statx", "access", "faccessat", "faccessat2",
+  "readlink", "readlinkat", "statfs", "getcwd", "chdir", "fchdir",
+  "mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat",
+  "renameat2", "symlink", "symlinkat", "link", "linkat", "chmod", "fchmodat",
+  "fchmodat2", "chown", "lchown", "fchownat", "truncate", "utimensat",
+  "mknod", "mknodat", "connect", "bind", "getdents64", "socket", "socketpair",
+  "getxattr", "lgetxattr", "setxattr", "lsetxattr", "listxattr", "llistxattr",
+  "removexattr", "lremovexattr", NULL,
+};
+
+const char *const vr_refused_syscalls[] = {
+  /* would resolve a path against the host root */
+  "chroot", "pivot_root", "mount", "umount2", "open_tree", "open_tree_attr",
+  "move_mount", "fsopen", "fspick", "mount_setattr", "name_to_handle_at",
+  "open_by_handle_at", "inotify_add_watch", "fanotify_mark", "uselib",
+  "swapon", "swapoff", "acct", "quotactl", "utime", "utimes", "futimesat",
+  "setxattrat", "getxattrat", "listxattrat", "removexattrat", "getdents",
+  "statmount", "listmount", "file_getattr", "file_setattr",
+  /* io_uring does opens, stats and connects without system calls: none of
+   * them would pass through the view */
+  "io_uring_setup", "io_uring_enter", "io_uring_register",
+  /* without an IPC namespace these are the host's */
+  "mq_open", "mq_unlink", "shmget", "shmat", "shmdt", "shmctl", "msgget",
+  "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semctl", "semtimedop",
+  NULL,
+};
+
+/* Calls newer than the libseccomp the runtime is built with (Debian 12's
+ * 2.5.4 knows none of these): their numbers, the same on every
+ * architecture since the syscall tables were unified (424 on). */
+static const struct
+{
+  const char *name;
+  int nr;
+} newer[] = {
+  { "fchmodat2", 452 }, { "statmount", 457 }, { "listmount", 458 },
+  { "setxattrat", 463 }, { "getxattrat", 464 }, { "listxattrat", 465 },
+  { "removexattrat", 466 }, { "open_tree_attr", 467 },
+  { "file_getattr", 468 }, { "file_setattr", 469 },
+};
+
+static int
+syscall_nr (const char *name)
+{
+  int nr = seccomp_syscall_resolve_name (name);
+  for (size_t i = 0; nr == __NR_SCMP_ERROR && i < ARRAY_SIZE (newer); i++)
+    if (strcmp (newer[i].name, name) == 0)
+      nr = newer[i].nr;
+  return nr == __NR_SCMP_ERROR ? -1 : nr;
+}
+
+void
+vr_sup_init (struct vr_sup *s, const struct vroot *v, pid_t init,
+             const char *cwd, int exec_dir)
+{
+  memset (s, 0, sizeof *s);
+  s->v = v;
+  s->init = init;
+  s->init_cwd = xstrdup (cwd);
+  s->exec_dir = exec_dir;
+  umask (0);                    /* the caller's umask is applied per call */
+}
+
+void
+vr_sup_fini (struct vr_sup *s)
+{
+  for (size_t i = 0; i < s->nt; i++)
+    free (s->t[i].cwd), free (s->t[i].exe);
+  free (s->t);
+  free (s->init_cwd);
+  memset (s, 0, sizeof *s);
+}
+
+/* A field of /proc/<tid>/status ("Tgid:", "PPid:", "Umask:"); -1 if none. */
+static long
+status_field (pid_t tid, const char *key, int base)
+{
+  char path[64], buf[2048];
+  snprintf (path, sizeof path, "/proc/%d/status", (int) tid);
+  _cleanup_fd_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
+  char *p;
+  if (n <= 0)
+    return -1;
+  buf[n] = '\0';
+  p = strstr (buf, key);
+  return p ? strtol (p + strlen (key), NULL, base) : -1;
+}
+
+/* A process is the container's when its parent chain reaches the init
+ * (the init is a subreaper: setsid and double forks stay under it). */
+static bool
+pid_ok (void *ud, pid_t pid)
+{
+  const struct vr_sup *s = ((struct vr_call *) ud)->s;
+  for (int i = 0; i < 64 && pid > 1; i++)
+    {
+      if (pid == s->init)
+        return true;
+      pid = (pid_t) status_field (pid, "PPid:", 10);
+    }
+  return false;
+}
+
+/* Forgets the thread groups that are gone (checked when a new one
+ * registers: the table stays as large as the container's live processes).
+ * A pid reused by a new process of the container before the sweep would
+ * take the old one's cwd: it is found, not registered (docs/nsless.md). */
+static void
+sweep (struct vr_sup *s)
+{
+  size_t out = 0;
+  for (size_t i = 0; i < s->nt; i++)
+    {
+      if (kill (s->t[i].tgid, 0) < 0 && errno == ESRCH)
+        {
+          free (s->t[i].cwd), free (s->t[i].exe);
+          continue;
+        }
+      s->t[out++] = s->t[i];
+    }
+  s->nt = out;
+}
+
+/* The thread group's entry; a new one starts from its parent's cwd and
+ * exe (their values at the child's first serviced call: docs/nsless.md). */
+static struct vr_task *
+task_of (struct vr_sup *s, pid_t tgid)
+{
+  const char *cwd = s->init_cwd, *exe = NULL;
+  pid_t ppid;
+  for (size_t i = 0; i < s->nt; i++)
+    if (s->t[i].tgid == tgid)
+      return &s->t[i];
+  ppid = (pid_t) status_field (tgid, "PPid:", 10);
+  sweep (s);
+  for (size_t i = 0; i < s->nt; i++)
+    if (s->t[i].tgid == ppid)
+      cwd = s->t[i].cwd, exe = s->t[i].exe;
+  s->t = xrealloc (s->t, (s->nt + 1) * sizeof *s->t);
+  s->t[s->nt] = (struct vr_task) { .tgid = tgid, .cwd = xstrdup (cwd),
+                                   .exe = exe ? xstrdup (exe) : NULL };
+  return &s->t[s->nt++];
+}
+
+static int
+magic (void *ud, pid_t pid, const char *name, char out[PATH_MAX])
+{
+  struct vr_call *c = ud;
+  char link[64], host[PATH_MAX];
+  ssize_t n;
+  if (strcmp (name, "root") == 0)
+    return snprintf (out, PATH_MAX, "/"), 0;
+  if (strcmp (name, "cwd") == 0)
+    {
+      /* Looked up, never registered here: registering may move the table
+       * under c->task. */
+      const char *cwd = c->s->init_cwd;
+      for (size_t i = 0; i < c->s->nt; i++)
+        if (c->s->t[i].tgid == pid)
+          cwd = c->s->t[i].cwd;
+      return snprintf (out, PATH_MAX, "%s", cwd), 0;
+    }
+  if (strcmp (name, "exe") == 0 && pid == c->task->tgid && c->task->exe)
+    return snprintf (out, PATH_MAX, "%s", c->task->exe), 0;
+  if (strcmp (name, "exe") != 0 && !rt_startswith (name, "fd/"))
+    return -EACCES;
+  snprintf (link, sizeof link, "/proc/%d/%s", (int) pid, name);
+  n = readlink (link, host, sizeof host - 1);
+  if (n < 0)
+    return -errno;
+  host[n] = '\0';
+  if (host[0] != '/')           /* pipe:[…], socket:[…], anon_inode:… */
+    return snprintf (out, PATH_MAX, "%s", host), 0;
+  if (vr_host_to_virtual (c->s->v, host, out) == 0)
+    return 0;
+  /* An fd to something outside the view (inherited): named like the
+   * kernel names what has no path, never by its host path. */
+  struct stat st;
+  if (!rt_startswith (name, "fd/") || stat (link, &st) < 0)
+    return -EACCES;
+  return snprintf (out, PATH_MAX, "file:[%llu]", (unsigned long long) st.st_ino), 0;
+}
+
+int
+vr_valid (struct vr_call *c)
+{
+  uint64_t id = c->req->id;
+  if (ioctl (c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
+    return -ENOENT;
+  return 0;
+}
+
+int
+vr_read_mem (struct vr_call *c, uint64_t addr, void *buf, size_t len)
+{
+  struct iovec l = { buf, len }, r = { (void *) (uintptr_t) addr, len };
+  ssize_t n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
+  if (n < 0 || (size_t) n != len)
+    return -EFAULT;
+  return vr_valid (c);
+}
+
+int
+vr_write_mem (struct vr_call *c, uint64_t addr, const void *buf, size_t len)
+{
+  struct iovec l = { (void *) buf, len }, r = { (void *) (uintptr_t) addr, len };
+  ssize_t n = process_vm_writev (c->tid, &l, 1, &r, 1, 0);
+  return n < 0 || (size_t) n != len ? -EFAULT : 0;
+}
+
+int
+vr_poke_mem (struct vr_call *c, uint64_t addr, const void *buf, size_t len)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/mem", (int) c->tid);
+  _cleanup_fd_ int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  if (pwrite (fd, buf, len, (off_t) addr) != (ssize_t) len)
+    return -EFAULT;
+  return 0;
+}
+
+int
+vr_read_path (struct vr_call *c, uint64_t addr, char out[PATH_MAX])
+{
+  size_t got = 0;
+  if (addr == 0)
+    return -EFAULT;
+  while (got < PATH_MAX)
+    {
+      size_t page = 4096 - ((addr + got) & 4095), want = PATH_MAX - got;
+      struct iovec l, r;
+      ssize_t n;
+      if (want > page)
+        want = page;
+      l = (struct iovec) { out + got, want };
+      r = (struct iovec) { (void *) (uintptr_t) (addr + got), want };
+      n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
+      if (n <= 0)
+        return -EFAULT;
+      if (memchr (out + got, '\0', (size_t) n))
+        return vr_valid (c);
+      got += (size_t) n;
+    }
+  return -ENAMETOOLONG;
+}
+
+int
+vr_caller_fd (struct vr_call *c, pid_t pid, int fd)
+{
+  _cleanup_fd_ int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  int r;
+  if (pfd < 0)
+    return -ESRCH;
+  r = (int) syscall (SYS_pidfd_getfd, pfd, fd, 0);
+  if (r < 0)
+    return errno == EBADF ? -EBADF : -errno;
+  return r;
+}
+
+int
+vr_resolve_at (struct vr_call *c, int dirfd, const char *path, int flags,
+               struct vr_path *out)
+{
+  char base[PATH_MAX], host[PATH_MAX], link[64];
+  const char *b = c->task->cwd;
+  if (path[0] != '/' && dirfd != AT_FDCWD)
+    {
+      _cleanup_fd_ int fd = vr_caller_fd (c, c->task->tgid, dirfd);
+      struct stat st;
+      ssize_t n;
+      if (fd < 0)
+        return fd;
+      if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
+        return -ENOTDIR;
+      snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+      n = readlink (link, host, sizeof host - 1);
+      if (n < 0)
+        return -errno;
+      host[n] = '\0';
+      if (vr_host_to_virtual (c->s->v, host, base) < 0)
+        return -EACCES;
+      b = base;
+    }
+  return vr_resolve (c->s->v, &c->ctx, b, path, flags, out);
+}
+
+int
+vr_at (struct vr_call *c, const struct vr_path *p, char name[NAME_MAX + 1],
+       int *empty)
+{
+  *empty = 0;
+  if (p->ent == NULL)
+    return -EACCES;
+  if (strcmp (p->rel, ".") == 0)
+    {
+      int fd = fcntl (p->ent->fd, F_DUPFD_CLOEXEC, 0);
+      name[0] = '\0';
+      *empty = AT_EMPTY_PATH;
+      return fd < 0 ? -errno : fd;
+    }
+  return vr_open_parent (c->s->v, p, name);
+}
+
+int64_t
+vr_inject (struct vr_call *c, int fd, bool cloexec)
+{
+  struct seccomp_notif_addfd a = {
+    .id = c->req->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t) fd,
+    .newfd_flags = cloexec ? O_CLOEXEC : 0,
+  };
+  if (ioctl (c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0)
+    return errno == ENOENT ? VR_ANSWERED : -(int64_t) errno;
+  return VR_ANSWERED;
+}
+
+mode_t
+vr_umask (struct vr_call *c)
+{
+  long m = status_field (c->tid, "Umask:", 8);
+  return m < 0 ? 022 : (mode_t) m;
+}
+
+typedef int64_t (*vr_fn) (struct vr_call *c);
+
+static vr_fn
+handler_for (int nr)
+{
+  switch (nr)
+    {
+    case SYS_open: case SYS_creat: case SYS_openat: case SYS_openat2:
+      return vr_do_open;
+    case SYS_execve: case SYS_execveat:
+      return vr_do_exec;
+    case SYS_stat: case SYS_lstat: case SYS_newfstatat: case SYS_statx:
+      return vr_do_stat;
+    case SYS_access: case SYS_faccessat: case SYS_faccessat2:
+      return vr_do_access;
+    case SYS_readlink: case SYS_readlinkat:
+      return vr_do_readlink;
+    case SYS_statfs:
+      return vr_do_statfs;
+    case SYS_getcwd: case SYS_chdir: case SYS_fchdir:
+      return vr_do_cwd;
+    case SYS_connect: case SYS_bind:
+      return vr_do_sock;
+    case SYS_getdents64:
+      return vr_do_getdents;
+    case SYS_socket: case SYS_socketpair:
+      return vr_do_socket;
+    case SYS_getxattr: case SYS_lgetxattr: case SYS_setxattr:
+    case SYS_lsetxattr: case SYS_listxattr: case SYS_llistxattr:
+    case SYS_removexattr: case SYS_lremovexattr:
+      return vr_do_xattr;
+    default:
+      return vr_do_write;
+    }
+}
+
+static int64_t
+refuse (struct vr_call *c)
+{
+  return -EPERM;
+}
+
+/* Resolved once per supervisor: a libseccomp name lookup per call would
+ * cost more than the call. */
+static bool
+serviced (int nr)
+{
+  static int nrs[96];
+  static size_t n;
+  static bool done;
+  if (!done)
+    {
+      for (size_t i = 0; vr_serviced_syscalls[i] && n < ARRAY_SIZE (nrs); i++)
+        {
+          int x = syscall_nr (vr_serviced_syscalls[i]);
+          if (x >= 0)
+            nrs[n++] = x;
+        }
+      done = true;
+    }
+  for (size_t i = 0; i < n; i++)
+    if (nrs[i] == nr)
+      return true;
+  return false;
+}
+
+int
+vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
+               struct seccomp_notif_resp *resp)
+{
+  struct vr_call c = { .s = s, .listener = listener, .req = req,
+                       .tid = (pid_t) req->pid };
+  long tgid = -1;
+  int64_t r;
+
+  /* A thread group leader already known needs no /proc read. */
+  for (size_t i = 0; i < s->nt && tgid < 0; i++)
+    if (s->t[i].tgid == c.tid)
+      tgid = c.tid;
+  if (tgid < 0)
+    tgid = status_field (c.tid, "Tgid:", 10);
+
+  if (tgid <= 0)
+    {
+      resp->error = -ESRCH;     /* gone: nobody reads the answer */
+      return 0;
+    }
+  if (s->init == 0)
+    s->init = (pid_t) tgid;     /* the filter is installed by the init */
+  c.task = task_of (s, (pid_t) tgid);
+  c.ctx = (struct vr_ctx) { .tgid = (pid_t) tgid, .tid = c.tid,
+                            .cwd = c.task->cwd, .pid_ok = pid_ok,
+                            .magic = magic, .ud = &c };
+  r = (serviced (req->data.nr) ? handler_for (req->data.nr) : refuse) (&c);
+  if (r == VR_ANSWERED)
+    return 1;
+  if (r == VR_CONTINUE)
+    resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  else if (r < 0)
+    resp->error = (int32_t) r;
+  else
+    resp->val = r;
+  return 0;
+}
+
+int
+vr_sup_handle (struct vr_sup *s, int listener, const struct seccomp_notif *req)
+{
+  struct seccomp_notif_resp resp = { .id = req->id };
+  if (vr_sup_answer (s, listener, req, &resp) == 1)
+    return 0;
+  if (ioctl (listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+    return -errno;
+  return 0;
+}
+
+size_t
+vr_trapped_syscalls (int *out, size_t max)
+{
+  const char *const *lists[] = { vr_serviced_syscalls, vr_refused_syscalls };
+  size_t n = 0;
+  for (size_t l = 0; l < 2; l++)
+    for (size_t i = 0; lists[l][i]; i++)
+      {
+        int nr = syscall_nr (lists[l][i]);
+        if (nr >= 0 && n < max)
+          out[n++] = nr;
+      }
+  return n;
+}

@@ -1,0 +1,139 @@
+/* The namespace-less supervisor's handlers (docs/nsless.md): each path
+ * system call the container makes is read from the caller, validated
+ * (SECCOMP_IOCTL_NOTIF_ID_VALID after every read of its memory), resolved
+ * in the view (runtime/vroot.h) and done here, on pinned fds; the result
+ * goes back as a value, an errno, bytes written into the caller, or an fd
+ * injected with SECCOMP_ADDFD_FLAG_SEND.  A handler never answers CONTINUE
+ * after it has looked at a path: the kernel would read the string again.
+ *
+ * runtime/-private. */
+#ifndef SANDLOCK_RUNTIME_VROOT_SUP_H
+#define SANDLOCK_RUNTIME_VROOT_SUP_H
+
+#include <linux/seccomp.h>
+#include <stdint.h>
+
+#include "vroot.h"
+
+struct vr_task
+{
+  pid_t tgid;
+  char *cwd;                    /* canonical virtual cwd of the thread group */
+  char *exe;                    /* virtual path of the last exec, or NULL */
+};
+
+struct vr_sup
+{
+  const struct vroot *v;        /* borrowed */
+  pid_t init;                   /* the container's first process */
+  struct vr_task *t;
+  size_t nt;
+  char *init_cwd;
+  /* The container's kernel cwd, never moved (chdir is virtual): a
+   * private directory of symlinks NAME -> /proc/self/fd/VR_EXEC_FD, so an
+   * exec path rewritten in place to its own last name runs the file the
+   * supervisor injected (runtime/vroot-exec.c).  Borrowed. */
+  int exec_dir;
+};
+
+/* The fd numbers exec injects at (ADDFD_FLAG_SETFD, O_CLOEXEC except the
+ * script a shebang interpreter must read). */
+#define VR_EXEC_FD 1023
+#define VR_INTERP_FD 1022
+#define VR_SCRIPT_FD 1021
+
+/* The system calls the supervisor services (libseccomp names), and the
+ * ones refused with EPERM in namespace-less mode because they would
+ * resolve a path against the host root and are not serviced yet. */
+extern const char *const vr_serviced_syscalls[];
+extern const char *const vr_refused_syscalls[];
+
+/* |init|: the container's first process (0: the caller of the first
+ * notification, which is the init: it installs the filter); |cwd|:
+ * process.cwd (canonical virtual path); |exec_dir|: see above. */
+void vr_sup_init (struct vr_sup *s, const struct vroot *v, pid_t init,
+                  const char *cwd, int exec_dir);
+void vr_sup_fini (struct vr_sup *s);
+
+/* Services |req| the way rt_notify_ops.handle is called: fills |resp|
+ * (.id set by the caller) and returns 0, or returns 1 when the call was
+ * already answered (an fd injected with ADDFD_FLAG_SEND).  A trapped call
+ * of vr_refused_syscalls gets EPERM. */
+int vr_sup_answer (struct vr_sup *s, int listener,
+                   const struct seccomp_notif *req,
+                   struct seccomp_notif_resp *resp);
+
+/* vr_sup_answer, then SECCOMP_IOCTL_NOTIF_SEND.  0 once answered (or the
+ * caller is gone); -errno only when the listener itself failed. */
+int vr_sup_handle (struct vr_sup *s, int listener,
+                   const struct seccomp_notif *req);
+
+/* The native numbers of every call to trap (serviced and refused: one
+ * filter, one list, so the trap and the handlers cannot drift).  Returns
+ * how many were written to |out| (at most |max|). */
+size_t vr_trapped_syscalls (int *out, size_t max);
+
+/* ---- shared by the handler files ---- */
+
+struct vr_call
+{
+  struct vr_sup *s;
+  int listener;
+  const struct seccomp_notif *req;
+  struct vr_task *task;
+  struct vr_ctx ctx;
+  pid_t tid;
+};
+
+/* An answer: a value (>= 0) or -errno, or VR_ANSWERED when an fd was
+ * injected with ADDFD_FLAG_SEND (which answers the call itself). */
+#define VR_ANSWERED INT64_MIN
+/* Let the kernel run the call as issued (exec only: vroot-exec.c). */
+#define VR_CONTINUE (INT64_MIN + 1)
+
+int64_t vr_do_open (struct vr_call *c);
+int64_t vr_do_exec (struct vr_call *c);
+int64_t vr_do_stat (struct vr_call *c);
+int64_t vr_do_access (struct vr_call *c);
+int64_t vr_do_readlink (struct vr_call *c);
+int64_t vr_do_statfs (struct vr_call *c);
+int64_t vr_do_cwd (struct vr_call *c);
+int64_t vr_do_write (struct vr_call *c);
+int64_t vr_do_sock (struct vr_call *c);
+int64_t vr_do_getdents (struct vr_call *c);
+int64_t vr_do_socket (struct vr_call *c);
+int64_t vr_do_xattr (struct vr_call *c);
+
+/* Caller memory: strings are read page by page (an unmapped next page is
+ * not an error), then the notification is re-validated.  -errno. */
+int vr_read_path (struct vr_call *c, uint64_t addr, char out[PATH_MAX]);
+int vr_read_mem (struct vr_call *c, uint64_t addr, void *buf, size_t len);
+int vr_write_mem (struct vr_call *c, uint64_t addr, const void *buf,
+                  size_t len);
+/* Writes even into read-only pages (/proc/<tid>/mem, FOLL_FORCE): only
+ * for the exec path rewrite, whose string is often a .rodata literal. */
+int vr_poke_mem (struct vr_call *c, uint64_t addr, const void *buf,
+                 size_t len);
+/* SECCOMP_IOCTL_NOTIF_ID_VALID: -ENOENT when the caller is gone. */
+int vr_valid (struct vr_call *c);
+
+/* A dup of the caller's fd |fd| (pidfd_getfd), O_CLOEXEC here. */
+int vr_caller_fd (struct vr_call *c, pid_t pid, int fd);
+
+/* Resolves |path| at |dirfd| (AT_FDCWD: the virtual cwd) for the caller. */
+int vr_resolve_at (struct vr_call *c, int dirfd, const char *path, int flags,
+                   struct vr_path *out);
+
+/* The resolved object as (fd, name) for the *at() calls: its parent and
+ * last name, or — for a mount point — the entry's fd and "" (use
+ * AT_EMPTY_PATH then: *empty is set). */
+int vr_at (struct vr_call *c, const struct vr_path *p, char name[NAME_MAX + 1],
+           int *empty);
+
+/* Injects |fd| as the call's result (ADDFD_FLAG_SEND); fails closed. */
+int64_t vr_inject (struct vr_call *c, int fd, bool cloexec);
+
+/* The caller's umask (from /proc/<tid>/status). */
+mode_t vr_umask (struct vr_call *c);
+
+#endif

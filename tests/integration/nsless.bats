@@ -1,0 +1,174 @@
+#!/usr/bin/env bats
+# Namespace-less mode (docs/nsless.md): an ordinary user for whom the test
+# itself makes user namespaces unavailable (tests/helpers/nouserns: a
+# seccomp filter on unshare/clone(CLONE_NEWUSER), inherited by the runtime
+# and everything it starts) runs busybox containers whose rootfs and mounts
+# are a view drawn by the notify supervisor, confined by Landlock alone.
+load ../lib/common
+
+setup() {
+  require_root
+  [ -x "$SANDLOCK_HELPERS/nouserns" ] || skip "build the helpers (make helpers)"
+  "$SANDLOCK_OCI" check | grep -q '^isolation landlock (no namespaces): yes' \
+    || skip "namespace-less mode unavailable here: $("$SANDLOCK_OCI" check | grep '^isolation landlock')"
+  D=$(mktemp -d /tmp/sandlock-nsless.XXXXXX)
+  chmod 755 "$D"
+  make_rootfs "$D/bundle/rootfs"
+  printf 'HOST-SECRET\n' > "$D/secret"
+  ln -s "$D" "$D/bundle/rootfs/abs"
+  ln -s "../../../../../../../../../..$D" "$D/bundle/rootfs/rel"
+  printf '#!/bin/sh -e\necho script-ran "$@" "$0"\n' > "$D/bundle/rootfs/bin/s.sh"
+  cp "$D/bundle/rootfs/bin/s.sh" "$D/bundle/rootfs/usr/bin/long-script.sh"
+  chmod 755 "$D/bundle/rootfs/bin/s.sh" "$D/bundle/rootfs/usr/bin/long-script.sh"
+  mkdir -p "$D/xdg" "$D/devnull"
+  (cd "$D/bundle" && "$SANDLOCK_OCI" spec)
+  jq '.process.terminal=false | .root.readonly=false | del(.hostname)
+      | .process.user={uid:65534,gid:65534}' "$D/bundle/config.json" > "$D/c"
+  mv "$D/c" "$D/bundle/config.json"
+  chown -R nobody "$D"
+  # The notify supervisor opens /dev/null; where the host's is not
+  # writable by an ordinary user, a private mount namespace of the test
+  # gets a good one (nothing of the host changes).
+  cat > "$D/enter.sh" <<EOF
+#!/bin/sh
+if ! su nobody -s /bin/sh -c 'test -w /dev/null'; then
+  mount -t tmpfs none $D/devnull && mknod -m 666 $D/devnull/null c 1 3 \
+    && mount --bind $D/devnull/null /dev/null || exit 99
+fi
+exec su nobody -s /bin/sh -c "cd $D/bundle && XDG_RUNTIME_DIR=$D/xdg exec $SANDLOCK_HELPERS/nouserns $SANDLOCK_OCI --root $D/state \$*"
+EOF
+  chmod 755 "$D/enter.sh"
+}
+
+teardown() {
+  [ -n "${LISTENER:-}" ] && kill "$LISTENER" 2>/dev/null
+  if [ -d "${D:-}/state" ]; then
+    for id in $(as_user list -q 2>/dev/null); do as_user delete -f "$id"; done
+  fi
+  rm -rf "$D"
+}
+
+# The runtime as nobody, user namespaces unavailable.
+as_user() { unshare -m --propagation private "$D/enter.sh" "$@"; }
+args() {
+  local a='[]' x
+  for x in "$@"; do a=$(jq -c --arg x "$x" '. + [$x]' <<<"$a"); done
+  jq --argjson a "$a" '.process.args=$a' "$D/bundle/config.json" > "$D/c" \
+    && mv "$D/c" "$D/bundle/config.json"
+  chown nobody "$D/bundle/config.json"
+}
+
+@test "nsless: auto picks the view when user namespaces are unavailable; busybox scripts run in it" {
+  args sh -c 'echo hi; pwd; cd /bin; pwd; cd ..; cd ..; cd ..; pwd; id -u; head -1 /etc/passwd; echo x > /tmp/f && cat /tmp/f'
+  run as_user --debug run n1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"isolation: landlock"* ]]
+  [[ "$output" == *$'hi\n/\n/bin\n/\n65534\nroot:x:0:0:root:/root:/bin/sh\nx'* ]]
+  [ -f "$D/bundle/rootfs/tmp/f" ]   # the write landed in the rootfs
+}
+
+@test "nsless: state says which isolation; create, start, kill, delete" {
+  args sleep 100
+  as_user create n2 </dev/null >/dev/null 2>&1   # the init keeps stdio
+  run as_user state n2
+  [ "$(echo "$output" | jq -r '.annotations["run.oci.sandlock.isolation.effective"]')" = landlock ]
+  [ "$(echo "$output" | jq -r .status)" = created ]
+  as_user start n2 </dev/null >/dev/null 2>&1
+  [ "$(as_user state n2 | jq -r .status)" = running ]
+  # A process joined from outside would not see the view: refused, said.
+  run as_user exec n2 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"namespace-less"* ]]
+  as_user kill n2 KILL
+  run as_user delete -f n2
+  [ "$status" -eq 0 ]
+  [ ! -d "$D/state/n2" ]
+}
+
+@test "nsless: the escape matrix fails or stays inside" {
+  python3 -c "
+import socket, os, sys
+s = socket.socket(socket.AF_UNIX); s.bind('$D/host.sock'); os.chmod('$D/host.sock', 0o777); s.listen(8)
+sys.stdout.close()
+while True: s.accept()[0].close()" &
+  LISTENER=$!
+  for i in 1 2 3 4 5 6 7 8 9 10; do [ -S "$D/host.sock" ] && break; sleep 0.1; done
+  # Controls: outside the container the same user reaches both.
+  su nobody -s /bin/sh -c "cat $D/secret" | grep -q HOST-SECRET
+  su nobody -s /bin/sh -c "$SANDLOCK_HELPERS/sysc uconnect $D/host.sock" | grep -q OK
+  su nobody -s /bin/sh -c "cat /proc/keys" >/dev/null   # maskedPaths has it
+  args sh -c "
+    cat $D/secret && echo LEAK-absolute
+    cat /abs/secret && echo LEAK-absolute-symlink
+    cat /rel/secret && echo LEAK-relative-symlink
+    cat /../../../..$D/secret && echo LEAK-dotdot
+    cd /bin && cat ../../../..$D/secret && echo LEAK-relative-dotdot; cd /
+    ls /proc/1/root/ >/dev/null && echo LEAK-proc-host-pid
+    cat /proc/self/root$D/secret && echo LEAK-proc-self-root
+    cat /proc/self/cwd/../../..$D/secret && echo LEAK-proc-self-cwd
+    exec 7</etc/passwd; cat /proc/self/fd/7/../../..$D/secret && echo LEAK-proc-self-fd
+    ln $D/secret /tmp/hl && echo LEAK-hardlink
+    ln /abs/secret /tmp/hl2 && echo LEAK-hardlink-symlink
+    sysc uconnect $D/host.sock | grep -q OK && echo LEAK-unix-socket
+    sysc uconnect /abs/host.sock | grep -q OK && echo LEAK-unix-socket-symlink
+    sysc open $D/secret r | grep -q OK && echo LEAK-raw-open
+    ls /proc | grep -qx 1 && echo LEAK-host-pids
+    cat /proc/keys >/dev/null && echo LEAK-masked-path
+    echo done"
+  run as_user run n3
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *done* ]]
+  [[ "$output" != *LEAK* ]]
+  [ ! -e "$D/hl" ] && [ ! -e "$D/bundle/rootfs$D" ]
+}
+
+@test "nsless: exec family: #! scripts, /proc/self/exe, ls -l /proc/self/fd" {
+  args sh -c '/usr/bin/long-script.sh a b; /bin/s.sh c; readlink /proc/self/exe; ls -l /proc/self/fd/ 2>/dev/null | grep -c -- "->"'
+  run as_user run n4
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # A path long enough runs the copy naming the view's interpreter; a
+  # shorter one gets ENOEXEC and the shell runs it itself (docs/nsless.md).
+  [ "${lines[0]}" = "script-ran a b /dev/fd/1021" ]
+  [ "${lines[1]}" = "script-ran c /bin/s.sh" ]
+  [ "${lines[2]}" = /bin/busybox ]
+  [ "${lines[3]}" -ge 3 ]
+}
+
+@test "nsless: the same bundle sees the same tree in both modes" {
+  args sh -c 'ls -lR /bin /etc /usr | md5sum; grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status'
+  jq '.process.user={uid:0,gid:0}' "$D/bundle/config.json" > "$D/c" && mv "$D/c" "$D/bundle/config.json"
+  ns=$("$SANDLOCK_OCI" --root "$D/rs" run --isolation namespaces -b "$D/bundle" n5)
+  ll=$("$SANDLOCK_OCI" --root "$D/rs" run --isolation landlock -b "$D/bundle" n6)
+  echo "namespaces: $ns"; echo "landlock: $ll"
+  [ "$ns" = "$ll" ]
+}
+
+@test "nsless: what needs privilege is refused, naming the field" {
+  args true
+  jq '.hostname="box"' "$D/bundle/config.json" > "$D/c" && mv "$D/c" "$D/bundle/config.json"
+  chown nobody "$D/bundle/config.json"
+  run as_user run n7
+  [ "$status" -ne 0 ]
+  [[ "$output" == *hostname* ]]
+  jq 'del(.hostname) | .mounts += [{"destination":"/n","type":"nfs","source":"x"}]' \
+    "$D/bundle/config.json" > "$D/c" && mv "$D/c" "$D/bundle/config.json"
+  chown nobody "$D/bundle/config.json"
+  run as_user run n8
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"mounts["*"].type"* ]]
+  run as_user run --isolation bogus n9
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--isolation"* ]]
+  # Landlock is the boundary of the view: it cannot be turned off here.
+  jq '.mounts |= map(select(.type != "nfs"))
+      | .annotations["run.oci.sandlock.disable"]="fs"' \
+    "$D/bundle/config.json" > "$D/c" && mv "$D/c" "$D/bundle/config.json"
+  chown nobody "$D/bundle/config.json"
+  run as_user run n10
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"namespace-less mode needs Landlock"* ]]
+  [ -z "$(as_user list -q)" ]
+}
