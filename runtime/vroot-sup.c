@@ -93,22 +93,6 @@ vr_sup_fini (struct vr_sup *s)
   memset (s, 0, sizeof *s);
 }
 
-/* A field of /proc/<tid>/status ("Tgid:", "PPid:", "Umask:"); -1 if none. */
-static long
-status_field (pid_t tid, const char *key, int base)
-{
-  char path[64], buf[2048];
-  snprintf (path, sizeof path, "/proc/%d/status", (int) tid);
-  _cleanup_fd_ int fd = open (path, O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
-  char *p;
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-  p = strstr (buf, key);
-  return p ? strtol (p + strlen (key), NULL, base) : -1;
-}
-
 /* A process is the container's when its parent chain reaches the init
  * (the init is a subreaper: setsid and double forks stay under it). */
 static bool
@@ -119,7 +103,7 @@ pid_ok (void *ud, pid_t pid)
     {
       if (pid == s->init)
         return true;
-      pid = (pid_t) status_field (pid, "PPid:", 10);
+      pid = (pid_t) vr_status_field (pid, "PPid:", 10);
     }
   return false;
 }
@@ -154,7 +138,7 @@ task_of (struct vr_sup *s, pid_t tgid)
   for (size_t i = 0; i < s->nt; i++)
     if (s->t[i].tgid == tgid)
       return &s->t[i];
-  ppid = (pid_t) status_field (tgid, "PPid:", 10);
+  ppid = (pid_t) vr_status_field (tgid, "PPid:", 10);
   sweep (s);
   for (size_t i = 0; i < s->nt; i++)
     if (s->t[i].tgid == ppid)
@@ -202,147 +186,6 @@ magic (void *ud, pid_t pid, const char *name, char out[PATH_MAX])
   if (!rt_startswith (name, "fd/") || stat (link, &st) < 0)
     return -EACCES;
   return snprintf (out, PATH_MAX, "file:[%llu]", (unsigned long long) st.st_ino), 0;
-}
-
-int
-vr_valid (struct vr_call *c)
-{
-  uint64_t id = c->req->id;
-  if (ioctl (c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
-    return -ENOENT;
-  return 0;
-}
-
-int
-vr_read_mem (struct vr_call *c, uint64_t addr, void *buf, size_t len)
-{
-  struct iovec l = { buf, len }, r = { (void *) (uintptr_t) addr, len };
-  ssize_t n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
-  if (n < 0 || (size_t) n != len)
-    return -EFAULT;
-  return vr_valid (c);
-}
-
-int
-vr_write_mem (struct vr_call *c, uint64_t addr, const void *buf, size_t len)
-{
-  struct iovec l = { (void *) buf, len }, r = { (void *) (uintptr_t) addr, len };
-  ssize_t n = process_vm_writev (c->tid, &l, 1, &r, 1, 0);
-  return n < 0 || (size_t) n != len ? -EFAULT : 0;
-}
-
-int
-vr_poke_mem (struct vr_call *c, uint64_t addr, const void *buf, size_t len)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/mem", (int) c->tid);
-  _cleanup_fd_ int fd = open (path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -errno;
-  if (pwrite (fd, buf, len, (off_t) addr) != (ssize_t) len)
-    return -EFAULT;
-  return 0;
-}
-
-int
-vr_read_path (struct vr_call *c, uint64_t addr, char out[PATH_MAX])
-{
-  size_t got = 0;
-  if (addr == 0)
-    return -EFAULT;
-  while (got < PATH_MAX)
-    {
-      size_t page = 4096 - ((addr + got) & 4095), want = PATH_MAX - got;
-      struct iovec l, r;
-      ssize_t n;
-      if (want > page)
-        want = page;
-      l = (struct iovec) { out + got, want };
-      r = (struct iovec) { (void *) (uintptr_t) (addr + got), want };
-      n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
-      if (n <= 0)
-        return -EFAULT;
-      if (memchr (out + got, '\0', (size_t) n))
-        return vr_valid (c);
-      got += (size_t) n;
-    }
-  return -ENAMETOOLONG;
-}
-
-int
-vr_caller_fd (struct vr_call *c, pid_t pid, int fd)
-{
-  _cleanup_fd_ int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
-  int r;
-  if (pfd < 0)
-    return -ESRCH;
-  r = (int) syscall (SYS_pidfd_getfd, pfd, fd, 0);
-  if (r < 0)
-    return errno == EBADF ? -EBADF : -errno;
-  return r;
-}
-
-int
-vr_resolve_at (struct vr_call *c, int dirfd, const char *path, int flags,
-               struct vr_path *out)
-{
-  char base[PATH_MAX], host[PATH_MAX], link[64];
-  const char *b = c->task->cwd;
-  if (path[0] != '/' && dirfd != AT_FDCWD)
-    {
-      _cleanup_fd_ int fd = vr_caller_fd (c, c->task->tgid, dirfd);
-      struct stat st;
-      ssize_t n;
-      if (fd < 0)
-        return fd;
-      if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
-        return -ENOTDIR;
-      snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
-      n = readlink (link, host, sizeof host - 1);
-      if (n < 0)
-        return -errno;
-      host[n] = '\0';
-      if (vr_host_to_virtual (c->s->v, host, base) < 0)
-        return -EACCES;
-      b = base;
-    }
-  return vr_resolve (c->s->v, &c->ctx, b, path, flags, out);
-}
-
-int
-vr_at (struct vr_call *c, const struct vr_path *p, char name[NAME_MAX + 1],
-       int *empty)
-{
-  *empty = 0;
-  if (p->ent == NULL)
-    return -EACCES;
-  if (strcmp (p->rel, ".") == 0)
-    {
-      int fd = fcntl (p->ent->fd, F_DUPFD_CLOEXEC, 0);
-      name[0] = '\0';
-      *empty = AT_EMPTY_PATH;
-      return fd < 0 ? -errno : fd;
-    }
-  return vr_open_parent (c->s->v, p, name);
-}
-
-int64_t
-vr_inject (struct vr_call *c, int fd, bool cloexec)
-{
-  struct seccomp_notif_addfd a = {
-    .id = c->req->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t) fd,
-    .newfd_flags = cloexec ? O_CLOEXEC : 0,
-  };
-  if (ioctl (c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0)
-    return errno == ENOENT ? VR_ANSWERED : -(int64_t) errno;
-  return VR_ANSWERED;
-}
-
-mode_t
-vr_umask (struct vr_call *c)
-{
-  long m = status_field (c->tid, "Umask:", 8);
-  return m < 0 ? 022 : (mode_t) m;
 }
 
 typedef int64_t (*vr_fn) (struct vr_call *c);
@@ -425,7 +268,7 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
     if (s->t[i].tgid == c.tid)
       tgid = c.tid;
   if (tgid < 0)
-    tgid = status_field (c.tid, "Tgid:", 10);
+    tgid = vr_status_field (c.tid, "Tgid:", 10);
 
   if (tgid <= 0)
     {

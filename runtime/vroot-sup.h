@@ -115,6 +115,8 @@ int vr_write_mem (struct vr_call *c, uint64_t addr, const void *buf,
 int vr_poke_mem (struct vr_call *c, uint64_t addr, const void *buf,
                  size_t len);
 /* SECCOMP_IOCTL_NOTIF_ID_VALID: -ENOENT when the caller is gone. */
+/* A field of /proc/<tid>/status ("PPid:", "Umask:"); -1 if none. */
+long vr_status_field (pid_t tid, const char *key, int base);
 int vr_valid (struct vr_call *c);
 
 /* A dup of the caller's fd |fd| (pidfd_getfd), O_CLOEXEC here. */
