@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "cow_branch.h"
 #include "command.h"
 #include "runtime/runtime.h"
 
@@ -49,6 +50,9 @@ print_more (const struct rt_kfeat *k)
           yesno (k->fsopen), yesno (k->mount_setattr),
           tristate (k->idmapped_mounts));
   printf ("close_range: %s\n", yesno (k->close_range));
+  const char *why = oci_cow_image_unusable ();
+  printf ("run --image rootfs: %s%s\n", why ? "copy of the cached rootfs: "
+          : "overlay over the cached rootfs (docs/cow.md)", why ? why : "");
 }
 
 /* Which --isolation modes this user has here (docs/nsless.md). */

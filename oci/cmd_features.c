@@ -49,7 +49,25 @@ static const char *const sandlock_annotations[][2] = {
     "may reach (Landlock)" },
   { "run.oci.sandlock.scope", "namespace (default: IPC scopes only where "
     "the pid/network namespace is shared beyond the pod) or container" },
+  { "run.oci.sandlock.cow.on_exit", "what becomes of the cow mounts' "
+    "branches after exit 0: commit (default), abort, keep or defer" },
+  { "run.oci.sandlock.cow.on_error", "the same after a failure: abort "
+    "(default), commit, keep or defer" },
+  { "run.oci.sandlock.cow.storage", "directory the cow branches are kept "
+    "in (default: under the state root)" },
+  { "run.oci.sandlock.cow.rootfs_lower", "read-only lower of an overlay "
+    "root with an upper of the container's own (run --image, bundle --cow)" },
 };
+
+/* The runtime's mount options and oci/'s own "cow" (docs/cow.md). */
+static const char *
+mount_option (size_t i)
+{
+  const char *o = rt_feature_mount_option (i);
+  if (o == NULL && (i == 0 || rt_feature_mount_option (i - 1) != NULL))
+    return "cow";
+  return o;
+}
 
 /* Every SCMP_ARCH_* this libseccomp header defines; filtered at run time by
  * what the linked libseccomp resolves (seccomp.c add_arches does the same
@@ -266,7 +284,7 @@ cmd_features (struct oci_globals *gl, int argc, char **argv,
   for (size_t i = 0; i < ARRAY_SIZE (hook_names); i++)
     S (g, hook_names[i]);
   yajl_gen_array_close (g);
-  gen_sorted (g, "mountOptions", rt_feature_mount_option);
+  gen_sorted (g, "mountOptions", mount_option);
   gen_linux (g);
   gen_annotations (g);
   yajl_gen_map_close (g);

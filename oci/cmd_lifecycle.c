@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "cow_branch.h"
 #include "lifecycle.h"
 
 static int
@@ -113,6 +114,9 @@ cmd_delete (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       return -1;
     }
   r = oci_delete (g, &st, err);
+  /* Gone now: its cow branches are decided (docs/cow.md). */
+  if (r == 0)
+    oci_cow_decide (g, st.id, -1);
   oci_state_free (&st);
   return r < 0 ? -1 : 0;
 }

@@ -13,6 +13,7 @@
 
 #include "common/fdpass.h"
 #include "common/util.h"
+#include "cow_branch.h"
 #include "image_run.h"
 #include "lifecycle.h"
 
@@ -76,6 +77,7 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       struct rt_err *e2 = NULL;
       oci_delete (g, &st, &e2);
       rt_err_free (&e2);
+      oci_cow_decide (g, st.id, 1);     /* never ran: an error */
       oci_state_free (&st);
       goto fail;
     }
@@ -100,6 +102,12 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
           rt_err_free (&e2);
         }
     }
+  /* The container is gone (its processes with its mount namespace): the
+   * exit code picks on_exit or on_error.  --keep: delete decides. */
+  if (a.keep)
+    oci_cow_record_exit (g, st.id, code);
+  else
+    oci_cow_decide (g, st.id, code);
   oci_state_free (&st);
   if (console[0] >= 0)
     close (console[0]);
@@ -116,12 +124,16 @@ OCI_COMMAND (run_command, "run", "create and start a container, wait for it",
              "usage: sandlock-oci run [-d|--detach] [-b|--bundle DIR]\n"
              "         [--pid-file F] [--console-socket S] [--preserve-fds N]\n"
              "         [--no-pivot] [--no-new-keyring] [--keep]\n"
+             "         [--cow-on-exit A] [--cow-on-error A]\n"
              "         [--config FILE] ID\n"
              "       sandlock-oci run [flags] --image REF ID [-- CMD...]\n\n"
              "Without -d, waits for the container, forwards signals to it,\n"
              "deletes it when it exits (unless --keep: it stays, stopped, for\n"
              "`delete`) and exits with its status (128+N when killed by\n"
-             "signal N).  --config FILE is used instead of BUNDLE/config.json.  With --image, pulls REF when needed and runs\n"
+             "signal N).  --config FILE is used instead of BUNDLE/config.json.\n"
+             "--cow-on-exit/--cow-on-error (commit|abort|keep|defer) decide\n"
+             "the container's `cow` mounts after exit 0 / a failure, over the\n"
+             "run.oci.sandlock.cow.* annotations (docs/cow.md).  With --image, pulls REF when needed and runs\n"
              "it from a bundle built under the state root, ROOT/image-bundles/ID,\n"
              "which is deleted with the container; --cache-dir DIR,\n"
              "--allow-devices, --max-unpacked-size SIZE, --timeout and\n"

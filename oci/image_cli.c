@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "cow_branch.h"
 #include "image_cli.h"
 #include "spec_default.h"
 
@@ -393,12 +394,14 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
 
   if (img_config_resolve (&c->o, im, cmd, &ic, err) < 0)
     return -1;
-  if (rt_mkdir_p (dir, 0755, err) < 0 || img_copy_rootfs (im, rootfs, c->o.allow_devices, err) < 0)
+  if (rt_mkdir_p (dir, 0755, err) < 0
+      || (c->cow ? oci_cow_rootfs_mountpoint (rootfs, err)
+                 : img_copy_rootfs (im, rootfs, c->o.allow_devices, err)) < 0)
     {
       img_config_free (ic);
       return -1;
     }
-  kv = xcalloc (ic->annot_len + 1, sizeof *kv);
+  kv = xcalloc (ic->annot_len + 2, sizeof *kv);
   size_t nkv = 0;
   for (size_t i = 0; i < ic->annot_len; i++)
     {
@@ -409,6 +412,11 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
       kv[nkv].key = ic->annot_keys[i];
       kv[nkv++].value = ic->annot_values[i];
     }
+  if (c->cow)
+    {
+      kv[nkv].key = (char *) OCI_COW_ANN "rootfs_lower";
+      kv[nkv++].value = im->rootfs;
+    }
   d.args = ic->args;
   d.env = ic->env;
   d.cwd = ic->cwd;
@@ -418,7 +426,8 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
   d.additional_gids_len = ic->gids_len;
   d.annotations = kv;
   d.annotations_len = nkv;
-  d.root_readonly = true;
+  /* With a cow layer the writes land in the container's own upper. */
+  d.root_readonly = !c->cow;
   d.terminal = false;
   d.rootless = geteuid () != 0;
   json = oci_default_config_json (&d);

@@ -14,6 +14,10 @@ struct image_cli
   struct img_opts o;
   bool quiet, json;
   struct progress *prog;        /* owned; NULL when quiet or not a TTY */
+  /* image_cli_bundle: instead of copying the cached rootfs, leave DIR/rootfs
+   * empty and name the cache in the annotation run.oci.sandlock.cow.
+   * rootfs_lower: each container mounts an overlay (docs/cow.md) */
+  bool cow;
 };
 
 /* The long options every image command takes; values >= 1000. */
@@ -68,8 +72,10 @@ int image_cli_get (struct image_cli *c, const char *ref, struct img_image **out,
                    struct rt_err **err);
 
 
-/* Writes a bundle for |im| into |dir|: the rootfs copied from the cache,
- * config.json from the image config (|cmd| replaces Cmd). */
+/* Writes a bundle for |im| into |dir|: the rootfs copied from the cache
+ * (c->cow: an empty rootfs/ mount point and the cached rootfs as the
+ * rootfs_lower annotation; the root is then writable), config.json from
+ * the image config (|cmd| replaces Cmd). */
 int image_cli_bundle (struct image_cli *c, const struct img_image *im,
                       const char *dir, char *const *cmd, struct rt_err **err);
 

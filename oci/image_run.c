@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "cow_branch.h"
 #include "image_cli.h"
 #include "image_run.h"
 #include "state.h"
@@ -217,6 +218,16 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
     {
       free (out);
       return -1;
+    }
+  /* The cached rootfs as an overlay lower when the kernel allows it, else
+   * a copy (docs/cow.md). */
+  const char *why = oci_cow_image_unusable ();
+  c.cow = why == NULL;
+  if (why)
+    {
+      _cleanup_free_ char *w = xasprintf ("run --image: copying the cached "
+                                          "rootfs: %s", why);
+      oci_log_warning (g, w);
     }
   ret = new_build_dir (g, tmp, lockfd, err);
   if (ret == 0)

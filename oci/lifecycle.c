@@ -16,6 +16,7 @@
 
 #include "common/util.h"
 #include "image_run.h"
+#include "cow_branch.h"
 #include "lifecycle.h"
 #include "runtime/runtime.h"
 #include "spec.h"
@@ -228,6 +229,20 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
   _cleanup_free_ char *status = xasprintf ("%s/%s/start.status", g->root,
                                            st->id);
   struct rt_created out = { 0 };
+  _cleanup_ (cow_branch_freep) struct cow_branch *layer = NULL;
+  const char *lowers[1];
+  struct rt_rootfs_source src = { .kind = kind };
+  /* run --image, bundle --cow: the root is an overlay of a lower (which
+   * needs a mount namespace: not in the namespace-less view) */
+  if (kind != RT_ROOTFS_VIRTUAL
+      && oci_cow_rootfs_source (g, st->id, cfg, &layer, lowers, &src, err) < 0)
+    return -1;
+  if (kind == RT_ROOTFS_VIRTUAL && oci_cow_rootfs_lower (cfg) != NULL)
+    return rt_err_set (err, 0, "annotation " OCI_COW_ANN "rootfs_lower: an "
+                       "overlay rootfs needs a mount namespace, which the "
+                       "namespace-less mode does not have (use "
+                       "--isolation=namespaces, or a bundle with a copied "
+                       "rootfs)");
   struct rt_create_opts o = {
     .config = cfg, .id = st->id, .bundle = st->bundle, .rootfs = st->rootfs,
     .exec_fifo = fifo, .start_status = status,
@@ -239,10 +254,12 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
     .state_json = hook_state, .state_json_ud = st,
     .progress = record_progress, .progress_ud = st,
     /* The lifecycle's two choices, made here and nowhere else: / is a
-     * bind of the bundle's root.path — or, namespace-less, the view of it
-     * a notify supervisor draws (choose_isolation) —, the init execs
-     * process.args (or, for `restore`, becomes the checkpointed process). */
-    .rootfs_source = { .kind = kind },
+     * bind of the bundle's root.path (an overlay on it with the
+     * rootfs_lower annotation: oci_cow_rootfs_source; namespace-less, the
+     * view of it a notify supervisor draws: choose_isolation), the init
+     * execs process.args (or, for `restore`, becomes the checkpointed
+     * process). */
+    .rootfs_source = src,
     .payload = a->payload,
   };
   oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
@@ -272,19 +289,24 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
   _cleanup_free_ char *buf = NULL;
   struct rt_config *cfg = NULL;
   enum rt_rootfs_kind kind = RT_ROOTFS_BIND;
+  struct oci_cow_flags cf = { a->cow_on_exit, a->cow_on_error };
   size_t len;
-  int ret;
+  int ret, cow = 0;
 
   if (load_config (g, a, st, &buf, &len, &cfg, err) < 0)
     {
       rt_config_free (cfg);
       return -1;
     }
+  /* cow mounts become overlays over new branches (docs/cow.md) */
   ret = choose_isolation (g, a, cfg, &kind, err) < 0
                 || state_from_config (g, cfg, kind, st, err) < 0
+                || (cow = oci_cow_setup (g, st->id, cfg, &cf, err)) < 0
                 || save_records (cfg, buf, len, st, err) < 0
                 || spawn (g, a, cfg, kind, st, err) < 0
             ? -1 : 0;
+  if (ret < 0 && cow > 0)
+    oci_cow_discard (g, st->id);
   rt_config_free (cfg);
   return ret;
 }
@@ -296,6 +318,7 @@ remove_container (const struct oci_globals *g, struct oci_state *st,
                   struct rt_err **err)
 {
   oci_bundle_drop (g, st);
+  oci_cow_layer_release (st->dirfd);
   return oci_state_remove (g, st, err);
 }
 
@@ -486,6 +509,8 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
     O_NOSUBREAPER,
     O_CONFIG,
     O_KEEP,
+    O_COW_EXIT,
+    O_COW_ERROR,
   };
   static const struct option opts[] = {
     { "bundle", required_argument, 0, 'b' },
@@ -499,6 +524,8 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
     { "detach", no_argument, 0, 'd' },
     { "config", required_argument, 0, O_CONFIG },
     { "keep", no_argument, 0, O_KEEP },
+    { "cow-on-exit", required_argument, 0, O_COW_EXIT },
+    { "cow-on-error", required_argument, 0, O_COW_ERROR },
     { 0, 0, 0, 0 },
   };
   int c;
@@ -538,6 +565,18 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
         if (!allow_detach)
           return rt_err_set (err, 0, "%s: --keep is a `run` flag", cmd);
         a->keep = true;
+        break;
+      case O_COW_EXIT:
+      case O_COW_ERROR:
+        if (!allow_detach)
+          return rt_err_set (err, 0, "%s: --cow-on-exit/--cow-on-error are "
+                             "`run` flags (create: the annotations "
+                             OCI_COW_ANN "on_exit/on_error)", cmd);
+        if (oci_cow_action_parse (optarg) < 0)
+          return rt_err_set (err, 0, "%s: --cow-on-%s: expected commit, "
+                             "abort, keep or defer, got \"%s\"", cmd,
+                             c == O_COW_EXIT ? "exit" : "error", optarg);
+        *(c == O_COW_EXIT ? &a->cow_on_exit : &a->cow_on_error) = optarg;
         break;
       case 'd':
         if (!allow_detach)

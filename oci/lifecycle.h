@@ -33,6 +33,8 @@ struct oci_create_args
   /* restore: what the init becomes instead of execve of process.args
    * (zeroed: RT_PAYLOAD_EXEC) */
   struct rt_payload payload;
+  /* run --cow-on-exit / --cow-on-error: override the annotations. */
+  const char *cow_on_exit, *cow_on_error;
 };
 
 /* Creates the container; on success |st| is loaded and locked, status

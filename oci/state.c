@@ -24,7 +24,8 @@ oci_id_valid (const char *id)
 {
   size_t n = 0;
   if (id == NULL || strcmp (id, ".") == 0 || strcmp (id, "..") == 0
-      || strcmp (id, OCI_IMAGE_BUNDLES) == 0)
+      || strcmp (id, OCI_IMAGE_BUNDLES) == 0
+      || strcmp (id, OCI_COW_BRANCHES) == 0)
     return false;
   for (const char *s = id; *s; s++, n++)
     if (!isalnum ((unsigned char) *s) && !strchr ("_+-.", *s))

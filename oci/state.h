@@ -60,6 +60,10 @@ struct oci_state
  * id.  The name is reserved: oci_id_valid() refuses it. */
 #define OCI_IMAGE_BUNDLES "image-bundles"
 
+/* Under the state root: the branches of `cow` mounts, one directory per
+ * container id, kept after `delete` until decided (oci/cow_branch.h). */
+#define OCI_COW_BRANCHES "cow-branches"
+
 /* Container ids: letters, digits, '_', '+', '-', '.'; 1..1024 chars; not
  * "." or "..".  (runc's rule.)  Nor OCI_IMAGE_BUNDLES, which is ours. */
 bool oci_id_valid (const char *id);

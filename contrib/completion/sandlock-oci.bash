@@ -27,14 +27,18 @@ _sandlock_oci_unpack_opts="--allow-devices --max-unpacked-size"
 
 _sandlock_oci_cmd_opts() {
   case $1 in
-    pull|bundle) echo "$_sandlock_oci_image_opts $_sandlock_oci_unpack_opts" ;;
+    pull) echo "$_sandlock_oci_image_opts $_sandlock_oci_unpack_opts" ;;
+    bundle) echo "$_sandlock_oci_image_opts $_sandlock_oci_unpack_opts --cow" ;;
+    changes) echo "--format" ;;
+    commit) echo "--force" ;;
     images|prune) echo "--cache-dir -q --quiet --format" ;;
     inspect|rmi) echo "--cache-dir" ;;
     create) echo "--bundle -b --pid-file --console-socket --preserve-fds
       --no-pivot --no-new-keyring --no-subreaper" ;;
     run) echo "--bundle -b --pid-file --console-socket --preserve-fds
       --no-pivot --no-new-keyring --no-subreaper --detach -d --image
-      --cache-dir $_sandlock_oci_unpack_opts" ;;
+      --cache-dir --keep --cow-on-exit --cow-on-error
+      $_sandlock_oci_unpack_opts" ;;
     exec) echo "--process -p --console-socket --cwd --env -e --tty -t
       --user -u --additional-gids -g --cap -c --no-new-privs --detach -d
       --pid-file --preserve-fds --process-label --apparmor --cgroup

@@ -319,13 +319,14 @@ squeeze() { sed -e 's/^ *//' -e 's/ *$//' -e 's/  */ /g'; }
 }
 
 @test "features: create accepts every listed mount option (tmpfs + each)" {
-  # bind/rbind need a source and remount an existing mount: tried on binds
+  # bind/rbind need a source and remount an existing mount, cow branches a
+  # bind: tried on binds
   cfg '.annotations["run.oci.sandlock.disable"]="fs"'
   cp "$BUNDLE/config.json" "$BATS_TEST_TMPDIR/base.json"
   mkdir -p "$BUNDLE/src"
   for o in $(rt features | jq -r '.mountOptions[]'); do
     case $o in
-      bind|rbind|remount) m="{\"destination\":\"/mnt\",\"type\":\"bind\",\"source\":\"$BUNDLE/src\",\"options\":[\"rbind\",\"$o\"]}" ;;
+      bind|rbind|remount|cow) m="{\"destination\":\"/mnt\",\"type\":\"bind\",\"source\":\"$BUNDLE/src\",\"options\":[\"rbind\",\"$o\"]}" ;;
       *) m="{\"destination\":\"/mnt\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"$o\"]}" ;;
     esac
     jq ".process.args=[\"grep\",\" /mnt \",\"/proc/self/mountinfo\"] | .mounts += [$m]" \

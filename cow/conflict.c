@@ -1,0 +1,121 @@
+/* Conflicts: paths of the change set that changed in the lower since the
+ * branch was created.  Rule (docs/cow.md "Conflicts"): the lower entry's
+ * ctime is >= the branch's creation time, taken from the coarse realtime
+ * clock the kernel stamps inodes from, so a later change can never carry
+ * an older ctime (a change in the same clock tick before the branch counts
+ * too: false positives, never a missed conflict).  ctime cannot be set by
+ * utimensat, so a writer cannot hide a change. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "internal.h"
+
+struct conflicts
+{
+  const struct cow_branch *b;
+  int lowerfd;
+  struct cow_dircache parent;
+  char **v;
+  size_t n;
+};
+
+static bool
+newer (const struct conflicts *c, const struct stat *st)
+{
+  const struct timespec *t = &st->st_ctim, *ref = &c->b->created;
+  return t->tv_sec > ref->tv_sec
+         || (t->tv_sec == ref->tv_sec && t->tv_nsec >= ref->tv_nsec);
+}
+
+static void
+add (struct conflicts *c, const char *path)
+{
+  c->v = xrealloc (c->v, (c->n + 2) * sizeof *c->v);
+  c->v[c->n++] = xstrdup (path);
+  c->v[c->n] = NULL;
+}
+
+/* Any entry below the lower directory |rel| changed since the branch. */
+static int
+subtree (struct conflicts *c, const char *rel, struct rt_err **err)
+{
+  int fd = cow_open_beneath (c->lowerfd, rel, O_RDONLY | O_DIRECTORY);
+  DIR *d = fd < 0 ? NULL : fdopendir (fd);
+  struct dirent *de;
+  int ret = 0;
+  if (d == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return rt_err_set (err, errno, "lower `%s`", rel);
+    }
+  while (ret == 0 && (de = readdir (d)) != NULL)
+    {
+      struct stat st;
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      _cleanup_free_ char *p = xasprintf ("%s/%s", rel, de->d_name);
+      if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        ret = errno == ENOENT ? 0 : rt_err_set (err, errno, "lower `%s`", p);
+      else if (newer (c, &st))
+        add (c, p);
+      else if (S_ISDIR (st.st_mode))
+        ret = subtree (c, p, err);
+    }
+  closedir (d);
+  return ret;
+}
+
+static int
+check_one (const struct cow_entry *e, void *arg, struct rt_err **err)
+{
+  struct conflicts *c = arg;
+  const char *leaf;
+  struct stat st;
+  if (e->post)
+    return 0;
+  int dfd
+      = cow_dircache_parent (&c->parent, c->lowerfd, e->rel, O_PATH, &leaf);
+  if (dfd < 0 || fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    {
+      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP
+          || errno == EXDEV)
+        return 0; /* absent: an addition */
+      return rt_err_set (err, errno, "lower `%s`", e->rel);
+    }
+  bool both_dirs = S_ISDIR (st.st_mode) && S_ISDIR (e->st.st_mode);
+  /* A directory kept as a directory merges: its own ctime moves with every
+   * entry added or removed in it, so only its changed children count. */
+  if (both_dirs && !e->opaque)
+    return 0;
+  if (newer (c, &st))
+    {
+      add (c, e->rel);
+      return 0;
+    }
+  if (S_ISDIR (st.st_mode))
+    return subtree (c, e->rel, err);
+  return 0;
+}
+
+int
+cow_conflicts (const struct cow_branch *b, char ***out, struct rt_err **err)
+{
+  _cleanup_fd_ int lfd = open (b->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct conflicts c = { .b = b, .lowerfd = lfd, .parent = { .fd = -1 } };
+  if (lfd < 0)
+    return rt_err_set (err, errno, "cow lower `%s`", b->lower);
+  int r = cow_walk_upper (b, check_one, &c, err);
+  cow_dircache_free (&c.parent);
+  if (r < 0)
+    {
+      rt_strv_free (c.v);
+      return -1;
+    }
+  *out = c.v ? c.v : xcalloc (1, sizeof (char *));
+  return (int) c.n;
+}

@@ -1,0 +1,71 @@
+/* Private to cow/: the upper-layer walker and the confined openers shared
+ * by changes, conflicts and commit. */
+#ifndef SANDLOCK_COW_INTERNAL_H
+#define SANDLOCK_COW_INTERNAL_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "cow.h"
+
+/* One entry of the upper layer, as overlayfs left it. */
+struct cow_entry
+{
+  const char *rel;  /* path relative to the upper root */
+  const char *name; /* last component */
+  int dirfd;        /* upper directory holding |name| */
+  struct stat st;
+  bool whiteout; /* char 0:0 or an overlay.whiteout xattr */
+  bool opaque;   /* directory with overlay.opaque = "y" */
+  bool post;     /* directory, after its children */
+};
+
+typedef int (*cow_walk_fn) (const struct cow_entry *e, void *arg,
+                            struct rt_err **err);
+
+/* Walks |b|'s upper depth-first, names sorted; directories are visited
+ * before (post = false) and after (post = true) their children. */
+int cow_walk_upper (const struct cow_branch *b, cow_walk_fn fn, void *arg,
+                    struct rt_err **err);
+
+/* Opens |rel| (relative, no "..") beneath |rootfd| without following any
+ * symlink or crossing a mount point (common/openat2.h: RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV, and its
+ * fallback walk where openat2 is missing): overlayfs does not see mounts
+ * inside its lower either.  "" opens the root. */
+int cow_open_beneath (int rootfd, const char *rel, int flags);
+
+/* The parent directory of |rel| beneath |rootfd| (O_PATH|O_DIRECTORY),
+ * and the last component in *leaf (points into |rel|). */
+int cow_open_parent (int rootfd, const char *rel, const char **leaf);
+
+/* A one-slot cache of the parent directory opened last: a walk visits the
+ * entries of one directory in a row, so most lookups are hits. */
+struct cow_dircache
+{
+  char *rel; /* the cached directory, relative */
+  int fd;    /* -1: empty */
+};
+
+/* cow_open_parent through |dc| (opened with |flags|, which must be the
+ * same on every call): the fd is borrowed, valid until the next call or
+ * cow_dircache_free.  A miss that fails leaves the cache empty. */
+int cow_dircache_parent (struct cow_dircache *dc, int rootfd, const char *rel,
+                         int flags, const char **leaf);
+void cow_dircache_free (struct cow_dircache *dc);
+
+/* Lowercase hex sha256 of the regular file |fd| into |hex| (65 bytes). */
+int cow_sha256_fd (int fd, char hex[65]);
+
+/* True when the name is an overlayfs private xattr (never copied). */
+bool cow_xattr_private (const char *name);
+
+/* Removes the storage directory |path| (or one of its parts): overlayfs
+ * leaves work/work with mode 0, which its unprivileged owner must open up
+ * before removing it. */
+int cow_remove (const char *path, struct rt_err **err);
+
+/* The meta file: write (atomic, fsync'd) from |b|. */
+int cow_meta_write (const struct cow_branch *b, struct rt_err **err);
+
+#endif

@@ -1,0 +1,280 @@
+/* create: the cow annotations and the `cow` mount option (docs/cow.md).
+ * A bind mount with option "cow" becomes an overlayfs mount over a new
+ * branch whose lower is the mount's source: the runtime mounts it like any
+ * other filesystem, and Landlock grants write on the destination, i.e.
+ * the container's overlay view, never on the host directory itself. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "cow_branch.h"
+
+struct cow_ann
+{
+  enum oci_cow_action on_exit, on_error;
+  const char *storage; /* NULL: under the state root */
+};
+
+static int
+parse_action (const char *key, const char *v, enum oci_cow_action *out,
+              struct rt_err **err)
+{
+  int a = oci_cow_action_parse (v);
+  if (a < 0)
+    return rt_err_set (err, 0,
+                       "annotation %s: expected commit, abort, keep "
+                       "or defer, got \"%.64s\"",
+                       key, v);
+  *out = (enum oci_cow_action) a;
+  return 0;
+}
+
+static int
+check_storage (const char *key, const char *v, struct rt_err **err)
+{
+  struct stat st;
+  if (v[0] != '/' || strstr (v, "/../") || rt_startswith (v, "../")
+      || (strlen (v) >= 3 && strcmp (v + strlen (v) - 3, "/..") == 0))
+    return rt_err_set (err, 0,
+                       "annotation %s: \"%.256s\" must be an "
+                       "absolute path without \"..\"",
+                       key, v);
+  if (stat (v, &st) < 0)
+    return rt_err_set (err, errno, "annotation %s: \"%.256s\"", key, v);
+  if (!S_ISDIR (st.st_mode))
+    return rt_err_set (err, ENOTDIR, "annotation %s: \"%.256s\"", key, v);
+  return 0;
+}
+
+static int
+parse_annotations (const struct rt_config *cfg, const struct oci_cow_flags *f,
+                   struct cow_ann *a, struct rt_err **err)
+{
+  a->on_exit = OCI_COW_COMMIT;
+  a->on_error = OCI_COW_ABORT;
+  for (size_t i = 0; i < cfg->annotations_len; i++)
+    {
+      const char *k = cfg->annotations[i].key, *v = cfg->annotations[i].value;
+      if (!rt_startswith (k, OCI_COW_ANN))
+        continue;
+      const char *s = k + strlen (OCI_COW_ANN);
+      if (strcmp (s, "on_exit") == 0 ? parse_action (k, v, &a->on_exit, err)
+          : strcmp (s, "on_error") == 0
+              ? parse_action (k, v, &a->on_error, err)
+          : strcmp (s, "storage") == 0 || strcmp (s, "rootfs_lower") == 0
+              ? check_storage (k, v, err)
+              : rt_err_set (
+                  err, 0,
+                  "annotation %s: unknown (this runtime knows " OCI_COW_ANN
+                  "on_exit, on_error, storage, "
+                  "rootfs_lower; max_disk is not implemented)",
+                  k))
+        return -1;
+      if (strcmp (s, "storage") == 0)
+        a->storage = v;
+    }
+  if (f && f->on_exit
+      && parse_action ("--cow-on-exit", f->on_exit, &a->on_exit, err) < 0)
+    return -1;
+  if (f && f->on_error
+      && parse_action ("--cow-on-error", f->on_error, &a->on_error, err) < 0)
+    return -1;
+  return 0;
+}
+
+static bool
+has_opt (const struct rt_mount *m, const char *o)
+{
+  for (size_t k = 0; k < m->options_len; k++)
+    if (strcmp (m->options[k], o) == 0)
+      return true;
+  return false;
+}
+
+static int
+check_mount (const struct rt_mount *m, size_t i, struct rt_err **err)
+{
+  bool bind = (m->type && strcmp (m->type, "bind") == 0) || has_opt (m, "bind")
+              || has_opt (m, "rbind");
+  if (!bind)
+    return rt_err_set (err, 0,
+                       "mounts[%zu].options: \"cow\" needs a bind "
+                       "mount",
+                       i);
+  if (m->source == NULL || m->source[0] != '/')
+    return rt_err_set (err, 0,
+                       "mounts[%zu].source: a \"cow\" mount needs "
+                       "an absolute host directory",
+                       i);
+  if (m->destination == NULL || strpbrk (m->destination, "\t\n"))
+    return rt_err_set (err, 0,
+                       "mounts[%zu].destination: a \"cow\" mount's "
+                       "destination holds a tab or newline",
+                       i);
+  return 0;
+}
+
+static bool
+user_namespace (const struct rt_config *cfg)
+{
+  for (size_t i = 0; i < cfg->namespaces_len; i++)
+    if (strcmp (cfg->namespaces[i].type, "user") == 0)
+      return true;
+  return false;
+}
+
+/* mounts[i] becomes type overlay; its other options (nosuid, nodev, ...)
+ * stay; the overlay data items go where the runtime puts unknown options:
+ * into the mount data. */
+static void
+rewrite_mount (struct rt_mount *m, const struct cow_branch *b, bool userns)
+{
+  _cleanup_free_ char *data = cow_overlay_data (b, userns);
+  char **opts = NULL, *save = NULL;
+  size_t n = 0;
+  for (size_t k = 0; k < m->options_len; k++)
+    {
+      const char *o = m->options[k];
+      if (strcmp (o, "cow") && strcmp (o, "bind") && strcmp (o, "rbind"))
+        {
+          opts = xrealloc (opts, (n + 1) * sizeof *opts);
+          opts[n++] = xstrdup (o);
+        }
+      free (m->options[k]);
+    }
+  for (char *t = strtok_r (data, ",", &save); t;
+       t = strtok_r (NULL, ",", &save))
+    {
+      opts = xrealloc (opts, (n + 1) * sizeof *opts);
+      opts[n++] = xstrdup (t);
+    }
+  free (m->options);
+  m->options = opts;
+  m->options_len = n;
+  free (m->type);
+  m->type = xstrdup ("overlay");
+  free (m->source);
+  m->source = xstrdup ("overlay");
+}
+
+static int
+make_branches (const struct oci_globals *g, const char *id,
+               struct rt_config *cfg, const struct cow_ann *a,
+               struct oci_cow_record *r, struct rt_err **err)
+{
+  char root[PATH_MAX];
+  if (realpath (g->root, root) == NULL)
+    return rt_err_set (err, errno, "--root `%s`", g->root);
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    {
+      struct rt_mount *m = &cfg->mounts[i];
+      struct cow_branch *b = NULL;
+      if (!has_opt (m, "cow"))
+        continue;
+      _cleanup_free_ char *storage
+          = a->storage
+                ? xasprintf ("%s/%s.%zu", a->storage, id, i)
+                : xasprintf ("%s/" OCI_COW_BRANCHES "/%s/%zu", root, id, i);
+      if (cow_branch_create (m->source, storage, &b, err) < 0)
+        return rt_err_wrap (err, "mounts[%zu] (\"cow\")", i);
+      r->v = xrealloc (r->v, (r->n + 1) * sizeof *r->v);
+      r->v[r->n].storage = xstrdup (b->storage);
+      r->v[r->n++].dest = xstrdup (m->destination);
+      rewrite_mount (m, b, user_namespace (cfg));
+      cow_branch_free (b);
+    }
+  return 0;
+}
+
+static int
+open_record_dir (const struct oci_globals *g, const char *id,
+                 struct oci_cow_record *r, struct rt_err **err)
+{
+  _cleanup_free_ char *top = xasprintf ("%s/" OCI_COW_BRANCHES, g->root);
+  _cleanup_free_ char *dir = xasprintf ("%s/%s", top, id);
+  if (mkdir (top, 0700) < 0 && errno != EEXIST)
+    return rt_err_set (err, errno, "mkdir `%s`", top);
+  if (mkdir (dir, 0700) < 0)
+    return rt_err_set (err, errno,
+                       errno == EEXIST
+                           ? "container id \"%s\" still has undecided cow "
+                             "branches (`sandlock-oci branches`): commit or "
+                             "abort them first"
+                           : "mkdir `%s`",
+                       errno == EEXIST ? id : dir);
+  r->dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (r->dirfd < 0)
+    return rt_err_set (err, errno, "open `%s`", dir);
+  return 0;
+}
+
+int
+oci_cow_setup (const struct oci_globals *g, const char *id,
+               struct rt_config *cfg, const struct oci_cow_flags *f,
+               struct rt_err **err)
+{
+  struct cow_ann a = { 0 };
+  struct oci_cow_record r = { .dirfd = -1, .exit_code = -1 };
+  bool any = false;
+  if (parse_annotations (cfg, f, &a, err) < 0)
+    return -1;
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    if (has_opt (&cfg->mounts[i], "cow"))
+      {
+        if (check_mount (&cfg->mounts[i], i, err) < 0)
+          return -1;
+        any = true;
+      }
+  if (!any)
+    return 0;
+  if (open_record_dir (g, id, &r, err) < 0)
+    return -1;
+  r.on_exit = a.on_exit;
+  r.on_error = a.on_error;
+  int ret = make_branches (g, id, cfg, &a, &r, err);
+  if (ret == 0)
+    ret = oci_cow_record_save (g, id, &r, err);
+  if (ret < 0)
+    {
+      /* what was made is this create's own: drop it */
+      for (size_t i = 0; i < r.n; i++)
+        rt_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
+      _cleanup_free_ char *dir
+          = xasprintf ("%s/" OCI_COW_BRANCHES "/%s", g->root, id);
+      rt_rm_rf_at (AT_FDCWD, dir, NULL);
+    }
+  oci_cow_record_free (&r);
+  return ret < 0 ? -1 : 1;
+}
+
+void
+oci_cow_discard (const struct oci_globals *g, const char *id)
+{
+  struct oci_cow_record r;
+  struct rt_err *e = NULL;
+  if (oci_cow_record_load (g, id, &r, &e) != 0)
+    {
+      rt_err_free (&e);
+      oci_cow_record_free (&r);
+      return;
+    }
+  for (size_t i = 0; i < r.n; i++)
+    {
+      struct cow_branch *b = NULL;
+      /* abort opens up what a mount in a user namespace left */
+      if (cow_branch_open (r.v[i].storage, &b, &e) < 0
+          || cow_abort (b, &e) < 0)
+        rt_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
+      rt_err_free (&e);
+      cow_branch_free (b);
+    }
+  while (r.n)
+    oci_cow_record_drop (&r, r.n - 1);
+  oci_cow_record_save (g, id, &r, &e);
+  rt_err_free (&e);
+  oci_cow_record_free (&r);
+}
