@@ -457,3 +457,14 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   [ ! -e "$R/state/rl2" ]
   rm -rf "$R"
 }
+
+@test "cow: an overlay rootfs (rootfs_lower) in the namespace-less mode is refused, naming the annotation" {
+  lower=$BATS_TEST_TMPDIR/lower
+  cp -a "$BUNDLE/rootfs" "$lower"
+  cfg '.annotations["run.oci.sandlock.cow.rootfs_lower"]="'"$lower"'"'
+  run rt create --isolation landlock -b "$BUNDLE" "$(cid)" </dev/null
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"run.oci.sandlock.cow.rootfs_lower"*"mount namespace"* ]]
+  [ -z "$(ls "$ROOT" | grep -v cow-branches)" ]
+}
