@@ -260,9 +260,10 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
      * bind of the bundle's root.path (an overlay on it with the
      * rootfs_lower annotation: oci_cow_rootfs_source; namespace-less, the
      * view of it a notify supervisor draws: choose_isolation), the init
-     * execs process.args. */
+     * execs process.args (or, for `restore`, becomes the checkpointed
+     * process). */
     .rootfs_source = src,
-    .payload = { .kind = RT_PAYLOAD_EXEC },
+    .payload = a->payload,
   };
   oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
              st->rootfs);

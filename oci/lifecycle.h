@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "command.h"
+#include "runtime/runtime.h"
 #include "state.h"
 
 struct oci_create_args
@@ -29,6 +30,9 @@ struct oci_create_args
    * oci_create either makes the container's own (renamed to
    * ROOT/image-bundles/ID, deleted with it) or removes.  Overrides bundle. */
   const char *image_bundle_tmp;
+  /* restore: what the init becomes instead of execve of process.args
+   * (zeroed: RT_PAYLOAD_EXEC) */
+  struct rt_payload payload;
   /* run --cow-on-exit / --cow-on-error: override the annotations. */
   const char *cow_on_exit, *cow_on_error;
 };

@@ -1,0 +1,228 @@
+/* File descriptors, cwd, umask, rlimits, auxv and personality of a
+ * stopped process, from /proc/PID and prlimit(2).  An fd that cannot be
+ * restored fails the capture with its number and kind, or, when the caller
+ * allows it, is recorded as skipped so that restore lists it. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "criu-lite/internal.h"
+
+static int
+fdinfo (pid_t pid, int fd, uint64_t *pos, uint32_t *flags, struct rt_err **err)
+{
+  char path[64];
+  _cleanup_free_ char *s = NULL;
+  char *p;
+  snprintf (path, sizeof path, "%d/fdinfo/%d", pid, fd);
+  if (rt_read_file_at (cl_proc_dir (), path, 1 << 16, &s, NULL, err) < 0)
+    return -1;
+  p = strstr (s, "pos:");
+  *pos = p ? strtoull (p + 4, NULL, 10) : 0;
+  p = strstr (s, "flags:");
+  *flags = p ? (uint32_t) strtoul (p + 6, NULL, 8) : 0;
+  return 0;
+}
+
+static const char *
+kind_of (mode_t m, const char *link)
+{
+  if (S_ISSOCK (m))
+    return "socket";
+  if (S_ISFIFO (m))
+    return "pipe";
+  if (rt_startswith (link, "anon_inode:"))
+    return link;
+  if (S_ISBLK (m))
+    return "block device";
+  return "unsupported file";
+}
+
+/* Which of the root's fds 0-2 |st| is, or 3. */
+static uint64_t
+stdio_of (const struct cl_dump *d, const struct stat *st)
+{
+  for (uint64_t k = 0; k < 3; k++)
+    if (d->stdio[k][0] == (uint64_t) st->st_dev
+        && d->stdio[k][1] == (uint64_t) st->st_ino && st->st_ino)
+      return k;
+  return 3;
+}
+
+/* Records the root's fds 0-2 as the stdio every process may inherit. */
+void
+cl_stdio_of_root (struct cl_dump *d)
+{
+  for (int k = 0; k < 3; k++)
+    {
+      char path[64];
+      struct stat st;
+      snprintf (path, sizeof path, "%d/fd/%d", d->pid, k);
+      if (fstatat (cl_proc_dir (), path, &st, 0) == 0)
+        {
+          d->stdio[k][0] = (uint64_t) st.st_dev;
+          d->stdio[k][1] = (uint64_t) st.st_ino;
+        }
+    }
+}
+
+static int
+dump_fd (struct cl_dump *d, int fd, bool skip, struct rt_err **err)
+{
+  char path[64], link[4096], what[256];
+  struct stat st;
+  struct cl_fd f;
+  ssize_t n;
+
+  snprintf (path, sizeof path, "%d/fd/%d", d->pid, fd);
+  n = readlinkat (cl_proc_dir (), path, link, sizeof link - 1);
+  if (n >= 0 && fstatat (cl_proc_dir (), path, &st, 0) < 0)
+    n = -1;
+  if (n < 0 && errno == ENOENT)
+    return 0;  /* closed meanwhile */
+  if (n < 0)
+    return rt_err_set (err, errno, "inspect fd %d", fd);
+  link[n] = '\0';
+  memset (&f, 0, sizeof f);
+  f.fd = fd;
+  if (fdinfo (d->pid, fd, &f.pos, &f.flags, err) < 0)
+    return -1;
+  if (link[0] == '/' && strstr (link, " (deleted)"))
+    return rt_err_set (err, 0, "fd %d: `%s` was deleted since it was opened",
+                       fd, link);
+  if (stdio_of (d, &st) <= 2)
+    {
+      /* rebound to the restorer's stdio (CRIU's inherit-fd): the
+       * engine's pipes or log */
+      f.kind = CL_FD_INHERIT;
+      f.pos = stdio_of (d, &st);
+    }
+  else if (link[0] == '/' && S_ISREG (st.st_mode))
+    f.kind = CL_FD_FILE;
+  else if (link[0] == '/' && S_ISDIR (st.st_mode))
+    f.kind = CL_FD_DIR;
+  else if (link[0] == '/' && S_ISCHR (st.st_mode))
+    f.kind = CL_FD_DEV;
+  else if (skip)
+    {
+      f.kind = CL_FD_SKIPPED;
+      snprintf (what, sizeof what, "fd %d (%.200s)", fd, kind_of (st.st_mode, link));
+      f.path = cl_str_add (&d->strings, what);
+      cl_buf_add (&d->fds, &f, sizeof f);
+      return 0;
+    }
+  else
+    return rt_err_set (err, 0, "fd %d is a %s (`%s`), which criu-lite cannot "
+                       "restore", fd, kind_of (st.st_mode, link), link);
+  f.path = cl_str_add (&d->strings, link);
+  cl_buf_add (&d->fds, &f, sizeof f);
+  return 0;
+}
+
+static int
+cmp_int (const void *a, const void *b)
+{
+  return *(const int *) a - *(const int *) b;
+}
+
+int
+cl_dump_files (struct cl_dump *d, bool skip, struct rt_err **err)
+{
+  char path[64];
+  struct dirent *e;
+  DIR *dir;
+  _cleanup_free_ int *fds = NULL;
+  size_t n = 0;
+
+  snprintf (path, sizeof path, "%d/fd", d->pid);
+  dir = cl_opendir (path);
+  if (dir == NULL)
+    return rt_err_set (err, errno, "open `%s`", path);
+  while ((e = readdir (dir)) != NULL)
+    if (e->d_name[0] != '.')
+      {
+        fds = xrealloc (fds, (n + 1) * sizeof *fds);
+        fds[n++] = atoi (e->d_name);
+      }
+  closedir (dir);
+  qsort (fds, n, sizeof *fds, cmp_int);
+  for (size_t i = 0; i < n; i++)
+    if (dump_fd (d, fds[i], skip, err) < 0)
+      return -1;
+  return 0;
+}
+
+static int
+status_field (pid_t pid, const char *key, int base, uint32_t *out,
+              struct rt_err **err)
+{
+  char path[64];
+  _cleanup_free_ char *s = NULL;
+  char *p;
+  snprintf (path, sizeof path, "%d/status", pid);
+  if (rt_read_file_at (cl_proc_dir (), path, 1 << 16, &s, NULL, err) < 0)
+    return -1;
+  p = strstr (s, key);
+  if (p == NULL)
+    return rt_err_set (err, 0, "`%s` has no %s", path, key);
+  *out = (uint32_t) strtoul (p + strlen (key), NULL, base);
+  return 0;
+}
+
+static int
+dump_cwd_auxv (struct cl_dump *d, struct rt_err **err)
+{
+  char path[64], cwd[4096];
+  _cleanup_free_ char *auxv = NULL, *pers = NULL;
+  size_t len;
+  ssize_t n;
+
+  snprintf (path, sizeof path, "%d/cwd", d->pid);
+  n = readlinkat (cl_proc_dir (), path, cwd, sizeof cwd - 1);
+  if (n < 0)
+    return rt_err_set (err, errno, "readlink `%s`", path);
+  cwd[n] = '\0';
+  d->proc.cwd = cl_str_add (&d->strings, cwd);
+  snprintf (path, sizeof path, "%d/auxv", d->pid);
+  if (rt_read_file_at (cl_proc_dir (), path, 4096, &auxv, &len, err) < 0)
+    return -1;
+  if (len > sizeof d->proc.auxv)
+    len = sizeof d->proc.auxv;
+  memcpy (d->proc.auxv, auxv, len);
+  d->proc.auxv_len = (uint32_t) len;
+  snprintf (path, sizeof path, "%d/personality", d->pid);
+  if (rt_read_file_at (cl_proc_dir (), path, 64, &pers, NULL, err) < 0)
+    return -1;
+  d->proc.personality = (uint32_t) strtoul (pers, NULL, 16);
+  snprintf (path, sizeof path, "%d/comm", d->pid);
+  free (auxv);
+  auxv = NULL;
+  if (rt_read_file_at (cl_proc_dir (), path, 64, &auxv, &len, err) < 0)
+    return -1;
+  auxv[strcspn (auxv, "\n")] = '\0';
+  snprintf (d->proc.comm, sizeof d->proc.comm, "%s", auxv);
+  return 0;
+}
+
+int
+cl_dump_misc (struct cl_dump *d, struct rt_err **err)
+{
+  for (int r = 0; r < 16; r++)
+    {
+      struct rlimit rl;
+      if (prlimit (d->pid, r, NULL, &rl) < 0)
+        return rt_err_set (err, errno, "read rlimit %d", r);
+      d->proc.rlim[r][0] = rl.rlim_cur;
+      d->proc.rlim[r][1] = rl.rlim_max;
+    }
+  if (status_field (d->pid, "Umask:", 8, &d->proc.umask, err) < 0)
+    return -1;
+  return dump_cwd_auxv (d, err);
+}

@@ -1,0 +1,320 @@
+/* criu-lite internals: the image records (docs/checkpoint.md "Image
+ * format") and the plan the restore stub executes.  Everything here is
+ * fixed-size little-endian x86_64 layout; the image is untrusted input and
+ * image.c validates every field before restore uses it. */
+#ifndef SANDLOCK_CRIU_LITE_INTERNAL_H
+#define SANDLOCK_CRIU_LITE_INTERNAL_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "common/err.h"
+
+#define CL_MAGIC "CRIULITE"
+#define CL_VERSION 1
+#define CL_PAGE 4096ull
+#define CL_TASK_TOP 0x7ffffffff000ull   /* 47-bit user address space */
+#define CL_XSTATE_MAX 65536u
+#define CL_MAX_THREADS 1024u
+#define CL_MAX_FD 65536
+
+enum cl_sect
+{
+  CL_S_PROC = 1,
+  CL_S_THREADS,
+  CL_S_VMAS,
+  CL_S_PAGES,     /* runs of pages.img: where each lands */
+  CL_S_FDS,
+  CL_S_STRINGS,
+  CL_S_COUNT = CL_S_STRINGS
+};
+
+struct cl_sect_desc
+{
+  uint32_t type;
+  uint32_t pad;
+  uint64_t offset, length;     /* within core.img */
+  uint8_t sha256[32];
+};
+
+struct cl_header
+{
+  char magic[8];
+  uint32_t version;
+  uint32_t nsect;
+  char kernel[72];             /* uname -r of the capturing host */
+  uint64_t xcr0;               /* XSAVE features enabled where captured */
+  uint32_t xstate_size;        /* NT_X86_XSTATE size per thread */
+  uint32_t pad;
+  uint64_t pages_len;          /* size of pages.img */
+  uint8_t pages_sha256[32];
+  struct cl_sect_desc sect[CL_S_COUNT];
+  uint8_t header_sha256[32];   /* over everything above */
+};
+
+/* The mm layout handed back to prctl(PR_SET_MM_MAP). */
+struct cl_mm
+{
+  uint64_t start_code, end_code, start_data, end_data;
+  uint64_t start_brk, brk, start_stack;
+  uint64_t arg_start, arg_end, env_start, env_end;
+};
+
+struct cl_proc
+{
+  struct cl_mm mm;
+  uint64_t vdso, vdso_len, vvar, vvar_len, vclock, vclock_len;
+  uint64_t auxv[64];
+  uint32_t auxv_len;           /* bytes used in auxv */
+  uint32_t umask;
+  uint32_t nthreads;
+  uint32_t cwd;                /* string offset */
+  uint64_t rlim[16][2];        /* RLIMIT_* soft, hard */
+  uint32_t personality;
+  uint32_t pad;
+  char comm[16];
+  uint64_t sigaction[64][4];   /* kernel struct sigaction: handler, flags,
+                                  restorer, mask; index signo - 1 */
+  uint64_t itimer[3][4];       /* ITIMER_REAL/VIRTUAL/PROF, struct itimerval */
+};
+
+struct cl_thread
+{
+  uint32_t tid;
+  uint32_t xstate_len;
+  uint64_t sigmask;
+  struct user_regs_struct regs;
+  uint64_t rseq_addr;          /* 0: none registered */
+  uint32_t rseq_len, rseq_sig;
+  uint64_t tid_address;        /* clear_child_tid (PR_GET_TID_ADDRESS) */
+  uint64_t altstack_sp, altstack_size;
+  int32_t altstack_flags;
+  uint32_t pad2;
+  /* followed by xstate_len bytes, then padding to 64 */
+};
+
+enum cl_vma_kind
+{
+  CL_VMA_ANON = 1,            /* private anonymous (heap, stack, malloc) */
+  CL_VMA_ANON_SHARED,         /* shared anonymous, memfd, deleted files */
+  CL_VMA_FILE,                /* private file mapping (dirty pages saved) */
+  CL_VMA_FILE_SHARED,         /* shared file mapping (the file holds it) */
+};
+
+#define CL_VMA_GROWSDOWN 1u
+
+struct cl_vma
+{
+  uint64_t start, end, pgoff;
+  uint32_t prot, kind;
+  uint32_t path;               /* string offset; 0 for anonymous */
+  uint32_t flags;              /* CL_VMA_* */
+  uint64_t fsize, fmtime_ns;   /* the mapped file when captured */
+};
+
+struct cl_run
+{
+  uint64_t addr, len, off;     /* off: page-aligned offset in pages.img */
+};
+
+enum cl_fd_kind
+{
+  CL_FD_FILE = 1,              /* regular file: reopened, offset restored */
+  CL_FD_DIR,
+  CL_FD_DEV,                   /* character device reopened by path */
+  CL_FD_INHERIT,               /* the root's stdio: a dup of the restorer's
+                                  fd |pos| (0-2) */
+  CL_FD_SKIPPED,               /* --skip-unsupported: listed, not restored */
+};
+
+struct cl_fd
+{
+  int32_t fd;
+  uint32_t kind;
+  uint32_t flags;              /* open(2) flags from fdinfo */
+  uint32_t path;               /* string offset (kind text when SKIPPED) */
+  uint64_t pos;
+};
+
+/* A loaded, verified image (image.c). */
+struct cl_image
+{
+  struct cl_header hdr;
+  char *core;                  /* whole core.img */
+  size_t core_len;
+  const struct cl_proc *proc;
+  const char *threads;         /* nthreads variable-size records */
+  size_t threads_len;
+  const struct cl_vma *vmas;
+  size_t nvmas;
+  const struct cl_run *runs;
+  size_t nruns;
+  const struct cl_fd *fds;
+  size_t nfds;
+  const char *strings;
+  size_t strings_len;
+  int pages_fd;
+};
+
+/* The image being written (dump*.c) */
+struct cl_buf
+{
+  char *p;
+  size_t len, cap;
+};
+
+void cl_buf_add (struct cl_buf *b, const void *p, size_t n);
+void cl_buf_pad (struct cl_buf *b, size_t align);
+uint32_t cl_str_add (struct cl_buf *strings, const char *s);
+
+struct cl_tracee
+{
+  struct user_regs_struct orig;  /* as seized */
+  bool touched;                  /* registers changed by an injection */
+  int held_signal;               /* caught while injecting: re-sent */
+};
+
+struct cl_dump
+{
+  pid_t pid;
+  /* the tree root's fds 0-2 (dev, ino; 0 when closed): a process's fd
+   * naming one of them is the engine's stdio, restored by inheritance */
+  uint64_t stdio[3][2];
+  struct cl_tracee *tr;          /* per tid, same order */
+  uint64_t syscall_ip;           /* a `syscall` instruction in the vDSO */
+  uint64_t scratch;              /* a page mapped in the tracee for
+                                    injected syscalls' results */
+  struct cl_proc proc;
+  struct cl_buf threads, vmas, runs, fds, strings;
+  int pages_fd;                /* pages.img being written */
+  uint64_t pages_len;
+  uint32_t xstate_size;
+  pid_t *tids;
+  size_t ntids;
+};
+
+size_t cl_thread_rec_size (uint32_t xstate_len);
+
+/* sha256 of |n| bytes (criu-lite/sha.c: libcrypto, loaded on first use). */
+int cl_sha256 (const void *p, size_t n, uint8_t out[32], struct rt_err **err);
+
+/* The /proc every capture reads, as a directory fd: opened before the
+ * capture chroots into the target's root so that paths read from it are
+ * the target's own (criu_dump_opts.target_root). */
+int cl_proc_dir_open (struct rt_err **err);
+void cl_proc_dir_close (void);
+int cl_proc_dir (void);
+pid_t cl_ns_tid (pid_t pid, pid_t tid);
+DIR *cl_opendir (const char *rel);
+
+int cl_image_write (int dirfd, struct cl_dump *d, struct rt_err **err);
+int cl_image_load (const char *dir, struct cl_image *img, struct rt_err **err);
+void cl_image_free (struct cl_image *img);
+const char *cl_image_str (const struct cl_image *img, uint32_t off);
+uint64_t cl_xcr0 (void);
+
+int cl_dump_threads (struct cl_dump *d, struct rt_err **err);
+int cl_dump_signals (struct cl_dump *d, struct rt_err **err);
+int cl_dump_mm (struct cl_dump *d, struct rt_err **err);
+int cl_dump_files (struct cl_dump *d, bool skip_unsupported,
+                   struct rt_err **err);
+int cl_dump_misc (struct cl_dump *d, struct rt_err **err);
+void cl_stdio_of_root (struct cl_dump *d);
+int cl_seize (struct cl_dump *d, struct rt_err **err);
+void cl_normalize_restart (struct user_regs_struct *r);
+int cl_inject_prepare (struct cl_dump *d, struct rt_err **err);
+int cl_inject (struct cl_dump *d, size_t t, long nr, const long a[6], long *ret,
+               struct rt_err **err);
+int cl_peek (struct cl_dump *d, uint64_t addr, void *out, size_t n,
+             struct rt_err **err);
+void cl_inject_finish (struct cl_dump *d);
+void cl_release (struct cl_dump *d, bool kill_it);
+
+/* ---- the restore stub (stub.c) ------------------------------------- */
+
+struct cl_stub_vma
+{
+  uint64_t start, len, pgoff;
+  int32_t prot, mflags;        /* final prot; mmap flags without MAP_FIXED */
+  int32_t fd;                  /* -1: anonymous */
+  int32_t has_pages;
+};
+
+struct cl_stub_move
+{
+  uint64_t from, len, spare, to;
+};
+
+struct cl_stub_thread
+{
+  uint64_t frame;              /* the rt_sigframe's uc: rsp for sigreturn */
+  uint64_t fs_base, gs_base, tid_address;
+  uint64_t stack_lo, stack_len; /* stub stack of this thread */
+  uint64_t rseq_addr;
+  uint32_t rseq_len, rseq_sig;
+  int32_t tid;
+  int32_t pad;
+};
+
+/* Kernel ABI mirrors (x86_64): struct sigcontext, ucontext, rt_sigframe
+ * (arch/x86/include/asm/sigframe.h), prctl_mm_map, clone_args. */
+struct cl_sigcontext
+{
+  uint64_t r8, r9, r10, r11, r12, r13, r14, r15, rdi, rsi, rbp, rbx, rdx;
+  uint64_t rax, rcx, rsp, rip, eflags;
+  uint16_t cs, gs, fs, ss;
+  uint64_t err, trapno, oldmask, cr2, fpstate, reserved1[8];
+};
+
+struct cl_ucontext
+{
+  uint64_t uc_flags, uc_link;
+  uint64_t ss_sp;
+  int32_t ss_flags, ss_pad;
+  uint64_t ss_size;
+  struct cl_sigcontext mc;
+  uint64_t sigmask;
+};
+
+struct cl_sigframe
+{
+  uint64_t pretcode;
+  struct cl_ucontext uc;
+  uint8_t info[128];
+};
+
+struct cl_mm_map
+{
+  struct cl_mm mm;
+  uint64_t auxv;
+  uint32_t auxv_size, exe_fd;
+};
+
+struct cl_clone_args
+{
+  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size;
+  uint64_t tls, set_tid, set_tid_size, cgroup;
+};
+
+struct cl_plan
+{
+  uint64_t self_start, self_end;
+  uint32_t nvma, nrun, nmove, nthread;
+  uint64_t vma_off, run_off, move_off, thread_off;  /* from the plan */
+  struct cl_mm_map mm_map;
+  int32_t pages_fd, report_fd, close_from;
+  int32_t use_set_tid;
+  int32_t no_clone3;           /* clone3 answered ENOSYS: use clone */
+  struct cl_clone_args clone;  /* scratch for the threads' clone3 */
+  int64_t tid_scratch;
+};
+
+/* The stub code lives in section "cl_stub"; restore.c copies it. */
+extern char __start_cl_stub[], __stop_cl_stub[];
+void cl_stub_entry (struct cl_plan *plan);
+
+#endif

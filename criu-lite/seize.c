@@ -1,0 +1,154 @@
+/* Stopping a process for capture: every thread PTRACE_SEIZEd and
+ * PTRACE_INTERRUPTed (a thread created meanwhile is caught by listing
+ * /proc/PID/task again until the list is stable), and let go again. */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "criu-lite/internal.h"
+
+static bool
+seized (const struct cl_dump *d, pid_t tid)
+{
+  for (size_t i = 0; i < d->ntids; i++)
+    if (d->tids[i] == tid)
+      return true;
+  return false;
+}
+
+static int
+seize_one (struct cl_dump *d, pid_t tid, struct rt_err **err)
+{
+  int st;
+  if (ptrace (PTRACE_SEIZE, tid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0)
+    {
+      if (errno == ESRCH)
+        return 0;  /* exited meanwhile */
+      return rt_err_set (err, errno, "ptrace seize thread %d", tid);
+    }
+  d->tids = xrealloc (d->tids, (d->ntids + 1) * sizeof *d->tids);
+  d->tr = xrealloc (d->tr, (d->ntids + 1) * sizeof *d->tr);
+  memset (&d->tr[d->ntids], 0, sizeof *d->tr);
+  d->tids[d->ntids++] = tid;
+  if (ptrace (PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
+    return rt_err_set (err, errno, "ptrace interrupt thread %d", tid);
+  for (;;)
+    {
+      if (waitpid (tid, &st, __WALL) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return rt_err_set (err, errno, "wait for thread %d to stop", tid);
+        }
+      if (WIFEXITED (st) || WIFSIGNALED (st))
+        return rt_err_set (err, 0, "thread %d exited while being stopped", tid);
+      if (WIFSTOPPED (st) && (st >> 16) == PTRACE_EVENT_STOP)
+        {
+          if (ptrace (PTRACE_GETREGS, tid, NULL, &d->tr[d->ntids - 1].orig) < 0)
+            return rt_err_set (err, errno, "thread %d: read registers", tid);
+          return 0;
+        }
+      /* A signal arrived first: leave it pending for later delivery. */
+      if (ptrace (PTRACE_CONT, tid, NULL, (void *) (long) WSTOPSIG (st)) < 0)
+        return rt_err_set (err, errno, "ptrace continue thread %d", tid);
+    }
+}
+
+/* One pass over /proc/PID/task; *fresh counts threads seized this pass. */
+static int
+seize_pass (struct cl_dump *d, size_t *fresh, struct rt_err **err)
+{
+  char path[64];
+  struct dirent *e;
+  DIR *dir;
+  int r = 0;
+
+  snprintf (path, sizeof path, "%d/task", d->pid);
+  dir = cl_opendir (path);
+  if (dir == NULL)
+    return rt_err_set (err, errno, "open `%s`", path);
+  *fresh = 0;
+  while (r == 0 && (e = readdir (dir)) != NULL)
+    {
+      pid_t tid = (pid_t) atoi (e->d_name);
+      if (tid <= 0 || seized (d, tid))
+        continue;
+      r = seize_one (d, tid, err);
+      (*fresh)++;
+    }
+  closedir (dir);
+  return r;
+}
+
+int
+cl_seize (struct cl_dump *d, struct rt_err **err)
+{
+  size_t fresh;
+  int rounds = 0;
+  if (seize_one (d, d->pid, err) < 0)
+    return -1;
+  do
+    {
+      if (seize_pass (d, &fresh, err) < 0)
+        return -1;
+      if (++rounds > 100)
+        return rt_err_set (err, 0, "process %d keeps creating threads", d->pid);
+    }
+  while (fresh > 0);
+  if (d->ntids == 0 || d->tids[0] != d->pid)
+    return rt_err_set (err, ESRCH, "process %d", d->pid);
+  return 0;
+}
+
+/* A killed tracee stays ours until we wait for it: its real parent (a
+ * pid namespace's init, exiting, waits for every child) could not reap
+ * it otherwise.  Threads first, the leader last. */
+static void
+reap (struct cl_dump *d)
+{
+  for (size_t i = d->ntids; i-- > 0;)
+    for (;;)
+      {
+        int st;
+        if (waitpid (d->tids[i], &st, __WALL) < 0)
+          {
+            if (errno == EINTR)
+              continue;
+            break;
+          }
+        if (WIFEXITED (st) || WIFSIGNALED (st))
+          break;
+      }
+}
+
+void
+cl_release (struct cl_dump *d, bool kill_it)
+{
+  if (kill_it)
+    {
+      kill (d->pid, SIGKILL);
+      reap (d);
+    }
+  else
+    {
+      cl_inject_finish (d);
+      for (size_t i = 0; i < d->ntids; i++)
+        ptrace (PTRACE_DETACH, d->tids[i], NULL, NULL);
+      for (size_t i = 0; i < d->ntids; i++)
+        if (d->tr[i].held_signal)
+          syscall (SYS_tgkill, d->pid, d->tids[i], d->tr[i].held_signal);
+    }
+  free (d->tids);
+  free (d->tr);
+  d->tids = NULL;
+  d->tr = NULL;
+  d->ntids = 0;
+}

@@ -1,0 +1,156 @@
+/* checkpoint [--image-path DIR] [--work-path DIR] [--leave-running] ... ID:
+ * the container's process tree saved by criu-lite (docs/checkpoint.md).
+ * runc's flags; those criu-lite cannot honour are refused by name. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "criu-lite/criu.h"
+#include "state.h"
+
+#define USAGE                                                                \
+  "usage: sandlock-oci checkpoint [--image-path DIR] [--work-path DIR]\n"   \
+  "       [--leave-running] [--tcp-established] [--ext-unix-sk]\n"          \
+  "       [--shell-job] [--file-locks] [--skip-unsupported] ID\n"
+
+struct ckpt_opts
+{
+  const char *image_path, *work_path;
+  bool leave_running, skip_unsupported;
+};
+
+/* runc's checkpoint flags that would need CRIU itself. */
+static const char *const refused[][2] = {
+  { "pre-dump", "iterative pre-dumps" },
+  { "parent-path", "images based on a pre-dump" },
+  { "page-server", "a page server" },
+  { "lazy-pages", "lazy pages (userfaultfd)" },
+  { "auto-dedup", "deduplicated parent images" },
+  { "status-fd", "CRIU status notification" },
+  { "manage-cgroups-mode", "CRIU's cgroup handling" },
+  { "empty-ns", "external namespaces" },
+  { "ext-unix-sk-fd", "external unix sockets" },
+};
+
+static int
+parse (int argc, char **argv, struct ckpt_opts *o, struct rt_err **err)
+{
+  static const struct option opts[] = {
+    { "image-path", required_argument, 0, 'i' },
+    { "work-path", required_argument, 0, 'w' },
+    { "leave-running", no_argument, 0, 'l' },
+    { "skip-unsupported", no_argument, 0, 's' },
+    /* permissions for CRIU to dump these kinds; criu-lite still refuses
+     * (or, with --skip-unsupported, lists) an fd it cannot restore */
+    { "tcp-established", no_argument, 0, 'p' },
+    { "ext-unix-sk", no_argument, 0, 'p' },
+    { "shell-job", no_argument, 0, 'p' },
+    { "file-locks", no_argument, 0, 'p' },
+    { "pre-dump", no_argument, 0, 'r' },
+    { "parent-path", required_argument, 0, 'r' },
+    { "page-server", required_argument, 0, 'r' },
+    { "lazy-pages", no_argument, 0, 'r' },
+    { "auto-dedup", no_argument, 0, 'r' },
+    { "status-fd", required_argument, 0, 'r' },
+    { "manage-cgroups-mode", required_argument, 0, 'r' },
+    { "empty-ns", required_argument, 0, 'r' },
+    { 0, 0, 0, 0 }
+  };
+  int c, idx = 0;
+  opterr = 0;
+  while ((c = getopt_long (argc, argv, "+", opts, &idx)) != -1)
+    if (c == 'i')
+      o->image_path = optarg;
+    else if (c == 'w')
+      o->work_path = optarg;
+    else if (c == 'l')
+      o->leave_running = true;
+    else if (c == 's')
+      o->skip_unsupported = true;
+    else if (c == 'r')
+      {
+        for (size_t k = 0; k < ARRAY_SIZE (refused); k++)
+          if (strcmp (opts[idx].name, refused[k][0]) == 0)
+            return rt_err_set (err, 0, "checkpoint: --%s is not supported: "
+                               "criu-lite has no %s (docs/checkpoint.md)",
+                               refused[k][0], refused[k][1]);
+      }
+    else if (c != 'p')
+      return rt_err_set (err, 0, "checkpoint: unknown option `%s`\n%s",
+                         argv[optind - 1], USAGE);
+  if (argc - optind != 1)
+    return rt_err_set (err, 0, "checkpoint: %s", USAGE);
+  if (o->image_path == NULL)
+    o->image_path = "checkpoint";  /* runc's default, in the cwd */
+  return optind;
+}
+
+/* --work-path: runc's CRIU logs go there; ours says what was saved. */
+static void
+work_log (const struct ckpt_opts *o, const struct oci_state *st)
+{
+  struct rt_err *e = NULL;
+  _cleanup_free_ char *line = NULL;
+  _cleanup_fd_ int dfd = -1;
+  if (o->work_path == NULL || rt_mkdir_p (o->work_path, 0700, &e) < 0
+      || (dfd = open (o->work_path, O_DIRECTORY | O_RDONLY | O_CLOEXEC)) < 0)
+    {
+      rt_err_free (&e);
+      return;
+    }
+  line = xasprintf ("criu-lite: container %s (init pid %d) saved to %s%s\n",
+                    st->id, (int) st->pid, o->image_path,
+                    o->leave_running ? ", left running" : "");
+  rt_atomic_write_at (dfd, "dump.log", line, strlen (line), 0600, &e);
+  rt_err_free (&e);
+}
+
+static int
+cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+{
+  struct ckpt_opts o = { 0 };
+  struct oci_state st = { .dirfd = -1 };
+  struct criu_dump_opts d = { 0 };
+  int i = parse (argc, argv, &o, err), ret = -1;
+
+  if (i < 0)
+    return -1;
+  if (oci_state_load (g, argv[i], &st, err) < 0)
+    goto out;
+  if (st.status != OCI_RUNNING)
+    {
+      rt_err_set (err, 0, "checkpoint: container \"%s\" is %s, not running",
+                  st.id, oci_status_name (st.status));
+      goto out;
+    }
+  d.pid = st.pid;
+  d.image_dir = o.image_path;
+  d.leave_running = o.leave_running;
+  d.skip_unsupported = o.skip_unsupported;
+  d.target_root = true;
+  if (criu_dump (&d, err) < 0)
+    goto out;
+  work_log (&o, &st);
+  ret = 0;
+out:
+  oci_state_free (&st);
+  return ret;
+}
+
+OCI_COMMAND (checkpoint_command, "checkpoint", "save a running container's processes",
+             USAGE "\n"
+             "Saves every process of the container (its init and descendants,\n"
+             "each with all its threads) with criu-lite into --image-path\n"
+             "(default ./checkpoint).  Without --leave-running the container's\n"
+             "processes are killed once saved and its state is \"stopped\".\n"
+             "--tcp-established, --ext-unix-sk, --shell-job and --file-locks\n"
+             "are accepted as runc's permissions; an fd criu-lite cannot restore\n"
+             "still fails the checkpoint naming it, or with --skip-unsupported\n"
+             "is listed when restoring.  --pre-dump, --parent-path, --page-server,\n"
+             "--lazy-pages, --auto-dedup, --status-fd, --manage-cgroups-mode and\n"
+             "--empty-ns are refused.  See docs/checkpoint.md.\n",
+             cmd_checkpoint)
