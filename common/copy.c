@@ -33,7 +33,7 @@ struct copier
 static bool
 xattr_wanted (const struct copier *c, const char *name)
 {
-  return (c->flags & CM_COPY_ALL_XATTRS) || rt_startswith (name, "user.");
+  return (c->flags & CM_COPY_ALL_XATTRS) || cm_startswith (name, "user.");
 }
 
 /* By path with the l* calls: a FIFO or a device cannot be opened for its
@@ -73,13 +73,13 @@ copy_fd_xattrs (const struct copier *c, int src, int dst)
 /* Owner, mode, xattrs and times of an opened |dst| from |s|. */
 static int
 meta_fd (struct copier *c, int src, int dst, const struct stat *s,
-         const char *rel, struct rt_err **err)
+         const char *rel, struct cm_err **err)
 {
   struct timespec ts[2] = { s->st_atim, s->st_mtim };
   if ((c->flags & CM_COPY_OWNERS) && fchown (dst, s->st_uid, s->st_gid) < 0)
-    return rt_err_set (err, errno, "%s: chown `%s%s`", c->what, c->where, rel);
+    return cm_err_set (err, errno, "%s: chown `%s%s`", c->what, c->where, rel);
   if (fchmod (dst, s->st_mode & 07777) < 0)
-    return rt_err_set (err, errno, "%s: chmod `%s%s`", c->what, c->where, rel);
+    return cm_err_set (err, errno, "%s: chmod `%s%s`", c->what, c->where, rel);
   copy_fd_xattrs (c, src, dst);
   (void) futimens (dst, ts);
   return 0;
@@ -100,7 +100,7 @@ copy_data (int in, int out, off_t size)
         {
           char buf[65536];
           while ((n = read (in, buf, sizeof buf)) > 0)
-            if (rt_write_all (out, buf, (size_t) n) < 0)
+            if (cm_write_all (out, buf, (size_t) n) < 0)
               return -1;
           return n < 0 ? -1 : 0;
         }
@@ -112,13 +112,13 @@ copy_data (int in, int out, off_t size)
 }
 
 static int copy_dir (struct copier *c, int src, int dst, const char *rel,
-                     struct rt_err **err);
+                     struct cm_err **err);
 
 /* A symlink, FIFO or (when asked) device node, by name in its parent:
  * exact mode (mknod applies the umask), owner, xattrs, times. */
 static int
 copy_node (struct copier *c, int sdir, int ddir, const char *name,
-           const struct stat *s, const char *rel, struct rt_err **err)
+           const struct stat *s, const char *rel, struct cm_err **err)
 {
   bool dev = S_ISCHR (s->st_mode) || S_ISBLK (s->st_mode);
   bool lnk = S_ISLNK (s->st_mode);
@@ -135,22 +135,22 @@ copy_node (struct copier *c, int sdir, int ddir, const char *name,
       char target[PATH_MAX];
       ssize_t n = readlinkat (sdir, name, target, sizeof target - 1);
       if (n < 0)
-        return rt_err_set (err, errno, "%s: readlink `%s%s`", c->what,
+        return cm_err_set (err, errno, "%s: readlink `%s%s`", c->what,
                            c->where, rel);
       target[n] = '\0';
       if (symlinkat (target, ddir, name) < 0)
-        return rt_err_set (err, errno, "%s: symlink `%s%s`", c->what,
+        return cm_err_set (err, errno, "%s: symlink `%s%s`", c->what,
                            c->where, rel);
     }
   else if (mknodat (ddir, name, (s->st_mode & S_IFMT) | (perm & 0777),
                     s->st_rdev) < 0)
-    return rt_err_set (err, errno, "%s: mknod `%s%s`", c->what, c->where, rel);
+    return cm_err_set (err, errno, "%s: mknod `%s%s`", c->what, c->where, rel);
   if ((c->flags & CM_COPY_OWNERS)
       && !(dev && (c->flags & CM_COPY_DEVICES_0600))
       && fchownat (ddir, name, s->st_uid, s->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
-    return rt_err_set (err, errno, "%s: chown `%s%s`", c->what, c->where, rel);
+    return cm_err_set (err, errno, "%s: chown `%s%s`", c->what, c->where, rel);
   if (!lnk && fchmodat (ddir, name, perm, 0) < 0)
-    return rt_err_set (err, errno, "%s: chmod `%s%s`", c->what, c->where, rel);
+    return cm_err_set (err, errno, "%s: chmod `%s%s`", c->what, c->where, rel);
   snprintf (sp, sizeof sp, "/proc/self/fd/%d/%s", sdir, name);
   snprintf (dp, sizeof dp, "/proc/self/fd/%d/%s", ddir, name);
   copy_xattrs (c, sp, dp);
@@ -162,7 +162,7 @@ copy_node (struct copier *c, int sdir, int ddir, const char *name,
  * when it is to be copied (and remembered), -1 on error. */
 static int
 link_seen (struct copier *c, int ddir, const char *name, const struct stat *s,
-           const char *rel, struct rt_err **err)
+           const char *rel, struct cm_err **err)
 {
   if (s->st_nlink < 2)
     return 0;
@@ -170,7 +170,7 @@ link_seen (struct copier *c, int ddir, const char *name, const struct stat *s,
     if (c->links[i].dev == s->st_dev && c->links[i].ino == s->st_ino)
       {
         if (linkat (c->dsttop, c->links[i].rel, ddir, name, 0) < 0)
-          return rt_err_set (err, errno, "%s: link `%s%s`", c->what,
+          return cm_err_set (err, errno, "%s: link `%s%s`", c->what,
                              c->where, rel);
         return 1;
       }
@@ -181,15 +181,15 @@ link_seen (struct copier *c, int ddir, const char *name, const struct stat *s,
 
 static int
 copy_subdir (struct copier *c, int sdir, int ddir, const char *name,
-             const struct stat *s, const char *rel, struct rt_err **err)
+             const struct stat *s, const char *rel, struct cm_err **err)
 {
   _cleanup_fd_ int in = -1, out = -1;
   if (mkdirat (ddir, name, 0700) < 0)
-    return rt_err_set (err, errno, "%s: mkdir `%s%s`", c->what, c->where, rel);
+    return cm_err_set (err, errno, "%s: mkdir `%s%s`", c->what, c->where, rel);
   in = openat (sdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   out = openat (ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (in < 0 || out < 0)
-    return rt_err_set (err, errno, "%s: open `%s%s`", c->what, c->where, rel);
+    return cm_err_set (err, errno, "%s: open `%s%s`", c->what, c->where, rel);
   if (copy_dir (c, in, out, rel, err) < 0)
     return -1;
   return meta_fd (c, in, out, s, rel, err);
@@ -197,7 +197,7 @@ copy_subdir (struct copier *c, int sdir, int ddir, const char *name,
 
 static int
 copy_file (struct copier *c, int sdir, int ddir, const char *name,
-           const struct stat *s, const char *rel, struct rt_err **err)
+           const struct stat *s, const char *rel, struct cm_err **err)
 {
   _cleanup_fd_ int in = -1, out = -1;
   int r = link_seen (c, ddir, name, s, rel, err);
@@ -207,17 +207,17 @@ copy_file (struct copier *c, int sdir, int ddir, const char *name,
   out = openat (ddir, name,
                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (in < 0 || out < 0 || copy_data (in, out, s->st_size) < 0)
-    return rt_err_set (err, errno, "%s: copy `%s%s`", c->what, c->where, rel);
+    return cm_err_set (err, errno, "%s: copy `%s%s`", c->what, c->where, rel);
   return meta_fd (c, in, out, s, rel, err);
 }
 
 static int
 copy_entry (struct copier *c, int sdir, int ddir, const char *name,
-            const char *rel, struct rt_err **err)
+            const char *rel, struct cm_err **err)
 {
   struct stat s;
   if (fstatat (sdir, name, &s, AT_SYMLINK_NOFOLLOW) < 0)
-    return rt_err_set (err, errno, "%s: stat `%s%s`", c->what, c->where, rel);
+    return cm_err_set (err, errno, "%s: stat `%s%s`", c->what, c->where, rel);
   if (S_ISDIR (s.st_mode))
     return copy_subdir (c, sdir, ddir, name, &s, rel, err);
   if (S_ISREG (s.st_mode))
@@ -230,7 +230,7 @@ copy_entry (struct copier *c, int sdir, int ddir, const char *name,
 
 static int
 copy_dir (struct copier *c, int src, int dst, const char *rel,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   /* A plain fd: |d| owns it once fdopendir succeeds. */
   int fd = openat (src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -243,7 +243,7 @@ copy_dir (struct copier *c, int src, int dst, const char *rel,
       int e = errno;
       if (fd >= 0)
         close (fd);
-      return rt_err_set (err, e, "%s: read `%s%s`", c->what, c->where, rel);
+      return cm_err_set (err, e, "%s: read `%s%s`", c->what, c->where, rel);
     }
   while (ret == 0 && (errno = 0, de = readdir (d)) != NULL)
     {
@@ -255,14 +255,14 @@ copy_dir (struct copier *c, int src, int dst, const char *rel,
       ret = copy_entry (c, src, dst, de->d_name, sub, err);
     }
   if (ret == 0 && errno != 0)
-    ret = rt_err_set (err, errno, "%s: read `%s%s`", c->what, c->where, rel);
+    ret = cm_err_set (err, errno, "%s: read `%s%s`", c->what, c->where, rel);
   closedir (d);
   return ret;
 }
 
 int
 cm_copy_tree (int src, int dst, unsigned flags, const char *what,
-              const char *where, struct rt_err **err)
+              const char *where, struct cm_err **err)
 {
   _cleanup_free_ char *prefix = *where ? xasprintf ("%s/", where) : NULL;
   struct copier c = { .dsttop = dst, .flags = flags, .what = what,
@@ -273,7 +273,7 @@ cm_copy_tree (int src, int dst, unsigned flags, const char *what,
   if (ret == 0 && (flags & CM_COPY_TOP_META))
     {
       if (fstat (src, &s) < 0)
-        ret = rt_err_set (err, errno, "%s: stat `%s`", what,
+        ret = cm_err_set (err, errno, "%s: stat `%s`", what,
                           *where ? where : ".");
       else
         ret = meta_fd (&c, src, dst, &s, ".", err);

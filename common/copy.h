@@ -27,6 +27,6 @@ enum
  * parent's fd.  |dst| keeps its own metadata unless CM_COPY_TOP_META.
  * Errors read "|what|: OP `|where|/name`" (|where| may be ""). */
 int cm_copy_tree (int src, int dst, unsigned flags, const char *what,
-                  const char *where, struct rt_err **err);
+                  const char *where, struct cm_err **err);
 
 #endif

@@ -16,11 +16,11 @@ vformat (const char *fmt, va_list ap)
 }
 
 int
-(rt_err_set) (struct rt_err **err, int errno_, const char *fmt, ...)
+(cm_err_set) (struct cm_err **err, int errno_, const char *fmt, ...)
 {
   va_list ap;
   char *m;
-  struct rt_err *e;
+  struct cm_err *e;
 
   if (err == NULL)
     return -1;
@@ -49,19 +49,19 @@ int
 #ifdef SANDLOCK_DEBUG
   if (*err != NULL)
     {
-      fprintf (stderr, "rt_err_set: an error is already set (\"%s\"); "
+      fprintf (stderr, "cm_err_set: an error is already set (\"%s\"); "
                "the new one: \"%s\"\n", (*err)->msg, e->msg);
       abort ();
     }
 #endif
   if (*err != NULL)
-    rt_err_free (err);
+    cm_err_free (err);
   *err = e;
   return -1;
 }
 
 int
-(rt_err_wrap) (struct rt_err **err, const char *fmt, ...)
+(cm_err_wrap) (struct cm_err **err, const char *fmt, ...)
 {
   va_list ap;
   char *prefix, *full = NULL;
@@ -83,7 +83,7 @@ int
 }
 
 void
-rt_err_free (struct rt_err **err)
+cm_err_free (struct cm_err **err)
 {
   if (err == NULL || *err == NULL)
     return;

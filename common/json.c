@@ -1,7 +1,7 @@
 #include "json.h"
 
 void
-rt_json_str (FILE *f, const char *s)
+cm_json_write_str (FILE *f, const char *s)
 {
   if (s == NULL)
     {

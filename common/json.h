@@ -7,6 +7,6 @@
 
 /* Writes |s| as a quoted JSON string ("null" when |s| is NULL): quotes,
  * backslashes and control characters escaped. */
-void rt_json_str (FILE *f, const char *s);
+void cm_json_write_str (FILE *f, const char *s);
 
 #endif

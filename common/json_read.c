@@ -5,13 +5,13 @@
 #include "common/util.h"
 
 int
-cm_json_prescan (const char *buf, size_t len, const char *name, struct rt_err **err)
+cm_json_prescan (const char *buf, size_t len, const char *name, struct cm_err **err)
 {
   bool in_str = false;
   unsigned depth = 0;
 
   if (memchr (buf, '\0', len) != NULL)
-    return rt_err_set (err, 0, "%s: invalid JSON: NUL byte in input", name);
+    return cm_err_set (err, 0, "%s: invalid JSON: NUL byte in input", name);
   for (size_t i = 0; i < len; i++)
     {
       char ch = buf[i];
@@ -23,7 +23,7 @@ cm_json_prescan (const char *buf, size_t len, const char *name, struct rt_err **
             {
               if (buf[i + 1] == 'u' && i + 5 < len
                   && memcmp (buf + i + 2, "0000", 4) == 0)
-                return rt_err_set (err, 0, "%s: invalid JSON: \\u0000 in a "
+                return cm_err_set (err, 0, "%s: invalid JSON: \\u0000 in a "
                                    "string is not supported", name);
               i++;
             }
@@ -45,7 +45,7 @@ cm_json_prescan (const char *buf, size_t len, const char *name, struct rt_err **
       else if (ch == '[' || ch == '{')
         {
           if (++depth > CM_JSON_MAX_DEPTH)
-            return rt_err_set (err, 0, "%s: invalid JSON: nested deeper "
+            return cm_err_set (err, 0, "%s: invalid JSON: nested deeper "
                                "than %d levels", name, CM_JSON_MAX_DEPTH);
         }
       else if ((ch == ']' || ch == '}') && depth > 0)
@@ -56,7 +56,7 @@ cm_json_prescan (const char *buf, size_t len, const char *name, struct rt_err **
 
 yajl_val
 cm_json_parse (const char *buf, size_t len, size_t max, const char *what,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   _cleanup_free_ char *copy = NULL;
   char ebuf[256] = "";
@@ -64,7 +64,7 @@ cm_json_parse (const char *buf, size_t len, size_t max, const char *what,
 
   if (len > max)
     {
-      rt_err_set (err, 0, "%s: too large (%zu bytes, limit %zu)", what, len,
+      cm_err_set (err, 0, "%s: too large (%zu bytes, limit %zu)", what, len,
                   max);
       return NULL;
     }
@@ -79,14 +79,14 @@ cm_json_parse (const char *buf, size_t len, size_t max, const char *what,
       /* yajl's message is "parse error: ...\n<context>\n(right here)";
        * its first line is the message. */
       ebuf[strcspn (ebuf, "\n")] = '\0';
-      rt_err_set (err, 0, "%s: invalid JSON: %s", what,
+      cm_err_set (err, 0, "%s: invalid JSON: %s", what,
                   ebuf[0] ? ebuf : "parse error");
       return NULL;
     }
   if (tree->type != yajl_t_object)
     {
       yajl_tree_free (tree);
-      rt_err_set (err, 0, "%s: expected object", what);
+      cm_err_set (err, 0, "%s: expected object", what);
       return NULL;
     }
   return tree;

@@ -19,14 +19,14 @@
  * comments do not count; for any input yajl accepts, the count is exact.
  * |what| names the document in messages. */
 int cm_json_prescan (const char *buf, size_t len, const char *what,
-                     struct rt_err **err);
+                     struct cm_err **err);
 
 /* Parses |buf| (|len| bytes, at most |max|) into a tree whose root is an
  * object, or returns NULL with *err set: "WHAT: too large", "WHAT: invalid
  * JSON: ..." (yajl's first line), "WHAT: expected object".  The caller
  * frees it with yajl_tree_free. */
 yajl_val cm_json_parse (const char *buf, size_t len, size_t max,
-                        const char *what, struct rt_err **err);
+                        const char *what, struct cm_err **err);
 
 /* Borrowed member |key| of object |o|, or NULL when |o| is not an object
  * or the member is absent or null.  With duplicate keys the last wins, as

@@ -10,13 +10,13 @@
 #include "util.h"
 
 void
-rt_freep (void *p)
+cm_freep (void *p)
 {
   free (*(void **) p);
 }
 
 void
-rt_closep (int *fd)
+cm_closep (int *fd)
 {
   if (*fd >= 0)
     {
@@ -28,7 +28,7 @@ rt_closep (int *fd)
 }
 
 void
-rt_strv_free (char **v)
+cm_strv_free (char **v)
 {
   if (v == NULL)
     return;
@@ -38,14 +38,14 @@ rt_strv_free (char **v)
 }
 
 void
-rt_strv_freep (char ***v)
+cm_strv_freep (char ***v)
 {
-  rt_strv_free (*v);
+  cm_strv_free (*v);
   *v = NULL;
 }
 
 size_t
-rt_strv_len (char *const *v)
+cm_strv_len (char *const *v)
 {
   size_t n = 0;
   while (v && v[n])
@@ -114,7 +114,7 @@ xasprintf (const char *fmt, ...)
 }
 
 ssize_t
-rt_write_all (int fd, const void *buf, size_t len)
+cm_write_all (int fd, const void *buf, size_t len)
 {
   const char *p = buf;
   size_t done = 0;
@@ -133,7 +133,7 @@ rt_write_all (int fd, const void *buf, size_t len)
 }
 
 ssize_t
-rt_read_all (int fd, void *buf, size_t len)
+cm_read_all (int fd, void *buf, size_t len)
 {
   char *p = buf;
   size_t done = 0;
@@ -154,15 +154,15 @@ rt_read_all (int fd, void *buf, size_t len)
 }
 
 int
-rt_read_file_at (int dirfd, const char *path, size_t max, char **out,
-                 size_t *len_out, struct rt_err **err)
+cm_read_file_at (int dirfd, const char *path, size_t max, char **out,
+                 size_t *len_out, struct cm_err **err)
 {
   _cleanup_fd_ int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
   _cleanup_free_ char *buf = NULL;
   size_t len = 0, cap = 0;
 
   if (fd < 0)
-    return rt_err_set (err, errno, "open `%s`", path);
+    return cm_err_set (err, errno, "open `%s`", path);
   for (;;)
     {
       ssize_t r;
@@ -176,62 +176,62 @@ rt_read_file_at (int dirfd, const char *path, size_t max, char **out,
         {
           if (errno == EINTR)
             continue;
-          return rt_err_set (err, errno, "read `%s`", path);
+          return cm_err_set (err, errno, "read `%s`", path);
         }
       if (r == 0)
         break;
       len += (size_t) r;
       if (len > max)
-        return rt_err_set (err, EFBIG, "read `%s`: larger than %zu bytes",
+        return cm_err_set (err, EFBIG, "read `%s`: larger than %zu bytes",
                            path, max);
     }
   if (buf == NULL)
     buf = xmalloc (1);
   buf[len] = '\0';
-  *out = rt_steal_ptr (&buf);
+  *out = cm_steal_ptr (&buf);
   if (len_out)
     *len_out = len;
   return 0;
 }
 
 int
-rt_write_file_at (int dirfd, const char *path, const void *buf, size_t len,
-                  struct rt_err **err)
+cm_write_file_at (int dirfd, const char *path, const void *buf, size_t len,
+                  struct cm_err **err)
 {
   _cleanup_fd_ int fd = openat (dirfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0)
-    return rt_err_set (err, errno, "open `%s`", path);
-  if (rt_write_all (fd, buf, len) < 0)
-    return rt_err_set (err, errno, "write `%s`", path);
+    return cm_err_set (err, errno, "open `%s`", path);
+  if (cm_write_all (fd, buf, len) < 0)
+    return cm_err_set (err, errno, "write `%s`", path);
   return 0;
 }
 
 int
-rt_atomic_write_at (int dirfd, const char *name, const void *buf, size_t len,
-                    mode_t mode, struct rt_err **err)
+cm_atomic_write_at (int dirfd, const char *name, const void *buf, size_t len,
+                    mode_t mode, struct cm_err **err)
 {
   _cleanup_free_ char *tmp = xasprintf (".%s.%d.tmp", name, (int) getpid ());
   _cleanup_fd_ int fd = openat (dirfd, tmp,
                                 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0)
-    return rt_err_set (err, errno, "create `%s`", tmp);
-  if (rt_write_all (fd, buf, len) < 0)
+    return cm_err_set (err, errno, "create `%s`", tmp);
+  if (cm_write_all (fd, buf, len) < 0)
     {
       int e = errno;
       unlinkat (dirfd, tmp, 0);
-      return rt_err_set (err, e, "write `%s`", tmp);
+      return cm_err_set (err, e, "write `%s`", tmp);
     }
   if (renameat (dirfd, tmp, dirfd, name) < 0)
     {
       int e = errno;
       unlinkat (dirfd, tmp, 0);
-      return rt_err_set (err, e, "rename `%s` to `%s`", tmp, name);
+      return cm_err_set (err, e, "rename `%s` to `%s`", tmp, name);
     }
   return 0;
 }
 
 int
-rt_mkdir_p (const char *path, mode_t mode, struct rt_err **err)
+cm_mkdir_p (const char *path, mode_t mode, struct cm_err **err)
 {
   _cleanup_free_ char *p = xstrdup (path);
   size_t n = strlen (p);
@@ -243,17 +243,17 @@ rt_mkdir_p (const char *path, mode_t mode, struct rt_err **err)
         continue;
       p[i] = '\0';
       if (mkdir (p, mode) < 0 && errno != EEXIST)
-        return rt_err_set (err, errno, "mkdir `%s`", p);
+        return cm_err_set (err, errno, "mkdir `%s`", p);
       p[i] = '/';
     }
   if (mkdir (p, mode) < 0 && errno != EEXIST)
-    return rt_err_set (err, errno, "mkdir `%s`", p);
+    return cm_err_set (err, errno, "mkdir `%s`", p);
   /* clang 14's analyzer does not model __attribute__((cleanup)). */
   return 0; // NOLINT(clang-analyzer-unix.Malloc): p is freed by _cleanup_free_
 }
 
 static int
-rm_rf_children (int dfd, struct rt_err **err)
+rm_rf_children (int dfd, struct cm_err **err)
 {
   DIR *d = fdopendir (dfd);
   struct dirent *de;
@@ -262,13 +262,13 @@ rm_rf_children (int dfd, struct rt_err **err)
   if (d == NULL)
     {
       close (dfd);
-      return rt_err_set (err, errno, "fdopendir");
+      return cm_err_set (err, errno, "fdopendir");
     }
   while ((de = readdir (d)) != NULL)
     {
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
-      if (rt_rm_rf_at (dirfd (d), de->d_name, err) < 0)
+      if (cm_rm_rf_at (dirfd (d), de->d_name, err) < 0)
         {
           ret = -1;
           break;
@@ -279,19 +279,19 @@ rm_rf_children (int dfd, struct rt_err **err)
 }
 
 int
-rt_rm_rf_at (int dirfd, const char *name, struct rt_err **err)
+cm_rm_rf_at (int dirfd, const char *name, struct cm_err **err)
 {
   int fd;
   if (unlinkat (dirfd, name, 0) == 0 || errno == ENOENT)
     return 0;
   if (errno != EISDIR && errno != EPERM)
-    return rt_err_set (err, errno, "unlink `%s`", name);
+    return cm_err_set (err, errno, "unlink `%s`", name);
   fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
-    return errno == ENOENT ? 0 : rt_err_set (err, errno, "open `%s`", name);
+    return errno == ENOENT ? 0 : cm_err_set (err, errno, "open `%s`", name);
   if (rm_rf_children (fd, err) < 0)
     return -1;
   if (unlinkat (dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-    return rt_err_set (err, errno, "rmdir `%s`", name);
+    return cm_err_set (err, errno, "rmdir `%s`", name);
   return 0;
 }

@@ -58,24 +58,24 @@ branch_new (const char *storage, const char *lower)
  * meta file is the record a crashed commit is resumed from. */
 static int
 durable_write (const char *dir, const char *name, const char *buf, bool sync,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   _cleanup_fd_ int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   _cleanup_free_ char *tmp = xasprintf (".%s.tmp", name);
   _cleanup_fd_ int fd = -1;
   if (dfd < 0)
-    return rt_err_set (err, errno, "open `%s`", dir);
+    return cm_err_set (err, errno, "open `%s`", dir);
   fd = openat (dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
                0600);
-  if (fd < 0 || rt_write_all (fd, buf, strlen (buf)) < 0
+  if (fd < 0 || cm_write_all (fd, buf, strlen (buf)) < 0
       || (sync && fsync (fd) < 0) || renameat (dfd, tmp, dfd, name) < 0
       || (sync && fsync (dfd) < 0))
-    return rt_err_set (err, errno, "write `%s/%s`", dir, name);
+    return cm_err_set (err, errno, "write `%s/%s`", dir, name);
   return 0;
 }
 
 static int
-meta_write (const struct cow_branch *b, bool sync, struct rt_err **err)
+meta_write (const struct cow_branch *b, bool sync, struct cm_err **err)
 {
   _cleanup_free_ char *s
       = xasprintf ("lower=%s\ncreated=%lld.%09ld\n"
@@ -86,7 +86,7 @@ meta_write (const struct cow_branch *b, bool sync, struct rt_err **err)
 }
 
 int
-cow_meta_write (const struct cow_branch *b, struct rt_err **err)
+cow_meta_write (const struct cow_branch *b, struct cm_err **err)
 {
   return meta_write (b, true, err);
 }
@@ -102,21 +102,21 @@ path_within (const char *inner, const char *outer)
 
 /* The canonical form of |storage|, whose last component may not exist. */
 static int
-canonical_storage (const char *storage, char **out, struct rt_err **err)
+canonical_storage (const char *storage, char **out, struct cm_err **err)
 {
   _cleanup_free_ char *dir = xstrdup (storage);
   char *slash = strrchr (dir, '/'), *leaf, real[PATH_MAX];
   if (slash == NULL || slash[1] == '\0')
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "cow storage `%s`: expected an absolute "
                        "path ending in a name",
                        storage);
   leaf = slash + 1;
   *slash = '\0';
   if (realpath (*dir ? dir : "/", real) == NULL)
-    return rt_err_set (err, errno, "cow storage `%s`", storage);
+    return cm_err_set (err, errno, "cow storage `%s`", storage);
   if (strcmp (leaf, ".") == 0 || strcmp (leaf, "..") == 0)
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "cow storage `%s`: expected a name, not "
                        "`%s`",
                        storage, leaf);
@@ -126,31 +126,31 @@ canonical_storage (const char *storage, char **out, struct rt_err **err)
 
 static int
 check_paths (const char *lower, const char *storage, char **clower,
-             char **cstorage, struct rt_err **err)
+             char **cstorage, struct cm_err **err)
 {
   char real[PATH_MAX];
   struct stat st;
   if (lower[0] != '/' || storage[0] != '/')
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "cow: lower `%s` and storage `%s` must be "
                        "absolute paths",
                        lower, storage);
   if (realpath (lower, real) == NULL || stat (real, &st) < 0)
-    return rt_err_set (err, errno, "cow lower `%s`", lower);
+    return cm_err_set (err, errno, "cow lower `%s`", lower);
   if (!S_ISDIR (st.st_mode))
-    return rt_err_set (err, ENOTDIR, "cow lower `%s`", lower);
+    return cm_err_set (err, ENOTDIR, "cow lower `%s`", lower);
   if (canonical_storage (storage, cstorage, err) < 0)
     return -1;
   *clower = xstrdup (real);
   /* The overlay mount data separates paths with ',' and ':'. */
   if (strpbrk (*clower, "\n,:\\") || strpbrk (*cstorage, "\n,:\\"))
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "cow: lower `%s` or storage `%s` holds one "
                        "of newline , : \\ (not usable in overlay mount "
                        "data)",
                        *clower, *cstorage);
   if (path_within (*cstorage, *clower) || path_within (*clower, *cstorage))
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "cow storage `%s` and lower `%s` overlap: "
                        "the storage must be outside the lower tree",
                        *cstorage, *clower);
@@ -161,16 +161,16 @@ check_paths (const char *lower, const char *storage, char **clower,
  * root's attributes as the merged root's.  An unprivileged caller may not
  * give it the lower's owner (EPERM): the root then shows the caller's. */
 static int
-make_layers (struct cow_branch *b, bool sync, struct rt_err **err)
+make_layers (struct cow_branch *b, bool sync, struct cm_err **err)
 {
   struct stat st;
   if (stat (b->lower, &st) < 0)
-    return rt_err_set (err, errno, "cow lower `%s`", b->lower);
+    return cm_err_set (err, errno, "cow lower `%s`", b->lower);
   if (mkdir (b->upper, 0700) < 0 || mkdir (b->work, 0700) < 0)
-    return rt_err_set (err, errno, "cow storage `%s`", b->storage);
+    return cm_err_set (err, errno, "cow storage `%s`", b->storage);
   if ((chown (b->upper, st.st_uid, st.st_gid) < 0 && errno != EPERM)
       || chmod (b->upper, st.st_mode & 07777) < 0)
-    return rt_err_set (err, errno, "cow upper `%s`", b->upper);
+    return cm_err_set (err, errno, "cow upper `%s`", b->upper);
   clock_gettime (CLOCK_REALTIME_COARSE, &b->created);
   b->state = COW_PENDING;
   return meta_write (b, sync, err);
@@ -178,7 +178,7 @@ make_layers (struct cow_branch *b, bool sync, struct rt_err **err)
 
 static int
 create (const char *lower, const char *storage, bool sync,
-        struct cow_branch **out, struct rt_err **err)
+        struct cow_branch **out, struct cm_err **err)
 {
   _cleanup_free_ char *cl = NULL, *cs = NULL;
   bool made;
@@ -186,12 +186,12 @@ create (const char *lower, const char *storage, bool sync,
     return -1;
   made = mkdir (cs, 0700) == 0;
   if (!made && (errno != EEXIST || rmdir (cs) < 0 || mkdir (cs, 0700) < 0))
-    return rt_err_set (err, errno == ENOTEMPTY ? EEXIST : errno,
+    return cm_err_set (err, errno == ENOTEMPTY ? EEXIST : errno,
                        "cow storage `%s`", cs);
   struct cow_branch *b = branch_new (cs, cl);
   if (make_layers (b, sync, err) < 0)
     {
-      rt_rm_rf_at (AT_FDCWD, cs, NULL);
+      cm_rm_rf_at (AT_FDCWD, cs, NULL);
       cow_branch_free (b);
       return -1;
     }
@@ -201,37 +201,37 @@ create (const char *lower, const char *storage, bool sync,
 
 int
 cow_branch_create (const char *lower, const char *storage,
-                   struct cow_branch **out, struct rt_err **err)
+                   struct cow_branch **out, struct cm_err **err)
 {
   return create (lower, storage, true, out, err);
 }
 
 int
 cow_layer_create (const char *lower, const char *storage,
-                  struct cow_branch **out, struct rt_err **err)
+                  struct cow_branch **out, struct cm_err **err)
 {
   return create (lower, storage, false, out, err);
 }
 
 static int
 parse_meta (char *text, const char *storage, struct cow_branch **out,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   char *lower = NULL, *created = NULL, *state = NULL, *save = NULL;
   for (char *l = strtok_r (text, "\n", &save); l;
        l = strtok_r (NULL, "\n", &save))
-    if (rt_startswith (l, "lower="))
+    if (cm_startswith (l, "lower="))
       lower = l + 6;
-    else if (rt_startswith (l, "created="))
+    else if (cm_startswith (l, "created="))
       created = l + 8;
-    else if (rt_startswith (l, "state="))
+    else if (cm_startswith (l, "state="))
       state = l + 6;
   long long sec;
   long nsec;
   int st = state ? cow_state_parse (state) : -1;
   if (lower == NULL || lower[0] != '/' || created == NULL || st < 0
       || sscanf (created, "%lld.%ld", &sec, &nsec) != 2)
-    return rt_err_set (err, EINVAL, "cow branch `%s`: bad meta", storage);
+    return cm_err_set (err, EINVAL, "cow branch `%s`: bad meta", storage);
   struct cow_branch *b = branch_new (storage, lower);
   b->created.tv_sec = (time_t) sec;
   b->created.tv_nsec = nsec;
@@ -242,25 +242,25 @@ parse_meta (char *text, const char *storage, struct cow_branch **out,
 
 int
 cow_branch_open (const char *storage, struct cow_branch **out,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   _cleanup_free_ char *meta = xasprintf ("%s/meta", storage), *text = NULL;
-  if (rt_read_file_at (AT_FDCWD, meta, 64 * 1024, &text, NULL, err) < 0)
-    return rt_err_wrap (err, "cow branch `%s`", storage);
+  if (cm_read_file_at (AT_FDCWD, meta, 64 * 1024, &text, NULL, err) < 0)
+    return cm_err_wrap (err, "cow branch `%s`", storage);
   return parse_meta (text, storage, out, err);
 }
 
 int
 cow_branch_set_state (struct cow_branch *b, enum cow_state s,
-                      struct rt_err **err)
+                      struct cm_err **err)
 {
   if (b->state >= COW_COMMITTING)
-    return rt_err_set (err, EBUSY,
+    return cm_err_set (err, EBUSY,
                        "cow branch `%s`: a commit is in "
                        "progress; run commit again to finish it",
                        b->storage);
   if (s != COW_PENDING && s != COW_KEPT && s != COW_DEFERRED)
-    return rt_err_set (err, EINVAL,
+    return cm_err_set (err, EINVAL,
                        "cow branch `%s`: state `%s` is not a "
                        "decision",
                        b->storage, cow_state_name (s));
@@ -269,28 +269,28 @@ cow_branch_set_state (struct cow_branch *b, enum cow_state s,
 }
 
 int
-cow_abort (struct cow_branch *b, struct rt_err **err)
+cow_abort (struct cow_branch *b, struct cm_err **err)
 {
   if (b->state == COW_COMMITTING)
-    return rt_err_set (err, EBUSY,
+    return cm_err_set (err, EBUSY,
                        "cow branch `%s`: a commit is in "
                        "progress; run commit again to finish it",
                        b->storage);
   /* meta first: a crash half-way leaves no branch that looks decidable. */
   _cleanup_free_ char *meta = xasprintf ("%s/meta", b->storage);
   if (unlink (meta) < 0 && errno != ENOENT)
-    return rt_err_set (err, errno, "cow abort `%s`", meta);
+    return cm_err_set (err, errno, "cow abort `%s`", meta);
   return cow_remove (b->storage, err);
 }
 
 int
-cow_remove (const char *path, struct rt_err **err)
+cow_remove (const char *path, struct cm_err **err)
 {
   _cleanup_free_ char *ww = xasprintf ("%s/work/work", path);
   _cleanup_free_ char *w = xasprintf ("%s/work", path);
   chmod (ww, 0700);
   chmod (w, 0700);
-  return rt_rm_rf_at (AT_FDCWD, path, err);
+  return cm_rm_rf_at (AT_FDCWD, path, err);
 }
 
 char *

@@ -134,18 +134,18 @@ in_upper (const struct collect *c, const char *rel)
  * hold: hidden by a whiteout, an opaque directory or a non-directory. */
 static int
 deleted_below (struct collect *c, const char *rel, bool check_upper,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   _cleanup_fd_ int dfd
       = cow_open_beneath (c->lowerfd, rel, O_RDONLY | O_DIRECTORY);
   if (dfd < 0)
-    return rt_err_set (err, errno, "lower `%s`", rel);
+    return cm_err_set (err, errno, "lower `%s`", rel);
   int dup_fd = dup (dfd);
   DIR *d = dup_fd < 0 ? NULL : fdopendir (dup_fd);
   struct dirent *de;
   int ret = 0;
   if (d == NULL)
-    return rt_err_set (err, errno, "lower `%s`", rel);
+    return cm_err_set (err, errno, "lower `%s`", rel);
   while (ret == 0 && (de = readdir (d)) != NULL)
     {
       struct stat st;
@@ -155,11 +155,11 @@ deleted_below (struct collect *c, const char *rel, bool check_upper,
       if (check_upper && in_upper (c, p))
         continue;
       if (fstatat (dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        ret = rt_err_set (err, errno, "lower `%s`", p);
+        ret = cm_err_set (err, errno, "lower `%s`", p);
       else if (fill_meta (&push (c->out, COW_DELETED, p)->before, dfd,
                           de->d_name, &st)
                < 0)
-        ret = rt_err_set (err, errno, "lower `%s`", p);
+        ret = cm_err_set (err, errno, "lower `%s`", p);
       else if (S_ISDIR (st.st_mode))
         ret = deleted_below (c, p, false, err);
     }
@@ -175,7 +175,7 @@ same_dir_meta (const struct stat *a, const struct stat *b)
 }
 
 static int
-collect_one (const struct cow_entry *e, void *arg, struct rt_err **err)
+collect_one (const struct cow_entry *e, void *arg, struct cm_err **err)
 {
   struct collect *c = arg;
   struct stat lst;
@@ -185,14 +185,14 @@ collect_one (const struct cow_entry *e, void *arg, struct rt_err **err)
     return 0;
   int have = lower_entry (c->lowerfd, e->rel, &ldfd, &leaf, &lst);
   if (have < 0)
-    return rt_err_set (err, errno, "lower `%s`", e->rel);
+    return cm_err_set (err, errno, "lower `%s`", e->rel);
   if (e->whiteout && !have)
     return 0; /* overlay whiteout over nothing */
   struct cow_change tmp = { 0 };
   if (have && fill_meta (&tmp.before, ldfd, leaf, &lst) < 0)
-    return rt_err_set (err, errno, "lower `%s`", e->rel);
+    return cm_err_set (err, errno, "lower `%s`", e->rel);
   if (!e->whiteout && fill_meta (&tmp.after, e->dirfd, e->name, &e->st) < 0)
-    return rt_err_set (err, errno, "upper `%s`", e->rel);
+    return cm_err_set (err, errno, "upper `%s`", e->rel);
   bool both_dirs = have && S_ISDIR (lst.st_mode) && S_ISDIR (e->st.st_mode);
   if (!(both_dirs && same_dir_meta (&lst, &e->st)))
     {
@@ -245,7 +245,7 @@ pair_renames (struct cow_changes *c)
               || strcmp (a->after.sha256, d->before.sha256) != 0)
             continue;
           a->op = COW_RENAMED;
-          a->from = rt_steal_ptr (&d->path);
+          a->from = cm_steal_ptr (&d->path);
           a->before = d->before;
           d->before.target = NULL;
           d->op = (enum cow_op) - 1; /* dropped below */
@@ -279,7 +279,7 @@ cow_changes_free (struct cow_changes *c)
 
 int
 cow_changes (const struct cow_branch *b, struct cow_changes *out,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   _cleanup_fd_ int lfd = open (b->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
   _cleanup_fd_ int ufd = open (b->upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -287,7 +287,7 @@ cow_changes (const struct cow_branch *b, struct cow_changes *out,
   out->v = NULL;
   out->n = 0;
   if (lfd < 0 || ufd < 0)
-    return rt_err_set (err, errno, "cow branch `%s`", b->storage);
+    return cm_err_set (err, errno, "cow branch `%s`", b->storage);
   if (cow_walk_upper (b, collect_one, &c, err) < 0)
     {
       cow_changes_free (out);

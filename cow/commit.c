@@ -62,14 +62,14 @@ lower_parent (struct commit *c, const char *rel, const char **leaf)
 /* Clears the way for a non-directory at |leaf|: a directory there goes
  * (the branch replaced it), and so does a stale temp. */
 static int
-clear_for_leaf (int pfd, const char *leaf, struct rt_err **err)
+clear_for_leaf (int pfd, const char *leaf, struct cm_err **err)
 {
   struct stat st;
-  if (rt_rm_rf_at (pfd, TMP_NAME, err) < 0)
+  if (cm_rm_rf_at (pfd, TMP_NAME, err) < 0)
     return -1;
   if (fstatat (pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0
       && S_ISDIR (st.st_mode))
-    return rt_rm_rf_at (pfd, leaf, err);
+    return cm_rm_rf_at (pfd, leaf, err);
   return 0;
 }
 
@@ -124,29 +124,29 @@ copy_data (int src, int dst)
     return -1;
   while ((n = read (src, buf, sizeof buf)) != 0)
     if ((n < 0 && errno != EINTR)
-        || (n > 0 && rt_write_all (dst, buf, (size_t) n) < 0))
+        || (n > 0 && cm_write_all (dst, buf, (size_t) n) < 0))
       return -1;
   return 0;
 }
 
 static int
 place_file (const struct cow_entry *e, int pfd, const char *leaf,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   _cleanup_fd_ int src
       = openat (e->dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   _cleanup_fd_ int dst = -1;
   if (src < 0)
-    return rt_err_set (err, errno, "upper `%s`", e->rel);
+    return cm_err_set (err, errno, "upper `%s`", e->rel);
   dst = openat (pfd, TMP_NAME,
                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (dst < 0 || copy_data (src, dst) < 0 || set_meta (dst, src, &e->st) < 0)
-    return rt_err_set (err, errno, "commit `%s`", e->rel);
+    return cm_err_set (err, errno, "commit `%s`", e->rel);
   return 0;
 }
 
 static int
-place_other (const struct cow_entry *e, int pfd, struct rt_err **err)
+place_other (const struct cow_entry *e, int pfd, struct cm_err **err)
 {
   struct timespec ts[2] = { e->st.st_atim, e->st.st_mtim };
   if (S_ISLNK (e->st.st_mode))
@@ -154,19 +154,19 @@ place_other (const struct cow_entry *e, int pfd, struct rt_err **err)
       char target[4097];
       ssize_t n = readlinkat (e->dirfd, e->name, target, sizeof target - 1);
       if (n < 0)
-        return rt_err_set (err, errno, "upper `%s`", e->rel);
+        return cm_err_set (err, errno, "upper `%s`", e->rel);
       target[n] = '\0';
       if (symlinkat (target, pfd, TMP_NAME) < 0)
-        return rt_err_set (err, errno, "commit `%s`", e->rel);
+        return cm_err_set (err, errno, "commit `%s`", e->rel);
     }
   else if (mknodat (pfd, TMP_NAME, e->st.st_mode & (S_IFMT | 07777), 0) < 0)
-    return rt_err_set (err, errno, "commit `%s`", e->rel);
+    return cm_err_set (err, errno, "commit `%s`", e->rel);
   if (fchownat (pfd, TMP_NAME, e->st.st_uid, e->st.st_gid, AT_SYMLINK_NOFOLLOW)
           < 0
       || (!S_ISLNK (e->st.st_mode)
           && fchmodat (pfd, TMP_NAME, e->st.st_mode & 07777, 0) < 0)
       || utimensat (pfd, TMP_NAME, ts, AT_SYMLINK_NOFOLLOW) < 0)
-    return rt_err_set (err, errno, "commit `%s`", e->rel);
+    return cm_err_set (err, errno, "commit `%s`", e->rel);
   return 0;
 }
 
@@ -175,7 +175,7 @@ place_other (const struct cow_entry *e, int pfd, struct rt_err **err)
  * name already is that inode (a replayed commit). */
 static int
 place_link (struct commit *c, const struct cow_entry *e, int pfd,
-            const char *leaf, struct rt_err **err)
+            const char *leaf, struct cm_err **err)
 {
   struct link_seen *l = NULL;
   for (size_t i = 0; i < c->nlinks; i++)
@@ -192,18 +192,18 @@ place_link (struct commit *c, const struct cow_entry *e, int pfd,
   struct stat a, b;
   _cleanup_fd_ int fpfd = lower_parent (c, l->rel, &fleaf);
   if (fpfd < 0 || fstatat (fpfd, fleaf, &a, AT_SYMLINK_NOFOLLOW) < 0)
-    return rt_err_set (err, errno, "commit link `%s`", l->rel);
+    return cm_err_set (err, errno, "commit link `%s`", l->rel);
   if (fstatat (pfd, leaf, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev
       && a.st_ino == b.st_ino)
     return 2;
   if (linkat (fpfd, fleaf, pfd, TMP_NAME, 0) < 0)
-    return rt_err_set (err, errno, "commit link `%s`", e->rel);
+    return cm_err_set (err, errno, "commit link `%s`", e->rel);
   return 1;
 }
 
 static int
 apply_leaf (struct commit *c, const struct cow_entry *e, int pfd,
-            const char *leaf, struct rt_err **err)
+            const char *leaf, struct cm_err **err)
 {
   int r = 0;
   if (clear_for_leaf (pfd, leaf, err) < 0)
@@ -221,30 +221,30 @@ apply_leaf (struct commit *c, const struct cow_entry *e, int pfd,
     return 0;
   stepped (c); /* the temp is written, not yet in place */
   if (renameat (pfd, TMP_NAME, pfd, leaf) < 0)
-    return rt_err_set (err, errno, "commit `%s`", e->rel);
+    return cm_err_set (err, errno, "commit `%s`", e->rel);
   return 0;
 }
 
 static int
 apply_dir_pre (const struct cow_entry *e, int pfd, const char *leaf,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   struct stat st;
   bool have = fstatat (pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
   if (have && (!S_ISDIR (st.st_mode) || e->opaque))
     {
-      if (rt_rm_rf_at (pfd, leaf, err) < 0)
+      if (cm_rm_rf_at (pfd, leaf, err) < 0)
         return -1;
       have = false;
     }
   if (!have && mkdirat (pfd, leaf, 0700) < 0)
-    return rt_err_set (err, errno, "commit mkdir `%s`", e->rel);
+    return cm_err_set (err, errno, "commit mkdir `%s`", e->rel);
   return 0;
 }
 
 static int
 apply_dir_post (struct commit *c, const struct cow_entry *e,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   _cleanup_fd_ int fd
       = cow_open_beneath (c->lowerfd, e->rel, O_RDONLY | O_DIRECTORY);
@@ -252,12 +252,12 @@ apply_dir_post (struct commit *c, const struct cow_entry *e,
       = openat (e->dirfd, e->name,
                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 || src < 0 || set_meta (fd, src, &e->st) < 0)
-    return rt_err_set (err, errno, "commit dir `%s`", e->rel);
+    return cm_err_set (err, errno, "commit dir `%s`", e->rel);
   return 0;
 }
 
 static int
-apply_one (const struct cow_entry *e, void *arg, struct rt_err **err)
+apply_one (const struct cow_entry *e, void *arg, struct cm_err **err)
 {
   struct commit *c = arg;
   const char *leaf;
@@ -266,12 +266,12 @@ apply_one (const struct cow_entry *e, void *arg, struct rt_err **err)
   int pfd
       = cow_dircache_parent (&c->parent, c->lowerfd, e->rel, O_RDONLY, &leaf);
   if (pfd < 0)
-    return rt_err_set (err, errno,
+    return cm_err_set (err, errno,
                        "commit: parent of `%s` in the lower "
                        "(a symlink there is never followed, a mount never "
                        "crossed)",
                        e->rel);
-  int r = e->whiteout               ? rt_rm_rf_at (pfd, leaf, err)
+  int r = e->whiteout               ? cm_rm_rf_at (pfd, leaf, err)
           : S_ISDIR (e->st.st_mode) ? apply_dir_pre (e, pfd, leaf, err)
                                     : apply_leaf (c, e, pfd, leaf, err);
   if (r < 0)
@@ -290,20 +290,20 @@ struct pre
 };
 
 static int
-precheck (const struct cow_entry *e, void *arg, struct rt_err **err)
+precheck (const struct cow_entry *e, void *arg, struct cm_err **err)
 {
   struct pre *p = arg;
   const char *leaf;
   if (e->post)
     return 0;
   if (!e->whiteout && (S_ISCHR (e->st.st_mode) || S_ISBLK (e->st.st_mode)))
-    return rt_err_set (err, EPERM,
+    return cm_err_set (err, EPERM,
                        "commit: `%s` is a device node; a branch "
                        "never creates devices in the lower",
                        e->rel);
   int fd = cow_dircache_parent (&p->parent, p->lowerfd, e->rel, O_PATH, &leaf);
   if (fd < 0 && errno == EXDEV)
-    return rt_err_set (err, EXDEV,
+    return cm_err_set (err, EXDEV,
                        "commit: `%s` is below a mount point in "
                        "the lower",
                        e->rel);
@@ -313,18 +313,18 @@ precheck (const struct cow_entry *e, void *arg, struct rt_err **err)
 /* Decides: conflicts, then the durable `committing` record. */
 static int
 begin (struct cow_branch *b, const struct cow_commit_opts *o,
-       char ***conflicts, struct rt_err **err)
+       char ***conflicts, struct cm_err **err)
 {
   _cleanup_strv_ char **cf = NULL;
   if (b->state == COW_PENDING)
-    return rt_err_set (err, EBUSY,
+    return cm_err_set (err, EBUSY,
                        "cow branch `%s` is pending: its writer "
                        "may still run",
                        b->storage);
   _cleanup_fd_ int lfd = open (b->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
   struct pre p = { .lowerfd = lfd, .parent = { .fd = -1 } };
   if (lfd < 0)
-    return rt_err_set (err, errno, "cow lower `%s`", b->lower);
+    return cm_err_set (err, errno, "cow lower `%s`", b->lower);
   int r = cow_walk_upper (b, precheck, &p, err);
   cow_dircache_free (&p.parent);
   if (r < 0)
@@ -335,8 +335,8 @@ begin (struct cow_branch *b, const struct cow_commit_opts *o,
   if (n > 0 && !(o && o->force))
     {
       if (conflicts)
-        *conflicts = rt_steal_ptr (&cf);
-      return rt_err_set (err, 0,
+        *conflicts = cm_steal_ptr (&cf);
+      return cm_err_set (err, 0,
                          "commit: %d path%s changed in `%s` since "
                          "the branch was created (first: `%s`); --force "
                          "commits over them",
@@ -348,20 +348,20 @@ begin (struct cow_branch *b, const struct cow_commit_opts *o,
 }
 
 static int
-finish (struct cow_branch *b, struct rt_err **err)
+finish (struct cow_branch *b, struct cm_err **err)
 {
   _cleanup_free_ char *meta = xasprintf ("%s/meta", b->storage);
   b->state = COW_COMMITTED;
-  if (cow_meta_write (b, err) < 0 || rt_rm_rf_at (AT_FDCWD, b->upper, err) < 0)
+  if (cow_meta_write (b, err) < 0 || cm_rm_rf_at (AT_FDCWD, b->upper, err) < 0)
     return -1;
   if (unlink (meta) < 0 && errno != ENOENT)
-    return rt_err_set (err, errno, "remove `%s`", meta);
+    return cm_err_set (err, errno, "remove `%s`", meta);
   return cow_remove (b->storage, err);
 }
 
 int
 cow_commit (struct cow_branch *b, const struct cow_commit_opts *o,
-            char ***conflicts, struct rt_err **err)
+            char ***conflicts, struct cm_err **err)
 {
   struct commit c = { .o = o, .lowerfd = -1, .parent = { .fd = -1 } };
   int ret;
@@ -371,17 +371,17 @@ cow_commit (struct cow_branch *b, const struct cow_commit_opts *o,
     return -1;
   c.lowerfd = open (b->lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (c.lowerfd < 0)
-    return rt_err_set (err, errno, "cow lower `%s`", b->lower);
+    return cm_err_set (err, errno, "cow lower `%s`", b->lower);
   ret = cow_walk_upper (b, apply_one, &c, err);
   if (ret == 0 && syncfs (c.lowerfd) < 0)
-    ret = rt_err_set (err, errno, "syncfs `%s`", b->lower);
+    ret = cm_err_set (err, errno, "syncfs `%s`", b->lower);
   cow_dircache_free (&c.parent);
   close (c.lowerfd);
   for (size_t i = 0; i < c.nlinks; i++)
     free (c.links[i].rel);
   free (c.links);
   if (ret < 0)
-    return rt_err_wrap (err,
+    return cm_err_wrap (err,
                         "commit `%s` (the branch stays `committing`; "
                         "run commit again)",
                         b->storage);

@@ -41,7 +41,7 @@ add (struct conflicts *c, const char *path)
 
 /* Any entry below the lower directory |rel| changed since the branch. */
 static int
-subtree (struct conflicts *c, const char *rel, struct rt_err **err)
+subtree (struct conflicts *c, const char *rel, struct cm_err **err)
 {
   int fd = cow_open_beneath (c->lowerfd, rel, O_RDONLY | O_DIRECTORY);
   DIR *d = fd < 0 ? NULL : fdopendir (fd);
@@ -51,7 +51,7 @@ subtree (struct conflicts *c, const char *rel, struct rt_err **err)
     {
       if (fd >= 0)
         close (fd);
-      return rt_err_set (err, errno, "lower `%s`", rel);
+      return cm_err_set (err, errno, "lower `%s`", rel);
     }
   while (ret == 0 && (de = readdir (d)) != NULL)
     {
@@ -60,7 +60,7 @@ subtree (struct conflicts *c, const char *rel, struct rt_err **err)
         continue;
       _cleanup_free_ char *p = xasprintf ("%s/%s", rel, de->d_name);
       if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        ret = errno == ENOENT ? 0 : rt_err_set (err, errno, "lower `%s`", p);
+        ret = errno == ENOENT ? 0 : cm_err_set (err, errno, "lower `%s`", p);
       else if (newer (c, &st))
         add (c, p);
       else if (S_ISDIR (st.st_mode))
@@ -71,7 +71,7 @@ subtree (struct conflicts *c, const char *rel, struct rt_err **err)
 }
 
 static int
-check_one (const struct cow_entry *e, void *arg, struct rt_err **err)
+check_one (const struct cow_entry *e, void *arg, struct cm_err **err)
 {
   struct conflicts *c = arg;
   const char *leaf;
@@ -85,7 +85,7 @@ check_one (const struct cow_entry *e, void *arg, struct rt_err **err)
       if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP
           || errno == EXDEV)
         return 0; /* absent: an addition */
-      return rt_err_set (err, errno, "lower `%s`", e->rel);
+      return cm_err_set (err, errno, "lower `%s`", e->rel);
     }
   bool both_dirs = S_ISDIR (st.st_mode) && S_ISDIR (e->st.st_mode);
   /* A directory kept as a directory merges: its own ctime moves with every
@@ -103,17 +103,17 @@ check_one (const struct cow_entry *e, void *arg, struct rt_err **err)
 }
 
 int
-cow_conflicts (const struct cow_branch *b, char ***out, struct rt_err **err)
+cow_conflicts (const struct cow_branch *b, char ***out, struct cm_err **err)
 {
   _cleanup_fd_ int lfd = open (b->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
   struct conflicts c = { .b = b, .lowerfd = lfd, .parent = { .fd = -1 } };
   if (lfd < 0)
-    return rt_err_set (err, errno, "cow lower `%s`", b->lower);
+    return cm_err_set (err, errno, "cow lower `%s`", b->lower);
   int r = cow_walk_upper (b, check_one, &c, err);
   cow_dircache_free (&c.parent);
   if (r < 0)
     {
-      rt_strv_free (c.v);
+      cm_strv_free (c.v);
       return -1;
     }
   *out = c.v ? c.v : xcalloc (1, sizeof (char *));

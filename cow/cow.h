@@ -43,19 +43,19 @@ struct cow_branch
  * work/ and meta over the existing directory |lower|.  Both paths absolute;
  * neither may lie inside the other.  Nothing is left behind on failure. */
 int cow_branch_create (const char *lower, const char *storage,
-                       struct cow_branch **out, struct rt_err **err)
+                       struct cow_branch **out, struct cm_err **err)
     __attribute__ ((nonnull (1, 2, 3)));
 
 /* The same for a layer that is never committed (an image rootfs's upper):
  * meta is written without fsync, which a commit's crash recovery needs
  * and a throw-away layer does not (two fsyncs off every container start). */
 int cow_layer_create (const char *lower, const char *storage,
-                      struct cow_branch **out, struct rt_err **err)
+                      struct cow_branch **out, struct cm_err **err)
     __attribute__ ((nonnull (1, 2, 3)));
 
 /* Opens the branch stored at |storage| (reads meta). */
 int cow_branch_open (const char *storage, struct cow_branch **out,
-                     struct rt_err **err) __attribute__ ((nonnull (1, 2)));
+                     struct cm_err **err) __attribute__ ((nonnull (1, 2)));
 
 void cow_branch_free (struct cow_branch *b);
 /* For _cleanup_ (common/util.h). */
@@ -68,7 +68,7 @@ cow_branch_freep (struct cow_branch **b)
 /* Records a decision that leaves the branch in place (KEPT, DEFERRED) or
  * PENDING again.  Refused while a commit is in progress. */
 int cow_branch_set_state (struct cow_branch *b, enum cow_state s,
-                          struct rt_err **err);
+                          struct cm_err **err);
 
 /* "pending", "kept", … ; NULL for an unknown value. */
 const char *cow_state_name (enum cow_state s);
@@ -83,7 +83,7 @@ char *cow_overlay_data (const struct cow_branch *b, bool userxattr);
 
 /* Drops the branch: removes its storage.  Refused once a commit started
  * (that commit must be finished, or the lower would stay half-merged). */
-int cow_abort (struct cow_branch *b, struct rt_err **err);
+int cow_abort (struct cow_branch *b, struct cm_err **err);
 
 /* ---- what changed ---- */
 
@@ -135,7 +135,7 @@ struct cow_changes
 /* Lists every added, modified and deleted path (sorted by path; a delete
  * and an add of the same content become one COW_RENAMED entry). */
 int cow_changes (const struct cow_branch *b, struct cow_changes *out,
-                 struct rt_err **err) __attribute__ ((nonnull (1, 2)));
+                 struct cm_err **err) __attribute__ ((nonnull (1, 2)));
 void cow_changes_free (struct cow_changes *c);
 const char *cow_kind_name (enum cow_kind k);
 const char *cow_op_name (enum cow_op o);
@@ -154,14 +154,14 @@ struct cow_commit_opts
 /* Paths of the branch's change set that changed in the lower since the
  * branch was created (ctime >= created: docs/cow.md "Conflicts"). */
 int cow_conflicts (const struct cow_branch *b, char ***out,
-                   struct rt_err **err) __attribute__ ((nonnull (1, 2)));
+                   struct cm_err **err) __attribute__ ((nonnull (1, 2)));
 
 /* Merges the upper into the lower and removes the storage.  Without
  * |force|, refuses when cow_conflicts finds any (*conflicts gets them, a
  * NULL-terminated list the caller frees; may be NULL).  A commit killed at
  * any point is finished by calling cow_commit again (journal). */
 int cow_commit (struct cow_branch *b, const struct cow_commit_opts *o,
-                char ***conflicts, struct rt_err **err)
+                char ***conflicts, struct cm_err **err)
     __attribute__ ((nonnull (1)));
 
 #endif

@@ -21,12 +21,12 @@ struct cow_entry
 };
 
 typedef int (*cow_walk_fn) (const struct cow_entry *e, void *arg,
-                            struct rt_err **err);
+                            struct cm_err **err);
 
 /* Walks |b|'s upper depth-first, names sorted; directories are visited
  * before (post = false) and after (post = true) their children. */
 int cow_walk_upper (const struct cow_branch *b, cow_walk_fn fn, void *arg,
-                    struct rt_err **err);
+                    struct cm_err **err);
 
 /* Opens |rel| (relative, no "..") beneath |rootfd| without following any
  * symlink or crossing a mount point (common/openat2.h: RESOLVE_BENEATH |
@@ -63,9 +63,9 @@ bool cow_xattr_private (const char *name);
 /* Removes the storage directory |path| (or one of its parts): overlayfs
  * leaves work/work with mode 0, which its unprivileged owner must open up
  * before removing it. */
-int cow_remove (const char *path, struct rt_err **err);
+int cow_remove (const char *path, struct cm_err **err);
 
 /* The meta file: write (atomic, fsync'd) from |b|. */
-int cow_meta_write (const struct cow_branch *b, struct rt_err **err);
+int cow_meta_write (const struct cow_branch *b, struct cm_err **err);
 
 #endif

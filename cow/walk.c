@@ -19,7 +19,7 @@ bool
 cow_xattr_private (const char *name)
 {
   for (size_t i = 0; i < ARRAY_SIZE (ovl_prefixes); i++)
-    if (rt_startswith (name, ovl_prefixes[i]))
+    if (cm_startswith (name, ovl_prefixes[i]))
       return true;
   return false;
 }
@@ -91,7 +91,7 @@ cow_dircache_parent (struct cow_dircache *dc, int rootfd, const char *rel,
   int fd = cow_open_beneath (rootfd, dir, flags | O_DIRECTORY);
   if (fd < 0)
     return -1;
-  dc->rel = rt_steal_ptr (&dir);
+  dc->rel = cm_steal_ptr (&dir);
   dc->fd = fd;
   return fd;
 }
@@ -104,7 +104,7 @@ cmpstr (const void *a, const void *b)
 
 /* Names in |dfd|, sorted, NULL-terminated. */
 static int
-sorted_names (int dfd, char ***out, struct rt_err **err)
+sorted_names (int dfd, char ***out, struct cm_err **err)
 {
   int fd = openat (dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR *d = fd < 0 ? NULL : fdopendir (fd);
@@ -115,7 +115,7 @@ sorted_names (int dfd, char ***out, struct rt_err **err)
     {
       if (fd >= 0)
         close (fd);
-      return rt_err_set (err, errno, "read upper directory");
+      return cm_err_set (err, errno, "read upper directory");
     }
   while ((de = readdir (d)) != NULL)
     {
@@ -135,18 +135,18 @@ sorted_names (int dfd, char ***out, struct rt_err **err)
 }
 
 static int walk_dir (int dfd, const char *rel, cow_walk_fn fn, void *arg,
-                     struct rt_err **err);
+                     struct cm_err **err);
 
 static int
 visit (int dfd, const char *rel, const char *name, cow_walk_fn fn, void *arg,
-       struct rt_err **err)
+       struct cm_err **err)
 {
   _cleanup_free_ char *path
       = *rel ? xasprintf ("%s/%s", rel, name) : xstrdup (name);
   struct cow_entry e = { .rel = path, .name = name, .dirfd = dfd };
   char val[8];
   if (fstatat (dfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0)
-    return rt_err_set (err, errno, "upper `%s`", path);
+    return cm_err_set (err, errno, "upper `%s`", path);
   if (S_ISCHR (e.st.st_mode) && e.st.st_rdev == makedev (0, 0))
     e.whiteout = true;
   if (S_ISREG (e.st.st_mode) && e.st.st_size == 0)
@@ -154,7 +154,7 @@ visit (int dfd, const char *rel, const char *name, cow_walk_fn fn, void *arg,
       _cleanup_fd_ int fd
           = openat (dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0)
-        return rt_err_set (err, errno, "upper `%s`", path);
+        return cm_err_set (err, errno, "upper `%s`", path);
       ovl_xattr (fd, "whiteout", val, sizeof val);
       e.whiteout = val[0] != '\0';
     }
@@ -163,7 +163,7 @@ visit (int dfd, const char *rel, const char *name, cow_walk_fn fn, void *arg,
   _cleanup_fd_ int sub
       = openat (dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sub < 0)
-    return rt_err_set (err, errno, "upper `%s`", path);
+    return cm_err_set (err, errno, "upper `%s`", path);
   ovl_xattr (sub, "opaque", val, sizeof val);
   e.opaque = strcmp (val, "y") == 0;
   if (fn (&e, arg, err) < 0 || walk_dir (sub, path, fn, arg, err) < 0)
@@ -174,7 +174,7 @@ visit (int dfd, const char *rel, const char *name, cow_walk_fn fn, void *arg,
 
 static int
 walk_dir (int dfd, const char *rel, cow_walk_fn fn, void *arg,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   _cleanup_strv_ char **names = NULL;
   if (sorted_names (dfd, &names, err) < 0)
@@ -187,11 +187,11 @@ walk_dir (int dfd, const char *rel, cow_walk_fn fn, void *arg,
 
 int
 cow_walk_upper (const struct cow_branch *b, cow_walk_fn fn, void *arg,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   _cleanup_fd_ int fd
       = open (b->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
-    return rt_err_set (err, errno, "open upper `%s`", b->upper);
+    return cm_err_set (err, errno, "open upper `%s`", b->upper);
   return walk_dir (fd, "", fn, arg, err);
 }

@@ -36,14 +36,14 @@ struct criu_dump_opts
 /* Captures opts->pid and every descendant into opts->image_dir.  On
  * failure the processes are left running exactly as they were and no image
  * is left behind. */
-int criu_dump (const struct criu_dump_opts *opts, struct rt_err **err)
+int criu_dump (const struct criu_dump_opts *opts, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
 
 /* Reads and verifies the image in |image_dir| (tree.img and every
  * process's header, sections and pages.img: sha256, kernel release, CPU
  * xstate features; or one process's directory) without touching the
  * calling process.  Returns 0 when a restore from it may proceed. */
-int criu_image_check (const char *image_dir, struct rt_err **err)
+int criu_image_check (const char *image_dir, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
 
 struct criu_restore_opts
@@ -66,7 +66,7 @@ struct criu_restore_opts
  * descendant that failed).  Past that point a failure ends the process
  * with exit code 120 + the stub's phase.  Paths in the image are opened
  * as the caller sees them. */
-int criu_restore (const struct criu_restore_opts *opts, struct rt_err **err)
+int criu_restore (const struct criu_restore_opts *opts, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
 
 /* A verified image held open: every process's core.img in memory and its
@@ -74,7 +74,7 @@ int criu_restore (const struct criu_restore_opts *opts, struct rt_err **err)
  * directory (confined, in another mount namespace) can still restore it.
  * NULL with *err set on failure. */
 struct criu_image;
-struct criu_image *criu_image_open (const char *image_dir, struct rt_err **err)
+struct criu_image *criu_image_open (const char *image_dir, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
 void criu_image_free (struct criu_image *img);
 /* How many fds the image holds (one per process). */
@@ -82,11 +82,11 @@ size_t criu_image_nfds (const struct criu_image *img) __attribute__ ((nonnull));
 /* Moves them to |first|.., replacing what the caller had there, e.g. to
  * preserve them through a runtime that closes every other fd. */
 int criu_image_place_fds (struct criu_image *img, int first,
-                          struct rt_err **err) __attribute__ ((nonnull (1, 3)));
+                          struct cm_err **err) __attribute__ ((nonnull (1, 3)));
 /* criu_restore from an open image (opts->image_dir unused); on failure
  * the image stays the caller's to free. */
 int criu_restore_image (struct criu_image *img,
                         const struct criu_restore_opts *opts,
-                        struct rt_err **err) __attribute__ ((nonnull (1, 2, 3)));
+                        struct cm_err **err) __attribute__ ((nonnull (1, 2, 3)));
 
 #endif

@@ -16,13 +16,13 @@
 #include "criu-lite/internal.h"
 
 static int
-fdinfo (pid_t pid, int fd, uint64_t *pos, uint32_t *flags, struct rt_err **err)
+fdinfo (pid_t pid, int fd, uint64_t *pos, uint32_t *flags, struct cm_err **err)
 {
   char path[64];
   _cleanup_free_ char *s = NULL;
   char *p;
   snprintf (path, sizeof path, "%d/fdinfo/%d", pid, fd);
-  if (rt_read_file_at (cl_proc_dir (), path, 1 << 16, &s, NULL, err) < 0)
+  if (cm_read_file_at (cl_proc_dir (), path, 1 << 16, &s, NULL, err) < 0)
     return -1;
   p = strstr (s, "pos:");
   *pos = p ? strtoull (p + 4, NULL, 10) : 0;
@@ -38,7 +38,7 @@ kind_of (mode_t m, const char *link)
     return "socket";
   if (S_ISFIFO (m))
     return "pipe";
-  if (rt_startswith (link, "anon_inode:"))
+  if (cm_startswith (link, "anon_inode:"))
     return link;
   if (S_ISBLK (m))
     return "block device";
@@ -74,7 +74,7 @@ cl_stdio_of_root (struct cl_dump *d)
 }
 
 static int
-dump_fd (struct cl_dump *d, int fd, bool skip, struct rt_err **err)
+dump_fd (struct cl_dump *d, int fd, bool skip, struct cm_err **err)
 {
   char path[64], link[4096], what[256];
   struct stat st;
@@ -88,14 +88,14 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct rt_err **err)
   if (n < 0 && errno == ENOENT)
     return 0;  /* closed meanwhile */
   if (n < 0)
-    return rt_err_set (err, errno, "inspect fd %d", fd);
+    return cm_err_set (err, errno, "inspect fd %d", fd);
   link[n] = '\0';
   memset (&f, 0, sizeof f);
   f.fd = fd;
   if (fdinfo (d->pid, fd, &f.pos, &f.flags, err) < 0)
     return -1;
   if (link[0] == '/' && strstr (link, " (deleted)"))
-    return rt_err_set (err, 0, "fd %d: `%s` was deleted since it was opened",
+    return cm_err_set (err, 0, "fd %d: `%s` was deleted since it was opened",
                        fd, link);
   if (stdio_of (d, &st) <= 2)
     {
@@ -119,7 +119,7 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct rt_err **err)
       return 0;
     }
   else
-    return rt_err_set (err, 0, "fd %d is a %s (`%s`), which criu-lite cannot "
+    return cm_err_set (err, 0, "fd %d is a %s (`%s`), which criu-lite cannot "
                        "restore", fd, kind_of (st.st_mode, link), link);
   f.path = cl_str_add (&d->strings, link);
   cl_buf_add (&d->fds, &f, sizeof f);
@@ -133,7 +133,7 @@ cmp_int (const void *a, const void *b)
 }
 
 int
-cl_dump_files (struct cl_dump *d, bool skip, struct rt_err **err)
+cl_dump_files (struct cl_dump *d, bool skip, struct cm_err **err)
 {
   char path[64];
   struct dirent *e;
@@ -144,7 +144,7 @@ cl_dump_files (struct cl_dump *d, bool skip, struct rt_err **err)
   snprintf (path, sizeof path, "%d/fd", d->pid);
   dir = cl_opendir (path);
   if (dir == NULL)
-    return rt_err_set (err, errno, "open `%s`", path);
+    return cm_err_set (err, errno, "open `%s`", path);
   while ((e = readdir (dir)) != NULL)
     if (e->d_name[0] != '.')
       {
@@ -161,23 +161,23 @@ cl_dump_files (struct cl_dump *d, bool skip, struct rt_err **err)
 
 static int
 status_field (pid_t pid, const char *key, int base, uint32_t *out,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   char path[64];
   _cleanup_free_ char *s = NULL;
   char *p;
   snprintf (path, sizeof path, "%d/status", pid);
-  if (rt_read_file_at (cl_proc_dir (), path, 1 << 16, &s, NULL, err) < 0)
+  if (cm_read_file_at (cl_proc_dir (), path, 1 << 16, &s, NULL, err) < 0)
     return -1;
   p = strstr (s, key);
   if (p == NULL)
-    return rt_err_set (err, 0, "`%s` has no %s", path, key);
+    return cm_err_set (err, 0, "`%s` has no %s", path, key);
   *out = (uint32_t) strtoul (p + strlen (key), NULL, base);
   return 0;
 }
 
 static int
-dump_cwd_auxv (struct cl_dump *d, struct rt_err **err)
+dump_cwd_auxv (struct cl_dump *d, struct cm_err **err)
 {
   char path[64], cwd[4096];
   _cleanup_free_ char *auxv = NULL, *pers = NULL;
@@ -187,24 +187,24 @@ dump_cwd_auxv (struct cl_dump *d, struct rt_err **err)
   snprintf (path, sizeof path, "%d/cwd", d->pid);
   n = readlinkat (cl_proc_dir (), path, cwd, sizeof cwd - 1);
   if (n < 0)
-    return rt_err_set (err, errno, "readlink `%s`", path);
+    return cm_err_set (err, errno, "readlink `%s`", path);
   cwd[n] = '\0';
   d->proc.cwd = cl_str_add (&d->strings, cwd);
   snprintf (path, sizeof path, "%d/auxv", d->pid);
-  if (rt_read_file_at (cl_proc_dir (), path, 4096, &auxv, &len, err) < 0)
+  if (cm_read_file_at (cl_proc_dir (), path, 4096, &auxv, &len, err) < 0)
     return -1;
   if (len > sizeof d->proc.auxv)
     len = sizeof d->proc.auxv;
   memcpy (d->proc.auxv, auxv, len);
   d->proc.auxv_len = (uint32_t) len;
   snprintf (path, sizeof path, "%d/personality", d->pid);
-  if (rt_read_file_at (cl_proc_dir (), path, 64, &pers, NULL, err) < 0)
+  if (cm_read_file_at (cl_proc_dir (), path, 64, &pers, NULL, err) < 0)
     return -1;
   d->proc.personality = (uint32_t) strtoul (pers, NULL, 16);
   snprintf (path, sizeof path, "%d/comm", d->pid);
   free (auxv);
   auxv = NULL;
-  if (rt_read_file_at (cl_proc_dir (), path, 64, &auxv, &len, err) < 0)
+  if (cm_read_file_at (cl_proc_dir (), path, 64, &auxv, &len, err) < 0)
     return -1;
   auxv[strcspn (auxv, "\n")] = '\0';
   snprintf (d->proc.comm, sizeof d->proc.comm, "%s", auxv);
@@ -212,13 +212,13 @@ dump_cwd_auxv (struct cl_dump *d, struct rt_err **err)
 }
 
 int
-cl_dump_misc (struct cl_dump *d, struct rt_err **err)
+cl_dump_misc (struct cl_dump *d, struct cm_err **err)
 {
   for (int r = 0; r < 16; r++)
     {
       struct rlimit rl;
       if (prlimit (d->pid, r, NULL, &rl) < 0)
-        return rt_err_set (err, errno, "read rlimit %d", r);
+        return cm_err_set (err, errno, "read rlimit %d", r);
       d->proc.rlim[r][0] = rl.rlim_cur;
       d->proc.rlim[r][1] = rl.rlim_max;
     }

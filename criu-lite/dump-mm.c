@@ -30,7 +30,7 @@ struct mm_ctx
 };
 
 static int
-copy_run (struct mm_ctx *c, uint64_t addr, uint64_t len, struct rt_err **err)
+copy_run (struct mm_ctx *c, uint64_t addr, uint64_t len, struct cm_err **err)
 {
   struct cl_run run = { addr, len, c->d->pages_len };
   while (len > 0)
@@ -38,10 +38,10 @@ copy_run (struct mm_ctx *c, uint64_t addr, uint64_t len, struct rt_err **err)
       size_t n = len > COPY_CHUNK ? COPY_CHUNK : len;
       ssize_t got = pread (c->mem_fd, c->buf, n, (off_t) addr);
       if (got != (ssize_t) n)
-        return rt_err_set (err, got < 0 ? errno : EIO,
+        return cm_err_set (err, got < 0 ? errno : EIO,
                            "read memory at %#" PRIx64 " (%zu bytes)", addr, n);
-      if (rt_write_all (c->d->pages_fd, c->buf, n) < 0)
-        return rt_err_set (err, errno, "write pages.img");
+      if (cm_write_all (c->d->pages_fd, c->buf, n) < 0)
+        return cm_err_set (err, errno, "write pages.img");
       addr += n;
       len -= n;
       c->d->pages_len += n;
@@ -53,7 +53,7 @@ copy_run (struct mm_ctx *c, uint64_t addr, uint64_t len, struct rt_err **err)
 /* Saves the pages of [start,end) that |want| says hold data. */
 static int
 dump_pages (struct mm_ctx *c, uint64_t start, uint64_t end, bool all,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   uint64_t run_start = 0, run_len = 0;
   if (all)
@@ -66,7 +66,7 @@ dump_pages (struct mm_ctx *c, uint64_t start, uint64_t end, bool all,
       bytes = npages * 8;
       if (pread (c->pagemap_fd, c->pm, bytes, (off_t) (a / CL_PAGE * 8))
           != (ssize_t) bytes)
-        return rt_err_set (err, errno ? errno : EIO, "read pagemap at %#" PRIx64, a);
+        return cm_err_set (err, errno ? errno : EIO, "read pagemap at %#" PRIx64, a);
       for (size_t i = 0; i < npages; i++, a += CL_PAGE)
         {
           uint64_t e = c->pm[i];
@@ -112,7 +112,7 @@ ends_with (const char *s, const char *suffix)
 
 /* One line of /proc/PID/maps. */
 static int
-dump_vma (struct mm_ctx *c, const char *line, struct rt_err **err)
+dump_vma (struct mm_ctx *c, const char *line, struct cm_err **err)
 {
   uint64_t s, e, off;
   char perms[8], name[4096] = "";
@@ -122,7 +122,7 @@ dump_vma (struct mm_ctx *c, const char *line, struct rt_err **err)
 
   if (sscanf (line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*x:%*x %lu %4095[^\n]",
               &s, &e, perms, &off, &ino, name) < 5)
-    return rt_err_set (err, 0, "unparsable maps line `%s`", line);
+    return cm_err_set (err, 0, "unparsable maps line `%s`", line);
   if (special (&c->d->proc, name, s, e))
     return 0;
   memset (&v, 0, sizeof v);
@@ -168,7 +168,7 @@ dump_vma (struct mm_ctx *c, const char *line, struct rt_err **err)
 }
 
 static int
-read_mm_fields (struct cl_dump *d, struct rt_err **err)
+read_mm_fields (struct cl_dump *d, struct cm_err **err)
 {
   _cleanup_free_ char *stat = NULL;
   char path[64], *p;
@@ -177,11 +177,11 @@ read_mm_fields (struct cl_dump *d, struct rt_err **err)
   struct cl_mm *m = &d->proc.mm;
 
   snprintf (path, sizeof path, "%d/stat", d->pid);
-  if (rt_read_file_at (cl_proc_dir (), path, 1 << 16, &stat, NULL, err) < 0)
+  if (cm_read_file_at (cl_proc_dir (), path, 1 << 16, &stat, NULL, err) < 0)
     return -1;
   p = strrchr (stat, ')');
   if (p == NULL)
-    return rt_err_set (err, 0, "unparsable `%s`", path);
+    return cm_err_set (err, 0, "unparsable `%s`", path);
   p += 2;  /* field 3: state */
   for (p = strchr (p, ' '); p && i < 52; p = strchr (p + 1, ' '))
     f[++i] = strtoull (p + 1, NULL, 10);
@@ -204,14 +204,14 @@ heap_end (struct cl_dump *d)
 }
 
 static int
-walk_maps (struct mm_ctx *c, struct rt_err **err)
+walk_maps (struct mm_ctx *c, struct cm_err **err)
 {
   char path[64];
   _cleanup_free_ char *maps = NULL;
   char *save = NULL;
 
   snprintf (path, sizeof path, "%d/maps", c->d->pid);
-  if (rt_read_file_at (cl_proc_dir (), path, 64u << 20, &maps, NULL, err) < 0)
+  if (cm_read_file_at (cl_proc_dir (), path, 64u << 20, &maps, NULL, err) < 0)
     return -1;
   for (char *l = strtok_r (maps, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
     if (dump_vma (c, l, err) < 0)
@@ -220,7 +220,7 @@ walk_maps (struct mm_ctx *c, struct rt_err **err)
 }
 
 int
-cl_dump_mm (struct cl_dump *d, struct rt_err **err)
+cl_dump_mm (struct cl_dump *d, struct cm_err **err)
 {
   char path[64];
   _cleanup_fd_ int mem = -1, pagemap = -1;
@@ -231,17 +231,17 @@ cl_dump_mm (struct cl_dump *d, struct rt_err **err)
   snprintf (path, sizeof path, "%d/mem", d->pid);
   mem = openat (cl_proc_dir (), path, O_RDONLY | O_CLOEXEC);
   if (mem < 0)
-    return rt_err_set (err, errno, "open `%s`", path);
+    return cm_err_set (err, errno, "open `%s`", path);
   snprintf (path, sizeof path, "%d/pagemap", d->pid);
   pagemap = openat (cl_proc_dir (), path, O_RDONLY | O_CLOEXEC);
   if (pagemap < 0)
-    return rt_err_set (err, errno, "open `%s`", path);
+    return cm_err_set (err, errno, "open `%s`", path);
   c.mem_fd = mem;
   c.pagemap_fd = pagemap;
   if (read_mm_fields (d, err) < 0 || walk_maps (&c, err) < 0)
     return -1;
   heap_end (d);
   if (d->proc.vdso == 0)
-    return rt_err_set (err, 0, "process %d has no [vdso] mapping", d->pid);
+    return cm_err_set (err, 0, "process %d has no [vdso] mapping", d->pid);
   return 0;
 }

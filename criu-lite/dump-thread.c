@@ -24,14 +24,14 @@ struct cl_rseq_conf
 
 /* sigaltstack and clear_child_tid: only the thread itself can say. */
 static int
-ask_thread (struct cl_dump *d, size_t i, struct cl_thread *t, struct rt_err **err)
+ask_thread (struct cl_dump *d, size_t i, struct cl_thread *t, struct cm_err **err)
 {
   long a[6] = { 0, (long) d->scratch, 0, 0, 0, 0 }, ret;
   uint64_t ss[3];
   if (cl_inject (d, i, SYS_sigaltstack, a, &ret, err) < 0)
     return -1;
   if (ret < 0 || cl_peek (d, d->scratch, ss, sizeof ss, err) < 0)
-    return ret < 0 ? rt_err_set (err, (int) -ret, "thread %d: sigaltstack",
+    return ret < 0 ? cm_err_set (err, (int) -ret, "thread %d: sigaltstack",
                                  d->tids[i]) : -1;
   t->altstack_sp = ss[0];
   t->altstack_flags = (int32_t) ss[1];
@@ -41,13 +41,13 @@ ask_thread (struct cl_dump *d, size_t i, struct cl_thread *t, struct rt_err **er
   if (cl_inject (d, i, SYS_prctl, a, &ret, err) < 0)
     return -1;
   if (ret < 0)
-    return rt_err_set (err, (int) -ret, "thread %d: PR_GET_TID_ADDRESS",
+    return cm_err_set (err, (int) -ret, "thread %d: PR_GET_TID_ADDRESS",
                        d->tids[i]);
   return cl_peek (d, d->scratch, &t->tid_address, 8, err);
 }
 
 static int
-dump_one (struct cl_dump *d, size_t i, char *xbuf, struct rt_err **err)
+dump_one (struct cl_dump *d, size_t i, char *xbuf, struct cm_err **err)
 {
   pid_t tid = d->tids[i];
   struct cl_thread t;
@@ -60,7 +60,7 @@ dump_one (struct cl_dump *d, size_t i, char *xbuf, struct rt_err **err)
     return -1;
   cl_normalize_restart (&t.regs);
   if (ptrace (PTRACE_GETSIGMASK, tid, (void *) sizeof t.sigmask, &t.sigmask) < 0)
-    return rt_err_set (err, errno, "thread %d: read signal mask", tid);
+    return cm_err_set (err, errno, "thread %d: read signal mask", tid);
   {
     struct cl_rseq_conf rc = { 0 };
     if (ptrace (CL_PTRACE_GET_RSEQ_CONFIGURATION, tid, (void *) sizeof rc, &rc)
@@ -73,9 +73,9 @@ dump_one (struct cl_dump *d, size_t i, char *xbuf, struct rt_err **err)
   }
   memset (xbuf, 0, CL_XSTATE_MAX);
   if (ptrace (PTRACE_GETREGSET, tid, (void *) NT_X86_XSTATE, &iov) < 0)
-    return rt_err_set (err, errno, "thread %d: read xstate", tid);
+    return cm_err_set (err, errno, "thread %d: read xstate", tid);
   if (iov.iov_len < 576 || (d->xstate_size && iov.iov_len != d->xstate_size))
-    return rt_err_set (err, 0, "thread %d: xstate of %zu bytes", tid, iov.iov_len);
+    return cm_err_set (err, 0, "thread %d: xstate of %zu bytes", tid, iov.iov_len);
   d->xstate_size = (uint32_t) iov.iov_len;
   t.xstate_len = d->xstate_size;
   cl_buf_add (&d->threads, &t, sizeof t);
@@ -85,7 +85,7 @@ dump_one (struct cl_dump *d, size_t i, char *xbuf, struct rt_err **err)
 }
 
 int
-cl_dump_threads (struct cl_dump *d, struct rt_err **err)
+cl_dump_threads (struct cl_dump *d, struct cm_err **err)
 {
   _cleanup_free_ char *xbuf = xmalloc (CL_XSTATE_MAX);
   for (size_t i = 0; i < d->ntids; i++)
@@ -97,7 +97,7 @@ cl_dump_threads (struct cl_dump *d, struct rt_err **err)
 
 /* Signal actions and interval timers, asked through the main thread. */
 int
-cl_dump_signals (struct cl_dump *d, struct rt_err **err)
+cl_dump_signals (struct cl_dump *d, struct cm_err **err)
 {
   long ret;
   for (int sig = 1; sig <= 64; sig++)
@@ -108,7 +108,7 @@ cl_dump_signals (struct cl_dump *d, struct rt_err **err)
       if (cl_inject (d, 0, SYS_rt_sigaction, a, &ret, err) < 0)
         return -1;
       if (ret < 0)
-        return rt_err_set (err, (int) -ret, "process %d: read the action of "
+        return cm_err_set (err, (int) -ret, "process %d: read the action of "
                            "signal %d", d->pid, sig);
       if (cl_peek (d, d->scratch, d->proc.sigaction[sig - 1], 32, err) < 0)
         return -1;
@@ -119,7 +119,7 @@ cl_dump_signals (struct cl_dump *d, struct rt_err **err)
       if (cl_inject (d, 0, SYS_getitimer, a, &ret, err) < 0)
         return -1;
       if (ret < 0)
-        return rt_err_set (err, (int) -ret, "process %d: getitimer %d", d->pid, w);
+        return cm_err_set (err, (int) -ret, "process %d: getitimer %d", d->pid, w);
       if (cl_peek (d, d->scratch, d->proc.itimer[w], 32, err) < 0)
         return -1;
     }

@@ -47,22 +47,22 @@ listed (const struct tree *t, pid_t pid)
 
 /* Fields 3 (state), 5 (pgrp), 6 (session) of /proc/PID/stat. */
 static int
-stat_ids (pid_t pid, char *state, int *pgid, int *sid, struct rt_err **err)
+stat_ids (pid_t pid, char *state, int *pgid, int *sid, struct cm_err **err)
 {
   char path[64];
   _cleanup_free_ char *s = NULL;
   char *p;
   snprintf (path, sizeof path, "%d/stat", pid);
-  if (rt_read_file_at (cl_proc_dir (), path, 4096, &s, NULL, err) < 0)
+  if (cm_read_file_at (cl_proc_dir (), path, 4096, &s, NULL, err) < 0)
     return -1;
   p = strrchr (s, ')');
   if (p == NULL || sscanf (p + 2, "%c %*d %d %d", state, pgid, sid) != 3)
-    return rt_err_set (err, 0, "unparsable `%s`", path);
+    return cm_err_set (err, 0, "unparsable `%s`", path);
   return 0;
 }
 
 static int
-add (struct tree *t, pid_t pid, pid_t ppid, struct rt_err **err)
+add (struct tree *t, pid_t pid, pid_t ppid, struct cm_err **err)
 {
   struct cl_dump *d;
   char state;
@@ -70,7 +70,7 @@ add (struct tree *t, pid_t pid, pid_t ppid, struct rt_err **err)
   if (stat_ids (pid, &state, &pgid, &sid, err) < 0)
     return -1;
   if (state == 'Z')
-    return rt_err_set (err, 0, "process %d is a zombie its parent %d has not "
+    return cm_err_set (err, 0, "process %d is a zombie its parent %d has not "
                        "reaped", pid, ppid);
   t->procs = xrealloc (t->procs, (t->n + 1) * sizeof *t->procs);
   t->host = xrealloc (t->host, (t->n + 1) * sizeof *t->host);
@@ -88,7 +88,7 @@ add (struct tree *t, pid_t pid, pid_t ppid, struct rt_err **err)
 
 /* The children of every thread of process |i| not yet in the tree. */
 static int
-add_children (struct tree *t, size_t i, size_t *added, struct rt_err **err)
+add_children (struct tree *t, size_t i, size_t *added, struct cm_err **err)
 {
   pid_t pid = t->host[i];
   for (size_t k = 0; k < t->procs[i].ntids; k++)
@@ -98,7 +98,7 @@ add_children (struct tree *t, size_t i, size_t *added, struct rt_err **err)
       char *save = NULL;
       snprintf (path, sizeof path, "%d/task/%d/children", pid,
                 t->procs[i].tids[k]);
-      if (rt_read_file_at (cl_proc_dir (), path, 1 << 20, &list, NULL, err) < 0)
+      if (cm_read_file_at (cl_proc_dir (), path, 1 << 20, &list, NULL, err) < 0)
         return -1;
       for (char *c = strtok_r (list, " \n", &save); c; c = strtok_r (NULL, " \n", &save))
         if (!listed (t, atoi (c)))
@@ -137,7 +137,7 @@ translate (struct tree *t)
 /* Stopped processes cannot fork, but one seized late may have forked
  * before, and an orphan may have moved to an ancestor: until stable. */
 static int
-seize_tree (struct tree *t, pid_t root, struct rt_err **err)
+seize_tree (struct tree *t, pid_t root, struct cm_err **err)
 {
   size_t added;
   if (add (t, root, 0, err) < 0)
@@ -156,46 +156,46 @@ seize_tree (struct tree *t, pid_t root, struct rt_err **err)
 
 static int
 capture (struct cl_dump *d, int dirfd, const struct criu_dump_opts *o,
-         struct rt_err **err)
+         struct cm_err **err)
 {
   char name[32];
   _cleanup_fd_ int sub = -1;
   snprintf (name, sizeof name, "%d", cl_ns_tid (d->pid, d->pid));
   if (mkdirat (dirfd, name, 0700) < 0 && errno != EEXIST)
-    return rt_err_set (err, errno, "create `%s` in the image", name);
+    return cm_err_set (err, errno, "create `%s` in the image", name);
   sub = openat (dirfd, name, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (sub < 0)
-    return rt_err_set (err, errno, "open `%s` in the image", name);
+    return cm_err_set (err, errno, "open `%s` in the image", name);
   cl_str_add (&d->strings, "");
   d->pages_fd = openat (sub, "pages.img", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
                         0600);
   if (d->pages_fd < 0)
-    return rt_err_set (err, errno, "create %s/pages.img", name);
+    return cm_err_set (err, errno, "create %s/pages.img", name);
   /* The memory first: the injections after it map a scratch page. */
   if (cl_dump_mm (d, err) < 0 || cl_inject_prepare (d, err) < 0
       || cl_dump_threads (d, err) < 0 || cl_dump_signals (d, err) < 0
       || cl_dump_files (d, o->skip_unsupported, err) < 0
       || cl_dump_misc (d, err) < 0 || cl_image_write (sub, d, err) < 0)
-    return rt_err_wrap (err, "process %d", d->pid);
+    return cm_err_wrap (err, "process %d", d->pid);
   return 0;
 }
 
 static void
 remove_image (int dirfd, const struct tree *t)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   unlinkat (dirfd, "tree.img", 0);
   for (size_t i = 0; i < t->n; i++)
     {
       char name[32];
       snprintf (name, sizeof name, "%d", t->recs[i].pid);
-      rt_rm_rf_at (dirfd, name, &e);
-      rt_err_free (&e);
+      cm_rm_rf_at (dirfd, name, &e);
+      cm_err_free (&e);
     }
 }
 
 static int
-dump_into (int dirfd, const struct criu_dump_opts *o, struct rt_err **err)
+dump_into (int dirfd, const struct criu_dump_opts *o, struct cm_err **err)
 {
   struct tree t = { 0 };
   int r = seize_tree (&t, o->pid, err);
@@ -217,7 +217,7 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct rt_err **err)
   if (r < 0)
     {
       remove_image (dirfd, &t);
-      rt_err_wrap (err, "checkpoint of process %d", o->pid);
+      cm_err_wrap (err, "checkpoint of process %d", o->pid);
     }
   for (size_t i = 0; i < t.n; i++)
     dump_free (&t.procs[i]);
@@ -232,7 +232,7 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct rt_err **err)
  * records the paths the restored process will open in its own root. */
 static int
 dump_from_target_root (int dirfd, const struct criu_dump_opts *o,
-                       struct rt_err **err)
+                       struct cm_err **err)
 {
   int pfd[2], st = 0;
   pid_t child;
@@ -240,18 +240,18 @@ dump_from_target_root (int dirfd, const struct criu_dump_opts *o,
   ssize_t n;
 
   if (pipe2 (pfd, O_CLOEXEC) < 0)
-    return rt_err_set (err, errno, "pipe");
+    return cm_err_set (err, errno, "pipe");
   child = fork ();
   if (child < 0)
-    return rt_err_set (err, errno, "fork");
+    return cm_err_set (err, errno, "fork");
   if (child == 0)
     {
       char root[64];
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       close (pfd[0]);
       snprintf (root, sizeof root, "%d/root", o->pid);
       if (fchdir (cl_proc_dir ()) < 0 || chroot (root) < 0)
-        rt_err_set (&e, errno, "enter the root of process %d", o->pid);
+        cm_err_set (&e, errno, "enter the root of process %d", o->pid);
       else if (dump_into (dirfd, o, &e) == 0)
         _exit (0);
       if (write (pfd[1], e->msg, strlen (e->msg)) < 0)
@@ -259,33 +259,33 @@ dump_from_target_root (int dirfd, const struct criu_dump_opts *o,
       _exit (1);
     }
   close (pfd[1]);
-  n = rt_read_all (pfd[0], msg, sizeof msg - 1);
+  n = cm_read_all (pfd[0], msg, sizeof msg - 1);
   close (pfd[0]);
   msg[n > 0 ? n : 0] = '\0';
   while (waitpid (child, &st, 0) < 0 && errno == EINTR)
     ;
   if (WIFEXITED (st) && WEXITSTATUS (st) == 0)
     return 0;
-  return rt_err_set (err, 0, "%s", msg[0] ? msg : "the checkpoint helper died");
+  return cm_err_set (err, 0, "%s", msg[0] ? msg : "the checkpoint helper died");
 }
 
 int
-criu_dump (const struct criu_dump_opts *o, struct rt_err **err)
+criu_dump (const struct criu_dump_opts *o, struct cm_err **err)
 {
   _cleanup_fd_ int dirfd = -1;
   uint8_t warm[32];
   int r;
 
   if (o->pid <= 0)
-    return rt_err_set (err, EINVAL, "checkpoint: no process");
+    return cm_err_set (err, EINVAL, "checkpoint: no process");
   /* libcrypto loaded (and OpenSSL's config read) here, before any chroot */
   if (cl_sha256 ("", 0, warm, err) < 0)
     return -1;
-  if (rt_mkdir_p (o->image_dir, 0700, err) < 0)
+  if (cm_mkdir_p (o->image_dir, 0700, err) < 0)
     return -1;
   dirfd = open (o->image_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (dirfd < 0)
-    return rt_err_set (err, errno, "open image directory `%s`", o->image_dir);
+    return cm_err_set (err, errno, "open image directory `%s`", o->image_dir);
   if (cl_proc_dir_open (err) < 0)
     return -1;
   r = o->target_root ? dump_from_target_root (dirfd, o, err)

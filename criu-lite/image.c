@@ -70,14 +70,14 @@ cl_xcr0 (void)
 static void
 sha256 (const void *p, size_t n, uint8_t out[32])
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (cl_sha256 (p, n, out, &e) < 0)
     memset (out, 0xff, 32);
-  rt_err_free (&e);
+  cm_err_free (&e);
 }
 
 static int
-sha256_fd (int fd, uint64_t len, uint8_t out[32], struct rt_err **err)
+sha256_fd (int fd, uint64_t len, uint8_t out[32], struct cm_err **err)
 {
   void *m;
   if (len == 0)
@@ -87,7 +87,7 @@ sha256_fd (int fd, uint64_t len, uint8_t out[32], struct rt_err **err)
     }
   m = mmap (NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
   if (m == MAP_FAILED)
-    return rt_err_set (err, errno, "pages.img: map for its checksum");
+    return cm_err_set (err, errno, "pages.img: map for its checksum");
   madvise (m, len, MADV_SEQUENTIAL);
   sha256 (m, len, out);
   munmap (m, len);
@@ -97,7 +97,7 @@ sha256_fd (int fd, uint64_t len, uint8_t out[32], struct rt_err **err)
 /* ---- writing --------------------------------------------------------- */
 
 int
-cl_image_write (int dirfd, struct cl_dump *d, struct rt_err **err)
+cl_image_write (int dirfd, struct cl_dump *d, struct cm_err **err)
 {
   struct cl_header h;
   struct utsname u;
@@ -138,67 +138,67 @@ cl_image_write (int dirfd, struct cl_dump *d, struct rt_err **err)
   sha256 (&h, offsetof (struct cl_header, header_sha256), h.header_sha256);
   memcpy (out.p, &h, sizeof h);
   buf = out.p;
-  r = rt_atomic_write_at (dirfd, "core.img", out.p, out.len, 0600, err);
+  r = cm_atomic_write_at (dirfd, "core.img", out.p, out.len, 0600, err);
   return r;
 }
 
 /* ---- reading --------------------------------------------------------- */
 
 static int
-check_header (struct cl_image *img, struct rt_err **err)
+check_header (struct cl_image *img, struct cm_err **err)
 {
   struct cl_header *h = &img->hdr;
   uint8_t md[32];
   struct utsname u;
 
   if (img->core_len < sizeof *h)
-    return rt_err_set (err, 0, "core.img: truncated header (%zu of %zu bytes)",
+    return cm_err_set (err, 0, "core.img: truncated header (%zu of %zu bytes)",
                        img->core_len, sizeof *h);
   memcpy (h, img->core, sizeof *h);
   if (memcmp (h->magic, CL_MAGIC, 8) != 0)
-    return rt_err_set (err, 0, "core.img: not a criu-lite image (bad magic)");
+    return cm_err_set (err, 0, "core.img: not a criu-lite image (bad magic)");
   if (h->version != CL_VERSION)
-    return rt_err_set (err, 0, "core.img: format version %u, this build reads %u",
+    return cm_err_set (err, 0, "core.img: format version %u, this build reads %u",
                        h->version, CL_VERSION);
   sha256 (h, offsetof (struct cl_header, header_sha256), md);
   if (memcmp (md, h->header_sha256, 32) != 0)
-    return rt_err_set (err, 0, "core.img: header checksum mismatch (corrupted)");
+    return cm_err_set (err, 0, "core.img: header checksum mismatch (corrupted)");
   if (h->nsect != CL_S_COUNT)
-    return rt_err_set (err, 0, "core.img: %u sections, expected %u", h->nsect,
+    return cm_err_set (err, 0, "core.img: %u sections, expected %u", h->nsect,
                        CL_S_COUNT);
   h->kernel[sizeof h->kernel - 1] = '\0';
   uname (&u);
   if (strcmp (h->kernel, u.release) != 0)
-    return rt_err_set (err, 0, "core.img: captured on kernel %s, this is %s "
+    return cm_err_set (err, 0, "core.img: captured on kernel %s, this is %s "
                        "(the vDSO differs between kernels)", h->kernel, u.release);
   if ((h->xcr0 & ~cl_xcr0 ()) != 0)
-    return rt_err_set (err, 0, "core.img: the image needs CPU xstate features "
+    return cm_err_set (err, 0, "core.img: the image needs CPU xstate features "
                        "%#llx, this CPU enables %#llx",
                        (unsigned long long) h->xcr0,
                        (unsigned long long) cl_xcr0 ());
   if (h->xstate_size > CL_XSTATE_MAX)
-    return rt_err_set (err, 0, "core.img: xstate size %u too large", h->xstate_size);
+    return cm_err_set (err, 0, "core.img: xstate size %u too large", h->xstate_size);
   return 0;
 }
 
 static int
 check_sections (struct cl_image *img, const void *sect[], size_t len[],
-                struct rt_err **err)
+                struct cm_err **err)
 {
   for (unsigned i = 1; i <= CL_S_COUNT; i++)
     {
       const struct cl_sect_desc *s = &img->hdr.sect[i - 1];
       uint8_t md[32];
       if (s->type != i)
-        return rt_err_set (err, 0, "core.img: section %u has type %u", i, s->type);
+        return cm_err_set (err, 0, "core.img: section %u has type %u", i, s->type);
       if (s->offset > img->core_len || s->length > img->core_len - s->offset)
-        return rt_err_set (err, 0, "core.img: section %s truncated (%llu bytes "
+        return cm_err_set (err, 0, "core.img: section %s truncated (%llu bytes "
                            "at %llu, file has %zu)", sect_names[i],
                            (unsigned long long) s->length,
                            (unsigned long long) s->offset, img->core_len);
       sha256 (img->core + s->offset, s->length, md);
       if (memcmp (md, s->sha256, 32) != 0)
-        return rt_err_set (err, 0, "core.img: section %s checksum mismatch "
+        return cm_err_set (err, 0, "core.img: section %s checksum mismatch "
                            "(corrupted)", sect_names[i]);
       sect[i] = img->core + s->offset;
       len[i] = s->length;
@@ -220,7 +220,7 @@ check_str (const struct cl_image *img, uint32_t off)
 }
 
 static int
-check_vmas (struct cl_image *img, struct rt_err **err)
+check_vmas (struct cl_image *img, struct cm_err **err)
 {
   uint64_t prev_end = 0;
   for (size_t i = 0; i < img->nvmas; i++)
@@ -228,7 +228,7 @@ check_vmas (struct cl_image *img, struct rt_err **err)
       const struct cl_vma *v = &img->vmas[i];
       if (v->start % CL_PAGE || v->end % CL_PAGE || v->start >= v->end
           || v->end > CL_TASK_TOP || v->start < prev_end)
-        return rt_err_set (err, 0, "section vmas: mapping %zu (%#llx-%#llx) "
+        return cm_err_set (err, 0, "section vmas: mapping %zu (%#llx-%#llx) "
                            "out of order or outside user space", i,
                            (unsigned long long) v->start,
                            (unsigned long long) v->end);
@@ -236,7 +236,7 @@ check_vmas (struct cl_image *img, struct rt_err **err)
           || v->pgoff % CL_PAGE || !check_str (img, v->path)
           || ((v->kind == CL_VMA_FILE || v->kind == CL_VMA_FILE_SHARED)
               && img->strings[v->path] != '/'))
-        return rt_err_set (err, 0, "section vmas: mapping %zu (%#llx) has a bad "
+        return cm_err_set (err, 0, "section vmas: mapping %zu (%#llx) has a bad "
                            "kind, protection or path", i,
                            (unsigned long long) v->start);
       prev_end = v->end;
@@ -254,7 +254,7 @@ vma_of (const struct cl_image *img, uint64_t addr, uint64_t len)
 }
 
 static int
-check_runs (struct cl_image *img, struct rt_err **err)
+check_runs (struct cl_image *img, struct cm_err **err)
 {
   for (size_t i = 0; i < img->nruns; i++)
     {
@@ -263,7 +263,7 @@ check_runs (struct cl_image *img, struct rt_err **err)
           || r->len == 0 || r->addr + r->len < r->addr
           || r->off > img->hdr.pages_len || r->len > img->hdr.pages_len - r->off
           || vma_of (img, r->addr, r->len) == NULL)
-        return rt_err_set (err, 0, "section pages: run %zu (%#llx, %llu bytes) "
+        return cm_err_set (err, 0, "section pages: run %zu (%#llx, %llu bytes) "
                            "lies outside the saved mappings or pages.img", i,
                            (unsigned long long) r->addr,
                            (unsigned long long) r->len);
@@ -272,25 +272,25 @@ check_runs (struct cl_image *img, struct rt_err **err)
 }
 
 static int
-check_threads (struct cl_image *img, struct rt_err **err)
+check_threads (struct cl_image *img, struct cm_err **err)
 {
   size_t rec = cl_thread_rec_size (img->hdr.xstate_size);
   if (img->proc->nthreads == 0 || img->proc->nthreads > CL_MAX_THREADS
       || img->threads_len != rec * img->proc->nthreads)
-    return rt_err_set (err, 0, "section threads: %zu bytes for %u threads",
+    return cm_err_set (err, 0, "section threads: %zu bytes for %u threads",
                        img->threads_len, img->proc->nthreads);
   for (uint32_t i = 0; i < img->proc->nthreads; i++)
     {
       const struct cl_thread *t = (const void *) (img->threads + i * rec);
       if (t->xstate_len != img->hdr.xstate_size || t->xstate_len < 576)
-        return rt_err_set (err, 0, "section threads: thread %u xstate of %u "
+        return cm_err_set (err, 0, "section threads: thread %u xstate of %u "
                            "bytes", t->tid, t->xstate_len);
     }
   return 0;
 }
 
 static int
-check_fds (struct cl_image *img, struct rt_err **err)
+check_fds (struct cl_image *img, struct cm_err **err)
 {
   for (size_t i = 0; i < img->nfds; i++)
     {
@@ -299,18 +299,18 @@ check_fds (struct cl_image *img, struct rt_err **err)
           || f->kind > CL_FD_SKIPPED || !check_str (img, f->path)
           || (i && f->fd <= img->fds[i - 1].fd)
           || (f->kind == CL_FD_INHERIT && f->pos > 2))
-        return rt_err_set (err, 0, "section fds: entry %zu (fd %d) is invalid",
+        return cm_err_set (err, 0, "section fds: entry %zu (fd %d) is invalid",
                            i, f->fd);
     }
   return 0;
 }
 
 static int
-check_proc (struct cl_image *img, size_t len, struct rt_err **err)
+check_proc (struct cl_image *img, size_t len, struct cm_err **err)
 {
   const struct cl_proc *p = img->proc;
   if (len != sizeof *p)
-    return rt_err_set (err, 0, "section proc: %zu bytes, expected %zu", len,
+    return cm_err_set (err, 0, "section proc: %zu bytes, expected %zu", len,
                        sizeof *p);
   if (p->auxv_len > sizeof p->auxv || !check_str (img, p->cwd)
       || p->vdso % CL_PAGE || p->vvar % CL_PAGE || p->vclock % CL_PAGE
@@ -318,18 +318,18 @@ check_proc (struct cl_image *img, size_t len, struct rt_err **err)
       || p->vclock_len % CL_PAGE || p->vdso == 0 || p->vdso_len == 0
       || p->vdso + p->vdso_len > CL_TASK_TOP || p->vvar + p->vvar_len > CL_TASK_TOP
       || p->vclock + p->vclock_len > CL_TASK_TOP)
-    return rt_err_set (err, 0, "section proc: bad auxv, cwd or vDSO fields");
+    return cm_err_set (err, 0, "section proc: bad auxv, cwd or vDSO fields");
   return 0;
 }
 
 static int
-load_core (const char *dir, struct cl_image *img, struct rt_err **err)
+load_core (const char *dir, struct cl_image *img, struct cm_err **err)
 {
   const void *sect[CL_S_COUNT + 1] = { 0 };
   size_t len[CL_S_COUNT + 1] = { 0 };
   _cleanup_free_ char *path = xasprintf ("%s/core.img", dir);
 
-  if (rt_read_file_at (AT_FDCWD, path, 64u << 20, &img->core, &img->core_len,
+  if (cm_read_file_at (AT_FDCWD, path, 64u << 20, &img->core, &img->core_len,
                        err) < 0)
     return -1;
   if (check_header (img, err) < 0 || check_sections (img, sect, len, err) < 0)
@@ -347,9 +347,9 @@ load_core (const char *dir, struct cl_image *img, struct rt_err **err)
   img->strings_len = len[CL_S_STRINGS];
   if (len[CL_S_VMAS] % sizeof (struct cl_vma) || len[CL_S_PAGES] % sizeof (struct cl_run)
       || len[CL_S_FDS] % sizeof (struct cl_fd))
-    return rt_err_set (err, 0, "core.img: a record section has a partial record");
+    return cm_err_set (err, 0, "core.img: a record section has a partial record");
   if (img->strings_len == 0 || img->strings[img->strings_len - 1] != '\0')
-    return rt_err_set (err, 0, "section strings: not NUL-terminated");
+    return cm_err_set (err, 0, "section strings: not NUL-terminated");
   if (check_proc (img, len[CL_S_PROC], err) < 0 || check_threads (img, err) < 0
       || check_vmas (img, err) < 0 || check_runs (img, err) < 0
       || check_fds (img, err) < 0)
@@ -358,7 +358,7 @@ load_core (const char *dir, struct cl_image *img, struct rt_err **err)
 }
 
 static int
-load_pages (const char *dir, struct cl_image *img, struct rt_err **err)
+load_pages (const char *dir, struct cl_image *img, struct cm_err **err)
 {
   _cleanup_free_ char *path = xasprintf ("%s/pages.img", dir);
   struct stat st;
@@ -366,11 +366,11 @@ load_pages (const char *dir, struct cl_image *img, struct rt_err **err)
 
   img->pages_fd = open (path, O_RDONLY | O_CLOEXEC);
   if (img->pages_fd < 0)
-    return rt_err_set (err, errno, "open `%s`", path);
+    return cm_err_set (err, errno, "open `%s`", path);
   if (fstat (img->pages_fd, &st) < 0)
-    return rt_err_set (err, errno, "stat `%s`", path);
+    return cm_err_set (err, errno, "stat `%s`", path);
   if ((uint64_t) st.st_size != img->hdr.pages_len)
-    return rt_err_set (err, 0, "pages.img: %s (%llu of %llu bytes)",
+    return cm_err_set (err, 0, "pages.img: %s (%llu of %llu bytes)",
                        (uint64_t) st.st_size < img->hdr.pages_len ? "truncated"
                                                                   : "too long",
                        (unsigned long long) st.st_size,
@@ -378,18 +378,18 @@ load_pages (const char *dir, struct cl_image *img, struct rt_err **err)
   if (sha256_fd (img->pages_fd, img->hdr.pages_len, md, err) < 0)
     return -1;
   if (memcmp (md, img->hdr.pages_sha256, 32) != 0)
-    return rt_err_set (err, 0, "pages.img: checksum mismatch (corrupted)");
+    return cm_err_set (err, 0, "pages.img: checksum mismatch (corrupted)");
   return 0;
 }
 
 int
-cl_image_load (const char *dir, struct cl_image *img, struct rt_err **err)
+cl_image_load (const char *dir, struct cl_image *img, struct cm_err **err)
 {
   memset (img, 0, sizeof *img);
   img->pages_fd = -1;
   if (load_core (dir, img, err) < 0 || load_pages (dir, img, err) < 0)
     {
-      rt_err_wrap (err, "image `%s`", dir);
+      cm_err_wrap (err, "image `%s`", dir);
       cl_image_free (img);
       return -1;
     }

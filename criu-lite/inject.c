@@ -41,7 +41,7 @@ cl_normalize_restart (struct user_regs_struct *r)
 }
 
 static int
-wait_syscall_stop (struct cl_dump *d, size_t t, struct rt_err **err)
+wait_syscall_stop (struct cl_dump *d, size_t t, struct cm_err **err)
 {
   pid_t tid = d->tids[t];
   int st;
@@ -51,23 +51,23 @@ wait_syscall_stop (struct cl_dump *d, size_t t, struct rt_err **err)
         {
           if (errno == EINTR)
             continue;
-          return rt_err_set (err, errno, "thread %d: wait during injection", tid);
+          return cm_err_set (err, errno, "thread %d: wait during injection", tid);
         }
       if (!WIFSTOPPED (st))
-        return rt_err_set (err, 0, "thread %d died during injection", tid);
+        return cm_err_set (err, 0, "thread %d died during injection", tid);
       if (WSTOPSIG (st) == (SIGTRAP | 0x80))
         return 0;
       /* A signal for the thread: hold it, re-send it when letting go. */
       if ((st >> 16) == 0 && WSTOPSIG (st) != SIGTRAP)
         d->tr[t].held_signal = WSTOPSIG (st);
       if (ptrace (PTRACE_SYSCALL, tid, NULL, NULL) < 0)
-        return rt_err_set (err, errno, "thread %d: resume during injection", tid);
+        return cm_err_set (err, errno, "thread %d: resume during injection", tid);
     }
 }
 
 int
 cl_inject (struct cl_dump *d, size_t t, long nr, const long a[6], long *ret,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   pid_t tid = d->tids[t];
   struct user_regs_struct r = d->tr[t].orig;
@@ -81,32 +81,32 @@ cl_inject (struct cl_dump *d, size_t t, long nr, const long a[6], long *ret,
   d->tr[t].touched = true;
   if (ptrace (PTRACE_SETREGS, tid, NULL, &r) < 0
       || ptrace (PTRACE_SYSCALL, tid, NULL, NULL) < 0)
-    return rt_err_set (err, errno, "thread %d: inject syscall %ld", tid, nr);
+    return cm_err_set (err, errno, "thread %d: inject syscall %ld", tid, nr);
   if (wait_syscall_stop (d, t, err) < 0)
     return -1;
   if (ptrace (PTRACE_SYSCALL, tid, NULL, NULL) < 0)
-    return rt_err_set (err, errno, "thread %d: inject syscall %ld", tid, nr);
+    return cm_err_set (err, errno, "thread %d: inject syscall %ld", tid, nr);
   if (wait_syscall_stop (d, t, err) < 0)
     return -1;
   if (ptrace (PTRACE_GETREGS, tid, NULL, &r) < 0)
-    return rt_err_set (err, errno, "thread %d: injected syscall %ld result", tid, nr);
+    return cm_err_set (err, errno, "thread %d: injected syscall %ld result", tid, nr);
   *ret = (long) r.rax;
   return 0;
 }
 
 int
 cl_peek (struct cl_dump *d, uint64_t addr, void *out, size_t n,
-         struct rt_err **err)
+         struct cm_err **err)
 {
   struct iovec local = { out, n }, remote = { (void *) addr, n };
   if (process_vm_readv (d->pid, &local, 1, &remote, 1, 0) != (ssize_t) n)
-    return rt_err_set (err, errno, "read %zu bytes of process %d at %#llx", n,
+    return cm_err_set (err, errno, "read %zu bytes of process %d at %#llx", n,
                        d->pid, (unsigned long long) addr);
   return 0;
 }
 
 static int
-find_syscall (struct cl_dump *d, struct rt_err **err)
+find_syscall (struct cl_dump *d, struct cm_err **err)
 {
   _cleanup_free_ unsigned char *v = xmalloc (d->proc.vdso_len);
   if (cl_peek (d, d->proc.vdso, v, d->proc.vdso_len, err) < 0)
@@ -117,11 +117,11 @@ find_syscall (struct cl_dump *d, struct rt_err **err)
         d->syscall_ip = d->proc.vdso + i;
         return 0;
       }
-  return rt_err_set (err, 0, "no syscall instruction in the vDSO of %d", d->pid);
+  return cm_err_set (err, 0, "no syscall instruction in the vDSO of %d", d->pid);
 }
 
 int
-cl_inject_prepare (struct cl_dump *d, struct rt_err **err)
+cl_inject_prepare (struct cl_dump *d, struct cm_err **err)
 {
   long a[6] = { 0, (long) CL_PAGE, PROT_READ | PROT_WRITE,
                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0 };
@@ -129,7 +129,7 @@ cl_inject_prepare (struct cl_dump *d, struct rt_err **err)
   if (find_syscall (d, err) < 0 || cl_inject (d, 0, SYS_mmap, a, &ret, err) < 0)
     return -1;
   if (ret < 0 && ret > -4096)
-    return rt_err_set (err, (int) -ret, "process %d: map a scratch page", d->pid);
+    return cm_err_set (err, (int) -ret, "process %d: map a scratch page", d->pid);
   d->scratch = (uint64_t) ret;
   return 0;
 }
@@ -141,9 +141,9 @@ cl_inject_finish (struct cl_dump *d)
   if (d->scratch && d->ntids)
     {
       long a[6] = { (long) d->scratch, (long) CL_PAGE, 0, 0, 0, 0 }, ret;
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       cl_inject (d, 0, SYS_munmap, a, &ret, &e);
-      rt_err_free (&e);
+      cm_err_free (&e);
       d->scratch = 0;
     }
   for (size_t t = 0; t < d->ntids; t++)

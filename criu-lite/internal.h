@@ -200,37 +200,37 @@ struct cl_dump
 size_t cl_thread_rec_size (uint32_t xstate_len);
 
 /* sha256 of |n| bytes (criu-lite/sha.c: libcrypto, loaded on first use). */
-int cl_sha256 (const void *p, size_t n, uint8_t out[32], struct rt_err **err);
+int cl_sha256 (const void *p, size_t n, uint8_t out[32], struct cm_err **err);
 
 /* The /proc every capture reads, as a directory fd: opened before the
  * capture chroots into the target's root so that paths read from it are
  * the target's own (criu_dump_opts.target_root). */
-int cl_proc_dir_open (struct rt_err **err);
+int cl_proc_dir_open (struct cm_err **err);
 void cl_proc_dir_close (void);
 int cl_proc_dir (void);
 pid_t cl_ns_tid (pid_t pid, pid_t tid);
 DIR *cl_opendir (const char *rel);
 
-int cl_image_write (int dirfd, struct cl_dump *d, struct rt_err **err);
-int cl_image_load (const char *dir, struct cl_image *img, struct rt_err **err);
+int cl_image_write (int dirfd, struct cl_dump *d, struct cm_err **err);
+int cl_image_load (const char *dir, struct cl_image *img, struct cm_err **err);
 void cl_image_free (struct cl_image *img);
 const char *cl_image_str (const struct cl_image *img, uint32_t off);
 uint64_t cl_xcr0 (void);
 
-int cl_dump_threads (struct cl_dump *d, struct rt_err **err);
-int cl_dump_signals (struct cl_dump *d, struct rt_err **err);
-int cl_dump_mm (struct cl_dump *d, struct rt_err **err);
+int cl_dump_threads (struct cl_dump *d, struct cm_err **err);
+int cl_dump_signals (struct cl_dump *d, struct cm_err **err);
+int cl_dump_mm (struct cl_dump *d, struct cm_err **err);
 int cl_dump_files (struct cl_dump *d, bool skip_unsupported,
-                   struct rt_err **err);
-int cl_dump_misc (struct cl_dump *d, struct rt_err **err);
+                   struct cm_err **err);
+int cl_dump_misc (struct cl_dump *d, struct cm_err **err);
 void cl_stdio_of_root (struct cl_dump *d);
-int cl_seize (struct cl_dump *d, struct rt_err **err);
+int cl_seize (struct cl_dump *d, struct cm_err **err);
 void cl_normalize_restart (struct user_regs_struct *r);
-int cl_inject_prepare (struct cl_dump *d, struct rt_err **err);
+int cl_inject_prepare (struct cl_dump *d, struct cm_err **err);
 int cl_inject (struct cl_dump *d, size_t t, long nr, const long a[6], long *ret,
-               struct rt_err **err);
+               struct cm_err **err);
 int cl_peek (struct cl_dump *d, uint64_t addr, void *out, size_t n,
-             struct rt_err **err);
+             struct cm_err **err);
 void cl_inject_finish (struct cl_dump *d);
 void cl_release (struct cl_dump *d, bool kill_it);
 

@@ -14,11 +14,11 @@
 static int proc_dir = -1;
 
 int
-cl_proc_dir_open (struct rt_err **err)
+cl_proc_dir_open (struct cm_err **err)
 {
   proc_dir = open ("/proc", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (proc_dir < 0)
-    return rt_err_set (err, errno, "open /proc");
+    return cm_err_set (err, errno, "open /proc");
   return 0;
 }
 
@@ -53,13 +53,13 @@ cl_ns_tid (pid_t pid, pid_t tid)
 {
   char path[64];
   _cleanup_free_ char *s = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   char *p, *end;
   pid_t last = tid;
   snprintf (path, sizeof path, "%d/task/%d/status", pid, tid);
-  if (rt_read_file_at (proc_dir, path, 1 << 16, &s, NULL, &e) < 0)
+  if (cm_read_file_at (proc_dir, path, 1 << 16, &s, NULL, &e) < 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return tid;
     }
   p = strstr (s, "NSpid:");

@@ -80,7 +80,7 @@ try_at (struct cl_restore *r, uint64_t addr)
 /* The holes of the saved layout, highest first; in each a few positions
  * that the current layout may leave free. */
 static int
-place (struct cl_restore *r, struct rt_err **err)
+place (struct cl_restore *r, struct cm_err **err)
 {
   const struct cl_image *img = r->img;
   uint64_t hi = CL_TASK_TOP - (1ull << 30);
@@ -107,7 +107,7 @@ place (struct cl_restore *r, struct rt_err **err)
             return 0;
         }
     }
-  return rt_err_set (err, ENOMEM, "no room for the restore stub in the saved "
+  return cm_err_set (err, ENOMEM, "no room for the restore stub in the saved "
                      "address space");
 }
 
@@ -273,14 +273,14 @@ fill_plan (struct cl_restore *r)
 }
 
 int
-cl_restore_plan (struct cl_restore *r, struct rt_err **err)
+cl_restore_plan (struct cl_restore *r, struct cm_err **err)
 {
   layout (r);
   if (place (r, err) < 0)
     return -1;
   memcpy ((void *) r->base, __start_cl_stub, stub_len ());
   if (mprotect ((void *) r->base, r->code_len, PROT_READ | PROT_EXEC) < 0)
-    return rt_err_set (err, errno, "protect the restore stub");
+    return cm_err_set (err, errno, "protect the restore stub");
   fill_plan (r);
   r->entry = r->base + ((uint64_t) (uintptr_t) cl_stub_entry
                         - (uint64_t) (uintptr_t) __start_cl_stub);

@@ -27,12 +27,12 @@
 static const char *const special_names[3] = { "[vvar]", "[vvar_vclock]", "[vdso]" };
 
 static int
-current_specials (struct cl_special cur[3], struct rt_err **err)
+current_specials (struct cl_special cur[3], struct cm_err **err)
 {
   _cleanup_free_ char *maps = NULL;
   char *save = NULL;
   memset (cur, 0, 3 * sizeof *cur);
-  if (rt_read_file_at (AT_FDCWD, "/proc/self/maps", 64u << 20, &maps, NULL, err) < 0)
+  if (cm_read_file_at (AT_FDCWD, "/proc/self/maps", 64u << 20, &maps, NULL, err) < 0)
     return -1;
   for (char *l = strtok_r (maps, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
     {
@@ -50,7 +50,7 @@ current_specials (struct cl_special cur[3], struct rt_err **err)
 /* Same kernel, same vDSO: each part the same size, the same distance
  * from [vdso] (its code reaches the data pages by fixed offsets). */
 static int
-check_specials (struct cl_restore *r, struct rt_err **err)
+check_specials (struct cl_restore *r, struct cm_err **err)
 {
   const struct cl_proc *p = r->img->proc;
   r->saved[0] = (struct cl_special) { p->vvar, p->vvar_len };
@@ -62,7 +62,7 @@ check_specials (struct cl_restore *r, struct rt_err **err)
     if (r->cur[k].len != r->saved[k].len
         || (r->cur[k].len
             && r->cur[k].addr - r->cur[2].addr != r->saved[k].addr - r->saved[2].addr))
-      return rt_err_set (err, 0, "image: %s of %llu bytes, this kernel has %llu "
+      return cm_err_set (err, 0, "image: %s of %llu bytes, this kernel has %llu "
                          "at another offset from [vdso]", special_names[k],
                          (unsigned long long) r->saved[k].len,
                          (unsigned long long) r->cur[k].len);
@@ -86,7 +86,7 @@ max_open_fd (void)
 
 /* Moves |fd| to the high range, closing the original. */
 static int
-lift (struct cl_restore *r, int fd, const char *what, struct rt_err **err)
+lift (struct cl_restore *r, int fd, const char *what, struct cm_err **err)
 {
   int hi;
   if (fd < 0)
@@ -96,7 +96,7 @@ lift (struct cl_restore *r, int fd, const char *what, struct rt_err **err)
     {
       int e = errno;
       close (fd);
-      return rt_err_set (err, e, "move %s above fd %d", what, r->base_fd);
+      return cm_err_set (err, e, "move %s above fd %d", what, r->base_fd);
     }
   close (fd);
   return hi;
@@ -118,7 +118,7 @@ changed (int fd, const struct cl_vma *v)
 }
 
 static int
-open_vma_files (struct cl_restore *r, struct rt_err **err)
+open_vma_files (struct cl_restore *r, struct cm_err **err)
 {
   const struct cl_image *img = r->img;
   r->vma_fd = xmalloc ((img->nvmas + 1) * sizeof *r->vma_fd);
@@ -139,10 +139,10 @@ open_vma_files (struct cl_restore *r, struct rt_err **err)
         }
       r->vma_fd[i] = open (path, flags | O_CLOEXEC);
       if (r->vma_fd[i] < 0)
-        return rt_err_set (err, errno, "open `%s` mapped at %#llx", path,
+        return cm_err_set (err, errno, "open `%s` mapped at %#llx", path,
                            (unsigned long long) v->start);
       if (changed (r->vma_fd[i], v))
-        return rt_err_set (err, 0, "`%s` mapped at %#llx changed since the "
+        return cm_err_set (err, 0, "`%s` mapped at %#llx changed since the "
                            "checkpoint (size or mtime)", path,
                            (unsigned long long) v->start);
       r->vma_fd[i] = lift (r, r->vma_fd[i], path, err);
@@ -154,7 +154,7 @@ open_vma_files (struct cl_restore *r, struct rt_err **err)
 
 static int
 open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   const struct cl_image *img = r->img;
   r->fd_tmp = xmalloc ((img->nfds + 1) * sizeof *r->fd_tmp);
@@ -181,12 +181,12 @@ open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
       fd = open (path, (int) (f->flags & ~(uint32_t) (O_CREAT | O_EXCL | O_TRUNC))
                            | O_NOCTTY | O_CLOEXEC);
       if (fd < 0)
-        return rt_err_set (err, errno, "fd %d: reopen `%s`", f->fd, path);
+        return cm_err_set (err, errno, "fd %d: reopen `%s`", f->fd, path);
       if (f->kind == CL_FD_FILE && lseek (fd, (off_t) f->pos, SEEK_SET) < 0)
         {
           int e = errno;
           close (fd);
-          return rt_err_set (err, e, "fd %d: seek `%s` to %llu", f->fd, path,
+          return cm_err_set (err, e, "fd %d: seek `%s` to %llu", f->fd, path,
                              (unsigned long long) f->pos);
         }
       r->fd_tmp[i] = lift (r, fd, path, err);
@@ -269,7 +269,7 @@ rseq_unregister (void)
 
 static int
 prepare (struct cl_restore *r, const struct criu_restore_opts *o,
-         struct rt_err **err)
+         struct cm_err **err)
 {
   const struct cl_image *img = r->img;
   int maxfd = max_open_fd ();
@@ -290,10 +290,10 @@ prepare (struct cl_restore *r, const struct criu_restore_opts *o,
   if (open_vma_files (r, err) < 0 || open_saved_fds (r, o, err) < 0)
     return -1;
   if (chdir (cl_image_str (img, img->proc->cwd)) < 0)
-    return rt_err_set (err, errno, "chdir `%s`", cl_image_str (img, img->proc->cwd));
+    return cm_err_set (err, errno, "chdir `%s`", cl_image_str (img, img->proc->cwd));
   if ((uint32_t) personality (0xffffffff) != img->proc->personality
       && personality (img->proc->personality) < 0)
-    return rt_err_set (err, errno, "personality %#x", img->proc->personality);
+    return cm_err_set (err, errno, "personality %#x", img->proc->personality);
   return cl_restore_plan (r, err);
 }
 
@@ -314,7 +314,7 @@ restore_abort (struct cl_restore *r, struct cl_image *img)
 static int
 restore_prepare (struct cl_restore *r, struct cl_image *img, pid_t saved,
                  int report_fd, const struct criu_restore_opts *o,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   struct criu_restore_opts one = *o;
   memset (r, 0, sizeof *r);
@@ -324,7 +324,7 @@ restore_prepare (struct cl_restore *r, struct cl_image *img, pid_t saved,
   if (prepare (r, &one, err) < 0)
     {
       restore_abort (r, img);
-      return rt_err_wrap (err, "restore of process %d", saved);
+      return cm_err_wrap (err, "restore of process %d", saved);
     }
   return 0;
 }
@@ -375,19 +375,19 @@ index_of (const struct tree_ctx *t, pid_t saved)
 
 /* Session and process group as saved, for process |i| (the caller). */
 static int
-set_ids (struct tree_ctx *t, size_t i, struct rt_err **err)
+set_ids (struct tree_ctx *t, size_t i, struct cm_err **err)
 {
   const struct cl_tree_rec *r = &t->recs[i];
   int leader = index_of (t, r->pgid);
   if (r->sid == r->pid && getsid (0) != getpid () && setsid () < 0)
-    return rt_err_set (err, errno, "process %d: setsid", r->pid);
+    return cm_err_set (err, errno, "process %d: setsid", r->pid);
   if (r->sid == r->pid || leader < 0 || getpgid (0) == t->now[leader])
     return 0;
   if (t->now[leader] <= 0)
-    return rt_err_set (err, 0, "process %d: its group leader %d is not "
+    return cm_err_set (err, 0, "process %d: its group leader %d is not "
                        "restored before it", r->pid, r->pgid);
   if (setpgid (0, leader == (int) i ? 0 : t->now[leader]) < 0)
-    return rt_err_set (err, errno, "process %d: join process group %d", r->pid,
+    return cm_err_set (err, errno, "process %d: join process group %d", r->pid,
                        r->pgid);
   return 0;
 }
@@ -418,7 +418,7 @@ static void __attribute__ ((noreturn)) become (struct tree_ctx *t, size_t i);
 /* Forks a restorer for every child of process |i|, each of which forks
  * its own children first: parent links come back as they were. */
 static int
-fork_children (struct tree_ctx *t, size_t i, struct rt_err **err)
+fork_children (struct tree_ctx *t, size_t i, struct cm_err **err)
 {
   for (size_t j = i + 1; j < t->n; j++)
     {
@@ -427,7 +427,7 @@ fork_children (struct tree_ctx *t, size_t i, struct rt_err **err)
         continue;
       pid = fork_as (t, t->recs[j].pid);
       if (pid < 0)
-        return rt_err_set (err, errno, "fork the restorer of process %d%s",
+        return cm_err_set (err, errno, "fork the restorer of process %d%s",
                            t->recs[j].pid, t->same_pids ? " with its pid" : "");
       if (pid == 0)
         {
@@ -442,7 +442,7 @@ fork_children (struct tree_ctx *t, size_t i, struct rt_err **err)
 static void
 become (struct tree_ctx *t, size_t i)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct cl_restore r;
   int32_t fail = -1;
 
@@ -458,34 +458,34 @@ become (struct tree_ctx *t, size_t i)
 
 /* Waits for the n-1 descendants' reports: 0 each once resumed. */
 static int
-wait_descendants (struct tree_ctx *t, int syncr, struct rt_err **err)
+wait_descendants (struct tree_ctx *t, int syncr, struct cm_err **err)
 {
   for (size_t k = 1; k < t->n; k++)
     {
       int32_t code = -2;
-      if (rt_read_all (syncr, &code, 4) != 4)
-        return rt_err_set (err, 0, "a restored process died before resuming");
+      if (cm_read_all (syncr, &code, 4) != 4)
+        return cm_err_set (err, 0, "a restored process died before resuming");
       if (code == -1)
         {
           char msg[1024];
           ssize_t got = read (syncr, msg, sizeof msg - 1);
           msg[got > 0 ? got : 0] = '\0';
-          return rt_err_set (err, 0, "%s", msg);
+          return cm_err_set (err, 0, "%s", msg);
         }
       if (code != 0)
-        return rt_err_set (err, 0, "a restored process failed in phase %d "
+        return cm_err_set (err, 0, "a restored process failed in phase %d "
                            "(errno %d)", code >> 16, code & 0xffff);
     }
   return 0;
 }
 
 static int
-restore_tree (struct tree_ctx *t, struct rt_err **err)
+restore_tree (struct tree_ctx *t, struct cm_err **err)
 {
   int sync[2];
   int r;
   if (pipe2 (sync, O_CLOEXEC) < 0)
-    return rt_err_set (err, errno, "pipe");
+    return cm_err_set (err, errno, "pipe");
   t->syncw = sync[1];
   r = fork_children (t, 0, err);
   close (sync[1]);
@@ -500,7 +500,7 @@ restore_tree (struct tree_ctx *t, struct rt_err **err)
 }
 
 int
-criu_image_check (const char *image_dir, struct rt_err **err)
+criu_image_check (const char *image_dir, struct cm_err **err)
 {
   struct cl_image img;
   _cleanup_free_ char *tree = xasprintf ("%s/tree.img", image_dir);
@@ -517,7 +517,7 @@ criu_image_check (const char *image_dir, struct rt_err **err)
 }
 
 struct criu_image *
-criu_image_open (const char *dir, struct rt_err **err)
+criu_image_open (const char *dir, struct cm_err **err)
 {
   struct criu_image *ci = xcalloc (1, sizeof *ci);
   if (cl_tree_load (dir, &ci->recs, &ci->n, err) < 0)
@@ -558,7 +558,7 @@ criu_image_nfds (const struct criu_image *ci)
 }
 
 int
-criu_image_place_fds (struct criu_image *ci, int first, struct rt_err **err)
+criu_image_place_fds (struct criu_image *ci, int first, struct cm_err **err)
 {
   int above = first + (int) ci->n;
   /* out of the way first: one of them may already sit in the range */
@@ -566,7 +566,7 @@ criu_image_place_fds (struct criu_image *ci, int first, struct rt_err **err)
     {
       int hi = fcntl (ci->procs[i].pages_fd, F_DUPFD_CLOEXEC, above);
       if (hi < 0)
-        return rt_err_set (err, errno, "move an image fd above %d", above);
+        return cm_err_set (err, errno, "move an image fd above %d", above);
       close (ci->procs[i].pages_fd);
       ci->procs[i].pages_fd = hi;
     }
@@ -574,7 +574,7 @@ criu_image_place_fds (struct criu_image *ci, int first, struct rt_err **err)
     {
       int want = first + (int) i;
       if (dup3 (ci->procs[i].pages_fd, want, O_CLOEXEC) < 0)
-        return rt_err_set (err, errno, "move an image fd to %d", want);
+        return cm_err_set (err, errno, "move an image fd to %d", want);
       close (ci->procs[i].pages_fd);
       ci->procs[i].pages_fd = want;
     }
@@ -583,7 +583,7 @@ criu_image_place_fds (struct criu_image *ci, int first, struct rt_err **err)
 
 int
 criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
-                    struct rt_err **err)
+                    struct cm_err **err)
 {
   struct tree_ctx t = { .o = o, .ci = ci, .recs = ci->recs, .n = ci->n,
                         .syncw = -1 };
@@ -606,7 +606,7 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
 }
 
 int
-criu_restore (const struct criu_restore_opts *o, struct rt_err **err)
+criu_restore (const struct criu_restore_opts *o, struct cm_err **err)
 {
   struct criu_image *ci = criu_image_open (o->image_dir, err);
   int ret;

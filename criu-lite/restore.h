@@ -21,7 +21,7 @@ struct cl_restore
   struct cl_plan *plan;
 };
 
-int cl_restore_plan (struct cl_restore *r, struct rt_err **err);
+int cl_restore_plan (struct cl_restore *r, struct cm_err **err);
 
 struct cl_tree_rec;
 struct criu_image

@@ -25,46 +25,46 @@ seized (const struct cl_dump *d, pid_t tid)
 }
 
 static int
-seize_one (struct cl_dump *d, pid_t tid, struct rt_err **err)
+seize_one (struct cl_dump *d, pid_t tid, struct cm_err **err)
 {
   int st;
   if (ptrace (PTRACE_SEIZE, tid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0)
     {
       if (errno == ESRCH)
         return 0;  /* exited meanwhile */
-      return rt_err_set (err, errno, "ptrace seize thread %d", tid);
+      return cm_err_set (err, errno, "ptrace seize thread %d", tid);
     }
   d->tids = xrealloc (d->tids, (d->ntids + 1) * sizeof *d->tids);
   d->tr = xrealloc (d->tr, (d->ntids + 1) * sizeof *d->tr);
   memset (&d->tr[d->ntids], 0, sizeof *d->tr);
   d->tids[d->ntids++] = tid;
   if (ptrace (PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
-    return rt_err_set (err, errno, "ptrace interrupt thread %d", tid);
+    return cm_err_set (err, errno, "ptrace interrupt thread %d", tid);
   for (;;)
     {
       if (waitpid (tid, &st, __WALL) < 0)
         {
           if (errno == EINTR)
             continue;
-          return rt_err_set (err, errno, "wait for thread %d to stop", tid);
+          return cm_err_set (err, errno, "wait for thread %d to stop", tid);
         }
       if (WIFEXITED (st) || WIFSIGNALED (st))
-        return rt_err_set (err, 0, "thread %d exited while being stopped", tid);
+        return cm_err_set (err, 0, "thread %d exited while being stopped", tid);
       if (WIFSTOPPED (st) && (st >> 16) == PTRACE_EVENT_STOP)
         {
           if (ptrace (PTRACE_GETREGS, tid, NULL, &d->tr[d->ntids - 1].orig) < 0)
-            return rt_err_set (err, errno, "thread %d: read registers", tid);
+            return cm_err_set (err, errno, "thread %d: read registers", tid);
           return 0;
         }
       /* A signal arrived first: leave it pending for later delivery. */
       if (ptrace (PTRACE_CONT, tid, NULL, (void *) (long) WSTOPSIG (st)) < 0)
-        return rt_err_set (err, errno, "ptrace continue thread %d", tid);
+        return cm_err_set (err, errno, "ptrace continue thread %d", tid);
     }
 }
 
 /* One pass over /proc/PID/task; *fresh counts threads seized this pass. */
 static int
-seize_pass (struct cl_dump *d, size_t *fresh, struct rt_err **err)
+seize_pass (struct cl_dump *d, size_t *fresh, struct cm_err **err)
 {
   char path[64];
   struct dirent *e;
@@ -74,7 +74,7 @@ seize_pass (struct cl_dump *d, size_t *fresh, struct rt_err **err)
   snprintf (path, sizeof path, "%d/task", d->pid);
   dir = cl_opendir (path);
   if (dir == NULL)
-    return rt_err_set (err, errno, "open `%s`", path);
+    return cm_err_set (err, errno, "open `%s`", path);
   *fresh = 0;
   while (r == 0 && (e = readdir (dir)) != NULL)
     {
@@ -89,7 +89,7 @@ seize_pass (struct cl_dump *d, size_t *fresh, struct rt_err **err)
 }
 
 int
-cl_seize (struct cl_dump *d, struct rt_err **err)
+cl_seize (struct cl_dump *d, struct cm_err **err)
 {
   size_t fresh;
   int rounds = 0;
@@ -100,11 +100,11 @@ cl_seize (struct cl_dump *d, struct rt_err **err)
       if (seize_pass (d, &fresh, err) < 0)
         return -1;
       if (++rounds > 100)
-        return rt_err_set (err, 0, "process %d keeps creating threads", d->pid);
+        return cm_err_set (err, 0, "process %d keeps creating threads", d->pid);
     }
   while (fresh > 0);
   if (d->ntids == 0 || d->tids[0] != d->pid)
-    return rt_err_set (err, ESRCH, "process %d", d->pid);
+    return cm_err_set (err, ESRCH, "process %d", d->pid);
   return 0;
 }
 

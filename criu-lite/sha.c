@@ -15,7 +15,7 @@ typedef int (*digest_fn) (const void *, size_t, unsigned char *,
                           unsigned int *, const void *, void *);
 
 int
-cl_sha256 (const void *p, size_t n, uint8_t out[32], struct rt_err **err)
+cl_sha256 (const void *p, size_t n, uint8_t out[32], struct cm_err **err)
 {
   static md_fn sha256;
   static digest_fn digest;
@@ -24,17 +24,17 @@ cl_sha256 (const void *p, size_t n, uint8_t out[32], struct rt_err **err)
     {
       void *h = dlopen ("libcrypto.so.3", RTLD_LAZY | RTLD_LOCAL);
       if (h == NULL)
-        return rt_err_set (err, 0, "load libcrypto.so.3 for sha256: %s",
+        return cm_err_set (err, 0, "load libcrypto.so.3 for sha256: %s",
                            dlerror ());
       sha256 = (md_fn) dlsym (h, "EVP_sha256");
       digest = (digest_fn) dlsym (h, "EVP_Digest");
       if (sha256 == NULL || digest == NULL)
         {
           digest = NULL;
-          return rt_err_set (err, 0, "libcrypto.so.3 has no EVP_Digest");
+          return cm_err_set (err, 0, "libcrypto.so.3 has no EVP_Digest");
         }
     }
   if (digest (p, n, out, &len, sha256 (), NULL) != 1)
-    return rt_err_set (err, EIO, "sha256");
+    return cm_err_set (err, EIO, "sha256");
   return 0;
 }

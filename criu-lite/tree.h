@@ -10,9 +10,9 @@ struct cl_tree_rec
 };
 
 int cl_tree_write (int dirfd, const struct cl_tree_rec *recs, size_t n,
-                   struct rt_err **err);
+                   struct cm_err **err);
 /* Loads and checks dir/tree.img: sha256, parents listed first. */
 int cl_tree_load (const char *dir, struct cl_tree_rec **out, size_t *n,
-                  struct rt_err **err);
+                  struct cm_err **err);
 
 #endif

@@ -147,9 +147,9 @@ key_matches (const char *key, const char *registry)
 {
   const char *k = key;
   size_t n;
-  if (rt_startswith (k, "https://"))
+  if (cm_startswith (k, "https://"))
     k += 8;
-  else if (rt_startswith (k, "http://"))
+  else if (cm_startswith (k, "http://"))
     k += 7;
   n = strcspn (k, "/");
   if (strcmp (registry, "registry-1.docker.io") == 0
@@ -161,7 +161,7 @@ key_matches (const char *key, const char *registry)
 
 int
 img_auth_lookup (const char *authfile, const char *registry, char **userpass,
-                 char **note, struct rt_err **err)
+                 char **note, struct cm_err **err)
 {
   _cleanup_free_ char *path = authfile ? xstrdup (authfile) : img_auth_default_path ();
   _cleanup_free_ char *buf = NULL;
@@ -174,14 +174,14 @@ img_auth_lookup (const char *authfile, const char *registry, char **userpass,
   *note = NULL;
   if (path == NULL)
     return 0;
-  if (rt_read_file_at (AT_FDCWD, path, IMG_MAX_MANIFEST, &buf, &len, err) < 0)
+  if (cm_read_file_at (AT_FDCWD, path, IMG_MAX_MANIFEST, &buf, &len, err) < 0)
     {
       if ((*err)->errno_ == ENOENT && authfile == NULL)
         {
-          rt_err_free (err);
+          cm_err_free (err);
           return 0;
         }
-      return rt_err_wrap (err, "auth file");
+      return cm_err_wrap (err, "auth file");
     }
   if ((v = cm_json_parse (buf, len, IMG_MAX_MANIFEST, path, err)) == NULL)
     return -1;
@@ -201,7 +201,7 @@ img_auth_lookup (const char *authfile, const char *registry, char **userpass,
         {
           /* The message names the key, which lives in the tree: build it
            * before the tree goes. */
-          rt_err_set (err, 0, "auth file %s: auths.\"%s\".auth for registry %s: "
+          cm_err_set (err, 0, "auth file %s: auths.\"%s\".auth for registry %s: "
                       "not base64 of user:password", path, auths->u.object.keys[i],
                       registry);
           free (dec);

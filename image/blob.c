@@ -230,7 +230,7 @@ img_verify_sink (void *data, const void *buf, size_t len)
     return -1;
   if (v->got + len > v->d->size)
     {
-      rt_err_set (&v->err, 0, "%s: blob %s: more than the declared %" PRIu64
+      cm_err_set (&v->err, 0, "%s: blob %s: more than the declared %" PRIu64
                   " bytes (size mismatch)", v->what, v->d->digest, v->d->size);
       return -1;
     }
@@ -241,7 +241,7 @@ img_verify_sink (void *data, const void *buf, size_t len)
   if (v->next && v->next (v->next_data, buf, len) < 0)
     {
       if (v->err == NULL)
-        rt_err_set (&v->err, ECANCELED, "%s: blob %s", v->what, v->d->digest);
+        cm_err_set (&v->err, ECANCELED, "%s: blob %s", v->what, v->d->digest);
       return -1;
     }
   img_hash_update (&v->h, buf, len);
@@ -249,7 +249,7 @@ img_verify_sink (void *data, const void *buf, size_t len)
 }
 
 int
-img_verify_finish (struct img_verify *v, struct rt_err **err)
+img_verify_finish (struct img_verify *v, struct cm_err **err)
 {
   char got[72];
   if (v->h.ctx == NULL)
@@ -257,15 +257,15 @@ img_verify_finish (struct img_verify *v, struct rt_err **err)
   img_hash_final (&v->h, got);
   if (v->err)
     {
-      *err = rt_steal_ptr (&v->err);
+      *err = cm_steal_ptr (&v->err);
       return -1;
     }
   if (v->got != v->d->size)
-    return rt_err_set (err, 0, "%s: blob %s: got %" PRIu64 " bytes, expected %" PRIu64
+    return cm_err_set (err, 0, "%s: blob %s: got %" PRIu64 " bytes, expected %" PRIu64
                        " (size mismatch or truncated)", v->what, v->d->digest,
                        v->got, v->d->size);
   if (strcmp (got, v->d->digest) != 0)
-    return rt_err_set (err, 0, "%s: blob %s: digest mismatch (content hashes to %s)",
+    return cm_err_set (err, 0, "%s: blob %s: digest mismatch (content hashes to %s)",
                        v->what, v->d->digest, got);
   return 0;
 }
@@ -293,13 +293,13 @@ mem_sink (void *data, const void *buf, size_t len)
 
 int
 img_fetch_small (struct img_source *s, const struct img_desc *d, char **body,
-                 size_t *len, struct rt_err **err)
+                 size_t *len, struct cm_err **err)
 {
   struct membuf m = { 0 };
   struct img_verify v;
   int ret;
   if (d->size > IMG_MAX_MANIFEST)
-    return rt_err_set (err, 0, "%s: blob %s: %" PRIu64 " bytes is too large for a "
+    return cm_err_set (err, 0, "%s: blob %s: %" PRIu64 " bytes is too large for a "
                        "manifest or config", s->what, d->digest, d->size);
   img_verify_init (&v, d, s->what, mem_sink, &m);
   ret = s->get_blob (s, d, img_verify_sink, &v, err);
@@ -309,8 +309,8 @@ img_fetch_small (struct img_source *s, const struct img_desc *d, char **body,
        * not the transport's "cancelled", is the cause. */
       if (v.err)
         {
-          rt_err_free (err);
-          *err = rt_steal_ptr (&v.err);
+          cm_err_free (err);
+          *err = cm_steal_ptr (&v.err);
         }
       img_hash_dispose (&v.h);
       free (m.buf);

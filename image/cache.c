@@ -37,19 +37,19 @@ img_default_cache_dir (void)
 }
 
 int
-img_cache_open (const struct img_opts *o, struct img_cache *c, struct rt_err **err)
+img_cache_open (const struct img_opts *o, struct img_cache *c, struct cm_err **err)
 {
   static const char *const sub[] = { "blobs", "blobs/sha256", "rootfs", "tmp", "locks", "refs" };
   c->dir = o->cache_dir ? xstrdup (o->cache_dir) : img_default_cache_dir ();
   c->dirfd = -1;
-  if (rt_mkdir_p (c->dir, 0700, err) < 0)
-    return rt_err_wrap (err, "cache");
+  if (cm_mkdir_p (c->dir, 0700, err) < 0)
+    return cm_err_wrap (err, "cache");
   c->dirfd = open (c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (c->dirfd < 0)
-    return rt_err_set (err, errno, "cache `%s`", c->dir);
+    return cm_err_set (err, errno, "cache `%s`", c->dir);
   for (size_t i = 0; i < ARRAY_SIZE (sub); i++)
     if (mkdirat (c->dirfd, sub[i], 0700) < 0 && errno != EEXIST)
-      return rt_err_set (err, errno, "cache `%s/%s`", c->dir, sub[i]);
+      return cm_err_set (err, errno, "cache `%s/%s`", c->dir, sub[i]);
   return 0;
 }
 
@@ -65,38 +65,38 @@ img_cache_close (struct img_cache *c)
 
 int
 img_cache_get_blob (struct img_cache *c, const char *digest, char **buf,
-                    size_t *len, struct rt_err **err)
+                    size_t *len, struct cm_err **err)
 {
   _cleanup_free_ char *p = xasprintf ("blobs/sha256/%s", digest + 7);
   char got[72];
-  if (rt_read_file_at (c->dirfd, p, IMG_MAX_MANIFEST, buf, len, err) < 0)
+  if (cm_read_file_at (c->dirfd, p, IMG_MAX_MANIFEST, buf, len, err) < 0)
     return -1;
   img_sha256_str (*buf, *len, got);
   if (strcmp (got, digest) != 0)
     {
       free (*buf);
       *buf = NULL;
-      return rt_err_set (err, 0, "cache blob %s is corrupt (hashes to %s)", digest, got);
+      return cm_err_set (err, 0, "cache blob %s is corrupt (hashes to %s)", digest, got);
     }
   return 0;
 }
 
 int
 img_write_in (int dirfd, const char *sub, const char *name, const void *buf,
-              size_t len, struct rt_err **err)
+              size_t len, struct cm_err **err)
 {
   _cleanup_fd_ int fd = openat (dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
-    return rt_err_set (err, errno, "open `%s`", sub);
-  return rt_atomic_write_at (fd, name, buf, len, 0644, err);
+    return cm_err_set (err, errno, "open `%s`", sub);
+  return cm_atomic_write_at (fd, name, buf, len, 0644, err);
 }
 
 int
 img_cache_put_blob (struct img_cache *c, const char *digest, const void *buf,
-                    size_t len, struct rt_err **err)
+                    size_t len, struct cm_err **err)
 {
   if (img_write_in (c->dirfd, "blobs/sha256", digest + 7, buf, len, err) < 0)
-    return rt_err_wrap (err, "cache `%s`: blob %s", c->dir, digest);
+    return cm_err_wrap (err, "cache `%s`: blob %s", c->dir, digest);
   return 0;
 }
 
@@ -182,7 +182,7 @@ drop_legacy_record (struct img_cache *c, const struct img_image *im)
 
 int
 img_cache_write_record (struct img_cache *c, const struct img_image *im,
-                        struct rt_err **err)
+                        struct cm_err **err)
 {
   _cleanup_free_ char *name = NULL;
   const unsigned char *buf;
@@ -214,11 +214,11 @@ img_cache_write_record (struct img_cache *c, const struct img_image *im,
 
 int
 img_cache_remove_record (struct img_cache *c, const struct img_image *im,
-                         struct rt_err **err)
+                         struct cm_err **err)
 {
   _cleanup_free_ char *p = xasprintf ("refs/%s", im->record);
   if (unlinkat (c->dirfd, p, 0) < 0 && errno != ENOENT)
-    return rt_err_set (err, errno, "%s: remove the record `%s/%s`", im->ref, c->dir, p);
+    return cm_err_set (err, errno, "%s: remove the record `%s/%s`", im->ref, c->dir, p);
   return 0;
 }
 
@@ -233,14 +233,14 @@ read_record (struct img_cache *c, int dfd, const char *name, struct img_image **
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   yajl_val v = NULL, sz;
   struct img_image *im;
 
-  if (rt_read_file_at (dfd, name, IMG_MAX_MANIFEST, &buf, &len, &e) < 0
+  if (cm_read_file_at (dfd, name, IMG_MAX_MANIFEST, &buf, &len, &e) < 0
       || (v = cm_json_parse (buf, len, IMG_MAX_MANIFEST, name, &e)) == NULL)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return -1;                /* a record another process just removed */
     }
   if (!img_digest_valid (cm_json_str (v, "manifest")) || cm_json_str (v, "ref") == NULL)
@@ -270,7 +270,7 @@ read_record (struct img_cache *c, int dfd, const char *name, struct img_image **
 
 int
 img_cache_read_records (struct img_cache *c, struct img_image ***out, size_t *n,
-                        struct rt_err **err)
+                        struct cm_err **err)
 {
   int fd = openat (c->dirfd, "refs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR *d;
@@ -282,7 +282,7 @@ img_cache_read_records (struct img_cache *c, struct img_image ***out, size_t *n,
     {
       if (fd >= 0)
         close (fd);
-      return rt_err_set (err, errno, "cache `%s/refs`", c->dir);
+      return cm_err_set (err, errno, "cache `%s/refs`", c->dir);
     }
   while ((de = readdir (d)))
     {

@@ -17,8 +17,8 @@ img_config_free (struct img_config *c)
 {
   if (c == NULL)
     return;
-  rt_strv_free (c->args);
-  rt_strv_free (c->env);
+  cm_strv_free (c->args);
+  cm_strv_free (c->env);
   free (c->cwd);
   free (c->gids);
   for (size_t i = 0; i < c->annot_len; i++)
@@ -38,20 +38,20 @@ read_in_root (const char *rootfs, const char *path)
   _cleanup_fd_ int fd = -1;
   char *buf = NULL;
   size_t len;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (root < 0)
     return NULL;
   fd = cm_openat2 (root, path, O_RDONLY, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   if (fd < 0)
     return NULL;
-  if (rt_read_file_at (fd, "", 1u << 20, &buf, &len, &e) < 0)
+  if (cm_read_file_at (fd, "", 1u << 20, &buf, &len, &e) < 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       char p[64];
       snprintf (p, sizeof p, "/proc/self/fd/%d", fd);
-      if (rt_read_file_at (AT_FDCWD, p, 1u << 20, &buf, &len, &e) < 0)
+      if (cm_read_file_at (AT_FDCWD, p, 1u << 20, &buf, &len, &e) < 0)
         {
-          rt_err_free (&e);
+          cm_err_free (&e);
           return NULL;
         }
     }
@@ -140,7 +140,7 @@ groups_of (const char *file, const char *user, struct img_config *c)
 
 static int
 resolve_user (const char *rootfs, const char *user, struct img_config *c,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   _cleanup_free_ char *u = xstrdup (user ? user : "");
   _cleanup_free_ char *passwd = read_in_root (rootfs, "/etc/passwd");
@@ -156,7 +156,7 @@ resolve_user (const char *rootfs, const char *user, struct img_config *c,
       if (!parse_u32 (u, &c->uid))
         {
           if (!lookup (passwd, u, &c->uid, &c->gid))
-            return rt_err_set (err, 0, "image config User `%s`: no such user in the "
+            return cm_err_set (err, 0, "image config User `%s`: no such user in the "
                                "image's /etc/passwd", user);
           name = u;
         }
@@ -164,7 +164,7 @@ resolve_user (const char *rootfs, const char *user, struct img_config *c,
         c->gid = c->uid == 0 ? 0 : c->uid;
     }
   if (grp && *grp && !parse_u32 (grp, &c->gid) && !lookup (group, grp, &c->gid, NULL))
-    return rt_err_set (err, 0, "image config User `%s`: no such group in the image's "
+    return cm_err_set (err, 0, "image config User `%s`: no such group in the image's "
                        "/etc/group", user);
   if (name)
     groups_of (group, name, c);
@@ -182,7 +182,7 @@ annot (struct img_config *c, const char *k, const char *v)
 
 int
 img_config_resolve (const struct img_opts *o, const struct img_image *im,
-                    char *const *cmd, struct img_config **out, struct rt_err **err)
+                    char *const *cmd, struct img_config **out, struct cm_err **err)
 {
   _cleanup_free_ char *raw = NULL;
   size_t len, na = 0;
@@ -194,7 +194,7 @@ img_config_resolve (const struct img_opts *o, const struct img_image *im,
     return -1;
   c = xcalloc (1, sizeof *c);
   tail = cmd && cmd[0] ? cmd : d->cmd;
-  c->args = xcalloc (rt_strv_len (d->entrypoint) + rt_strv_len (tail) + 2, sizeof (char *));
+  c->args = xcalloc (cm_strv_len (d->entrypoint) + cm_strv_len (tail) + 2, sizeof (char *));
   for (size_t i = 0; d->entrypoint && d->entrypoint[i]; i++)
     c->args[na++] = xstrdup (d->entrypoint[i]);
   for (size_t i = 0; tail && tail[i]; i++)
@@ -202,7 +202,7 @@ img_config_resolve (const struct img_opts *o, const struct img_image *im,
   if (na == 0)
     c->args[na++] = xstrdup ("sh");
   if (d->env && d->env[0])
-    c->env = rt_steal_ptr (&d->env);
+    c->env = cm_steal_ptr (&d->env);
   else
     {
       c->env = xcalloc (2, sizeof (char *));

@@ -37,7 +37,7 @@ dir_has_entries (int dfd)
 
 int
 img_copy_rootfs (const struct img_image *im, const char *dir, bool allow_devices,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   bool root = geteuid () == 0;
   unsigned flags = CM_COPY_TOP_META;
@@ -48,14 +48,14 @@ img_copy_rootfs (const struct img_image *im, const char *dir, bool allow_devices
   if (root && allow_devices)
     flags |= CM_COPY_DEVICES | CM_COPY_DEVICES_0600;
   if (src < 0)
-    return rt_err_set (err, errno, "cached rootfs `%s`", im->rootfs);
+    return cm_err_set (err, errno, "cached rootfs `%s`", im->rootfs);
   if (mkdir (dir, 0755) < 0 && errno != EEXIST)
-    return rt_err_set (err, errno, "bundle rootfs `%s`", dir);
+    return cm_err_set (err, errno, "bundle rootfs `%s`", dir);
   dst = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dst < 0)
-    return rt_err_set (err, errno, "bundle rootfs `%s`", dir);
+    return cm_err_set (err, errno, "bundle rootfs `%s`", dir);
   if (dir_has_entries (dst))
-    return rt_err_set (err, ENOTEMPTY, "bundle rootfs `%s` is not empty: refusing to copy "
+    return cm_err_set (err, ENOTEMPTY, "bundle rootfs `%s` is not empty: refusing to copy "
                        "the image over it", dir);
   return cm_copy_tree (src, dst, flags, "copy rootfs", "", err);
 }

@@ -59,7 +59,7 @@ dl_thread (void *arg)
 
 int
 img_daemon_export (const struct img_ref *r, int dirfd, const char *what,
-                   struct rt_err **err)
+                   struct cm_err **err)
 {
   const char *host = getenv ("DOCKER_HOST");
   _cleanup_free_ char *url = NULL, *sock = NULL;
@@ -72,19 +72,19 @@ img_daemon_export (const struct img_ref *r, int dirfd, const char *what,
   curl_global_init (CURL_GLOBAL_DEFAULT);
   d.h = curl_easy_init ();
   esc = curl_easy_escape (d.h, r->path, 0);
-  if (host == NULL || *host == '\0' || rt_startswith (host, "unix://"))
+  if (host == NULL || *host == '\0' || cm_startswith (host, "unix://"))
     {
       sock = xstrdup (host && *host ? host + 7 : "/var/run/docker.sock");
       url = xasprintf ("http://localhost/images/%s/get", esc);
       curl_easy_setopt (d.h, CURLOPT_UNIX_SOCKET_PATH, sock);
     }
-  else if (rt_startswith (host, "tcp://"))
+  else if (cm_startswith (host, "tcp://"))
     url = xasprintf ("http://%s/images/%s/get", host + 6, esc);
   else
     {
       curl_free (esc);
       curl_easy_cleanup (d.h);
-      return rt_err_set (err, 0, "%s: DOCKER_HOST `%s`: want unix:// or tcp://", what, host);
+      return cm_err_set (err, 0, "%s: DOCKER_HOST `%s`: want unix:// or tcp://", what, host);
     }
   curl_free (esc);
   curl_easy_setopt (d.h, CURLOPT_URL, url);
@@ -106,12 +106,12 @@ img_daemon_export (const struct img_ref *r, int dirfd, const char *what,
   pthread_join (th, NULL);
   if (d.rc != CURLE_OK || d.status != 200)
     {
-      rt_err_free (err);
+      cm_err_free (err);
       if (d.rc != CURLE_OK)
-        ret = rt_err_set (err, 0, "%s: Docker daemon at %s: %s", what, sock ? sock : host,
+        ret = cm_err_set (err, 0, "%s: Docker daemon at %s: %s", what, sock ? sock : host,
                           curl_easy_strerror (d.rc));
       else
-        ret = rt_err_set (err, 0, "%s: Docker daemon: HTTP %ld %s", what, d.status, d.ebuf);
+        ret = cm_err_set (err, 0, "%s: Docker daemon: HTTP %ld %s", what, d.status, d.ebuf);
     }
   img_stream_destroy (&d.st);
   curl_easy_cleanup (d.h);
@@ -122,7 +122,7 @@ img_daemon_export (const struct img_ref *r, int dirfd, const char *what,
  * blobs/sha256/HEX; fills |desc|. */
 static int
 add_blob (int dirfd, const char *path, const char *mt, struct img_desc *desc,
-          const char *what, struct rt_err **err)
+          const char *what, struct cm_err **err)
 {
   _cleanup_fd_ int fd = cm_openat2 (dirfd, path, O_RDONLY,
                                      RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
@@ -133,18 +133,18 @@ add_blob (int dirfd, const char *path, const char *mt, struct img_desc *desc,
   ssize_t n;
 
   if (fd < 0 || fstat (fd, &s) < 0 || !S_ISREG (s.st_mode))
-    return rt_err_set (err, errno, "%s: docker save entry `%s`", what, path);
+    return cm_err_set (err, errno, "%s: docker save entry `%s`", what, path);
   buf = xmalloc (1 << 20);
   img_hash_init (&h);
   while ((n = read (fd, buf, 1 << 20)) > 0)
     img_hash_update (&h, buf, (size_t) n);
   img_hash_final (&h, digest);
   if (n < 0)
-    return rt_err_set (err, errno, "%s: read `%s`", what, path);
+    return cm_err_set (err, errno, "%s: read `%s`", what, path);
   dst = xasprintf ("blobs/sha256/%s", digest + 7);
   snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
   if (linkat (AT_FDCWD, proc, dirfd, dst, AT_SYMLINK_FOLLOW) < 0 && errno != EEXIST)
-    return rt_err_set (err, errno, "%s: link `%s`", what, dst);
+    return cm_err_set (err, errno, "%s: link `%s`", what, dst);
   desc->digest = xstrdup (digest);
   desc->size = (uint64_t) s.st_size;
   desc->media_type = xstrdup (mt);
@@ -171,7 +171,7 @@ gen_desc (yajl_gen g, const struct img_desc *d)
 }
 
 int
-img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err)
+img_daemon_to_layout (int dirfd, const char *what, struct cm_err **err)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
@@ -188,8 +188,8 @@ img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err)
 
   if (fstatat (dirfd, "oci-layout", &s, 0) == 0)
     return 0;                   /* Docker 25+: already a layout */
-  if (rt_read_file_at (dirfd, "manifest.json", IMG_MAX_MANIFEST, &buf, &len, err) < 0)
-    return rt_err_wrap (err, "%s: docker save stream", what);
+  if (cm_read_file_at (dirfd, "manifest.json", IMG_MAX_MANIFEST, &buf, &len, err) < 0)
+    return cm_err_wrap (err, "%s: docker save stream", what);
   /* manifest.json is an array: wrap it so the object-only parser takes it. */
   {
     _cleanup_free_ char *w = xasprintf ("{\"m\":%s}", buf);
@@ -202,7 +202,7 @@ img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err)
       || (layers = cm_json_get (arr->u.array.values[0], "Layers")) == NULL
       || !YAJL_IS_ARRAY (layers))
     {
-      rt_err_set (err, 0, "%s: manifest.json: expected [{Config, Layers}]", what);
+      cm_err_set (err, 0, "%s: manifest.json: expected [{Config, Layers}]", what);
       goto out;
     }
   mkdirat (dirfd, "blobs", 0755);
@@ -214,7 +214,7 @@ img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err)
     {
       if (!YAJL_IS_STRING (layers->u.array.values[i]))
         {
-          rt_err_set (err, 0, "%s: manifest.json: Layers[%zu] is not a string", what, i);
+          cm_err_set (err, 0, "%s: manifest.json: Layers[%zu] is not a string", what, i);
           goto out;
         }
       if (add_blob (dirfd, YAJL_GET_STRING (layers->u.array.values[i]),
@@ -243,9 +243,9 @@ img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err)
     idx = xasprintf ("{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"%s\","
                      "\"digest\":\"%s\",\"size\":%zu}]}", MT_OCI_MANIFEST, mdigest, outlen);
     if (ret == 0)
-      ret = rt_atomic_write_at (dirfd, "index.json", idx, strlen (idx), 0644, err);
+      ret = cm_atomic_write_at (dirfd, "index.json", idx, strlen (idx), 0644, err);
     if (ret == 0)
-      ret = rt_atomic_write_at (dirfd, "oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}", 30,
+      ret = cm_atomic_write_at (dirfd, "oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}", 30,
                                 0644, err);
   }
   yajl_gen_free (g);

@@ -103,7 +103,7 @@ isal_wanted (void)
 
 int
 img_decomp_open (struct img_decomp **out, img_read_fn rd, void *rd_data,
-                 const char *what, struct rt_err **err)
+                 const char *what, struct cm_err **err)
 {
   struct img_decomp *d = xcalloc (1, sizeof *d);
   const void *buf;
@@ -119,7 +119,7 @@ img_decomp_open (struct img_decomp **out, img_read_fn rd, void *rd_data,
       if (n < 0)
         {
           free (d);
-          return rt_err_set (err, 0, "%s: layer stream failed", what);
+          return cm_err_set (err, 0, "%s: layer stream failed", what);
         }
       if (n == 0)
         {

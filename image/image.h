@@ -38,7 +38,7 @@ struct img_ref
 
 /* Parses |s| (transport prefix required; tag together with digest refused).
  * A docker:// reference without tag or digest gets tag "latest". */
-int img_ref_parse (const char *s, struct img_ref **out, struct rt_err **err);
+int img_ref_parse (const char *s, struct img_ref **out, struct cm_err **err);
 void img_ref_free (struct img_ref *r);
 /* Canonical text, e.g. "docker://registry-1.docker.io/library/busybox:latest". */
 char *img_ref_format (const struct img_ref *r);
@@ -107,29 +107,29 @@ void img_image_free (struct img_image *im);
 
 /* Pulls |ref| into the cache (or finds it there) and fills *out. */
 int img_pull (const struct img_opts *o, const char *ref,
-              struct img_image **out, struct rt_err **err);
+              struct img_image **out, struct cm_err **err);
 
 /* Finds an image of the cache by reference text or digest (prefix ok). */
 int img_lookup (const struct img_opts *o, const char *ref,
-                struct img_image **out, struct rt_err **err);
+                struct img_image **out, struct cm_err **err);
 
 /* Lists the cache's images; *out is an array of *n owned entries. */
 int img_list (const struct img_opts *o, struct img_image ***out, size_t *n,
-              struct rt_err **err);
+              struct cm_err **err);
 void img_list_free (struct img_image **v, size_t n);
 
 /* Removes a reference; its rootfs and blobs go when nothing else uses them. */
 int img_remove (const struct img_opts *o, const char *ref,
-                struct rt_err **err);
+                struct cm_err **err);
 
 /* Removes blobs and rootfs trees that no image references; returns the
  * number of entries removed. */
 int img_prune (const struct img_opts *o, uint64_t *freed_bytes,
-               struct rt_err **err);
+               struct cm_err **err);
 
 /* The image config document (raw JSON) of a cached image. */
 int img_config_raw (const struct img_opts *o, const struct img_image *im,
-                    char **json, size_t *len, struct rt_err **err);
+                    char **json, size_t *len, struct cm_err **err);
 
 /* ---- the image config, resolved for running ---- */
 
@@ -150,14 +150,14 @@ void img_config_free (struct img_config *c);
  * /etc/passwd and /etc/group; |cmd| (may be NULL) replaces Cmd. */
 int img_config_resolve (const struct img_opts *o, const struct img_image *im,
                         char *const *cmd, struct img_config **out,
-                        struct rt_err **err);
+                        struct cm_err **err);
 
 /* Copies the image's rootfs into |dir| (created; must not exist or be
  * empty), keeping modes, owners (when root), xattrs and times.  Char and
  * block device nodes are copied only with |allow_devices| (and as root),
  * then at most 0600 and owned by root. */
 int img_copy_rootfs (const struct img_image *im, const char *dir,
-                     bool allow_devices, struct rt_err **err);
+                     bool allow_devices, struct cm_err **err);
 
 /* $XDG_CACHE_HOME/sandlock/images, or /var/lib/sandlock-oci/images as root. */
 char *img_default_cache_dir (void);

@@ -26,34 +26,34 @@ struct layout
  * oci-archive or docker save stream is untrusted, and a symlink or a
  * device node planted there must not make us read the host. */
 static int
-open_in_layout (struct layout *l, const char *path, struct rt_err **err)
+open_in_layout (struct layout *l, const char *path, struct cm_err **err)
 {
   struct stat st;
   int fd = cm_openat2 (l->dirfd, path, O_RDONLY | O_NONBLOCK,
                        RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   if (fd < 0)
-    return rt_err_set (err, errno, "%s: `%s` in the layout", l->what, path);
+    return cm_err_set (err, errno, "%s: `%s` in the layout", l->what, path);
   if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
     {
       close (fd);
-      return rt_err_set (err, 0, "%s: `%s` in the layout is not a regular file", l->what, path);
+      return cm_err_set (err, 0, "%s: `%s` in the layout is not a regular file", l->what, path);
     }
   return fd;
 }
 
 static int
-open_blob (struct layout *l, const char *digest, struct rt_err **err)
+open_blob (struct layout *l, const char *digest, struct cm_err **err)
 {
   _cleanup_free_ char *p = NULL;
   if (!img_digest_valid (digest))
-    return rt_err_set (err, 0, "%s: invalid digest `%s`", l->what, digest);
+    return cm_err_set (err, 0, "%s: invalid digest `%s`", l->what, digest);
   p = xasprintf ("blobs/sha256/%s", digest + 7);
   return open_in_layout (l, p, err);
 }
 
 static int
 lay_get_blob (struct img_source *s, const struct img_desc *d, img_sink_fn sink,
-              void *data, struct rt_err **err)
+              void *data, struct cm_err **err)
 {
   struct layout *l = (struct layout *) s;
   _cleanup_fd_ int fd = open_blob (l, d->digest, err);
@@ -68,17 +68,17 @@ lay_get_blob (struct img_source *s, const struct img_desc *d, img_sink_fn sink,
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
-        return rt_err_set (err, errno, "%s: read blob %s", l->what, d->digest);
+        return cm_err_set (err, errno, "%s: read blob %s", l->what, d->digest);
       if (n == 0)
         return 0;
       if (sink (data, buf, (size_t) n) < 0)
-        return rt_err_set (err, ECANCELED, "%s: blob %s", l->what, d->digest);
+        return cm_err_set (err, ECANCELED, "%s: blob %s", l->what, d->digest);
     }
 }
 
 static int
 read_small (struct layout *l, const struct img_desc *d, char **body, size_t *len,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   return img_fetch_small (&l->base, d, body, len, err);
 }
@@ -128,7 +128,7 @@ tag_list (const struct img_manifest *idx)
 
 static int
 lay_get_manifest (struct img_source *s, const char *ref, char **body,
-                  size_t *len, char **media_type, struct rt_err **err)
+                  size_t *len, char **media_type, struct cm_err **err)
 {
   struct layout *l = (struct layout *) s;
   _cleanup_free_ char *ibuf = NULL;
@@ -155,8 +155,8 @@ lay_get_manifest (struct img_source *s, const char *ref, char **body,
       return -1;
     /* Re-open the file we vetted (a regular file inside the layout). */
     snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
-    if (rt_read_file_at (AT_FDCWD, proc, IMG_MAX_MANIFEST, &ibuf, &ilen, err) < 0)
-      return rt_err_wrap (err, "%s: index.json", l->what);
+    if (cm_read_file_at (AT_FDCWD, proc, IMG_MAX_MANIFEST, &ibuf, &ilen, err) < 0)
+      return cm_err_wrap (err, "%s: index.json", l->what);
   }
   if (img_manifest_parse (ibuf, ilen, MT_OCI_INDEX, l->what, &idx, err) < 0)
     return -1;
@@ -168,12 +168,12 @@ lay_get_manifest (struct img_source *s, const char *ref, char **body,
     {
       _cleanup_free_ char *names = tag_list (idx);
       img_manifest_free (idx);
-      return rt_err_set (err, 0, "%s: the layout holds %s; name one with :TAG", l->what,
+      return cm_err_set (err, 0, "%s: the layout holds %s; name one with :TAG", l->what,
                          names);
     }
   if (pick == NULL && ref == NULL && idx->n > 1)
     {
-      *body = rt_steal_ptr (&ibuf);
+      *body = cm_steal_ptr (&ibuf);
       *len = ilen;
       *media_type = xstrdup (MT_OCI_INDEX);
       img_manifest_free (idx);
@@ -182,7 +182,7 @@ lay_get_manifest (struct img_source *s, const char *ref, char **body,
   if (pick == NULL)
     {
       img_manifest_free (idx);
-      return rt_err_set (err, 0, "%s: no manifest %s%s%s in index.json", l->what,
+      return cm_err_set (err, 0, "%s: no manifest %s%s%s in index.json", l->what,
                          ref ? "tagged `" : "", ref ? ref : "(index.json is empty)",
                          ref ? "`" : "");
     }
@@ -205,7 +205,7 @@ lay_free (struct img_source *s)
 
 int
 img_layout_open (const char *dir, const char *what, struct img_source **out,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   struct layout *l = xcalloc (1, sizeof *l);
   struct stat st;
@@ -217,13 +217,13 @@ img_layout_open (const char *dir, const char *what, struct img_source **out,
   l->dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (l->dirfd < 0)
     {
-      rt_err_set (err, errno, "%s: layout directory `%s`", what, dir);
+      cm_err_set (err, errno, "%s: layout directory `%s`", what, dir);
       lay_free (&l->base);
       return -1;
     }
   if (fstatat (l->dirfd, "oci-layout", &st, 0) < 0)
     {
-      rt_err_set (err, errno, "%s: `%s` is not an OCI image layout (no oci-layout file)",
+      cm_err_set (err, errno, "%s: `%s` is not an OCI image layout (no oci-layout file)",
                   what, dir);
       lay_free (&l->base);
       return -1;
@@ -251,7 +251,7 @@ fd_read (void *data, const void **buf)
 }
 
 int
-img_extract_plain (int fd, int dirfd, const char *what, struct rt_err **err)
+img_extract_plain (int fd, int dirfd, const char *what, struct cm_err **err)
 {
   struct fd_reader *r = xmalloc (sizeof *r);
   struct img_unpack_stats st = { 0 };

@@ -65,21 +65,21 @@ lock_path (int dirfd, const char *path, int flags, int op)
 
 int
 img_cache_lock (struct img_cache *c, const char *name, bool exclusive,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   _cleanup_free_ char *p = xasprintf ("locks/%s.lock", name);
   int fd = lock_path (c->dirfd, p, O_CREAT, exclusive ? LOCK_EX : LOCK_SH);
   if (fd < 0)
-    return rt_err_set (err, errno, "cache lock `%s/%s`", c->dir, p);
+    return cm_err_set (err, errno, "cache lock `%s/%s`", c->dir, p);
   return fd;
 }
 
 int
-img_cache_lock_all (struct img_cache *c, bool exclusive, struct rt_err **err)
+img_cache_lock_all (struct img_cache *c, bool exclusive, struct cm_err **err)
 {
   int fd = lock_path (c->dirfd, CACHE_LOCK, O_CREAT, exclusive ? LOCK_EX : LOCK_SH);
   if (fd < 0)
-    return rt_err_set (err, errno, "cache lock `%s/%s`", c->dir, CACHE_LOCK);
+    return cm_err_set (err, errno, "cache lock `%s/%s`", c->dir, CACHE_LOCK);
   return fd;
 }
 
@@ -91,7 +91,7 @@ img_cache_trylock (struct img_cache *c, const char *path, bool dir)
 }
 
 int
-img_cache_archive_dir (struct img_cache *c, char **path, struct rt_err **err)
+img_cache_archive_dir (struct img_cache *c, char **path, struct cm_err **err)
 {
   for (;;)
     {
@@ -99,7 +99,7 @@ img_cache_archive_dir (struct img_cache *c, char **path, struct rt_err **err)
       int fd;
       if (mkdtemp (abs) == NULL)
         {
-          rt_err_set (err, errno, "cache temp dir `%s`", abs);
+          cm_err_set (err, errno, "cache temp dir `%s`", abs);
           free (abs);
           return -1;
         }
@@ -113,7 +113,7 @@ img_cache_archive_dir (struct img_cache *c, char **path, struct rt_err **err)
         }
       if (errno != ENOENT)
         {
-          rt_err_set (err, errno, "lock `%s`", abs);
+          cm_err_set (err, errno, "lock `%s`", abs);
           free (abs);
           return -1;
         }
@@ -123,12 +123,12 @@ img_cache_archive_dir (struct img_cache *c, char **path, struct rt_err **err)
 
 int
 img_cache_remove_abandoned (struct img_cache *c, int dfd, const char *name,
-                            const char *lock, bool dirlock, struct rt_err **err)
+                            const char *lock, bool dirlock, struct cm_err **err)
 {
   int fd = img_cache_trylock (c, lock, dirlock), r;
   if (fd < 0)
     return 0;
-  r = rt_rm_rf_at (dfd, name, err);
+  r = cm_rm_rf_at (dfd, name, err);
   if (!dirlock)
     unlinkat (c->dirfd, lock, 0);   /* still held: see the top of this file */
   close (fd);
@@ -138,7 +138,7 @@ img_cache_remove_abandoned (struct img_cache *c, int dfd, const char *name,
 char *
 img_cache_tmp_guard (const char *name, bool *dirlock)
 {
-  *dirlock = rt_startswith (name, "archive.");
+  *dirlock = cm_startswith (name, "archive.");
   if (*dirlock)
     return xasprintf ("tmp/%s", name);
   return xasprintf ("locks/%.64s.lock", name);
@@ -161,9 +161,9 @@ img_cache_clean_tmp (struct img_cache *c)
       {
         bool dirlock;
         _cleanup_free_ char *guard = img_cache_tmp_guard (de->d_name, &dirlock);
-        struct rt_err *e = NULL;
+        struct cm_err *e = NULL;
         img_cache_remove_abandoned (c, dirfd (d), de->d_name, guard, dirlock, &e);
-        rt_err_free (&e);       /* prune will report it */
+        cm_err_free (&e);       /* prune will report it */
       }
   closedir (d);
 }

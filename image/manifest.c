@@ -43,19 +43,19 @@ dup_or_null (const char *s)
 
 static int
 parse_desc (yajl_val v, const char *what, const char *path,
-            struct img_desc *d, struct rt_err **err)
+            struct img_desc *d, struct cm_err **err)
 {
   yajl_val size = cm_json_get (v, "size");
   yajl_val plat = cm_json_get (v, "platform");
   const char *digest = cm_json_str (v, "digest");
 
   if (v == NULL || !YAJL_IS_OBJECT (v))
-    return rt_err_set (err, 0, "%s: %s: expected an object", what, path);
+    return cm_err_set (err, 0, "%s: %s: expected an object", what, path);
   if (!img_digest_valid (digest))
-    return rt_err_set (err, 0, "%s: %s.digest: missing or not a sha256 digest (%s)",
+    return cm_err_set (err, 0, "%s: %s.digest: missing or not a sha256 digest (%s)",
                        what, path, digest ? digest : "absent");
   if (size == NULL || !YAJL_IS_INTEGER (size) || YAJL_GET_INTEGER (size) < 0)
-    return rt_err_set (err, 0, "%s: %s.size: expected a non-negative integer",
+    return cm_err_set (err, 0, "%s: %s.size: expected a non-negative integer",
                        what, path);
   d->digest = xstrdup (digest);
   d->size = (uint64_t) YAJL_GET_INTEGER (size);
@@ -73,10 +73,10 @@ parse_desc (yajl_val v, const char *what, const char *path,
 
 static int
 parse_desc_array (yajl_val arr, const char *what, const char *key,
-                  struct img_manifest *m, struct rt_err **err)
+                  struct img_manifest *m, struct cm_err **err)
 {
   if (arr == NULL || !YAJL_IS_ARRAY (arr))
-    return rt_err_set (err, 0, "%s: %s: expected an array", what, key);
+    return cm_err_set (err, 0, "%s: %s: expected an array", what, key);
   m->descs = xcalloc (arr->u.array.len + 1, sizeof *m->descs);
   for (size_t i = 0; i < arr->u.array.len; i++)
     {
@@ -102,22 +102,22 @@ generic_type (const char *t)
  * transport said; else the transport's; else its shape. */
 static int
 document_type (yajl_val v, const char *served, const char *what, const char **out,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   const char *own = cm_json_str (v, "mediaType");
   yajl_val sv = cm_json_get (v, "schemaVersion");
   if (generic_type (served))
     served = NULL;
-  if ((own && rt_startswith (own, MT_DOCKER_V1)) || (served && rt_startswith (served, MT_DOCKER_V1))
+  if ((own && cm_startswith (own, MT_DOCKER_V1)) || (served && cm_startswith (served, MT_DOCKER_V1))
       || (sv && YAJL_IS_INTEGER (sv) && YAJL_GET_INTEGER (sv) == 1))
-    return rt_err_set (err, 0, "%s: Docker schema1 manifests are not supported "
+    return cm_err_set (err, 0, "%s: Docker schema1 manifests are not supported "
                        "(re-push the image with a current client)", what);
   if (own && served && strcmp (own, served) != 0)
-    return rt_err_set (err, 0, "%s: the document says it is `%s` but was served or "
+    return cm_err_set (err, 0, "%s: the document says it is `%s` but was served or "
                        "listed as `%s`", what, own, served);
   if (own == NULL && served
       && (strcmp (served, MT_DOCKER_MANIFEST) == 0 || strcmp (served, MT_DOCKER_LIST) == 0))
-    return rt_err_set (err, 0, "%s: served as `%s`, but the document has no mediaType "
+    return cm_err_set (err, 0, "%s: served as `%s`, but the document has no mediaType "
                        "(a Docker manifest or list always states it)", what, served);
   *out = own ? own : served ? served
        : cm_json_get (v, "manifests") ? MT_OCI_INDEX : MT_OCI_MANIFEST;
@@ -127,7 +127,7 @@ document_type (yajl_val v, const char *served, const char *what, const char **ou
 int
 img_manifest_parse (const char *buf, size_t len, const char *media_type,
                     const char *what, struct img_manifest **out,
-                    struct rt_err **err)
+                    struct cm_err **err)
 {
   yajl_val v = NULL;
   struct img_manifest *m;
@@ -156,7 +156,7 @@ img_manifest_parse (const char *buf, size_t len, const char *media_type,
         ret = parse_desc_array (cm_json_get (v, "layers"), what, "layers", m, err);
     }
   else
-    ret = rt_err_set (err, 0, "%s: unsupported manifest media type `%s`", what, mt);
+    ret = cm_err_set (err, 0, "%s: unsupported manifest media type `%s`", what, mt);
   yajl_tree_free (v);
   if (ret < 0)
     {
@@ -198,25 +198,25 @@ static const char *const FOREIGN_TYPES[] = {
 
 int
 img_manifest_check_image (const struct img_manifest *m, const char *what,
-                          struct rt_err **err)
+                          struct cm_err **err)
 {
   const char *ct = m->config.media_type;
   if (m->artifact_type)
-    return rt_err_set (err, 0, "%s: not a container image: %s", what, m->artifact_type);
+    return cm_err_set (err, 0, "%s: not a container image: %s", what, m->artifact_type);
   if (ct == NULL)
-    return rt_err_set (err, 0, "%s: config.mediaType: missing", what);
+    return cm_err_set (err, 0, "%s: config.mediaType: missing", what);
   if (strcmp (ct, MT_OCI_CONFIG) != 0 && strcmp (ct, MT_DOCKER_CONFIG) != 0)
-    return rt_err_set (err, 0, "%s: not a container image: %s", what, ct);
+    return cm_err_set (err, 0, "%s: not a container image: %s", what, ct);
   for (size_t i = 0; i < m->n; i++)
     {
       const char *lt = m->descs[i].media_type;
       if (lt == NULL)
-        return rt_err_set (err, 0, "%s: layers[%zu].mediaType: missing", what, i);
+        return cm_err_set (err, 0, "%s: layers[%zu].mediaType: missing", what, i);
       if (in_list (lt, FOREIGN_TYPES))
-        return rt_err_set (err, 0, "%s: layers[%zu]: foreign (non-distributable) layers "
+        return cm_err_set (err, 0, "%s: layers[%zu]: foreign (non-distributable) layers "
                            "are not supported: %s", what, i, lt);
       if (!in_list (lt, LAYER_TYPES))
-        return rt_err_set (err, 0, "%s: not a container image: %s (layers[%zu])", what, lt, i);
+        return cm_err_set (err, 0, "%s: not a container image: %s (layers[%zu])", what, lt, i);
     }
   return 0;
 }
@@ -257,7 +257,7 @@ variant_matches (const char *want_arch, const char *want, const char *have)
 int
 img_index_select (const struct img_manifest *idx, const char *platform,
                   const char *what, const struct img_desc **out,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   _cleanup_free_ char *p = xstrdup (platform ? platform : img_host_platform ());
   _cleanup_free_ char *list = xstrdup ("");
@@ -265,7 +265,7 @@ img_index_select (const struct img_manifest *idx, const char *platform,
 
   arch = strchr (p, '/');
   if (arch == NULL)
-    return rt_err_set (err, 0, "--platform `%s`: expected os/arch[/variant]", p);
+    return cm_err_set (err, 0, "--platform `%s`: expected os/arch[/variant]", p);
   *arch++ = '\0';
   variant = strchr (arch, '/');
   if (variant)
@@ -292,7 +292,7 @@ img_index_select (const struct img_manifest *idx, const char *platform,
       free (list);
       list = n;
     }
-  return rt_err_set (err, 0, "%s: no image for platform %s/%s%s%s (available: %s)",
+  return cm_err_set (err, 0, "%s: no image for platform %s/%s%s%s (available: %s)",
                      what, os, arch, variant ? "/" : "", variant ? variant : "",
                      *list ? list : "none");
 }
@@ -302,11 +302,11 @@ img_config_doc_free (struct img_config_doc *c)
 {
   if (c == NULL)
     return;
-  rt_strv_free (c->entrypoint);
-  rt_strv_free (c->cmd);
-  rt_strv_free (c->env);
-  rt_strv_free (c->ports);
-  rt_strv_free (c->diff_ids);
+  cm_strv_free (c->entrypoint);
+  cm_strv_free (c->cmd);
+  cm_strv_free (c->env);
+  cm_strv_free (c->ports);
+  cm_strv_free (c->diff_ids);
   for (size_t i = 0; i < c->labels_len; i++)
     {
       free (c->label_keys[i]);
@@ -325,7 +325,7 @@ img_config_doc_free (struct img_config_doc *c)
 
 int
 img_config_parse (const char *buf, size_t len, struct img_config_doc **out,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   yajl_val v = NULL, cfg, labels, ports;
   struct img_config_doc *c;

@@ -6,11 +6,11 @@
 #include "image/priv.h"
 
 int
-img_platform_check (const char *p, struct rt_err **err)
+img_platform_check (const char *p, struct cm_err **err)
 {
   const char *a = strchr (p, '/');
   if (a == NULL || a == p || a[1] == '\0' || a[1] == '/')
-    return rt_err_set (err, 0, "--platform `%s`: expected os/arch[/variant]", p);
+    return cm_err_set (err, 0, "--platform `%s`: expected os/arch[/variant]", p);
   return 0;
 }
 

@@ -58,20 +58,20 @@ struct img_manifest
  * omit it, a Docker one may not). */
 int img_manifest_parse (const char *buf, size_t len, const char *media_type,
                         const char *what, struct img_manifest **out,
-                        struct rt_err **err);
+                        struct cm_err **err);
 void img_manifest_free (struct img_manifest *m);
 /* A manifest an image runtime can unpack: not an artifact (artifactType,
  * a config of another type: helm charts, signatures, SBOMs), and layers of
  * OCI or Docker tar types, plain, gzip or zstd (foreign/non-distributable
  * layers refused). */
 int img_manifest_check_image (const struct img_manifest *m, const char *what,
-                              struct rt_err **err);
+                              struct cm_err **err);
 void img_desc_clear (struct img_desc *d);
 
 /* Picks the descriptor of |idx| for |platform| ("os/arch[/variant]"). */
 int img_index_select (const struct img_manifest *idx, const char *platform,
                       const char *what, const struct img_desc **out,
-                      struct rt_err **err);
+                      struct cm_err **err);
 /* The host's platform, e.g. "linux/amd64". */
 const char *img_host_platform (void);
 
@@ -85,7 +85,7 @@ struct img_config_doc
   char **diff_ids;              /* rootfs.diff_ids: sha256 of each layer uncompressed */
 };
 int img_config_parse (const char *buf, size_t len, struct img_config_doc **out,
-                      struct rt_err **err);
+                      struct cm_err **err);
 void img_config_doc_free (struct img_config_doc *c);
 
 /* ---- digest.c ---- */
@@ -118,7 +118,7 @@ void img_challenge_clear (struct img_challenge *c);
  * found, 0 when not; *note gets a sentence about an unused credential
  * helper, if one is configured. */
 int img_auth_lookup (const char *authfile, const char *registry,
-                     char **userpass, char **note, struct rt_err **err);
+                     char **userpass, char **note, struct cm_err **err);
 int img_base64_decode (const char *in, char **out, size_t *outlen);
 /* The auth file img_auth_lookup reads without --authfile (owned; NULL
  * when neither $DOCKER_CONFIG nor $HOME is set). */
@@ -134,34 +134,34 @@ struct img_source
 {
   /* |ref| is a tag or a digest.  *digest_out is the body's digest. */
   int (*get_manifest) (struct img_source *s, const char *ref, char **body,
-                       size_t *len, char **media_type, struct rt_err **err);
+                       size_t *len, char **media_type, struct cm_err **err);
   /* Streams the blob to |sink|; may resume after a dropped connection, so
    * the sink sees each byte once.  Thread-safe. */
   int (*get_blob) (struct img_source *s, const struct img_desc *d,
-                   img_sink_fn sink, void *data, struct rt_err **err);
+                   img_sink_fn sink, void *data, struct cm_err **err);
   void (*free) (struct img_source *s);
   const char *what;             /* reference text for messages (borrowed) */
 };
 
 int img_registry_open (const struct img_opts *o, const struct img_ref *r,
                        const char *what, struct img_source **out,
-                       struct rt_err **err);
+                       struct cm_err **err);
 int img_layout_open (const char *dir, const char *what,
-                     struct img_source **out, struct rt_err **err);
+                     struct img_source **out, struct cm_err **err);
 /* Extracts the regular files and directories of a tar (an oci-archive or a
  * docker save stream) into |dirfd| safely. */
 int img_extract_plain (int fd, int dirfd, const char *what,
-                       struct rt_err **err);
+                       struct cm_err **err);
 /* Streams `GET /images/NAME/get` from the Docker daemon into |dirfd|. */
 int img_daemon_export (const struct img_ref *r, int dirfd, const char *what,
-                       struct rt_err **err);
+                       struct cm_err **err);
 /* Turns an extracted docker-save tree into an OCI layout in place (when it
  * is not one already: Docker 25+ writes both). */
-int img_daemon_to_layout (int dirfd, const char *what, struct rt_err **err);
+int img_daemon_to_layout (int dirfd, const char *what, struct cm_err **err);
 
 /* Reads a whole small blob, verified against d->digest and d->size. */
 int img_fetch_small (struct img_source *s, const struct img_desc *d,
-                     char **body, size_t *len, struct rt_err **err);
+                     char **body, size_t *len, struct cm_err **err);
 
 /* ---- blob.c: a bounded chunk queue from a download thread to the
  * unpacking thread, and digest+size verification in the producer ---- */
@@ -215,7 +215,7 @@ struct img_verify
   struct img_hash h;
   uint64_t got;
   const char *what;
-  struct rt_err *err;           /* first failure */
+  struct cm_err *err;           /* first failure */
   img_sink_fn next;
   void *next_data;
 };
@@ -223,7 +223,7 @@ void img_verify_init (struct img_verify *v, const struct img_desc *d,
                       const char *what, img_sink_fn next, void *next_data);
 int img_verify_sink (void *data, const void *buf, size_t len);
 /* Checks size and digest at the end; frees the hash. */
-int img_verify_finish (struct img_verify *v, struct rt_err **err);
+int img_verify_finish (struct img_verify *v, struct cm_err **err);
 
 /* ---- unpack.c ---- */
 struct img_unpack_stats
@@ -242,7 +242,7 @@ typedef ssize_t (*img_read_fn) (void *data, const void **buf);
  * which).  Bytes after the last gzip member are left unread. */
 struct img_decomp;
 int img_decomp_open (struct img_decomp **out, img_read_fn rd, void *rd_data,
-                     const char *what, struct rt_err **err);
+                     const char *what, struct cm_err **err);
 ssize_t img_decomp_read (struct img_decomp *d, const void **buf);
 /* The same, into |out| (IMG_DECOMP_BLOCK bytes), so that a consumer may
  * hold several blocks at once (a plain stream is copied). */
@@ -280,7 +280,7 @@ bool img_diff_id_matches (const struct img_diff_id *d, const char *want);
 int img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data,
                       uint64_t size_hint, uint64_t limit, unsigned flags, const char *what,
                       struct img_diff_id *diff_id, struct img_unpack_stats *st,
-                      struct rt_err **err);
+                      struct cm_err **err);
 /* Resolves |path| (relative to the rootfs) for safety checks; rejects
  * absolute names and ".." components.  Returns the cleaned path. */
 int img_clean_path (const char *path, char **out);
@@ -292,34 +292,34 @@ struct img_cache
   int dirfd;
 };
 int img_cache_open (const struct img_opts *o, struct img_cache *c,
-                    struct rt_err **err);
+                    struct cm_err **err);
 void img_cache_close (struct img_cache *c);
-/* rt_atomic_write_at into the subdirectory |sub| of |dirfd|. */
+/* cm_atomic_write_at into the subdirectory |sub| of |dirfd|. */
 int img_write_in (int dirfd, const char *sub, const char *name, const void *buf,
-                  size_t len, struct rt_err **err);
+                  size_t len, struct cm_err **err);
 /* Blobs (manifests, configs) by digest. */
 int img_cache_get_blob (struct img_cache *c, const char *digest, char **buf,
-                        size_t *len, struct rt_err **err);
+                        size_t *len, struct cm_err **err);
 int img_cache_put_blob (struct img_cache *c, const char *digest,
-                        const void *buf, size_t len, struct rt_err **err);
+                        const void *buf, size_t len, struct cm_err **err);
 /* ---- lock.c: the cache's locks (the protocol is described there) ---- */
 /* Takes the per-image lock locks/NAME.lock; returns the lock fd. */
 int img_cache_lock (struct img_cache *c, const char *name, bool exclusive,
-                    struct rt_err **err);
+                    struct cm_err **err);
 /* The cache-wide lock: shared while a pull commits and while reading,
  * exclusive while rmi/prune sweep.  Returns the lock fd. */
-int img_cache_lock_all (struct img_cache *c, bool exclusive, struct rt_err **err);
+int img_cache_lock_all (struct img_cache *c, bool exclusive, struct cm_err **err);
 /* Locks |path| (in the cache: a lock file, created, or a directory)
  * exclusively without waiting; the fd, or -1 when busy or gone. */
 int img_cache_trylock (struct img_cache *c, const char *path, bool dir);
 /* Makes tmp/archive.XXXXXX (*path, absolute, owned) and returns its fd,
  * flocked for as long as it stays open. */
-int img_cache_archive_dir (struct img_cache *c, char **path, struct rt_err **err);
+int img_cache_archive_dir (struct img_cache *c, char **path, struct cm_err **err);
 /* Removes |name| of the directory |dfd| when |lock| (a cache path: a lock
  * file, unlinked too, or with |dirlock| the entry itself) is free.
  * Returns 1 when removed, 0 when the lock is held. */
 int img_cache_remove_abandoned (struct img_cache *c, int dfd, const char *name,
-                                const char *lock, bool dirlock, struct rt_err **err);
+                                const char *lock, bool dirlock, struct cm_err **err);
 /* The lock that owns tmp/|name|: an archive copy is flocked itself
  * (*dirlock), anything else (HEX.XXXXXX, HEX.gc) by image HEX's lock. */
 char *img_cache_tmp_guard (const char *name, bool *dirlock);
@@ -334,17 +334,17 @@ bool img_cache_has_rootfs (struct img_cache *c, const char *mdigest);
  * wrote for the same reference and platform (KEY from the reference
  * alone).  Call with the cache lock held shared. */
 int img_cache_write_record (struct img_cache *c, const struct img_image *im,
-                            struct rt_err **err);
+                            struct cm_err **err);
 /* Removes the record of |im| (the file it was read from). */
 int img_cache_remove_record (struct img_cache *c, const struct img_image *im,
-                             struct rt_err **err);
+                             struct cm_err **err);
 int img_cache_read_records (struct img_cache *c, struct img_image ***out,
-                            size_t *n, struct rt_err **err);
+                            size_t *n, struct cm_err **err);
 char *img_cache_rootfs_path (struct img_cache *c, const char *mdigest);
 
 /* ---- platform.c ---- */
 /* |p| is "os/arch[/variant]", or an error naming --platform. */
-int img_platform_check (const char *p, struct rt_err **err);
+int img_platform_check (const char *p, struct cm_err **err);
 /* Whether an image for |have| ("os/arch[/variant]"; "?" parts unknown)
  * serves a request for |want|: os and arch equal, the variant when |want|
  * names one (arm64's v8 implied, as in an index). */

@@ -34,7 +34,7 @@ struct job
   int idx;
   struct img_stream st;
   struct img_verify v;
-  struct rt_err *err;
+  struct cm_err *err;
   struct pool *pool;
   uint64_t last_report;
   /* The unpacking thread's: entries applied and bytes written so far,
@@ -154,7 +154,7 @@ worker (void *arg)
   for (;;)
     {
       struct job *j;
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       int r;
       pthread_mutex_lock (&p->mu);
       if (p->cancel || p->next >= p->n)
@@ -174,7 +174,7 @@ worker (void *arg)
         }
       else
         {
-          rt_err_free (&e);
+          cm_err_free (&e);
           if (img_verify_finish (&j->v, &j->err) < 0)
             r = -1;
         }
@@ -220,7 +220,7 @@ image_budget (const struct img_opts *o, const struct img_manifest *m)
 static int
 unpack_layers (const struct img_opts *o, struct img_source *src,
                const struct img_manifest *m, int rootfd, struct img_diff_id *diff_ids,
-               struct gate *first_bytes, struct img_unpack_stats *stp, struct rt_err **err)
+               struct gate *first_bytes, struct img_unpack_stats *stp, struct cm_err **err)
 {
   struct pool p = { .first_bytes = first_bytes, .src = src, .o = o, .n = m->n };
   size_t nthreads = o->jobs > 0 ? (size_t) o->jobs : 3;
@@ -253,7 +253,7 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
     {
       struct job *j = &p.jobs[i];
       const struct img_desc *d = j->d;
-      struct rt_err *ue = NULL;
+      struct cm_err *ue = NULL;
       _cleanup_free_ char *what = xasprintf ("%s: layer %s", src->what, d->digest);
       const void *buf;
       uint64_t limit = budget > st.bytes ? budget - st.bytes : 0;
@@ -280,13 +280,13 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
             ;
           if (j->err && !(j->err->errno_ == ECANCELED && ue))
             {
-              *err = rt_steal_ptr (&j->err);
-              rt_err_free (&ue);
+              *err = cm_steal_ptr (&j->err);
+              cm_err_free (&ue);
             }
           else if (ue)
             *err = ue;
           else
-            rt_err_set (err, 0, "%s: download failed", what);
+            cm_err_set (err, 0, "%s: download failed", what);
           ret = -1;
         }
     }
@@ -295,7 +295,7 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
     pthread_join (th[i], NULL);
   for (size_t i = 0; i < m->n; i++)
     {
-      rt_err_free (&p.jobs[i].err);
+      cm_err_free (&p.jobs[i].err);
       img_stream_destroy (&p.jobs[i].st);
     }
   img_queue_destroy (&p.q);
@@ -312,7 +312,7 @@ unpack_layers (const struct img_opts *o, struct img_source *src,
  * or prune removes it only once it is not (the pull was killed). */
 static int
 archive_to_layout (const struct img_ref *r, const char *what, struct img_cache *c,
-                   char **tmpdir, int *holdfd, struct rt_err **err)
+                   char **tmpdir, int *holdfd, struct cm_err **err)
 {
   int dfd = img_cache_archive_dir (c, tmpdir, err);
   if (dfd < 0)
@@ -322,7 +322,7 @@ archive_to_layout (const struct img_ref *r, const char *what, struct img_cache *
     {
       _cleanup_fd_ int fd = open (r->path, O_RDONLY | O_CLOEXEC);
       if (fd < 0)
-        return rt_err_set (err, errno, "%s: open `%s`", what, r->path);
+        return cm_err_set (err, errno, "%s: open `%s`", what, r->path);
       return img_extract_plain (fd, dfd, what, err);
     }
   if (img_daemon_export (r, dfd, what, err) < 0)
@@ -335,7 +335,7 @@ archive_to_layout (const struct img_ref *r, const char *what, struct img_cache *
  * guards every later use, visibly to clang's analyzer too.) */
 static struct img_source *
 open_source (const struct img_opts *o, const struct img_ref *r, const char *what,
-             struct img_cache *c, char **tmpdir, int *holdfd, struct rt_err **err)
+             struct img_cache *c, char **tmpdir, int *holdfd, struct cm_err **err)
 {
   struct img_source *src = NULL;
   int ret;
@@ -355,7 +355,7 @@ open_source (const struct img_opts *o, const struct img_ref *r, const char *what
         ret = img_layout_open (*tmpdir, what, &src, err);
       break;
     default:
-      ret = rt_err_set (err, 0, "%s: unknown transport", what);
+      ret = cm_err_set (err, 0, "%s: unknown transport", what);
       break;
     }
   return ret < 0 ? NULL : src;
@@ -367,7 +367,7 @@ open_source (const struct img_opts *o, const struct img_ref *r, const char *what
 static struct img_manifest *
 resolve_manifest (const struct img_opts *o, const struct img_ref *r,
                   struct img_source *src, char **mbody, size_t *mlen,
-                  char mdigest[72], bool *from_index, struct rt_err **err)
+                  char mdigest[72], bool *from_index, struct cm_err **err)
 {
   _cleanup_free_ char *body = NULL, *mt = NULL;
   size_t len;
@@ -381,7 +381,7 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
   img_sha256_str (body, len, mdigest);
   if (r->digest && strcmp (mdigest, r->digest) != 0)
     {
-      rt_err_set (err, 0, "%s: manifest digest mismatch (content hashes to %s)",
+      cm_err_set (err, 0, "%s: manifest digest mismatch (content hashes to %s)",
                   src->what, mdigest);
       return NULL;
     }
@@ -407,7 +407,7 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
       img_sha256_str (body, len, mdigest);
       if (strcmp (mdigest, d->digest) != 0)
         {
-          rt_err_set (err, 0, "%s: manifest %s: digest mismatch (content hashes to %s)",
+          cm_err_set (err, 0, "%s: manifest %s: digest mismatch (content hashes to %s)",
                       src->what, d->digest, mdigest);
           img_manifest_free (m);
           return NULL;
@@ -420,7 +420,7 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
         m = NULL;
         pr = img_manifest_parse (body, len, mt2 ? mt2 : d->media_type, src->what, &m, err);
         if (pr == 0 && d->media_type && strcmp (d->media_type, m->media_type) != 0)
-          pr = rt_err_set (err, 0, "%s: manifest %s: the index lists it as `%s`, it is `%s`",
+          pr = cm_err_set (err, 0, "%s: manifest %s: the index lists it as `%s`, it is `%s`",
                            src->what, d->digest, d->media_type, m->media_type);
         img_manifest_free (idx);
         if (pr < 0)
@@ -432,7 +432,7 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
       if (m->is_index)
         {
           img_manifest_free (m);
-          rt_err_set (err, 0, "%s: nested index", src->what);
+          cm_err_set (err, 0, "%s: nested index", src->what);
           return NULL;
         }
     }
@@ -441,7 +441,7 @@ resolve_manifest (const struct img_opts *o, const struct img_ref *r,
       img_manifest_free (m);
       return NULL;
     }
-  *mbody = rt_steal_ptr (&body);
+  *mbody = cm_steal_ptr (&body);
   *mlen = len;
   return m;
 }
@@ -463,9 +463,9 @@ remove_stale_tmp (struct img_cache *c, const char *hex)
   while ((de = readdir (d)))
     if (strncmp (de->d_name, hex, n) == 0 && de->d_name[n] == '.')
       {
-        struct rt_err *e = NULL;
-        rt_rm_rf_at (dirfd (d), de->d_name, &e);
-        rt_err_free (&e);
+        struct cm_err *e = NULL;
+        cm_rm_rf_at (dirfd (d), de->d_name, &e);
+        cm_err_free (&e);
       }
   closedir (d);
 }
@@ -476,20 +476,20 @@ static int
 unpack_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source *src,
                const struct img_manifest *m, const char *mdigest, struct img_diff_id *diff_ids,
                struct gate *first_bytes, struct img_unpack_stats *st, char **tmp_out,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   _cleanup_free_ char *tmp = xasprintf ("%s/tmp/%s.XXXXXX", c->dir, mdigest + 7);
   _cleanup_fd_ int rootfd = -1;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
 
   remove_stale_tmp (c, mdigest + 7);
   if (mkdtemp (tmp) == NULL)
-    return rt_err_set (err, errno, "cache temp dir `%s`", tmp);
+    return cm_err_set (err, errno, "cache temp dir `%s`", tmp);
   chmod (tmp, 0755);
   rootfd = open (tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
     {
-      rt_err_set (err, errno, "open `%s`", tmp);
+      cm_err_set (err, errno, "open `%s`", tmp);
       rmdir (tmp);
       return -1;
     }
@@ -497,12 +497,12 @@ unpack_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source 
     {
       /* A full disk is the cache's: say which one. */
       if (*err && ((*err)->errno_ == ENOSPC || (*err)->errno_ == EDQUOT))
-        rt_err_wrap (err, "unpacking into the cache `%s`", c->dir);
-      rt_rm_rf_at (AT_FDCWD, tmp, &e);
-      rt_err_free (&e);
+        cm_err_wrap (err, "unpacking into the cache `%s`", c->dir);
+      cm_rm_rf_at (AT_FDCWD, tmp, &e);
+      cm_err_free (&e);
       return -1;
     }
-  *tmp_out = rt_steal_ptr (&tmp);
+  *tmp_out = cm_steal_ptr (&tmp);
   return 0;
 }
 
@@ -512,17 +512,17 @@ unpack_rootfs (const struct img_opts *o, struct img_cache *c, struct img_source 
 static int
 check_diff_ids (const char *what, const struct img_manifest *m,
                 const struct img_config_doc *cd, const struct img_diff_id *got,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   size_t n = 0;
   while (cd->diff_ids && cd->diff_ids[n])
     n++;
   if (n != m->n)
-    return rt_err_set (err, 0, "%s: config %s: rootfs.diff_ids has %zu entries for "
+    return cm_err_set (err, 0, "%s: config %s: rootfs.diff_ids has %zu entries for "
                        "the manifest's %zu layers", what, m->config.digest, n, m->n);
   for (size_t i = 0; i < n; i++)
     if (!img_diff_id_matches (&got[i], cd->diff_ids[i]))
-      return rt_err_set (err, 0, "%s: layer %s: diff_id mismatch: the config says %s, "
+      return cm_err_set (err, 0, "%s: layer %s: diff_id mismatch: the config says %s, "
                          "the uncompressed layer hashes to %s", what, m->descs[i].digest,
                          cd->diff_ids[i], got[i].exact);
   return 0;
@@ -533,20 +533,20 @@ check_diff_ids (const char *what, const struct img_manifest *m,
  * gets a tree without them. */
 static int
 cached_devices (const struct img_opts *o, struct img_cache *c, const char *mdigest,
-                const char *what, uint64_t *skipped, struct rt_err **err)
+                const char *what, uint64_t *skipped, struct cm_err **err)
 {
   struct img_image **v = NULL;
   size_t n = 0;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   *skipped = 0;
   if (img_cache_read_records (c, &v, &n, &e) < 0)
-    rt_err_free (&e);           /* no records: nothing known */
+    cm_err_free (&e);           /* no records: nothing known */
   for (size_t i = 0; i < n; i++)
     if (strcmp (v[i]->manifest_digest, mdigest) == 0 && v[i]->devices_skipped > *skipped)
       *skipped = v[i]->devices_skipped;
   img_list_free (v, n);
   if (o->allow_devices && *skipped > 0)
-    return rt_err_set (err, 0, "%s: --allow-devices: the cached rootfs was unpacked "
+    return cm_err_set (err, 0, "%s: --allow-devices: the cached rootfs was unpacked "
                        "without its %" PRIu64 " device nodes; remove the image (`rmi`) "
                        "and pull it again with --allow-devices, as root", what, *skipped);
   return 0;
@@ -565,13 +565,13 @@ platform_of (const struct img_config_doc *cd)
 static int
 check_platform (const struct img_opts *o, struct img_cache *c, struct img_source *src,
                 const struct img_manifest *m, char **cbody, size_t *clen,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   struct img_config_doc *cd = NULL;
   _cleanup_free_ char *have = NULL;
   if (img_cache_get_blob (c, m->config.digest, cbody, clen, err) < 0)
     {
-      rt_err_free (err);
+      cm_err_free (err);
       if (img_fetch_small (src, &m->config, cbody, clen, err) < 0)
         return -1;
     }
@@ -580,14 +580,14 @@ check_platform (const struct img_opts *o, struct img_cache *c, struct img_source
   have = platform_of (cd);
   img_config_doc_free (cd);
   if (!img_platform_matches (o->platform, have))
-    return rt_err_set (err, 0, "%s: --platform %s: the image is for %s only (not an index "
+    return cm_err_set (err, 0, "%s: --platform %s: the image is for %s only (not an index "
                        "of platforms)", src->what, o->platform, have);
   return 0;
 }
 
 static int
 put_if_missing (struct img_cache *c, const char *digest, const char *buf, size_t len,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   _cleanup_free_ char *p = xasprintf ("blobs/sha256/%s", digest + 7);
   struct stat st;
@@ -602,7 +602,7 @@ put_if_missing (struct img_cache *c, const char *digest, const char *buf, size_t
  * see either none of this or a record with everything it names. */
 static int
 commit (struct img_cache *c, const struct img_image *im, const char *mbody, size_t mlen,
-        const char *cbody, size_t clen, char **tmp, struct rt_err **err)
+        const char *cbody, size_t clen, char **tmp, struct cm_err **err)
 {
   _cleanup_fd_ int lk = img_cache_lock_all (c, false, err);
   if (lk < 0)
@@ -613,13 +613,13 @@ commit (struct img_cache *c, const struct img_image *im, const char *mbody, size
   if (*tmp)
     {
       if (rename (*tmp, im->rootfs) < 0)
-        return rt_err_set (err, errno, "rename `%s` to `%s`", *tmp, im->rootfs);
+        return cm_err_set (err, errno, "rename `%s` to `%s`", *tmp, im->rootfs);
       free (*tmp);
       *tmp = NULL;
     }
   else if (!img_cache_has_rootfs (c, im->manifest_digest))
     /* Not expected: a sweep skips the rootfs of an image whose lock we hold. */
-    return rt_err_set (err, ENOENT, "the cached rootfs of %s was removed during the pull",
+    return cm_err_set (err, ENOENT, "the cached rootfs of %s was removed during the pull",
                        im->manifest_digest);
   return img_cache_write_record (c, im, err);
 }
@@ -632,7 +632,7 @@ struct config_fetch
   char *body;
   size_t len;
   int ret;
-  struct rt_err *err;
+  struct cm_err *err;
 };
 
 static void *
@@ -655,17 +655,17 @@ config_and_layers (const struct img_opts *o, struct img_cache *c,
                    struct img_source *src, const struct img_manifest *m,
                    const char *mdigest, bool cached, struct img_diff_id *diff_ids,
                    struct img_unpack_stats *ust, char **tmp, char **cbody,
-                   size_t *clen, struct rt_err **err)
+                   size_t *clen, struct cm_err **err)
 {
   struct gate gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, cached };
   struct config_fetch cf = { .gate = &gate, .src = src, .d = &m->config };
-  struct rt_err *miss = NULL;
+  struct cm_err *miss = NULL;
   pthread_t th;
   int br = 0;
 
   if (*cbody != NULL || img_cache_get_blob (c, m->config.digest, cbody, clen, &miss) == 0)
     return cached ? 0 : unpack_rootfs (o, c, src, m, mdigest, diff_ids, NULL, ust, tmp, err);
-  rt_err_free (&miss);
+  cm_err_free (&miss);
   if (pthread_create (&th, NULL, fetch_config, &cf) != 0)
     abort ();
   if (!cached)
@@ -677,7 +677,7 @@ config_and_layers (const struct img_opts *o, struct img_cache *c,
     {
       free (cf.body);
       if (br < 0)
-        rt_err_free (&cf.err);
+        cm_err_free (&cf.err);
       else
         *err = cf.err;
       return -1;
@@ -707,14 +707,14 @@ fill_image (struct img_image *im, struct img_cache *c, const struct img_ref *r,
 static void
 rm_quietly (const char *path)
 {
-  struct rt_err *e = NULL;
-  if (path != NULL && rt_rm_rf_at (AT_FDCWD, path, &e) < 0)
-    rt_err_free (&e);
+  struct cm_err *e = NULL;
+  if (path != NULL && cm_rm_rf_at (AT_FDCWD, path, &e) < 0)
+    cm_err_free (&e);
 }
 
 static int
 pull_online (const struct img_opts *o, const struct img_ref *r, const char *what,
-             struct img_cache *c, struct img_image **out, struct rt_err **err)
+             struct img_cache *c, struct img_image **out, struct cm_err **err)
 {
   _cleanup_free_ char *tmpdir = NULL, *mbody = NULL, *cbody = NULL, *tmp = NULL;
   _cleanup_free_ struct img_diff_id *diff_ids = NULL;
@@ -755,7 +755,7 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
     goto out;
   if (img_config_parse (cbody, clen, &cd, err) < 0)
     {
-      rt_err_wrap (err, "%s: config %s", src->what, m->config.digest);
+      cm_err_wrap (err, "%s: config %s", src->what, m->config.digest);
       goto out;
     }
   /* Only a tree whose every layer matched its diff_id becomes visible. */
@@ -766,11 +766,11 @@ pull_online (const struct img_opts *o, const struct img_ref *r, const char *what
   fill_image (im, c, r, mdigest, m, cd, from_index);
   if (commit (c, im, mbody, mlen, cbody, clen, &tmp, err) < 0)
     {
-      rt_err_wrap (err, "%s", src->what);
+      cm_err_wrap (err, "%s", src->what);
       goto out;
     }
   img_trace ("record written");
-  *out = rt_steal_ptr (&im);
+  *out = cm_steal_ptr (&im);
   ret = 0;
 out:
   rm_quietly (tmp);
@@ -789,7 +789,7 @@ out:
 
 int
 img_pull (const struct img_opts *o, const char *text, struct img_image **out,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   struct img_ref *r = NULL;
   struct img_cache c = { .dirfd = -1 };

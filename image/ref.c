@@ -16,20 +16,20 @@
  * (`http://...`, or one of skopeo's we do not implement) is named as
  * such; anything else lacks a transport. */
 static int
-transport_error (const char *s, struct rt_err **err)
+transport_error (const char *s, struct cm_err **err)
 {
   static const char *const skopeo[] = {
     "docker-archive", "containers-storage", "dir", "ostree", "sif", "tarball",
   };
   size_t n = strspn (s, "abcdefghijklmnopqrstuvwxyz0123456789-+.");
   if (n > 0 && strncmp (s + n, "://", 3) == 0)
-    return rt_err_set (err, 0, "%s: unknown transport `%.*s://` (supported: " TRANSPORTS ")",
+    return cm_err_set (err, 0, "%s: unknown transport `%.*s://` (supported: " TRANSPORTS ")",
                        s, (int) n, s);
   for (size_t i = 0; s[n] == ':' && i < sizeof skopeo / sizeof skopeo[0]; i++)
     if (strlen (skopeo[i]) == n && strncmp (s, skopeo[i], n) == 0)
-      return rt_err_set (err, 0, "%s: transport `%s:` is not supported (supported: "
+      return cm_err_set (err, 0, "%s: transport `%s:` is not supported (supported: "
                          TRANSPORTS ")", s, skopeo[i]);
-  return rt_err_set (err, 0, "%s: missing transport (" TRANSPORTS "; e.g. docker://%s)", s, s);
+  return cm_err_set (err, 0, "%s: missing transport (" TRANSPORTS "; e.g. docker://%s)", s, s);
 }
 
 bool
@@ -113,7 +113,7 @@ host_valid (const char *h)
 /* name[:tag][@digest] with an optional registry host first. */
 static int
 parse_docker_name (const char *text, const char *s, struct img_ref *r,
-                   struct rt_err **err)
+                   struct cm_err **err)
 {
   _cleanup_free_ char *name = xstrdup (s);
   char *at = strchr (name, '@'), *slash, *colon;
@@ -122,7 +122,7 @@ parse_docker_name (const char *text, const char *s, struct img_ref *r,
     {
       *at = '\0';
       if (!img_digest_valid (at + 1))
-        return rt_err_set (err, 0, "%s: invalid digest `%s` (want sha256:<64 hex>)",
+        return cm_err_set (err, 0, "%s: invalid digest `%s` (want sha256:<64 hex>)",
                            text, at + 1);
       r->digest = xstrdup (at + 1);
     }
@@ -132,7 +132,7 @@ parse_docker_name (const char *text, const char *s, struct img_ref *r,
     {
       *slash = '\0';
       if (!host_valid (name))
-        return rt_err_set (err, 0, "%s: invalid registry host `%s`", text, name);
+        return cm_err_set (err, 0, "%s: invalid registry host `%s`", text, name);
       r->registry = xstrdup (strcmp (name, "docker.io") == 0
                              || strcmp (name, "index.docker.io") == 0
                              ? DOCKER_HUB : name);
@@ -147,14 +147,14 @@ parse_docker_name (const char *text, const char *s, struct img_ref *r,
     {
       *colon = '\0';
       if (!tag_valid (colon + 1))
-        return rt_err_set (err, 0, "%s: invalid tag `%s`", text, colon + 1);
+        return cm_err_set (err, 0, "%s: invalid tag `%s`", text, colon + 1);
       if (r->digest)
-        return rt_err_set (err, 0, "%s: a reference may name a tag or a digest, not both",
+        return cm_err_set (err, 0, "%s: a reference may name a tag or a digest, not both",
                            text);
       r->tag = xstrdup (colon + 1);
     }
   if (!repo_valid (name))
-    return rt_err_set (err, 0, "%s: invalid repository name `%s`", text, name);
+    return cm_err_set (err, 0, "%s: invalid repository name `%s`", text, name);
   if (strcmp (r->registry, DOCKER_HUB) == 0 && strchr (name, '/') == NULL)
     r->repository = xasprintf ("library/%s", name);
   else
@@ -167,50 +167,50 @@ parse_docker_name (const char *text, const char *s, struct img_ref *r,
 /* DIR[:tag]: the tag is after the last colon when no '/' follows it. */
 static int
 parse_path_tag (const char *text, const char *s, struct img_ref *r,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   const char *colon = strrchr (s, ':');
   if (colon && strchr (colon, '/') == NULL)
     {
       if (!tag_valid (colon + 1))
-        return rt_err_set (err, 0, "%s: invalid tag `%s`", text, colon + 1);
+        return cm_err_set (err, 0, "%s: invalid tag `%s`", text, colon + 1);
       r->path = strndup (s, colon - s);
       r->tag = xstrdup (colon + 1);
     }
   else
     r->path = xstrdup (s);
   if (r->path == NULL || r->path[0] == '\0')
-    return rt_err_set (err, 0, "%s: missing path", text);
+    return cm_err_set (err, 0, "%s: missing path", text);
   return 0;
 }
 
 int
-img_ref_parse (const char *s, struct img_ref **out, struct rt_err **err)
+img_ref_parse (const char *s, struct img_ref **out, struct cm_err **err)
 {
   struct img_ref *r = xcalloc (1, sizeof *r);
   int ret;
 
-  if (rt_startswith (s, "docker://"))
+  if (cm_startswith (s, "docker://"))
     {
       r->transport = IMG_DOCKER;
       ret = parse_docker_name (s, s + 9, r, err);
     }
-  else if (rt_startswith (s, "oci:"))
+  else if (cm_startswith (s, "oci:"))
     {
       r->transport = IMG_OCI;
       ret = parse_path_tag (s, s + 4, r, err);
     }
-  else if (rt_startswith (s, "oci-archive:"))
+  else if (cm_startswith (s, "oci-archive:"))
     {
       r->transport = IMG_OCI_ARCHIVE;
       ret = parse_path_tag (s, s + 12, r, err);
     }
-  else if (rt_startswith (s, "docker-daemon:"))
+  else if (cm_startswith (s, "docker-daemon:"))
     {
       r->transport = IMG_DOCKER_DAEMON;
       ret = parse_docker_name (s, s + 14, r, err);
       if (ret == 0 && r->digest)
-        ret = rt_err_set (err, 0, "%s: docker-daemon: takes name:tag, not a digest", s);
+        ret = cm_err_set (err, 0, "%s: docker-daemon: takes name:tag, not a digest", s);
       if (ret == 0)
         r->path = xstrdup (s + 14);
     }

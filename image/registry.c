@@ -179,7 +179,7 @@ static char *
 registry_error (struct xfer *x)
 {
   yajl_val v = NULL, errs;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   char *r;
   if (x->ebuf && (v = cm_json_parse (x->ebuf, x->elen, IMG_MAX_MANIFEST, "error", &e)) != NULL
       && (errs = cm_json_get (v, "errors")) && YAJL_IS_ARRAY (errs)
@@ -191,7 +191,7 @@ registry_error (struct xfer *x)
     }
   else
     r = xasprintf ("HTTP %ld", x->status);
-  rt_err_free (&e);
+  cm_err_free (&e);
   if (v)
     yajl_tree_free (v);
   return r;
@@ -314,7 +314,7 @@ new_handle (struct registry *r, const char *url, struct xfer *x,
 }
 
 static int fetch_token (struct registry *r, const struct img_challenge *c,
-                        struct rt_err **err);
+                        struct cm_err **err);
 
 static char *
 fmt_duration (uint64_t ms)
@@ -373,7 +373,7 @@ denied_hint (const struct registry *r)
  * already answered. */
 static int
 authenticate (struct registry *r, const char *wwwauth, unsigned gen,
-              const char *status_msg, struct rt_err **err)
+              const char *status_msg, struct cm_err **err)
 {
   struct img_challenge c;
   int ret = 0;
@@ -382,14 +382,14 @@ authenticate (struct registry *r, const char *wwwauth, unsigned gen,
     goto out;
   if (wwwauth == NULL || img_challenge_parse (wwwauth, &c) < 0)
     {
-      ret = rt_err_set (err, 0, "%s: %s (no usable WWW-Authenticate challenge)", r->what,
+      ret = cm_err_set (err, 0, "%s: %s (no usable WWW-Authenticate challenge)", r->what,
                         status_msg);
       goto out;
     }
   if (strcmp (c.scheme, "basic") == 0)
     {
       if (r->userpass == NULL)
-        ret = rt_err_set (err, 0, "%s: %s: the registry wants credentials (--creds, "
+        ret = cm_err_set (err, 0, "%s: %s: the registry wants credentials (--creds, "
                           "--authfile)%s%s", r->what, status_msg, r->note ? "; " : "",
                           r->note ? r->note : "");
       else
@@ -404,7 +404,7 @@ authenticate (struct registry *r, const char *wwwauth, unsigned gen,
   else if (strcmp (c.scheme, "bearer") == 0 && c.realm)
     ret = fetch_token (r, &c, err);
   else
-    ret = rt_err_set (err, 0, "%s: %s: unsupported auth scheme `%s`", r->what,
+    ret = cm_err_set (err, 0, "%s: %s: unsupported auth scheme `%s`", r->what,
                       status_msg, c.scheme);
   img_challenge_clear (&c);
   if (ret == 0)
@@ -415,7 +415,7 @@ out:
 }
 
 static int
-fetch_token (struct registry *r, const struct img_challenge *c, struct rt_err **err)
+fetch_token (struct registry *r, const struct img_challenge *c, struct cm_err **err)
 {
   _cleanup_free_ char *scope = c->scope ? xstrdup (c->scope)
                                         : xasprintf ("repository:%s:pull", r->repo);
@@ -436,8 +436,8 @@ fetch_token (struct registry *r, const struct img_challenge *c, struct rt_err **
   curl_free (es);
   curl_free (esc);
   curl_easy_cleanup (h);
-  if (!rt_startswith (url, "https://") && !(rt_startswith (url, "http://") && r->allow_http))
-    return rt_err_set (err, 0, "%s: token realm `%s` is not https", r->what, c->realm);
+  if (!cm_startswith (url, "https://") && !(cm_startswith (url, "http://") && r->allow_http))
+    return cm_err_set (err, 0, "%s: token realm `%s` is not https", r->what, c->realm);
   h = new_handle (r, url, &x, NULL);
   if (r->userpass)
     {
@@ -452,7 +452,7 @@ fetch_token (struct registry *r, const struct img_challenge *c, struct rt_err **
   if (rc != CURLE_OK)
     {
       _cleanup_free_ char *m = transfer_error (r, rc, &x);
-      ret = rt_err_set (err, 0, "%s: token request to %s: %s", r->what, url, m);
+      ret = cm_err_set (err, 0, "%s: token request to %s: %s", r->what, url, m);
     }
   else
     {
@@ -464,14 +464,14 @@ fetch_token (struct registry *r, const struct img_challenge *c, struct rt_err **
             hint = denied_hint (r);
           else if (r->note)
             hint = xasprintf ("; %s", r->note);
-          ret = rt_err_set (err, 0, "%s: token request to %s: %s%s", r->what, c->realm, m,
+          ret = cm_err_set (err, 0, "%s: token request to %s: %s%s", r->what, c->realm, m,
                             hint ? hint : "");
         }
       else if ((v = cm_json_parse (x.ebuf ? x.ebuf : "", x.elen, IMG_MAX_MANIFEST, "token response", err)) == NULL)
         ret = -1;
       else if ((tok = cm_json_str (v, "token")) == NULL
                && (tok = cm_json_str (v, "access_token")) == NULL)
-        ret = rt_err_set (err, 0, "%s: token response without a token", r->what);
+        ret = cm_err_set (err, 0, "%s: token response without a token", r->what);
       else
         {
           free (r->authz);
@@ -523,7 +523,7 @@ switch_scheme (struct registry *r, CURLcode rc, struct xfer *x, int attempt)
  * with Range from the bytes the sink has. */
 static int
 request (struct registry *r, const char *path, const char *accept,
-         struct xfer *x, bool resume, struct rt_err **err)
+         struct xfer *x, bool resume, struct cm_err **err)
 {
   int auth_tries = 0;
   for (int attempt = 0;; attempt++)
@@ -542,7 +542,7 @@ request (struct registry *r, const char *path, const char *accept,
       if (r->deadline_ms && remaining_ms (r) == 0)
         {
           _cleanup_free_ char *d = fmt_duration (r->timeout_ms);
-          return rt_err_set (err, 0, "%s: GET %s: deadline exceeded: the pull took "
+          return cm_err_set (err, 0, "%s: GET %s: deadline exceeded: the pull took "
                              "longer than --timeout %s", r->what, url, d);
         }
       if (accept)
@@ -566,7 +566,7 @@ request (struct registry *r, const char *path, const char *accept,
       curl_easy_cleanup (h);
       curl_slist_free_all (hdrs);
       if (x->sink_failed)
-        return rt_err_set (err, ECANCELED, "%s: GET %s", r->what, path);
+        return cm_err_set (err, ECANCELED, "%s: GET %s", r->what, path);
       if (switch_scheme (r, rc, x, attempt))
         {
           attempt--;
@@ -582,7 +582,7 @@ request (struct registry *r, const char *path, const char *accept,
               continue;
             }
           m = transfer_error (r, rc, x);
-          return rt_err_set (err, 0, "%s: GET %s: %s", r->what, url, m);
+          return cm_err_set (err, 0, "%s: GET %s: %s", r->what, url, m);
         }
       if (x->status >= 200 && x->status < 300)
         return 0;
@@ -607,7 +607,7 @@ request (struct registry *r, const char *path, const char *accept,
           hint = denied_hint (r);
         else if (x->status == 401 && r->note)
           hint = xasprintf ("; %s", r->note);
-        return rt_err_set (err, 0, "%s: GET %s: %s%s", r->what, path, m, hint ? hint : "");
+        return cm_err_set (err, 0, "%s: GET %s: %s%s", r->what, path, m, hint ? hint : "");
       }
     }
 }
@@ -641,7 +641,7 @@ capped_sink (void *data, const void *buf, size_t len)
 
 static int
 reg_get_manifest (struct img_source *s, const char *ref, char **body,
-                  size_t *len, char **media_type, struct rt_err **err)
+                  size_t *len, char **media_type, struct cm_err **err)
 {
   struct registry *r = (struct registry *) s;
   _cleanup_free_ char *path = xasprintf ("/v2/%s/manifests/%s", r->repo, ref);
@@ -662,8 +662,8 @@ reg_get_manifest (struct img_source *s, const char *ref, char **body,
       free (c.b);
       if (x.sink_failed)
         {
-          rt_err_free (err);
-          ret = rt_err_set (err, 0, "%s: manifest larger than %u bytes", r->what,
+          cm_err_free (err);
+          ret = cm_err_set (err, 0, "%s: manifest larger than %u bytes", r->what,
                             IMG_MAX_MANIFEST);
         }
     }
@@ -673,7 +673,7 @@ reg_get_manifest (struct img_source *s, const char *ref, char **body,
 
 static int
 reg_get_blob (struct img_source *s, const struct img_desc *d, img_sink_fn sink,
-              void *data, struct rt_err **err)
+              void *data, struct cm_err **err)
 {
   struct registry *r = (struct registry *) s;
   _cleanup_free_ char *path = xasprintf ("/v2/%s/blobs/%s", r->repo, d->digest);
@@ -714,10 +714,10 @@ append_file (struct registry *r, int dfd, const char *name)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len = 0;
-  struct rt_err *e = NULL;
-  if (rt_read_file_at (dfd, name, 4u << 20, &buf, &len, &e) < 0)
+  struct cm_err *e = NULL;
+  if (cm_read_file_at (dfd, name, 4u << 20, &buf, &len, &e) < 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return;
     }
   r->ca_blob = xrealloc (r->ca_blob, r->ca_blob_len + len + 2);
@@ -729,14 +729,14 @@ append_file (struct registry *r, int dfd, const char *name)
 /* skopeo's --cert-dir: *.crt are CAs (added to the system ones), a
  * NAME.cert with NAME.key is a client certificate. */
 static int
-load_cert_dir (struct registry *r, const char *dir, struct rt_err **err)
+load_cert_dir (struct registry *r, const char *dir, struct cm_err **err)
 {
   DIR *d = opendir (dir);
   struct dirent *de;
   const char *sys = getenv ("SSL_CERT_FILE");
   bool any = false;
   if (d == NULL)
-    return rt_err_set (err, errno, "--cert-dir `%s`", dir);
+    return cm_err_set (err, errno, "--cert-dir `%s`", dir);
   append_file (r, AT_FDCWD, sys && *sys ? sys : "/etc/ssl/certs/ca-certificates.crt");
   while ((de = readdir (d)))
     {
@@ -772,7 +772,7 @@ is_localhost (const char *host)
   _cleanup_free_ char *h = xstrdup (host);
   struct in_addr a;
   char *colon;
-  if (rt_startswith (h, "[::1]"))
+  if (cm_startswith (h, "[::1]"))
     return h[5] == '\0' || h[5] == ':';
   colon = strchr (h, ':');
   if (colon)
@@ -784,7 +784,7 @@ is_localhost (const char *host)
 
 int
 img_registry_open (const struct img_opts *o, const struct img_ref *ref,
-                   const char *what, struct img_source **out, struct rt_err **err)
+                   const char *what, struct img_source **out, struct cm_err **err)
 {
   struct registry *r = xcalloc (1, sizeof *r);
   const char *sys = getenv ("SSL_CERT_FILE");
@@ -819,7 +819,7 @@ img_registry_open (const struct img_opts *o, const struct img_ref *ref,
     {
       if (strchr (o->creds, ':') == NULL)
         {
-          rt_err_set (err, 0, "--creds: expected user:password");
+          cm_err_set (err, 0, "--creds: expected user:password");
           goto fail;
         }
       r->userpass = xstrdup (o->creds);

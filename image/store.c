@@ -14,7 +14,7 @@
 static bool
 digest_matches (const struct img_image *im, const char *text)
 {
-  const char *hex = rt_startswith (text, "sha256:") ? text + 7 : text;
+  const char *hex = cm_startswith (text, "sha256:") ? text + 7 : text;
   size_t n = strlen (hex);
   return n >= 4 && n <= 64 && strspn (hex, "0123456789abcdef") == n
          && strncmp (im->manifest_digest + 7, hex, n) == 0;
@@ -24,15 +24,15 @@ static char *
 canonical (const char *text)
 {
   struct img_ref *r = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   char *s = NULL, *t = NULL;
   if (img_ref_parse (text, &r, &e) < 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       t = xasprintf ("docker://%s", text);
       if (img_ref_parse (t, &r, &e) < 0)
         {
-          rt_err_free (&e);
+          cm_err_free (&e);
           free (t);
           return NULL;
         }
@@ -83,7 +83,7 @@ platforms_named (const struct found *f, const bool *named)
  * the records for it; none then is an error listing what is cached. */
 static int
 find (struct img_cache *c, const char *text, const char *platform, struct found *f,
-      struct rt_err **err)
+      struct cm_err **err)
 {
   _cleanup_free_ char *canon = canonical (text);
   _cleanup_free_ bool *named = NULL;
@@ -103,7 +103,7 @@ find (struct img_cache *c, const char *text, const char *platform, struct found 
       if (by_ref ? strcmp (im->ref, canon) != 0 : !digest_matches (im, text))
         continue;
       if (!by_ref && first && strcmp (first, im->manifest_digest) != 0)
-        return rt_err_set (err, 0, "%s: ambiguous, several images match", text);
+        return cm_err_set (err, 0, "%s: ambiguous, several images match", text);
       first = im->manifest_digest;
       named[i] = true;
       f->named++;
@@ -113,11 +113,11 @@ find (struct img_cache *c, const char *text, const char *platform, struct found 
       f->nsel++;
     }
   if (f->named == 0)
-    return rt_err_set (err, ENOENT, "%s: image not in the cache `%s`", text, c->dir);
+    return cm_err_set (err, ENOENT, "%s: image not in the cache `%s`", text, c->dir);
   if (f->nsel == 0)
     {
       _cleanup_free_ char *list = platforms_named (f, named);
-      return rt_err_set (err, 0, "%s: no cached image for platform %s (cached: %s)",
+      return cm_err_set (err, 0, "%s: no cached image for platform %s (cached: %s)",
                          text, platform, list);
     }
   return 0;
@@ -129,7 +129,7 @@ find (struct img_cache *c, const char *text, const char *platform, struct found 
  * taken in its place.  A digest names one image whatever its platform. */
 static int
 pick_one (const struct found *f, const char *text, const char *platform,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   const char *host = img_host_platform ();
   int only = -1, hosts = -1;
@@ -144,14 +144,14 @@ pick_one (const struct found *f, const char *text, const char *platform,
     return hosts >= 0 ? hosts : only;
   {
     _cleanup_free_ char *list = platforms_named (f, f->sel);
-    return rt_err_set (err, 0, "%s: not cached for this host's platform %s (cached: "
+    return cm_err_set (err, 0, "%s: not cached for this host's platform %s (cached: "
                        "%s); choose one with --platform", text, host, list);
   }
 }
 
 int
 img_lookup (const struct img_opts *o, const char *text, struct img_image **out,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
   struct found f = { 0 };
@@ -166,10 +166,10 @@ img_lookup (const struct img_opts *o, const char *text, struct img_image **out,
   if (find (&c, text, o->platform, &f, err) == 0)
     idx = pick_one (&f, text, o->platform, err);
   if (idx >= 0 && !img_cache_has_rootfs (&c, f.all[idx]->manifest_digest))
-    idx = rt_err_set (err, ENOENT, "%s: the cached rootfs of %s is missing", text,
+    idx = cm_err_set (err, ENOENT, "%s: the cached rootfs of %s is missing", text,
                       f.all[idx]->manifest_digest);
   if (idx >= 0)
-    *out = rt_steal_ptr (&f.all[idx]);
+    *out = cm_steal_ptr (&f.all[idx]);
   found_free (&f);
   close (lk);
   img_cache_close (&c);
@@ -178,7 +178,7 @@ img_lookup (const struct img_opts *o, const char *text, struct img_image **out,
 
 int
 img_list (const struct img_opts *o, struct img_image ***out, size_t *n,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
   int ret = img_cache_open (o, &c, err);
@@ -259,21 +259,21 @@ guard_of (enum sweep_kind k, const char *name, bool *dirlock)
  * lookups at once) with the lock kept until gc_finish removes it.
  * Returns 1 when taken, 0 when a pull holds the image. */
 static int
-doom_rootfs (struct gc *g, int dfd, const char *hex, const char *guard, struct rt_err **err)
+doom_rootfs (struct gc *g, int dfd, const char *hex, const char *guard, struct cm_err **err)
 {
   _cleanup_free_ char *to = xasprintf ("tmp/%s.gc", hex);
   int lk = img_cache_trylock (g->c, guard, false);
   if (lk < 0)
     return 0;
   /* A killed collection's tree: ours to remove, we hold the image lock. */
-  if (rt_rm_rf_at (g->c->dirfd, to, err) < 0)
+  if (cm_rm_rf_at (g->c->dirfd, to, err) < 0)
     {
       close (lk);
       return -1;
     }
   if (renameat (dfd, hex, g->c->dirfd, to) < 0)
     {
-      rt_err_set (err, errno, "rename `%s/rootfs/%s` to `%s/%s`", g->c->dir, hex,
+      cm_err_set (err, errno, "rename `%s/rootfs/%s` to `%s/%s`", g->c->dir, hex,
                   g->c->dir, to);
       close (lk);
       return -1;
@@ -281,14 +281,14 @@ doom_rootfs (struct gc *g, int dfd, const char *hex, const char *guard, struct r
   g->locks = xrealloc (g->locks, (g->ndoomed + 1) * sizeof *g->locks);
   g->doomed = xrealloc (g->doomed, (g->ndoomed + 1) * sizeof *g->doomed);
   g->locks[g->ndoomed] = lk;
-  g->doomed[g->ndoomed++] = rt_steal_ptr (&to);
+  g->doomed[g->ndoomed++] = cm_steal_ptr (&to);
   return 1;
 }
 
 /* Removes the entries of |sub| that no record references and no pull
  * holds.  Called with the cache lock held exclusively. */
 static int
-sweep (struct gc *g, const char *sub, enum sweep_kind k, struct rt_err **err)
+sweep (struct gc *g, const char *sub, enum sweep_kind k, struct cm_err **err)
 {
   int fd = openat (g->c->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC), removed = 0;
   DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
@@ -314,7 +314,7 @@ sweep (struct gc *g, const char *sub, enum sweep_kind k, struct rt_err **err)
       else if (guard)
         r = img_cache_remove_abandoned (g->c, dirfd (d), de->d_name, guard, dirlock, err);
       else
-        r = rt_rm_rf_at (dirfd (d), de->d_name, err) < 0 ? -1 : 1;
+        r = cm_rm_rf_at (dirfd (d), de->d_name, err) < 0 ? -1 : 1;
       if (r < 0)
         {
           closedir (d);
@@ -333,7 +333,7 @@ sweep (struct gc *g, const char *sub, enum sweep_kind k, struct rt_err **err)
 /* Sweeps with the cache lock held exclusively: no pull commits meanwhile,
  * so the records read here are the ones that count. */
 static int
-gc_locked (struct gc *g, struct rt_err **err)
+gc_locked (struct gc *g, struct cm_err **err)
 {
   int a, b, t;
   if (img_cache_read_records (g->c, &g->all, &g->n, err) < 0)
@@ -350,18 +350,18 @@ gc_locked (struct gc *g, struct rt_err **err)
 /* After the cache lock is released: removes the doomed trees, then their
  * lock files (still held: image/lock.c). */
 static int
-gc_finish (struct gc *g, int ret, struct rt_err **err)
+gc_finish (struct gc *g, int ret, struct cm_err **err)
 {
   for (size_t i = 0; i < g->ndoomed; i++)
     {
       _cleanup_free_ char *lock = xasprintf ("locks/%.64s.lock", g->doomed[i] + 4);
-      struct rt_err *e = NULL;
-      if (rt_rm_rf_at (g->c->dirfd, g->doomed[i], &e) < 0 && ret >= 0)
+      struct cm_err *e = NULL;
+      if (cm_rm_rf_at (g->c->dirfd, g->doomed[i], &e) < 0 && ret >= 0)
         {
-          *err = rt_steal_ptr (&e);
-          ret = rt_err_wrap (err, "cache `%s`", g->c->dir);
+          *err = cm_steal_ptr (&e);
+          ret = cm_err_wrap (err, "cache `%s`", g->c->dir);
         }
-      rt_err_free (&e);
+      cm_err_free (&e);
       unlinkat (g->c->dirfd, lock, 0);
       close (g->locks[i]);
       free (g->doomed[i]);
@@ -373,7 +373,7 @@ gc_finish (struct gc *g, int ret, struct rt_err **err)
 }
 
 int
-img_remove (const struct img_opts *o, const char *text, struct rt_err **err)
+img_remove (const struct img_opts *o, const char *text, struct cm_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
   struct gc g = { .c = &c };
@@ -398,7 +398,7 @@ out:
 }
 
 int
-img_prune (const struct img_opts *o, uint64_t *freed, struct rt_err **err)
+img_prune (const struct img_opts *o, uint64_t *freed, struct cm_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
   struct gc g = { .c = &c, .freed = freed };
@@ -418,7 +418,7 @@ img_prune (const struct img_opts *o, uint64_t *freed, struct rt_err **err)
 
 int
 img_config_raw (const struct img_opts *o, const struct img_image *im, char **json,
-                size_t *len, struct rt_err **err)
+                size_t *len, struct cm_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
   int lk = -1;

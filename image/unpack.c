@@ -148,17 +148,17 @@ cache_drop (struct unpacker *u)
 }
 
 static int
-fail (struct unpacker *u, struct rt_err **err, int errno_, const char *entry,
+fail (struct unpacker *u, struct cm_err **err, int errno_, const char *entry,
       const char *msg)
 {
-  return rt_err_set (err, errno_, "%s: entry `%s`: %s", u->what, entry, msg);
+  return cm_err_set (err, errno_, "%s: entry `%s`: %s", u->what, entry, msg);
 }
 
 /* Returns a borrowed O_PATH fd of directory |dir| (inside the rootfs),
  * creating missing components (mode 0755). */
 static int
 open_parent (struct unpacker *u, const char *dir, const char *entry,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   struct stat s;
   int fd;
@@ -213,13 +213,13 @@ open_parent (struct unpacker *u, const char *dir, const char *entry,
  * this only when the name is not a directory: make_dir keeps one). */
 static int
 remove_existing (struct unpacker *u, int pfd, const char *base, const char *entry,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   struct stat s;
   if (fstatat (pfd, base, &s, AT_SYMLINK_NOFOLLOW) < 0)
     return errno == ENOENT ? 0 : fail (u, err, errno, entry, "stat");
   if (S_ISDIR (s.st_mode))
-    return rt_rm_rf_at (pfd, base, err) < 0 ? rt_err_wrap (err, "%s: entry `%s`", u->what, entry) : 0;
+    return cm_rm_rf_at (pfd, base, err) < 0 ? cm_err_wrap (err, "%s: entry `%s`", u->what, entry) : 0;
   if (unlinkat (pfd, base, 0) < 0 && errno != ENOENT)
     return fail (u, err, errno, entry, "remove existing");
   return 0;
@@ -231,13 +231,13 @@ remove_existing (struct unpacker *u, int pfd, const char *base, const char *entr
  * layer made is skipped (by inode) in the others. */
 static int
 whiteout (struct unpacker *u, const char *parent, const char *base,
-          const char *entry, struct rt_err **err)
+          const char *entry, struct cm_err **err)
 {
   _cleanup_fd_ int pfd = -1;
   const char *target = base + 4;
   struct stat s;
 
-  if (strcmp (target, ".wh..opq") != 0 && rt_startswith (target, ".wh."))
+  if (strcmp (target, ".wh..opq") != 0 && cm_startswith (target, ".wh."))
     return 0;                   /* other AUFS metadata (.wh..wh.plnk) */
   if (*target == '\0' || strcmp (target, ".") == 0 || strcmp (target, "..") == 0)
     return fail (u, err, 0, entry, "invalid whiteout name");
@@ -263,21 +263,21 @@ whiteout (struct unpacker *u, const char *parent, const char *base,
       while (ret == 0 && (de = readdir (d)))
         if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0
             && !ino_has (u, de->d_ino))
-          ret = rt_rm_rf_at (dirfd (d), de->d_name, err);
+          ret = cm_rm_rf_at (dirfd (d), de->d_name, err);
       closedir (d);
-      return ret < 0 ? rt_err_wrap (err, "%s: entry `%s`", u->what, entry) : 0;
+      return ret < 0 ? cm_err_wrap (err, "%s: entry `%s`", u->what, entry) : 0;
     }
   if (fstatat (pfd, target, &s, AT_SYMLINK_NOFOLLOW) < 0)
     return errno == ENOENT ? 0 : fail (u, err, errno, entry, "stat whiteout target");
   if (ino_has (u, (uint64_t) s.st_ino))
     return 0;
-  if (rt_rm_rf_at (pfd, target, err) < 0)
-    return rt_err_wrap (err, "%s: entry `%s`", u->what, entry);
+  if (cm_rm_rf_at (pfd, target, err) < 0)
+    return cm_err_wrap (err, "%s: entry `%s`", u->what, entry);
   return 0;
 }
 
 static int
-charge (struct unpacker *u, uint64_t n, const char *entry, struct rt_err **err)
+charge (struct unpacker *u, uint64_t n, const char *entry, struct cm_err **err)
 {
   u->written += n;
   if (u->written > u->limit)
@@ -297,7 +297,7 @@ set_xattrs (struct unpacker *u, struct archive_entry *e, int fd)
   archive_entry_xattr_reset (e);
   while (archive_entry_xattr_next (e, &name, &val, &size) == ARCHIVE_OK)
     {
-      if (!u->root && !rt_startswith (name, "user."))
+      if (!u->root && !cm_startswith (name, "user."))
         continue;
       /* Best effort, as tar does: a file system without xattrs still gets
        * the file. */
@@ -333,7 +333,7 @@ owner_as_created (const struct unpacker *u, struct archive_entry *e)
  * common case (root, uid/gid 0, no umask bits in the way). */
 static int
 set_meta_fd (struct unpacker *u, struct archive_entry *e, int fd, bool dir,
-             bool created, const char *entry, struct rt_err **err)
+             bool created, const char *entry, struct cm_err **err)
 {
   mode_t mode = final_mode (u, e, dir);
   bool chowned = false;
@@ -362,7 +362,7 @@ entry_mtime (struct archive_entry *e)
  * when the name is taken. */
 static int
 write_file (struct unpacker *u, struct archive *a, struct archive_entry *e,
-            int pfd, const char *base, const char *entry, struct rt_err **err)
+            int pfd, const char *base, const char *entry, struct cm_err **err)
 {
   _cleanup_fd_ int fd = openat (pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                                 final_mode (u, e, false) & 0777);
@@ -412,7 +412,7 @@ write_file (struct unpacker *u, struct archive *a, struct archive_entry *e,
 /* Returns 1 when |base| exists and is not a directory (to be removed). */
 static int
 make_dir (struct unpacker *u, struct archive_entry *e, int pfd, const char *base,
-          const char *rel, struct rt_err **err)
+          const char *rel, struct cm_err **err)
 {
   _cleanup_fd_ int fd = -1;
   struct dir_time *dt;
@@ -446,7 +446,7 @@ make_dir (struct unpacker *u, struct archive_entry *e, int pfd, const char *base
 /* Returns 1 when the name is taken. */
 static int
 make_hardlink (struct unpacker *u, const char *target, int pfd,
-               const char *base, const char *entry, struct rt_err **err)
+               const char *base, const char *entry, struct cm_err **err)
 {
   _cleanup_free_ char *t = NULL;
   _cleanup_fd_ int tpfd = -1, tfd = -1;
@@ -480,7 +480,7 @@ make_hardlink (struct unpacker *u, const char *target, int pfd,
 /* Returns 1 when the name is taken. */
 static int
 make_symlink (struct unpacker *u, struct archive_entry *e, int pfd, const char *base,
-              const char *name, struct rt_err **err)
+              const char *name, struct cm_err **err)
 {
   const char *target = archive_entry_symlink (e);
   struct timespec ts[2];
@@ -504,7 +504,7 @@ make_symlink (struct unpacker *u, struct archive_entry *e, int pfd, const char *
  * taken. */
 static int
 make_node (struct unpacker *u, struct archive_entry *e, mode_t type, int pfd,
-           const char *base, const char *name, struct rt_err **err)
+           const char *base, const char *name, struct cm_err **err)
 {
   bool dev = type != AE_IFIFO;
   mode_t perm = archive_entry_perm (e);
@@ -533,7 +533,7 @@ make_node (struct unpacker *u, struct archive_entry *e, mode_t type, int pfd,
 static int
 create_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
               int pfd, const char *base, const char *rel, const char *name,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   const char *hl = archive_entry_hardlink (e);
   mode_t type = archive_entry_filetype (e);
@@ -561,7 +561,7 @@ create_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
  * when EEXIST says so. */
 static int
 apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   const char *name = archive_entry_pathname (e);
   _cleanup_free_ char *rel = NULL;
@@ -571,14 +571,14 @@ apply_entry (struct unpacker *u, struct archive *a, struct archive_entry *e,
   struct stat s;
 
   if (name == NULL)
-    return rt_err_set (err, 0, "%s: entry without a name", u->what);
+    return cm_err_set (err, 0, "%s: entry without a name", u->what);
   if (img_clean_path (name, &rel) < 0)
     return fail (u, err, 0, name, "path escapes the rootfs (absolute or `..`)");
   if (*rel == '\0')
     return 0;                   /* "./" itself: the rootfs keeps its mode */
   slash = strrchr (rel, '/');
   base = slash ? slash + 1 : rel;
-  if (rt_startswith (base, ".wh."))
+  if (cm_startswith (base, ".wh."))
     {
       if (slash)
         *slash = '\0';
@@ -804,17 +804,17 @@ img_diff_id_matches (const struct img_diff_id *d, const char *want)
  * after it) and writes the digests. */
 static int
 hash_finish (struct read_ctx *c, struct img_diff_id *diff_id, const char *what,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   const void *buf;
   ssize_t n;
   uint64_t trailer = 0;
   while ((n = next_block (c, &buf)) > 0)
     if ((trailer += (uint64_t) n) > TRAILER_MAX)
-      return rt_err_set (err, 0, "%s: more than %u MiB after the end of the tar",
+      return cm_err_set (err, 0, "%s: more than %u MiB after the end of the tar",
                          what, TRAILER_MAX >> 20);
   if (n < 0)
-    return rt_err_set (err, 0, "%s: %s", what, img_decomp_error (c->dec));
+    return cm_err_set (err, 0, "%s: %s", what, img_decomp_error (c->dec));
   reader_stop (c);
   padded_ids (c, diff_id);
   img_hash_final (&c->h, diff_id->exact);
@@ -851,11 +851,11 @@ process_umask (void)
   const char *p;
   unsigned long m;
   char *end;
-  struct rt_err *e = NULL;
-  if (rt_read_file_at (AT_FDCWD, "/proc/self/status", 1 << 16, &st, NULL, &e) < 0
+  struct cm_err *e = NULL;
+  if (cm_read_file_at (AT_FDCWD, "/proc/self/status", 1 << 16, &st, NULL, &e) < 0
       || (p = strstr (st, "\nUmask:")) == NULL)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return 07777;
     }
   m = strtoul (p + 7, &end, 8);
@@ -883,7 +883,7 @@ int
 img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t size_hint,
                   uint64_t limit, unsigned flags, const char *what,
                   struct img_diff_id *diff_id, struct img_unpack_stats *st,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   struct unpacker u = { .rootfd = rootfd, .euid = geteuid (), .egid = getegid (), .what = what,
                         .cfd = -1, .limit = limit, .st = st,
@@ -914,12 +914,12 @@ img_unpack_layer (int rootfd, img_read_fn rd, void *rd_data, uint64_t size_hint,
   archive_read_support_format_tar (a);
   archive_read_support_format_empty (a);
   if (archive_read_open (a, &rc, NULL, read_cb, NULL) != ARCHIVE_OK)
-    ret = rt_err_set (err, 0, "%s: %s", what, archive_error_string (a));
+    ret = cm_err_set (err, 0, "%s: %s", what, archive_error_string (a));
   while (ret == 0 && (r = archive_read_next_header (a, &e)) != ARCHIVE_EOF)
     {
       if (r < ARCHIVE_WARN)
         {
-          ret = rt_err_set (err, 0, "%s: %s", what,
+          ret = cm_err_set (err, 0, "%s: %s", what,
                             archive_error_string (a) ? archive_error_string (a) : "bad tar");
           break;
         }

@@ -10,7 +10,7 @@ enum { O_COW = 900 };
 
 /* image_cli_parse plus --cow. */
 static int
-parse (struct image_cli *c, int argc, char **argv, struct rt_err **err)
+parse (struct image_cli *c, int argc, char **argv, struct cm_err **err)
 {
   static const struct option extra[] = { { "cow", no_argument, 0, O_COW },
                                          { 0, 0, 0, 0 } };
@@ -21,13 +21,13 @@ parse (struct image_cli *c, int argc, char **argv, struct rt_err **err)
     if (opt == O_COW)
       c->cow = true;
     else if ((r = image_cli_opt (c, opt, optarg, err)) <= 0)
-      return r < 0 ? -1 : rt_err_set (err, 0, "bundle: unknown option (see "
+      return r < 0 ? -1 : cm_err_set (err, 0, "bundle: unknown option (see "
                                       "`help bundle`)");
   return 0;
 }
 
 static int
-cmd_bundle (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_bundle (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1 };
   struct img_image *im = NULL;
@@ -44,7 +44,7 @@ cmd_bundle (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       c.cow = false;
     }
   if (argc - optind < 2)
-    return rt_err_set (err, 0, "bundle: expected REF DIR [-- CMD...]");
+    return cm_err_set (err, 0, "bundle: expected REF DIR [-- CMD...]");
   if (image_cli_get (&c, argv[optind], &im, err) < 0)
     return -1;
   ret = image_cli_bundle (&c, im, argv[optind + 1],

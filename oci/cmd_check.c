@@ -72,7 +72,7 @@ print_isolation (const struct rt_kfeat *k)
 }
 
 static int
-cmd_check (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_check (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   const struct rt_kfeat *k = rt_kfeat (RT_KF_ALL);
   _cleanup_free_ char *conf = rt_confine_describe_host ();

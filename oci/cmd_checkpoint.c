@@ -37,7 +37,7 @@ static const char *const refused[][2] = {
 };
 
 static int
-parse (int argc, char **argv, struct ckpt_opts *o, struct rt_err **err)
+parse (int argc, char **argv, struct ckpt_opts *o, struct cm_err **err)
 {
   static const struct option opts[] = {
     { "image-path", required_argument, 0, 'i' },
@@ -75,15 +75,15 @@ parse (int argc, char **argv, struct ckpt_opts *o, struct rt_err **err)
       {
         for (size_t k = 0; k < ARRAY_SIZE (refused); k++)
           if (strcmp (opts[idx].name, refused[k][0]) == 0)
-            return rt_err_set (err, 0, "checkpoint: --%s is not supported: "
+            return cm_err_set (err, 0, "checkpoint: --%s is not supported: "
                                "criu-lite has no %s (docs/checkpoint.md)",
                                refused[k][0], refused[k][1]);
       }
     else if (c != 'p')
-      return rt_err_set (err, 0, "checkpoint: unknown option `%s`\n%s",
+      return cm_err_set (err, 0, "checkpoint: unknown option `%s`\n%s",
                          argv[optind - 1], USAGE);
   if (argc - optind != 1)
-    return rt_err_set (err, 0, "checkpoint: %s", USAGE);
+    return cm_err_set (err, 0, "checkpoint: %s", USAGE);
   if (o->image_path == NULL)
     o->image_path = "checkpoint";  /* runc's default, in the cwd */
   return optind;
@@ -93,24 +93,24 @@ parse (int argc, char **argv, struct ckpt_opts *o, struct rt_err **err)
 static void
 work_log (const struct ckpt_opts *o, const struct oci_state *st)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   _cleanup_free_ char *line = NULL;
   _cleanup_fd_ int dfd = -1;
-  if (o->work_path == NULL || rt_mkdir_p (o->work_path, 0700, &e) < 0
+  if (o->work_path == NULL || cm_mkdir_p (o->work_path, 0700, &e) < 0
       || (dfd = open (o->work_path, O_DIRECTORY | O_RDONLY | O_CLOEXEC)) < 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return;
     }
   line = xasprintf ("criu-lite: container %s (init pid %d) saved to %s%s\n",
                     st->id, (int) st->pid, o->image_path,
                     o->leave_running ? ", left running" : "");
-  rt_atomic_write_at (dfd, "dump.log", line, strlen (line), 0600, &e);
-  rt_err_free (&e);
+  cm_atomic_write_at (dfd, "dump.log", line, strlen (line), 0600, &e);
+  cm_err_free (&e);
 }
 
 static int
-cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct ckpt_opts o = { 0 };
   struct oci_state st = { .dirfd = -1 };
@@ -123,7 +123,7 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct rt_err **er
     goto out;
   if (st.status != OCI_RUNNING)
     {
-      rt_err_set (err, 0, "checkpoint: container \"%s\" is %s, not running",
+      cm_err_set (err, 0, "checkpoint: container \"%s\" is %s, not running",
                   st.id, oci_status_name (st.status));
       goto out;
     }

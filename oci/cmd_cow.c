@@ -16,13 +16,13 @@
 
 static int
 load (const struct oci_globals *g, const char *cmd, const char *id,
-      struct oci_cow_record *r, struct rt_err **err)
+      struct oci_cow_record *r, struct cm_err **err)
 {
   int x = oci_id_valid (id) ? oci_cow_record_load (g, id, r, err) : 1;
   if (x == 1)
     {
       oci_cow_record_free (r);
-      return rt_err_set (err, 0, "%s: container \"%s\" has no cow branches",
+      return cm_err_set (err, 0, "%s: container \"%s\" has no cow branches",
                          cmd, id);
     }
   if (x < 0)
@@ -92,7 +92,7 @@ print_table (const struct cow_branch *b, const char *dest,
 }
 
 static int
-one_branch (yajl_gen y, const struct oci_cow_ref *ref, struct rt_err **err)
+one_branch (yajl_gen y, const struct oci_cow_ref *ref, struct cm_err **err)
 {
   struct cow_branch *b = NULL;
   struct cow_changes c = { 0 };
@@ -121,7 +121,7 @@ one_branch (yajl_gen y, const struct oci_cow_ref *ref, struct rt_err **err)
 }
 
 static int
-cmd_changes (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_changes (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   static const struct option opts[]
       = { { "format", required_argument, 0, 'f' }, { 0, 0, 0, 0 } };
@@ -134,11 +134,11 @@ cmd_changes (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
         && (strcmp (optarg, "json") == 0 || strcmp (optarg, "table") == 0))
       json = strcmp (optarg, "json") == 0;
     else
-      return rt_err_set (err, 0,
+      return cm_err_set (err, 0,
                          "changes: usage: sandlock-oci changes "
                          "[--format table|json] ID");
   if (optind + 1 != argc)
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "changes: usage: sandlock-oci changes "
                        "[--format table|json] ID");
   if (load (g, "changes", argv[optind], &r, err) < 0)
@@ -167,24 +167,24 @@ cmd_changes (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
 /* A branch is decided by hand only once its writer is gone. */
 static int
 container_gone (const struct oci_globals *g, const char *cmd, const char *id,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   struct oci_state st = { .dirfd = -1 };
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int ret = 0;
   if (oci_state_load (g, id, &st, &e) == 0 && st.status != OCI_STOPPED)
-    ret = rt_err_set (err, EBUSY,
+    ret = cm_err_set (err, EBUSY,
                       "%s: container \"%s\" is %s: its branches "
                       "are decided once it has stopped",
                       cmd, id, oci_status_name (st.status));
-  rt_err_free (&e);
+  cm_err_free (&e);
   oci_state_free (&st);
   return ret;
 }
 
 static int
 decide_all (struct oci_globals *g, const char *cmd, const char *id,
-            bool commit, bool force, struct rt_err **err)
+            bool commit, bool force, struct cm_err **err)
 {
   struct oci_cow_record r;
   struct cow_commit_opts o = { .force = force };
@@ -205,19 +205,19 @@ decide_all (struct oci_globals *g, const char *cmd, const char *id,
       if (ret == 0)
         oci_cow_record_drop (&r, i);
       else
-        rt_err_wrap (err, "%s: mount %s", cmd, r.v[i].dest);
+        cm_err_wrap (err, "%s: mount %s", cmd, r.v[i].dest);
       cow_branch_free (b);
     }
-  struct rt_err *e2 = NULL;
+  struct cm_err *e2 = NULL;
   if (oci_cow_record_save (g, id, &r, ret < 0 ? &e2 : err) < 0 && ret == 0)
     ret = -1;
-  rt_err_free (&e2);
+  cm_err_free (&e2);
   oci_cow_record_free (&r);
   return ret < 0 ? -1 : 0;
 }
 
 static int
-cmd_commit (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_commit (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   static const struct option opts[]
       = { { "force", no_argument, 0, 'f' }, { 0, 0, 0, 0 } };
@@ -227,45 +227,45 @@ cmd_commit (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     if (c == 'f')
       force = true;
     else
-      return rt_err_set (err, 0,
+      return cm_err_set (err, 0,
                          "commit: usage: sandlock-oci commit "
                          "[--force] ID");
   if (optind + 1 != argc)
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "commit: usage: sandlock-oci commit "
                        "[--force] ID");
   return decide_all (g, "commit", argv[optind], true, force, err);
 }
 
 static int
-cmd_abort (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_abort (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   if (argc != 2 || argv[1][0] == '-')
-    return rt_err_set (err, 0, "abort: usage: sandlock-oci abort ID");
+    return cm_err_set (err, 0, "abort: usage: sandlock-oci abort ID");
   return decide_all (g, "abort", argv[1], false, false, err);
 }
 
 static int
 cmd_branches (struct oci_globals *g, int argc, char **argv,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   _cleanup_free_ char *top = xasprintf ("%s/" OCI_COW_BRANCHES, g->root);
   DIR *d;
   struct dirent *de;
   if (argc != 1)
-    return rt_err_set (err, 0, "branches: usage: sandlock-oci branches");
+    return cm_err_set (err, 0, "branches: usage: sandlock-oci branches");
   printf ("%-24s %-10s %-24s %-32s %s\n", "ID", "STATE", "MOUNT", "LOWER",
           "STORAGE");
   if ((d = opendir (top)) == NULL)
-    return errno == ENOENT ? 0 : rt_err_set (err, errno, "`%s`", top);
+    return errno == ENOENT ? 0 : cm_err_set (err, errno, "`%s`", top);
   while ((de = readdir (d)) != NULL)
     {
       struct oci_cow_record r;
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       if (!oci_id_valid (de->d_name)
           || oci_cow_record_load (g, de->d_name, &r, &e) != 0)
         {
-          rt_err_free (&e);
+          cm_err_free (&e);
           oci_cow_record_free (&r);
           continue;
         }
@@ -273,7 +273,7 @@ cmd_branches (struct oci_globals *g, int argc, char **argv,
         {
           struct cow_branch *b = NULL;
           if (cow_branch_open (r.v[i].storage, &b, &e) < 0)
-            rt_err_free (&e);
+            cm_err_free (&e);
           printf ("%-24s %-10s %-24s %-32s %s\n", de->d_name,
                   b ? cow_state_name (b->state) : "unreadable", r.v[i].dest,
                   b ? b->lower : "-", r.v[i].storage);

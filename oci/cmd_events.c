@@ -160,7 +160,7 @@ print_event (const char *type, const char *id, const struct rt_cgroup_stats *s)
  * stats when |with_stats|. */
 static int
 sample (struct rt_handle *h, const char *id, uint64_t *oom, bool with_stats,
-        struct rt_err **err)
+        struct cm_err **err)
 {
   struct rt_cgroup_stats s;
   if (rt_handle_stats (h, &s, err) < 0)
@@ -175,7 +175,7 @@ sample (struct rt_handle *h, const char *id, uint64_t *oom, bool with_stats,
 
 static int
 events_loop (struct rt_handle *h, const char *id, int pidfd,
-             uint64_t interval_ns, struct rt_err **err)
+             uint64_t interval_ns, struct cm_err **err)
 {
   struct itimerspec its = { 0 };
   struct rt_cgroup_stats s;
@@ -183,12 +183,12 @@ events_loop (struct rt_handle *h, const char *id, int pidfd,
   uint64_t oom;
 
   if (tfd < 0)
-    return rt_err_set (err, errno, "events: timerfd_create");
+    return cm_err_set (err, errno, "events: timerfd_create");
   its.it_interval.tv_sec = (time_t) (interval_ns / 1000000000u);
   its.it_interval.tv_nsec = (long) (interval_ns % 1000000000u);
   its.it_value = its.it_interval;
   if (timerfd_settime (tfd, 0, &its, NULL) < 0)
-    return rt_err_set (err, errno, "events: timerfd_settime");
+    return cm_err_set (err, errno, "events: timerfd_settime");
   /* OOM kills before we started are not news. */
   if (rt_handle_stats (h, &s, err) < 0)
     return -1;
@@ -201,26 +201,26 @@ events_loop (struct rt_handle *h, const char *id, int pidfd,
         {
           if (errno == EINTR)
             continue;
-          return rt_err_set (err, errno, "events: poll");
+          return cm_err_set (err, errno, "events: poll");
         }
       if (p[1].revents)
         {
           /* The init is gone: report an OOM kill that ended it, if the
            * cgroup still exists (a concurrent delete may have removed it). */
-          struct rt_err *e = NULL;
+          struct cm_err *e = NULL;
           sample (h, id, &oom, false, &e);
-          rt_err_free (&e);
+          cm_err_free (&e);
           return 0;
         }
       if (read (tfd, &ticks, sizeof ticks) < 0 && errno != EAGAIN)
-        return rt_err_set (err, errno, "events: read timerfd");
+        return cm_err_set (err, errno, "events: read timerfd");
       if (sample (h, id, &oom, true, err) < 0)
         return -1;
     }
 }
 
 static int
-cmd_events (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_events (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   static const struct option opts[]
       = { { "stats", no_argument, 0, 's' },
@@ -241,20 +241,20 @@ cmd_events (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
         break;
       case 'i':
         if (parse_duration (optarg, &interval) < 0)
-          return rt_err_set (err, 0, "events: invalid value for --interval: "
+          return cm_err_set (err, 0, "events: invalid value for --interval: "
                              "\"%s\" (a duration such as 5s or 100ms)",
                              optarg);
         break;
       default:
-        return rt_err_set (err, 0, "events: " EVENTS_USAGE);
+        return cm_err_set (err, 0, "events: " EVENTS_USAGE);
       }
   if (optind + 1 != argc)
-    return rt_err_set (err, 0, "events: " EVENTS_USAGE);
+    return cm_err_set (err, 0, "events: " EVENTS_USAGE);
   if (oci_state_load (g, argv[optind], &st, err) < 0)
     goto out;
   if (st.status == OCI_STOPPED)
     {
-      rt_err_set (err, 0, "container \"%s\" is not running", st.id);
+      cm_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;
     }
   if (oci_state_handle (&st, "events", NULL, &h, err) < 0)
@@ -267,7 +267,7 @@ cmd_events (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   pidfd = (int) syscall (SYS_pidfd_open, st.pid, 0);
   if (pidfd < 0 || !rt_proc_alive (st.pid, st.start_time))
     {
-      rt_err_set (err, 0, "container \"%s\" is not running", st.id);
+      cm_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;
     }
   /* Drop the container lock: the loop may run for the container's life. */

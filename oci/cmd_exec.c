@@ -53,7 +53,7 @@ parse_u32 (const char *s, uint32_t *out)
 /* Overrides the container's process with the command-line flags. */
 static int
 apply_flags (struct rt_process *pr, const struct exec_args *a, int argc,
-             char **argv, struct rt_err **err)
+             char **argv, struct cm_err **err)
 {
   if (argc > 0)
     {
@@ -66,7 +66,7 @@ apply_flags (struct rt_process *pr, const struct exec_args *a, int argc,
       pr->args_len = (size_t) argc;
     }
   else if (a->process_file == NULL)
-    return rt_err_set (err, 0, "exec: a command (or --process FILE) is "
+    return cm_err_set (err, 0, "exec: a command (or --process FILE) is "
                        "required");
   for (size_t i = 0; i < a->env_len; i++)
     strv_append (&pr->env, &pr->env_len, a->env[i]);
@@ -87,14 +87,14 @@ apply_flags (struct rt_process *pr, const struct exec_args *a, int argc,
         *colon = '\0';
       if (parse_u32 (u, &pr->user.uid) < 0
           || (colon && parse_u32 (colon + 1, &pr->user.gid) < 0))
-        return rt_err_set (err, 0, "exec: --user: expected UID[:GID], got "
+        return cm_err_set (err, 0, "exec: --user: expected UID[:GID], got "
                            "\"%s\"", a->user);
     }
   for (size_t i = 0; i < a->gids_len; i++)
     {
       uint32_t g;
       if (parse_u32 (a->gids[i], &g) < 0)
-        return rt_err_set (err, 0, "exec: --additional-gids: expected a "
+        return cm_err_set (err, 0, "exec: --additional-gids: expected a "
                            "number, got \"%s\"", a->gids[i]);
       pr->user.additional_gids
           = xrealloc (pr->user.additional_gids,
@@ -115,7 +115,7 @@ apply_flags (struct rt_process *pr, const struct exec_args *a, int argc,
 
 static int
 parse_exec_flags (int argc, char **argv, struct exec_args *a,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   enum
   {
@@ -197,28 +197,28 @@ parse_exec_flags (int argc, char **argv, struct exec_args *a,
           return -1;
         break;
       default:
-        return rt_err_set (err, 0, "exec: unknown flag (see `sandlock-oci "
+        return cm_err_set (err, 0, "exec: unknown flag (see `sandlock-oci "
                            "help exec`)");
       }
   if (optind >= argc)
-    return rt_err_set (err, 0, "exec: container id required");
+    return cm_err_set (err, 0, "exec: container id required");
   return optind;
 }
 
 static int
 load_process (struct rt_config *cfg, const struct exec_args *a,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   _cleanup_free_ char *buf = NULL;
   struct rt_process *pr = NULL;
   size_t len;
   if (a->process_file == NULL)
     return 0;
-  if (rt_read_file_at (AT_FDCWD, a->process_file, OCI_SPEC_MAX_BYTES, &buf,
+  if (cm_read_file_at (AT_FDCWD, a->process_file, OCI_SPEC_MAX_BYTES, &buf,
                        &len, err) < 0)
-    return rt_err_wrap (err, "exec: --process");
+    return cm_err_wrap (err, "exec: --process");
   if (oci_process_parse (buf, len, &pr, err) < 0)
-    return rt_err_wrap (err, "exec: --process `%s`", a->process_file);
+    return cm_err_wrap (err, "exec: --process `%s`", a->process_file);
   rt_process_free (cfg->process);
   cfg->process = pr;
   return 0;
@@ -228,21 +228,21 @@ load_process (struct rt_config *cfg, const struct exec_args *a,
  * the container has none stored (the runtime decides whether it may go
  * on without). */
 static int
-read_pins (struct oci_state *st, char **out, size_t *len, struct rt_err **err)
+read_pins (struct oci_state *st, char **out, size_t *len, struct cm_err **err)
 {
-  if (rt_read_file_at (st->dirfd, "landlock.pins", 256u << 20, out, len, err)
+  if (cm_read_file_at (st->dirfd, "landlock.pins", 256u << 20, out, len, err)
       == 0)
     return 0;
   if ((*err)->errno_ != ENOENT)
     return -1;
-  rt_err_free (err);
+  cm_err_free (err);
   *out = NULL;
   *len = 0;
   return 0;
 }
 
 static int
-cmd_exec (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_exec (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct exec_args a = { 0 };
   struct oci_state st = { .dirfd = -1 };
@@ -260,7 +260,7 @@ cmd_exec (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     goto out;
   if (st.status != OCI_RUNNING)
     {
-      rt_err_set (err, 0, st.status == OCI_PAUSED
+      cm_err_set (err, 0, st.status == OCI_PAUSED
                   ? "cannot exec in a paused container \"%s\" (resume it first)"
                   : "cannot exec in container \"%s\": it is not running",
                   st.id);
@@ -272,7 +272,7 @@ cmd_exec (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       {
         /* Its processes see the view only through the init's supervisor;
          * a process joined from outside would not (docs/nsless.md). */
-        rt_err_set (err, 0, "cannot exec in container \"%s\": exec into a "
+        cm_err_set (err, 0, "cannot exec in container \"%s\": exec into a "
                     "namespace-less container is not supported yet", st.id);
         goto out;
       }

@@ -136,13 +136,13 @@ static void
 gen_capabilities (yajl_gen g)
 {
   _cleanup_free_ char *s = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int last = CAP_LAST_CAP;
 
-  if (rt_read_file_at (AT_FDCWD, "/proc/sys/kernel/cap_last_cap", 64, &s,
+  if (cm_read_file_at (AT_FDCWD, "/proc/sys/kernel/cap_last_cap", 64, &s,
                        NULL, &e) == 0)
     last = atoi (s);
-  rt_err_free (&e);
+  cm_err_free (&e);
   S (g, "capabilities");
   yajl_gen_array_open (g);
   for (int c = 0; c <= last; c++)
@@ -263,14 +263,14 @@ gen_annotations (yajl_gen g)
 
 static int
 cmd_features (struct oci_globals *gl, int argc, char **argv,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   yajl_gen g;
   const unsigned char *buf;
   size_t len;
 
   if (argc != 1)
-    return rt_err_set (err, 0, "features: usage: sandlock-oci features");
+    return cm_err_set (err, 0, "features: usage: sandlock-oci features");
   g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);
   yajl_gen_config (g, yajl_gen_indent_string, "    ");

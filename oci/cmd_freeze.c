@@ -8,7 +8,7 @@
 
 static int
 set_frozen (struct oci_globals *g, int argc, char **argv, bool freeze,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   const char *cmd = freeze ? "pause" : "resume";
   struct oci_state st = { .dirfd = -1 };
@@ -16,7 +16,7 @@ set_frozen (struct oci_globals *g, int argc, char **argv, bool freeze,
   int ret = -1;
 
   if (argc != 2 || argv[1][0] == '-')
-    return rt_err_set (err, 0, "%s: usage: sandlock-oci %s ID", cmd, cmd);
+    return cm_err_set (err, 0, "%s: usage: sandlock-oci %s ID", cmd, cmd);
   if (oci_state_load (g, argv[1], &st, err) < 0)
     goto out;
   /* runc's wording (libcontainer ErrNotRunning / ErrNotPaused).  A created
@@ -24,7 +24,7 @@ set_frozen (struct oci_globals *g, int argc, char **argv, bool freeze,
    * looked at, so it could never be resumed. */
   if (st.status != (freeze ? OCI_RUNNING : OCI_PAUSED))
     {
-      rt_err_set (err, 0, freeze ? "container not running"
+      cm_err_set (err, 0, freeze ? "container not running"
                                  : "container not paused");
       goto out;
     }
@@ -40,13 +40,13 @@ out:
 }
 
 static int
-cmd_pause (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_pause (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   return set_frozen (g, argc, argv, true, err);
 }
 
 static int
-cmd_resume (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_resume (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   return set_frozen (g, argc, argv, false, err);
 }

@@ -9,18 +9,18 @@
 
 static int
 parse (const char *cmd, struct image_cli *c, int argc, char **argv, int nargs,
-       struct rt_err **err)
+       struct cm_err **err)
 {
   if (image_cli_parse (cmd, c, argc, argv, err) < 0)
     return -1;
   if (argc - optind != nargs)
-    return rt_err_set (err, 0, "%s: expected %s", cmd, nargs ? "one image reference"
+    return cm_err_set (err, 0, "%s: expected %s", cmd, nargs ? "one image reference"
                                                           : "no arguments");
   return 0;
 }
 
 static int
-cmd_images (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_images (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1 };
   struct img_image **v = NULL;
@@ -38,13 +38,13 @@ cmd_images (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
       if (c.json)
         {
           printf ("%s{\"ref\":", i ? "," : "");
-          rt_json_str (stdout, im->ref);
+          cm_json_write_str (stdout, im->ref);
           printf (",\"digest\":");
-          rt_json_str (stdout, im->manifest_digest);
+          cm_json_write_str (stdout, im->manifest_digest);
           printf (",\"size\":%" PRIu64 ",\"created\":", im->size);
-          rt_json_str (stdout, im->created);
+          cm_json_write_str (stdout, im->created);
           printf (",\"platform\":");
-          rt_json_str (stdout, im->platform);
+          cm_json_write_str (stdout, im->platform);
           printf ("}");
         }
       else if (c.quiet)
@@ -63,7 +63,7 @@ OCI_COMMAND (images_command, "images", "list the cached images",
              "usage: sandlock-oci images [--cache-dir DIR] [-q] [--format json]\n", cmd_images)
 
 static int
-cmd_rmi (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_rmi (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1 };
   if (parse ("rmi", &c, argc, argv, 1, err) < 0 || img_remove (&c.o, argv[optind], err) < 0)
@@ -77,7 +77,7 @@ OCI_COMMAND (rmi_command, "rmi", "remove a cached image",
              "reference uses them.\n", cmd_rmi)
 
 static int
-cmd_inspect (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_inspect (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1 };
   struct img_image *im = NULL;
@@ -101,7 +101,7 @@ OCI_COMMAND (inspect_command, "inspect", "print a cached image's config as JSON"
              "REF|DIGEST\n", cmd_inspect)
 
 static int
-cmd_prune (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_prune (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1 };
   uint64_t freed = 0;

@@ -11,10 +11,10 @@
 
 static int
 signal_container (struct oci_state *st, int sig, bool all,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   struct rt_handle *h = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int r;
   /* One process needs no cgroup: do not fail on one that cannot open. */
   if (rt_handle_open (st->pid, st->start_time, all ? st->cgroup_path : NULL,
@@ -27,18 +27,18 @@ signal_container (struct oci_state *st, int sig, bool all,
     return 0;
   if (all && st->cgroup_path)
     {
-      *err = rt_steal_ptr (&e);
+      *err = cm_steal_ptr (&e);
       return -1;
     }
   r = e->errno_;
-  rt_err_free (&e);
+  cm_err_free (&e);
   if (r == ESRCH)
-    return rt_err_set (err, 0, "container \"%s\" is not running", st->id);
-  return rt_err_set (err, r, "kill container \"%s\"", st->id);
+    return cm_err_set (err, 0, "container \"%s\" is not running", st->id);
+  return cm_err_set (err, r, "kill container \"%s\"", st->id);
 }
 
 static int
-cmd_kill (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_kill (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   static const struct option opts[] = { { "all", no_argument, 0, 'a' },
                                         { 0, 0, 0, 0 } };
@@ -49,21 +49,21 @@ cmd_kill (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   while ((c = getopt_long (argc, argv, "+a", opts, NULL)) != -1)
     {
       if (c != 'a')
-        return rt_err_set (err, 0, "kill: usage: sandlock-oci kill [-a] ID "
+        return cm_err_set (err, 0, "kill: usage: sandlock-oci kill [-a] ID "
                            "[SIGNAL]");
       all = true;
     }
   if (optind >= argc || argc - optind > 2)
-    return rt_err_set (err, 0, "kill: usage: sandlock-oci kill [-a] ID "
+    return cm_err_set (err, 0, "kill: usage: sandlock-oci kill [-a] ID "
                        "[SIGNAL]");
   if (argc - optind == 2 && (sig = rt_signal_parse (argv[optind + 1])) < 0)
-    return rt_err_set (err, 0, "kill: invalid signal \"%s\"",
+    return cm_err_set (err, 0, "kill: invalid signal \"%s\"",
                        argv[optind + 1]);
   if (oci_state_load (g, argv[optind], &st, err) < 0)
     goto out;
   if (st.status == OCI_STOPPED)
     {
-      rt_err_set (err, 0, "container \"%s\" is not running", st.id);
+      cm_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;
     }
   ret = signal_container (&st, sig, all, err);

@@ -10,7 +10,7 @@
 #include "lifecycle.h"
 
 static int
-cmd_create (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_create (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct oci_create_args a = { .detach = true };
   struct oci_state st;
@@ -32,16 +32,16 @@ OCI_COMMAND (create_command, "create", "create a container (parked before its pr
 
 static int
 one_id (const char *cmd, int argc, char **argv, const char **id,
-        struct rt_err **err)
+        struct cm_err **err)
 {
   if (argc != 2)
-    return rt_err_set (err, 0, "%s: usage: sandlock-oci %s ID", cmd, cmd);
+    return cm_err_set (err, 0, "%s: usage: sandlock-oci %s ID", cmd, cmd);
   *id = argv[1];
   return 0;
 }
 
 static int
-cmd_start (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_start (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct oci_state st = { .dirfd = -1 };
   const char *id = NULL;
@@ -60,7 +60,7 @@ OCI_COMMAND (start_command, "start", "run the process of a created container",
              "usage: sandlock-oci start ID\n", cmd_start)
 
 static int
-cmd_state (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_state (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct oci_state st = { .dirfd = -1 };
   const char *id = NULL;
@@ -80,7 +80,7 @@ OCI_COMMAND (state_command, "state", "print the state of a container as JSON",
              "usage: sandlock-oci state ID\n", cmd_state)
 
 static int
-cmd_delete (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_delete (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   static const struct option opts[] = { { "force", no_argument, 0, 'f' },
                                         { 0, 0, 0, 0 } };
@@ -91,11 +91,11 @@ cmd_delete (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   while ((c = getopt_long (argc, argv, "+f", opts, NULL)) != -1)
     {
       if (c != 'f')
-        return rt_err_set (err, 0, "delete: usage: sandlock-oci delete [-f] ID");
+        return cm_err_set (err, 0, "delete: usage: sandlock-oci delete [-f] ID");
       force = true;
     }
   if (optind + 1 != argc)
-    return rt_err_set (err, 0, "delete: usage: sandlock-oci delete [-f] ID");
+    return cm_err_set (err, 0, "delete: usage: sandlock-oci delete [-f] ID");
   /* runc: deleting what is already gone with --force is not an error;
    * and what cannot be read any more can still be removed. */
   r = force ? oci_state_load_any (g, argv[optind], &st, err)
@@ -107,7 +107,7 @@ cmd_delete (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     }
   if (!force && (st.status == OCI_RUNNING || st.status == OCI_PAUSED))
     {
-      rt_err_set (err, 0, "cannot delete container \"%s\" that is not "
+      cm_err_set (err, 0, "cannot delete container \"%s\" that is not "
                   "stopped: %s (use --force)", st.id,
                   oci_status_name (st.status));
       oci_state_free (&st);

@@ -16,12 +16,12 @@
  * -f removes it).  < 0 when it is gone after all (deleted meanwhile). */
 static int
 unreadable (const struct oci_globals *g, int rootfd, const char *id,
-            struct oci_state *st, struct rt_err **e)
+            struct oci_state *st, struct cm_err **e)
 {
   bool there = faccessat (rootfd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
   if (there)
     oci_log_warning (g, (*e)->msg);
-  rt_err_free (e);
+  cm_err_free (e);
   oci_state_free (st);
   if (!there)
     return -1;
@@ -31,7 +31,7 @@ unreadable (const struct oci_globals *g, int rootfd, const char *id,
 }
 
 static int
-cmd_list (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_list (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   static const struct option opts[] = { { "format", required_argument, 0, 'f' },
                                         { "quiet", no_argument, 0, 'q' },
@@ -48,18 +48,18 @@ cmd_list (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
         if (strcmp (optarg, "json") == 0)
           json = true;
         else if (strcmp (optarg, "table") != 0)
-          return rt_err_set (err, 0, "list: --format: expected table or json");
+          return cm_err_set (err, 0, "list: --format: expected table or json");
         break;
       case 'q':
         quiet = true;
         break;
       default:
-        return rt_err_set (err, 0, "list: usage: sandlock-oci list [-f "
+        return cm_err_set (err, 0, "list: usage: sandlock-oci list [-f "
                            "table|json] [-q]");
       }
   d = opendir (g->root);
   if (d == NULL && errno != ENOENT)
-    return rt_err_set (err, errno, "list: --root `%s`", g->root);
+    return cm_err_set (err, errno, "list: --root `%s`", g->root);
   if (json)
     printf ("[");
   else if (!quiet)
@@ -68,7 +68,7 @@ cmd_list (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   while (d && (de = readdir (d)) != NULL)
     {
       struct oci_state st = { .dirfd = -1 };
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       if (de->d_name[0] == '.' || !oci_id_valid (de->d_name)
           || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
         continue;

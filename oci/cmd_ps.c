@@ -102,7 +102,7 @@ ps_read (pid_t pid, long page_kib, struct ps_proc *r)
 {
   _cleanup_free_ char *status = NULL, *stat = NULL, *cmdline = NULL;
   char path[64];
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   size_t len = 0;
   const char *open_paren, *close_paren;
   long rss_pages = 0;
@@ -111,14 +111,14 @@ ps_read (pid_t pid, long page_kib, struct ps_proc *r)
   memset (r, 0, sizeof *r);
   r->pid = pid;
   snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  if (rt_read_file_at (AT_FDCWD, path, 4096, &stat, NULL, &e) < 0)
-    return rt_err_free (&e), 0;
+  if (cm_read_file_at (AT_FDCWD, path, 4096, &stat, NULL, &e) < 0)
+    return cm_err_free (&e), 0;
   snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
-  if (rt_read_file_at (AT_FDCWD, path, 1 << 16, &status, NULL, &e) < 0)
-    return rt_err_free (&e), 0;
+  if (cm_read_file_at (AT_FDCWD, path, 1 << 16, &status, NULL, &e) < 0)
+    return cm_err_free (&e), 0;
   snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
-  if (rt_read_file_at (AT_FDCWD, path, 1 << 16, &cmdline, &len, &e) < 0)
-    rt_err_free (&e);
+  if (cm_read_file_at (AT_FDCWD, path, 1 << 16, &cmdline, &len, &e) < 0)
+    cm_err_free (&e);
   /* "pid (comm) S ppid ...": comm may hold spaces and parens, so fields
    * are counted from the last ')'. */
   open_paren = strchr (stat, '(');
@@ -159,7 +159,7 @@ ps_read (pid_t pid, long page_kib, struct ps_proc *r)
         if (cmdline[i] == '\0' || cmdline[i] == '\n')
           cmdline[i] = ' ';
       cmdline[len] = '\0';
-      r->args = rt_steal_ptr (&cmdline);
+      r->args = cm_steal_ptr (&cmdline);
     }
   else
     r->args = xasprintf ("[%s]", r->comm);  /* kernel threads, zombies */
@@ -170,25 +170,25 @@ static void
 ps_env_read (struct ps_env *e)
 {
   _cleanup_free_ char *up = NULL, *mem = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   const char *p;
 
   e->hz = sysconf (_SC_CLK_TCK);
   if (e->hz <= 0)
     e->hz = 100;
-  if (rt_read_file_at (AT_FDCWD, "/proc/uptime", 256, &up, NULL, &err) == 0)
+  if (cm_read_file_at (AT_FDCWD, "/proc/uptime", 256, &up, NULL, &err) == 0)
     e->uptime = strtod (up, NULL);
   else
-    rt_err_free (&err);
+    cm_err_free (&err);
   e->boot = time (NULL) - (time_t) e->uptime;
-  if (rt_read_file_at (AT_FDCWD, "/proc/meminfo", 1 << 16, &mem, NULL, &err)
+  if (cm_read_file_at (AT_FDCWD, "/proc/meminfo", 1 << 16, &mem, NULL, &err)
       == 0)
     {
       if ((p = strstr (mem, "MemTotal:")) != NULL)
         e->mem_kib = strtoull (p + 9, NULL, 10);
     }
   else
-    rt_err_free (&err);
+    cm_err_free (&err);
 }
 
 /* ---------------------------------------------------------------- fields */
@@ -489,12 +489,12 @@ fmt_add (struct ps_fmt *f, const struct ps_field *field, const char *header,
 /* One -o argument: ITEM[,ITEM...], each NAME[:WIDTH][=HEADER] (as
  * procps-ng 4 reads them: a header ends at the next comma). */
 static int
-fmt_parse_list (struct ps_fmt *f, const char *list, struct rt_err **err)
+fmt_parse_list (struct ps_fmt *f, const char *list, struct cm_err **err)
 {
   _cleanup_free_ char *copy = xstrdup (list);
   char *save = NULL;
   if (*list == '\0')
-    return rt_err_set (err, 0, "ps: -o: empty list of fields");
+    return cm_err_set (err, 0, "ps: -o: empty list of fields");
   for (char *item = strtok_r (copy, ",", &save); item;
        item = strtok_r (NULL, ",", &save))
     {
@@ -508,12 +508,12 @@ fmt_parse_list (struct ps_fmt *f, const char *list, struct rt_err **err)
           *width++ = '\0';
           w = strtol (width, &end, 10);
           if (end == width || *end || w < 1 || w > 4096)
-            return rt_err_set (err, 0, "ps: -o: width \"%s\" of \"%s\": "
+            return cm_err_set (err, 0, "ps: -o: width \"%s\" of \"%s\": "
                                "expected 1..4096", width, item);
         }
       field = field_find (item, strlen (item));
       if (field == NULL)
-        return rt_err_set (err, 0, "ps: -o: unknown field \"%s\" (known: "
+        return cm_err_set (err, 0, "ps: -o: unknown field \"%s\" (known: "
                            "pid ppid pgid sid uid user gid group comm args "
                            "cmd stat s time bsdtime etime etimes ni nlwp vsz "
                            "rss pcpu pmem c tty stime start bsdstart lstart, "
@@ -526,9 +526,9 @@ fmt_parse_list (struct ps_fmt *f, const char *list, struct rt_err **err)
 static void
 fmt_names (struct ps_fmt *f, const char *names)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (fmt_parse_list (f, names, &e) < 0)
-    rt_err_free (&e);           /* our own lists: cannot fail */
+    cm_err_free (&e);           /* our own lists: cannot fail */
 }
 
 /* BSD-style letters without a dash ("aux"): a and x select (always all
@@ -547,9 +547,9 @@ fmt_bsd (struct ps_fmt *f, const char *arg)
 }
 
 static int
-fmt_unsupported (const char *arg, struct rt_err **err)
+fmt_unsupported (const char *arg, struct cm_err **err)
 {
-  return rt_err_set (err, 0, "ps: ps option \"%s\" is not supported "
+  return cm_err_set (err, 0, "ps: ps option \"%s\" is not supported "
                      "(supported: -e -A -f -w, -o/--format LIST, "
                      "--no-headers, BSD a u x w h; sandlock-oci reads /proc "
                      "itself rather than running ps)", arg);
@@ -557,7 +557,7 @@ fmt_unsupported (const char *arg, struct rt_err **err)
 
 /* The ps options after the id, argv[0..argc). */
 static int
-fmt_parse (struct ps_fmt *f, int argc, char **argv, struct rt_err **err)
+fmt_parse (struct ps_fmt *f, int argc, char **argv, struct cm_err **err)
 {
   for (int i = 0; i < argc; i++)
     {
@@ -567,12 +567,12 @@ fmt_parse (struct ps_fmt *f, int argc, char **argv, struct rt_err **err)
           || strcmp (a, "--format") == 0)
         {
           if (i + 1 >= argc)
-            return rt_err_set (err, 0, "ps: %s needs a list of fields", a);
+            return cm_err_set (err, 0, "ps: %s needs a list of fields", a);
           list = argv[++i];
         }
-      else if (rt_startswith (a, "--format="))
+      else if (cm_startswith (a, "--format="))
         list = a + 9;
-      else if (rt_startswith (a, "-o"))
+      else if (cm_startswith (a, "-o"))
         list = a + 2;
       if (list)
         {
@@ -682,7 +682,7 @@ pid_cmp (const void *a, const void *b)
 }
 
 static int
-cmd_ps (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_ps (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   static const struct option opts[] = { { "format", required_argument, 0, 'f' },
                                         { 0, 0, 0, 0 } };
@@ -697,17 +697,17 @@ cmd_ps (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   while ((c = getopt_long (argc, argv, "+f:", opts, NULL)) != -1)
     {
       if (c != 'f')
-        return rt_err_set (err, 0, "ps: " PS_USAGE);
+        return cm_err_set (err, 0, "ps: " PS_USAGE);
       if (strcmp (optarg, "json") == 0)
         json = true;
       else if (strcmp (optarg, "table") != 0)
-        return rt_err_set (err, 0, "ps: invalid format option \"%s\": "
+        return cm_err_set (err, 0, "ps: invalid format option \"%s\": "
                            "expected table or json", optarg);
     }
   if (optind >= argc)
-    return rt_err_set (err, 0, "ps: " PS_USAGE);
+    return cm_err_set (err, 0, "ps: " PS_USAGE);
   if (json && optind + 1 < argc)
-    return rt_err_set (err, 0, "ps: ps option \"%s\" is not supported with "
+    return cm_err_set (err, 0, "ps: ps option \"%s\" is not supported with "
                        "--format json", argv[optind + 1]);
   if (!json && fmt_parse (&fmt, argc - optind - 1, argv + optind + 1, err) < 0)
     goto out;
@@ -715,7 +715,7 @@ cmd_ps (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     goto out;
   if (st.status == OCI_STOPPED && !json)
     {
-      rt_err_set (err, 0, "container \"%s\" is not running", st.id);
+      cm_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;
     }
   if (oci_state_handle (&st, NULL, NULL, &h, err) < 0

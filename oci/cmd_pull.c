@@ -19,21 +19,21 @@ print_image (const struct image_cli *c, const struct img_image *im)
       return;
     }
   printf ("{\"ref\":");
-  rt_json_str (stdout, im->ref);
+  cm_json_write_str (stdout, im->ref);
   printf (",\"digest\":");
-  rt_json_str (stdout, im->manifest_digest);
+  cm_json_write_str (stdout, im->manifest_digest);
   printf (",\"config\":");
-  rt_json_str (stdout, im->config_digest);
+  cm_json_write_str (stdout, im->config_digest);
   printf (",\"rootfs\":");
-  rt_json_str (stdout, im->rootfs);
+  cm_json_write_str (stdout, im->rootfs);
   printf (",\"platform\":");
-  rt_json_str (stdout, im->platform);
+  cm_json_write_str (stdout, im->platform);
   printf (",\"size\":%" PRIu64 ",\"cached\":%s,\"devices_skipped\":%" PRIu64 "}\n",
           im->size, im->cached ? "true" : "false", im->devices_skipped);
 }
 
 static int
-cmd_pull (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_pull (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1 };
   struct img_image *im = NULL;
@@ -41,7 +41,7 @@ cmd_pull (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   if (image_cli_parse ("pull", &c, argc, argv, err) < 0)
     return -1;
   if (argc - optind != 1)
-    return rt_err_set (err, 0, "pull: expected one image reference");
+    return cm_err_set (err, 0, "pull: expected one image reference");
   if (image_cli_get (&c, argv[optind], &im, err) < 0)
     return -1;
   print_image (&c, im);

@@ -41,7 +41,7 @@ static const char *const refused[][2] = {
 
 static int
 parse (int argc, char **argv, struct oci_create_args *a, const char **img,
-       struct rt_err **err)
+       struct cm_err **err)
 {
   static const struct option opts[] = {
     { "image-path", required_argument, 0, 'i' },
@@ -84,15 +84,15 @@ parse (int argc, char **argv, struct oci_create_args *a, const char **img,
       {
         for (size_t k = 0; k < ARRAY_SIZE (refused); k++)
           if (strcmp (opts[idx].name, refused[k][0]) == 0)
-            return rt_err_set (err, 0, "restore: --%s is not supported: "
+            return cm_err_set (err, 0, "restore: --%s is not supported: "
                                "criu-lite has no %s (docs/checkpoint.md)",
                                refused[k][0], refused[k][1]);
       }
     else if (c != 'w' && c != 'x')
-      return rt_err_set (err, 0, "restore: unknown option `%s`\n%s",
+      return cm_err_set (err, 0, "restore: unknown option `%s`\n%s",
                          argv[optind - 1], USAGE);
   if (argc - optind != 1)
-    return rt_err_set (err, 0, "restore: %s", USAGE);
+    return cm_err_set (err, 0, "restore: %s", USAGE);
   a->id = argv[optind];
   if (*img == NULL)
     *img = "checkpoint";  /* runc's default, in the cwd */
@@ -106,7 +106,7 @@ restore_payload (void *arg)
 {
   struct restore_ctx *c = arg;
   struct criu_restore_opts o = { .report_fd = c->report_fd };
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   int32_t fail = -1;
   criu_restore_image (c->img, &o, &err);
   if (write (c->report_fd, &fail, 4) == 4 && err)
@@ -116,13 +116,13 @@ restore_payload (void *arg)
 
 /* 0 once the saved context is about to resume in the container. */
 static int
-await_report (int fd, struct rt_err **err)
+await_report (int fd, struct cm_err **err)
 {
   int32_t code = -2;
   char msg[1024];
-  ssize_t n = rt_read_all (fd, &code, 4);
+  ssize_t n = cm_read_all (fd, &code, 4);
   if (n != 4)
-    return rt_err_set (err, 0, "restore: the container's init died before "
+    return cm_err_set (err, 0, "restore: the container's init died before "
                        "the saved processes resumed");
   if (code == 0)
     return 0;
@@ -130,9 +130,9 @@ await_report (int fd, struct rt_err **err)
     {
       n = read (fd, msg, sizeof msg - 1);
       msg[n > 0 ? n : 0] = '\0';
-      return rt_err_set (err, 0, "restore: %s", msg);
+      return cm_err_set (err, 0, "restore: %s", msg);
     }
-  return rt_err_set (err, code & 0xffff, "restore: the restore stub failed in "
+  return cm_err_set (err, code & 0xffff, "restore: the restore stub failed in "
                      "phase %d (docs/checkpoint.md)", code >> 16);
 }
 
@@ -143,24 +143,24 @@ await_report (int fd, struct rt_err **err)
  * process only.  rep[0] is where we read the report. */
 static int
 hand_over (struct restore_ctx *c, int rep[2], struct oci_create_args *a,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   int n = (int) criu_image_nfds (c->img), p[2], r;
   if (criu_image_place_fds (c->img, 3, err) < 0)
     return -1;
   if (pipe2 (p, O_CLOEXEC) < 0)
-    return rt_err_set (err, errno, "restore: pipe");
+    return cm_err_set (err, errno, "restore: pipe");
   rep[0] = fcntl (p[0], F_DUPFD_CLOEXEC, 4 + n);
   close (p[0]);
   if (p[1] == 3 + n)
     r = 0;
   else
-    r = dup3 (p[1], 3 + n, O_CLOEXEC) < 0 ? rt_err_set (err, errno, "dup") : 0;
+    r = dup3 (p[1], 3 + n, O_CLOEXEC) < 0 ? cm_err_set (err, errno, "dup") : 0;
   if (p[1] != 3 + n)
     close (p[1]);
   rep[1] = 3 + n;
   if (r < 0 || rep[0] < 0)
-    return r < 0 ? -1 : rt_err_set (err, errno, "restore: pipe");
+    return r < 0 ? -1 : cm_err_set (err, errno, "restore: pipe");
   c->report_fd = 3 + n;
   a->preserve_fds = n + 1;
   a->payload.kind = RT_PAYLOAD_FN;
@@ -172,13 +172,13 @@ hand_over (struct restore_ctx *c, int rep[2], struct oci_create_args *a,
 static void
 drop (struct oci_globals *g, struct oci_state *st)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   oci_delete (g, st, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
 }
 
 static int
-cmd_restore (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_restore (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct oci_create_args a = { 0 };
   struct restore_ctx c = { NULL, -1 };
@@ -193,7 +193,7 @@ cmd_restore (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   /* Verified before anything is created: a bad image leaves nothing. */
   c.img = criu_image_open (img, err);
   if (c.img == NULL)
-    return rt_err_wrap (err, "restore");
+    return cm_err_wrap (err, "restore");
   if (hand_over (&c, rep, &a, err) < 0)
     goto out;
   detach = a.detach;

@@ -18,7 +18,7 @@
 #include "lifecycle.h"
 
 static int
-cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_run (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct oci_create_args a = { 0 };
   struct oci_state st;
@@ -74,9 +74,9 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     }
   if (oci_start (g, &st, err) < 0)
     {
-      struct rt_err *e2 = NULL;
+      struct cm_err *e2 = NULL;
       oci_delete (g, &st, &e2);
-      rt_err_free (&e2);
+      cm_err_free (&e2);
       oci_cow_decide (g, st.id, 1);     /* never ran: an error */
       oci_state_free (&st);
       goto fail;
@@ -95,11 +95,11 @@ cmd_run (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
   /* --keep (crun's): the stopped container stays for `delete`. */
   if (!a.keep && faccessat (st.dirfd, "state.json", F_OK, 0) == 0)
     {
-      struct rt_err *e2 = NULL;
+      struct cm_err *e2 = NULL;
       if (oci_delete (g, &st, &e2) < 0)
         {
           oci_log_error (g, e2->msg);
-          rt_err_free (&e2);
+          cm_err_free (&e2);
         }
     }
   /* The container is gone (its processes with its mount namespace): the

@@ -10,7 +10,7 @@
 #include "spec_default.h"
 
 static int
-cmd_spec (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_spec (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   static const struct option opts[] = {
     { "bundle", required_argument, 0, 'b' },
@@ -33,20 +33,20 @@ cmd_spec (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
         o.rootless = true;
         break;
       default:
-        return rt_err_set (err, 0, "spec: usage: spec [--rootless] [-b DIR]");
+        return cm_err_set (err, 0, "spec: usage: spec [--rootless] [-b DIR]");
       }
   if (optind != argc)
-    return rt_err_set (err, 0, "spec: unexpected argument `%s`", argv[optind]);
+    return cm_err_set (err, 0, "spec: unexpected argument `%s`", argv[optind]);
   dfd = open (bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
-    return rt_err_set (err, errno, "spec: bundle `%s`", bundle);
+    return cm_err_set (err, errno, "spec: bundle `%s`", bundle);
   if (faccessat (dfd, "config.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-    return rt_err_set (err, 0, "spec: `%s/config.json` already exists",
+    return cm_err_set (err, 0, "spec: `%s/config.json` already exists",
                        bundle);
   json = oci_default_config_json (&o);
-  if (rt_atomic_write_at (dfd, "config.json", json, strlen (json), 0644, err)
+  if (cm_atomic_write_at (dfd, "config.json", json, strlen (json), 0644, err)
       < 0)
-    return rt_err_wrap (err, "spec");
+    return cm_err_wrap (err, "spec");
   return 0;
 }
 

@@ -191,22 +191,22 @@ apply_flag (int opt, const char *v, struct rt_resources *r)
 /* -r FILE or -r - (stdin). */
 static int
 read_resources (const char *path, struct rt_resources **out,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len = 0;
   bool in = strcmp (path, "-") == 0;
 
-  if (rt_read_file_at (AT_FDCWD, in ? "/dev/stdin" : path, OCI_SPEC_MAX_BYTES,
+  if (cm_read_file_at (AT_FDCWD, in ? "/dev/stdin" : path, OCI_SPEC_MAX_BYTES,
                        &buf, &len, err) < 0)
-    return rt_err_wrap (err, "update: --resources");
+    return cm_err_wrap (err, "update: --resources");
   if (oci_resources_parse (buf, len, out, err) < 0)
-    return rt_err_wrap (err, "update: --resources %s", in ? "(stdin)" : path);
+    return cm_err_wrap (err, "update: --resources %s", in ? "(stdin)" : path);
   return 0;
 }
 
 static int
-cmd_update (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_update (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct rt_resources *r = xcalloc (1, sizeof *r), *file = NULL;
   struct oci_state st = { .dirfd = -1 };
@@ -220,25 +220,25 @@ cmd_update (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
         rfile = optarg;
       else if (c == OPT_L3_CACHE || c == OPT_MEM_BW)
         {
-          rt_err_set (err, EOPNOTSUPP, "update: --%s: Intel RDT is not "
+          cm_err_set (err, EOPNOTSUPP, "update: --%s: Intel RDT is not "
                       "supported by sandlock-oci", update_opts[idx].name);
           goto out;
         }
       else if (c == '?' || c == ':')
         {
-          rt_err_set (err, 0, "update: %s", UPDATE_USAGE);
+          cm_err_set (err, 0, "update: %s", UPDATE_USAGE);
           goto out;
         }
       else if (apply_flag (c, optarg, r) < 0)
         {
-          rt_err_set (err, 0, "update: invalid value for --%s: \"%s\"",
+          cm_err_set (err, 0, "update: invalid value for --%s: \"%s\"",
                       update_opts[idx].name, optarg);
           goto out;
         }
     }
   if (optind + 1 != argc)
     {
-      rt_err_set (err, 0, "update: %s", UPDATE_USAGE);
+      cm_err_set (err, 0, "update: %s", UPDATE_USAGE);
       goto out;
     }
   if (rfile && read_resources (rfile, &file, err) < 0)
@@ -247,7 +247,7 @@ cmd_update (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     goto out;
   if (st.status == OCI_STOPPED)
     {
-      rt_err_set (err, 0, "container \"%s\" is not running", st.id);
+      cm_err_set (err, 0, "container \"%s\" is not running", st.id);
       goto out;
     }
   if (oci_state_handle (&st, "update", NULL, &h, err) < 0

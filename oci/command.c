@@ -65,7 +65,7 @@ log_line (const struct oci_globals *g, const char *level, const char *msg)
   if (g->log_format == OCI_LOG_JSON)
     {
       fprintf (f, "{\"level\":\"%s\",\"msg\":", level);
-      rt_json_str (f, msg);
+      cm_json_write_str (f, msg);
       fprintf (f, ",\"time\":\"%s.%06ldZ\"}\n", ts, (long) tv.tv_usec);
     }
   else

@@ -33,7 +33,7 @@ struct oci_command
   const char *summary;          /* one line for `--help` */
   const char *usage;            /* full text for `help CMD` */
   int (*run) (struct oci_globals *g, int argc, char **argv,
-              struct rt_err **err);
+              struct cm_err **err);
   struct oci_command *next;
 };
 

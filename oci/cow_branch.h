@@ -38,7 +38,7 @@ struct oci_cow_flags
  * nothing is left.  1 when it made branches, 0 when there are none. */
 int oci_cow_setup (const struct oci_globals *g, const char *id,
                    struct rt_config *cfg, const struct oci_cow_flags *f,
-                   struct rt_err **err);
+                   struct cm_err **err);
 
 /* create failed after oci_cow_setup: removes this id's branches. */
 void oci_cow_discard (const struct oci_globals *g, const char *id);
@@ -57,7 +57,7 @@ void oci_cow_decide (const struct oci_globals *g, const char *id, int code);
 /* ---- run --image: the cached rootfs as an overlay lower ---- */
 
 /* Makes |rootfs| an empty directory (the overlay's mount point). */
-int oci_cow_rootfs_mountpoint (const char *rootfs, struct rt_err **err);
+int oci_cow_rootfs_mountpoint (const char *rootfs, struct cm_err **err);
 
 /* Whether overlayfs can hold an image rootfs here; NULL when it can, else
  * why not (static text). */
@@ -79,7 +79,7 @@ const char *oci_cow_rootfs_lower (const struct rt_config *cfg);
 int oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
                            const struct rt_config *cfg, struct cow_branch **b,
                            const char *lowers[1], struct rt_rootfs_source *src,
-                           struct rt_err **err);
+                           struct cm_err **err);
 
 /* One branch of a record. */
 struct oci_cow_ref
@@ -99,10 +99,10 @@ struct oci_cow_record
 
 /* Loads and locks ROOT/cow-branches/ID; 1 when there is none. */
 int oci_cow_record_load (const struct oci_globals *g, const char *id,
-                         struct oci_cow_record *r, struct rt_err **err);
+                         struct oci_cow_record *r, struct cm_err **err);
 /* Writes it back (removing the directory when no branch is left). */
 int oci_cow_record_save (const struct oci_globals *g, const char *id,
-                         struct oci_cow_record *r, struct rt_err **err);
+                         struct oci_cow_record *r, struct cm_err **err);
 void oci_cow_record_free (struct oci_cow_record *r);
 /* Drops branch |i| from |r|. */
 void oci_cow_record_drop (struct oci_cow_record *r, size_t i);

@@ -24,12 +24,12 @@ apply (const struct oci_globals *g, const char *id,
        const struct oci_cow_ref *ref, enum oci_cow_action a, const char *why)
 {
   struct cow_branch *b = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   bool gone = false;
   if (cow_branch_open (ref->storage, &b, &e) < 0)
     {
       say (g, id, ref->dest, e->msg);
-      rt_err_free (&e);
+      cm_err_free (&e);
       return false;
     }
   if (b->state != COW_PENDING)
@@ -57,7 +57,7 @@ apply (const struct oci_globals *g, const char *id,
           "%s failed, branch %s deferred: %s; see `sandlock-oci changes %s`",
           oci_cow_action_name (a), ref->storage, e->msg, id);
       say (g, id, ref->dest, m);
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
   cow_branch_free (b);
   return gone;
@@ -67,13 +67,13 @@ void
 oci_cow_record_exit (const struct oci_globals *g, const char *id, int code)
 {
   struct oci_cow_record r;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (oci_cow_record_load (g, id, &r, &e) == 0)
     {
       r.exit_code = code;
       oci_cow_record_save (g, id, &r, &e);
     }
-  rt_err_free (&e);
+  cm_err_free (&e);
   oci_cow_record_free (&r);
 }
 
@@ -81,13 +81,13 @@ void
 oci_cow_decide (const struct oci_globals *g, const char *id, int code)
 {
   struct oci_cow_record r;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   const char *why = "";
   if (oci_cow_record_load (g, id, &r, &e) != 0)
     {
       if (e)
         oci_log_warning (g, e->msg);
-      rt_err_free (&e);
+      cm_err_free (&e);
       oci_cow_record_free (&r);
       return;
     }
@@ -106,7 +106,7 @@ oci_cow_decide (const struct oci_globals *g, const char *id, int code)
   if (oci_cow_record_save (g, id, &r, &e) < 0)
     {
       oci_log_warning (g, e->msg);
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
   oci_cow_record_free (&r);
 }

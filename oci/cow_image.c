@@ -19,10 +19,10 @@
 #include "runtime/runtime.h"
 
 int
-oci_cow_rootfs_mountpoint (const char *rootfs, struct rt_err **err)
+oci_cow_rootfs_mountpoint (const char *rootfs, struct cm_err **err)
 {
   if (mkdir (rootfs, 0755) < 0 && errno != EEXIST)
-    return rt_err_set (err, errno, "bundle rootfs `%s`", rootfs);
+    return cm_err_set (err, errno, "bundle rootfs `%s`", rootfs);
   return 0;
 }
 
@@ -64,17 +64,17 @@ int
 oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
                        const struct rt_config *cfg, struct cow_branch **b,
                        const char *lowers[1], struct rt_rootfs_source *src,
-                       struct rt_err **err)
+                       struct cm_err **err)
 {
   const char *lower = oci_cow_rootfs_lower (cfg);
   char root[PATH_MAX];
   if (lower == NULL)
     return 0;
   if (realpath (g->root, root) == NULL)
-    return rt_err_set (err, errno, "--root `%s`", g->root);
+    return cm_err_set (err, errno, "--root `%s`", g->root);
   _cleanup_free_ char *layer = xasprintf ("%s/%s/layer", root, id);
   if (cow_layer_create (lower, layer, b, err) < 0)
-    return rt_err_wrap (err, "annotation " OCI_COW_ANN "rootfs_lower");
+    return cm_err_wrap (err, "annotation " OCI_COW_ANN "rootfs_lower");
   lowers[0] = (*b)->lower;
   src->kind = RT_ROOTFS_OVERLAY;
   src->lowers = lowers;

@@ -62,14 +62,14 @@ static int
 parse_line (struct oci_cow_record *r, char *l)
 {
   int a;
-  if (rt_startswith (l, "on_exit=") && (a = oci_cow_action_parse (l + 8)) >= 0)
+  if (cm_startswith (l, "on_exit=") && (a = oci_cow_action_parse (l + 8)) >= 0)
     r->on_exit = (enum oci_cow_action) a;
-  else if (rt_startswith (l, "on_error=")
+  else if (cm_startswith (l, "on_error=")
            && (a = oci_cow_action_parse (l + 9)) >= 0)
     r->on_error = (enum oci_cow_action) a;
-  else if (rt_startswith (l, "exit="))
+  else if (cm_startswith (l, "exit="))
     r->exit_code = atoi (l + 5);
-  else if (rt_startswith (l, "branch=") && strchr (l, '\t'))
+  else if (cm_startswith (l, "branch=") && strchr (l, '\t'))
     {
       char *tab = strchr (l, '\t');
       *tab = '\0';
@@ -84,7 +84,7 @@ parse_line (struct oci_cow_record *r, char *l)
 
 int
 oci_cow_record_load (const struct oci_globals *g, const char *id,
-                     struct oci_cow_record *r, struct rt_err **err)
+                     struct oci_cow_record *r, struct cm_err **err)
 {
   _cleanup_free_ char *dir
       = xasprintf ("%s/" OCI_COW_BRANCHES "/%s", g->root, id),
@@ -94,41 +94,41 @@ oci_cow_record_load (const struct oci_globals *g, const char *id,
   r->exit_code = -1;
   r->dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (r->dirfd < 0)
-    return errno == ENOENT ? 1 : rt_err_set (err, errno, "`%s`", dir);
+    return errno == ENOENT ? 1 : cm_err_set (err, errno, "`%s`", dir);
   if (flock (r->dirfd, LOCK_EX) < 0)
-    return rt_err_set (err, errno, "lock `%s`", dir);
-  if (rt_read_file_at (r->dirfd, "record", 1 << 20, &text, NULL, err) < 0)
+    return cm_err_set (err, errno, "lock `%s`", dir);
+  if (cm_read_file_at (r->dirfd, "record", 1 << 20, &text, NULL, err) < 0)
     {
       if ((*err)->errno_ != ENOENT)
         return -1;
-      rt_err_free (err);
+      cm_err_free (err);
       return 1; /* a create that died before writing it */
     }
   for (char *l = strtok_r (text, "\n", &save); l;
        l = strtok_r (NULL, "\n", &save))
     if (parse_line (r, l) < 0)
-      return rt_err_set (err, EINVAL, "`%s/record`: bad line \"%.64s\"", dir,
+      return cm_err_set (err, EINVAL, "`%s/record`: bad line \"%.64s\"", dir,
                          l);
   return 0;
 }
 
 int
 oci_cow_record_save (const struct oci_globals *g, const char *id,
-                     struct oci_cow_record *r, struct rt_err **err)
+                     struct oci_cow_record *r, struct cm_err **err)
 {
   _cleanup_free_ char *dir
       = xasprintf ("%s/" OCI_COW_BRANCHES "/%s", g->root, id);
   char *buf = NULL;
   size_t len = 0;
   if (r->n == 0)
-    return rt_rm_rf_at (AT_FDCWD, dir, err);
+    return cm_rm_rf_at (AT_FDCWD, dir, err);
   FILE *f = open_memstream (&buf, &len);
   fprintf (f, "on_exit=%s\non_error=%s\nexit=%d\n", action_names[r->on_exit],
            action_names[r->on_error], r->exit_code);
   for (size_t i = 0; i < r->n; i++)
     fprintf (f, "branch=%s\t%s\n", r->v[i].storage, r->v[i].dest);
   fclose (f);
-  int ret = rt_atomic_write_at (r->dirfd, "record", buf, len, 0600, err);
+  int ret = cm_atomic_write_at (r->dirfd, "record", buf, len, 0600, err);
   free (buf);
   return ret;
 }

@@ -21,11 +21,11 @@ struct cow_ann
 
 static int
 parse_action (const char *key, const char *v, enum oci_cow_action *out,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   int a = oci_cow_action_parse (v);
   if (a < 0)
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "annotation %s: expected commit, abort, keep "
                        "or defer, got \"%.64s\"",
                        key, v);
@@ -34,32 +34,32 @@ parse_action (const char *key, const char *v, enum oci_cow_action *out,
 }
 
 static int
-check_storage (const char *key, const char *v, struct rt_err **err)
+check_storage (const char *key, const char *v, struct cm_err **err)
 {
   struct stat st;
-  if (v[0] != '/' || strstr (v, "/../") || rt_startswith (v, "../")
+  if (v[0] != '/' || strstr (v, "/../") || cm_startswith (v, "../")
       || (strlen (v) >= 3 && strcmp (v + strlen (v) - 3, "/..") == 0))
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "annotation %s: \"%.256s\" must be an "
                        "absolute path without \"..\"",
                        key, v);
   if (stat (v, &st) < 0)
-    return rt_err_set (err, errno, "annotation %s: \"%.256s\"", key, v);
+    return cm_err_set (err, errno, "annotation %s: \"%.256s\"", key, v);
   if (!S_ISDIR (st.st_mode))
-    return rt_err_set (err, ENOTDIR, "annotation %s: \"%.256s\"", key, v);
+    return cm_err_set (err, ENOTDIR, "annotation %s: \"%.256s\"", key, v);
   return 0;
 }
 
 static int
 parse_annotations (const struct rt_config *cfg, const struct oci_cow_flags *f,
-                   struct cow_ann *a, struct rt_err **err)
+                   struct cow_ann *a, struct cm_err **err)
 {
   a->on_exit = OCI_COW_COMMIT;
   a->on_error = OCI_COW_ABORT;
   for (size_t i = 0; i < cfg->annotations_len; i++)
     {
       const char *k = cfg->annotations[i].key, *v = cfg->annotations[i].value;
-      if (!rt_startswith (k, OCI_COW_ANN))
+      if (!cm_startswith (k, OCI_COW_ANN))
         continue;
       const char *s = k + strlen (OCI_COW_ANN);
       if (strcmp (s, "on_exit") == 0 ? parse_action (k, v, &a->on_exit, err)
@@ -67,7 +67,7 @@ parse_annotations (const struct rt_config *cfg, const struct oci_cow_flags *f,
               ? parse_action (k, v, &a->on_error, err)
           : strcmp (s, "storage") == 0 || strcmp (s, "rootfs_lower") == 0
               ? check_storage (k, v, err)
-              : rt_err_set (
+              : cm_err_set (
                   err, 0,
                   "annotation %s: unknown (this runtime knows " OCI_COW_ANN
                   "on_exit, on_error, storage, "
@@ -96,22 +96,22 @@ has_opt (const struct rt_mount *m, const char *o)
 }
 
 static int
-check_mount (const struct rt_mount *m, size_t i, struct rt_err **err)
+check_mount (const struct rt_mount *m, size_t i, struct cm_err **err)
 {
   bool bind = (m->type && strcmp (m->type, "bind") == 0) || has_opt (m, "bind")
               || has_opt (m, "rbind");
   if (!bind)
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "mounts[%zu].options: \"cow\" needs a bind "
                        "mount",
                        i);
   if (m->source == NULL || m->source[0] != '/')
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "mounts[%zu].source: a \"cow\" mount needs "
                        "an absolute host directory",
                        i);
   if (m->destination == NULL || strpbrk (m->destination, "\t\n"))
-    return rt_err_set (err, 0,
+    return cm_err_set (err, 0,
                        "mounts[%zu].destination: a \"cow\" mount's "
                        "destination holds a tab or newline",
                        i);
@@ -164,11 +164,11 @@ rewrite_mount (struct rt_mount *m, const struct cow_branch *b, bool userns)
 static int
 make_branches (const struct oci_globals *g, const char *id,
                struct rt_config *cfg, const struct cow_ann *a,
-               struct oci_cow_record *r, struct rt_err **err)
+               struct oci_cow_record *r, struct cm_err **err)
 {
   char root[PATH_MAX];
   if (realpath (g->root, root) == NULL)
-    return rt_err_set (err, errno, "--root `%s`", g->root);
+    return cm_err_set (err, errno, "--root `%s`", g->root);
   for (size_t i = 0; i < cfg->mounts_len; i++)
     {
       struct rt_mount *m = &cfg->mounts[i];
@@ -180,7 +180,7 @@ make_branches (const struct oci_globals *g, const char *id,
                 ? xasprintf ("%s/%s.%zu", a->storage, id, i)
                 : xasprintf ("%s/" OCI_COW_BRANCHES "/%s/%zu", root, id, i);
       if (cow_branch_create (m->source, storage, &b, err) < 0)
-        return rt_err_wrap (err, "mounts[%zu] (\"cow\")", i);
+        return cm_err_wrap (err, "mounts[%zu] (\"cow\")", i);
       r->v = xrealloc (r->v, (r->n + 1) * sizeof *r->v);
       r->v[r->n].storage = xstrdup (b->storage);
       r->v[r->n++].dest = xstrdup (m->destination);
@@ -192,14 +192,14 @@ make_branches (const struct oci_globals *g, const char *id,
 
 static int
 open_record_dir (const struct oci_globals *g, const char *id,
-                 struct oci_cow_record *r, struct rt_err **err)
+                 struct oci_cow_record *r, struct cm_err **err)
 {
   _cleanup_free_ char *top = xasprintf ("%s/" OCI_COW_BRANCHES, g->root);
   _cleanup_free_ char *dir = xasprintf ("%s/%s", top, id);
   if (mkdir (top, 0700) < 0 && errno != EEXIST)
-    return rt_err_set (err, errno, "mkdir `%s`", top);
+    return cm_err_set (err, errno, "mkdir `%s`", top);
   if (mkdir (dir, 0700) < 0)
-    return rt_err_set (err, errno,
+    return cm_err_set (err, errno,
                        errno == EEXIST
                            ? "container id \"%s\" still has undecided cow "
                              "branches (`sandlock-oci branches`): commit or "
@@ -208,14 +208,14 @@ open_record_dir (const struct oci_globals *g, const char *id,
                        errno == EEXIST ? id : dir);
   r->dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (r->dirfd < 0)
-    return rt_err_set (err, errno, "open `%s`", dir);
+    return cm_err_set (err, errno, "open `%s`", dir);
   return 0;
 }
 
 int
 oci_cow_setup (const struct oci_globals *g, const char *id,
                struct rt_config *cfg, const struct oci_cow_flags *f,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   struct cow_ann a = { 0 };
   struct oci_cow_record r = { .dirfd = -1, .exit_code = -1 };
@@ -242,10 +242,10 @@ oci_cow_setup (const struct oci_globals *g, const char *id,
     {
       /* what was made is this create's own: drop it */
       for (size_t i = 0; i < r.n; i++)
-        rt_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
+        cm_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
       _cleanup_free_ char *dir
           = xasprintf ("%s/" OCI_COW_BRANCHES "/%s", g->root, id);
-      rt_rm_rf_at (AT_FDCWD, dir, NULL);
+      cm_rm_rf_at (AT_FDCWD, dir, NULL);
     }
   oci_cow_record_free (&r);
   return ret < 0 ? -1 : 1;
@@ -255,10 +255,10 @@ void
 oci_cow_discard (const struct oci_globals *g, const char *id)
 {
   struct oci_cow_record r;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (oci_cow_record_load (g, id, &r, &e) != 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       oci_cow_record_free (&r);
       return;
     }
@@ -268,13 +268,13 @@ oci_cow_discard (const struct oci_globals *g, const char *id)
       /* abort opens up what a mount in a user namespace left */
       if (cow_branch_open (r.v[i].storage, &b, &e) < 0
           || cow_abort (b, &e) < 0)
-        rt_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
-      rt_err_free (&e);
+        cm_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
+      cm_err_free (&e);
       cow_branch_free (b);
     }
   while (r.n)
     oci_cow_record_drop (&r, r.n - 1);
   oci_cow_record_save (g, id, &r, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
   oci_cow_record_free (&r);
 }

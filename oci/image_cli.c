@@ -44,7 +44,7 @@ const struct option image_cli_options[] = {
 
 int
 image_cli_parse (const char *cmd, struct image_cli *c, int argc, char **argv,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   const struct option *opts = image_cli_merge (NULL);
   int opt;
@@ -55,7 +55,7 @@ image_cli_parse (const char *cmd, struct image_cli *c, int argc, char **argv,
       if (r < 0)
         return -1;
       if (r == 0)
-        return rt_err_set (err, 0, "%s: unknown option (see `help %s`)", cmd,
+        return cm_err_set (err, 0, "%s: unknown option (see `help %s`)", cmd,
                            cmd);
     }
   return optind;
@@ -78,7 +78,7 @@ image_cli_merge (const struct option *extra)
  * by default) into milliseconds; at most 24 h. */
 static int
 parse_duration (const char *flag, const char *arg, uint64_t min_ms, uint64_t *out,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   static const struct { const char *unit; uint64_t ms; } units[] = {
     { "", 1000 }, { "s", 1000 }, { "ms", 1 }, { "m", 60000 }, { "h", 3600000 },
@@ -95,12 +95,12 @@ parse_duration (const char *flag, const char *arg, uint64_t min_ms, uint64_t *ou
           *out = v * units[i].ms;
           return 1;
         }
-  return rt_err_set (err, 0, "%s: expected a duration such as 30s, 500ms, 5m or 0 "
+  return cm_err_set (err, 0, "%s: expected a duration such as 30s, 500ms, 5m or 0 "
                      "(at least %" PRIu64 "ms, at most 24h), got `%s`", flag, min_ms, arg);
 }
 
 int
-image_cli_size (const char *flag, const char *arg, uint64_t *out, struct rt_err **err)
+image_cli_size (const char *flag, const char *arg, uint64_t *out, struct cm_err **err)
 {
   char *end;
   unsigned long long v;
@@ -116,14 +116,14 @@ image_cli_size (const char *flag, const char *arg, uint64_t *out, struct rt_err 
       default: break;
       }
   if (v == 0 || errno || *end || v > (UINT64_MAX >> shift))
-    return rt_err_set (err, 0, "%s: expected a size in bytes, with an optional k, m or g "
+    return cm_err_set (err, 0, "%s: expected a size in bytes, with an optional k, m or g "
                        "suffix (like 512m or 2g), got `%s`", flag, arg);
   *out = (uint64_t) v << shift;
   return 0;
 }
 
 int
-image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **err)
+image_cli_opt (struct image_cli *c, int opt, const char *arg, struct cm_err **err)
 {
   switch (opt)
     {
@@ -145,7 +145,7 @@ image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **er
       else if (strcmp (arg, "false") == 0)
         c->o.tls_verify = 0;
       else
-        return rt_err_set (err, 0, "--tls-verify: expected true or false, got `%s`", arg);
+        return cm_err_set (err, 0, "--tls-verify: expected true or false, got `%s`", arg);
       return 1;
     case O_PLATFORM:
       c->o.platform = arg;
@@ -162,7 +162,7 @@ image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **er
         c->o.jobs = errno || end == arg || *end ? 0 : (int) (v < 0 || v > 16 ? 0 : v);
       }
       if (c->o.jobs < 1 || c->o.jobs > 16)
-        return rt_err_set (err, 0, "--jobs: expected 1..16, got `%s`", arg);
+        return cm_err_set (err, 0, "--jobs: expected 1..16, got `%s`", arg);
       return 1;
     case O_TIMEOUT:
       return parse_duration ("--timeout", arg, 1, &c->o.timeout_ms, err);
@@ -181,7 +181,7 @@ image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **er
       if (strcmp (arg, "json") == 0)
         c->json = true;
       else if (strcmp (arg, "text") != 0)
-        return rt_err_set (err, 0, "--format: expected text or json, got `%s`", arg);
+        return cm_err_set (err, 0, "--format: expected text or json, got `%s`", arg);
       return 1;
     default:
       return 0;
@@ -370,7 +370,7 @@ image_cli_finish (struct image_cli *c)
 
 int
 image_cli_get (struct image_cli *c, const char *ref, struct img_image **out,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   int r;
   image_cli_start (c);
@@ -382,7 +382,7 @@ image_cli_get (struct image_cli *c, const char *ref, struct img_image **out,
 
 int
 image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *dir,
-                  char *const *cmd, struct rt_err **err)
+                  char *const *cmd, struct cm_err **err)
 {
   struct img_config *ic = NULL;
   struct oci_default_opts d = { 0 };
@@ -394,7 +394,7 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
 
   if (img_config_resolve (&c->o, im, cmd, &ic, err) < 0)
     return -1;
-  if (rt_mkdir_p (dir, 0755, err) < 0
+  if (cm_mkdir_p (dir, 0755, err) < 0
       || (c->cow ? oci_cow_rootfs_mountpoint (rootfs, err)
                  : img_copy_rootfs (im, rootfs, c->o.allow_devices, err)) < 0)
     {
@@ -407,7 +407,7 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
     {
       /* The image's labels become annotations, but an image must never
        * choose its own confinement (docs/security.md "Who decides"). */
-      if (rt_startswith (ic->annot_keys[i], "run.oci.sandlock."))
+      if (cm_startswith (ic->annot_keys[i], "run.oci.sandlock."))
         continue;
       kv[nkv].key = ic->annot_keys[i];
       kv[nkv++].value = ic->annot_values[i];
@@ -433,9 +433,9 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
   json = oci_default_config_json (&d);
   dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
-    ret = rt_err_set (err, errno, "bundle `%s`", dir);
+    ret = cm_err_set (err, errno, "bundle `%s`", dir);
   else
-    ret = rt_atomic_write_at (dfd, "config.json", json, strlen (json), 0644, err);
+    ret = cm_atomic_write_at (dfd, "config.json", json, strlen (json), 0644, err);
   img_config_free (ic);
   return ret;
 }

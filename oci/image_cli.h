@@ -48,16 +48,16 @@ extern const struct option image_cli_options[];
   "                       default 100 x its compressed size + 64 MiB)\n"
 
 /* Parses a size (bytes, or with a k/m/g suffix: KiB/MiB/GiB) for |flag|. */
-int image_cli_size (const char *flag, const char *arg, uint64_t *out, struct rt_err **err);
+int image_cli_size (const char *flag, const char *arg, uint64_t *out, struct cm_err **err);
 
 /* Handles one option returned by getopt_long; returns 1 when it was an
  * image option, 0 when not, < 0 on a bad value. */
-int image_cli_opt (struct image_cli *c, int opt, const char *arg, struct rt_err **err);
+int image_cli_opt (struct image_cli *c, int opt, const char *arg, struct cm_err **err);
 
 /* Parses argv with the shared image options for |cmd|; returns the index
  * of the first non-option argument, or < 0 with *err naming the option. */
 int image_cli_parse (const char *cmd, struct image_cli *c, int argc,
-                     char **argv, struct rt_err **err);
+                     char **argv, struct cm_err **err);
 
 /* Builds the option array: |extra| (terminated) followed by the shared
  * ones.  Returns a static buffer. */
@@ -69,7 +69,7 @@ void image_cli_finish (struct image_cli *c);
 
 /* Pulls (or, with --offline, looks up) |ref|. */
 int image_cli_get (struct image_cli *c, const char *ref, struct img_image **out,
-                   struct rt_err **err);
+                   struct cm_err **err);
 
 
 /* Writes a bundle for |im| into |dir|: the rootfs copied from the cache
@@ -77,6 +77,6 @@ int image_cli_get (struct image_cli *c, const char *ref, struct img_image **out,
  * rootfs_lower annotation; the root is then writable), config.json from
  * the image config (|cmd| replaces Cmd). */
 int image_cli_bundle (struct image_cli *c, const struct img_image *im,
-                      const char *dir, char *const *cmd, struct rt_err **err);
+                      const char *dir, char *const *cmd, struct cm_err **err);
 
 #endif

@@ -27,11 +27,11 @@
 #define BUILD_PREFIX ".run-"
 
 static int
-lock_fd (int fd, int op, const char *what, struct rt_err **err)
+lock_fd (int fd, int op, const char *what, struct cm_err **err)
 {
   while (flock (fd, op) < 0)
     if (errno != EINTR)
-      return rt_err_set (err, errno, "lock `%s`", what);
+      return cm_err_set (err, errno, "lock `%s`", what);
   return 0;
 }
 
@@ -53,15 +53,15 @@ sweep_builds (int bfd)
   while ((de = readdir (d)) != NULL)
     {
       _cleanup_fd_ int fd = -1;
-      struct rt_err *e = NULL;
-      if (!rt_startswith (de->d_name, BUILD_PREFIX))
+      struct cm_err *e = NULL;
+      if (!cm_startswith (de->d_name, BUILD_PREFIX))
         continue;
       fd = openat (bfd, de->d_name,
                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
         continue;               /* not a directory, or a run is building it */
-      if (rt_rm_rf_at (bfd, de->d_name, &e) < 0)
-        rt_err_free (&e);
+      if (cm_rm_rf_at (bfd, de->d_name, &e) < 0)
+        cm_err_free (&e);
     }
   closedir (d);
 }
@@ -69,17 +69,17 @@ sweep_builds (int bfd)
 /* Makes and locks a new build directory; *tmp its path, *lockfd its fd. */
 static int
 new_build_dir (struct oci_globals *g, char **tmp, int *lockfd,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   _cleanup_free_ char *dir = xasprintf ("%s/%s", g->root, OCI_IMAGE_BUNDLES);
   _cleanup_free_ char *path = NULL;
   _cleanup_fd_ int bfd = -1, fd = -1;
 
-  if (rt_mkdir_p (dir, 0700, err) < 0)
+  if (cm_mkdir_p (dir, 0700, err) < 0)
     return -1;
   bfd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (bfd < 0)
-    return rt_err_set (err, errno, "open `%s`", dir);
+    return cm_err_set (err, errno, "open `%s`", dir);
   if (lock_fd (bfd, LOCK_EX, dir, err) < 0)
     return -1;
   sweep_builds (bfd);
@@ -89,48 +89,48 @@ new_build_dir (struct oci_globals *g, char **tmp, int *lockfd,
     return -1;
   path = xasprintf ("%s/" BUILD_PREFIX "XXXXXX", dir);
   if (mkdtemp (path) == NULL)
-    return rt_err_set (err, errno, "create a build directory in `%s`", dir);
+    return cm_err_set (err, errno, "create a build directory in `%s`", dir);
   fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 || lock_fd (fd, LOCK_EX, path, err) < 0 || fchmod (fd, 0755) < 0)
     {
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       if (*err == NULL)
-        rt_err_set (err, errno, "build directory `%s`", path);
-      if (rt_rm_rf_at (AT_FDCWD, path, &e) < 0)
-        rt_err_free (&e);
+        cm_err_set (err, errno, "build directory `%s`", path);
+      if (cm_rm_rf_at (AT_FDCWD, path, &e) < 0)
+        cm_err_free (&e);
       return -1;
     }
-  *tmp = rt_steal_ptr (&path);
-  *lockfd = rt_steal_fd (&fd);
+  *tmp = cm_steal_ptr (&path);
+  *lockfd = cm_steal_fd (&fd);
   return 0;
 }
 
 void
 image_run_discard (const char *tmp)
 {
-  struct rt_err *e = NULL;
-  if (tmp && rt_rm_rf_at (AT_FDCWD, tmp, &e) < 0)
-    rt_err_free (&e);
+  struct cm_err *e = NULL;
+  if (tmp && cm_rm_rf_at (AT_FDCWD, tmp, &e) < 0)
+    cm_err_free (&e);
 }
 
 /* Fails early, before any pull, for an id create would refuse anyway; the
  * authoritative check is oci_state_create's, under the id's lock. */
 static int
-check_id (struct oci_globals *g, const char *id, struct rt_err **err)
+check_id (struct oci_globals *g, const char *id, struct cm_err **err)
 {
   _cleanup_free_ char *p = NULL;
   if (!oci_id_valid (id))
-    return rt_err_set (err, 0, "run --image: invalid container id \"%s\"", id);
+    return cm_err_set (err, 0, "run --image: invalid container id \"%s\"", id);
   p = xasprintf ("%s/%s", g->root, id);
   if (faccessat (AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-    return rt_err_set (err, 0, "container \"%s\" already exists", id);
+    return cm_err_set (err, 0, "container \"%s\" already exists", id);
   return 0;
 }
 
 /* The pull's limits (--timeout, --stall-timeout), as `pull` takes them:
  * returns 1 when av[*i] was one (its value consumed), 0 when not. */
 static int
-pull_limit_flag (struct image_cli *c, char **av, int ac, int *i, struct rt_err **err)
+pull_limit_flag (struct image_cli *c, char **av, int ac, int *i, struct cm_err **err)
 {
   static const char *const names[] = { "timeout", "stall-timeout" };
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
@@ -154,7 +154,7 @@ pull_limit_flag (struct image_cli *c, char **av, int ac, int *i, struct rt_err *
 
 int
 image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
-                   int *lockfd, struct rt_err **err)
+                   int *lockfd, struct cm_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1, .quiet = true };
   const char *ref = NULL;
@@ -178,16 +178,16 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
         continue;
       if (strcmp (av[i], "--image") == 0 && i + 1 < ac)
         ref = av[++i];
-      else if (rt_startswith (av[i], "--image="))
+      else if (cm_startswith (av[i], "--image="))
         ref = av[i] + 8;
       else if (strcmp (av[i], "--cache-dir") == 0 && i + 1 < ac)
         c.o.cache_dir = av[++i];
-      else if (rt_startswith (av[i], "--cache-dir="))
+      else if (cm_startswith (av[i], "--cache-dir="))
         c.o.cache_dir = av[i] + 12;
       else if (strcmp (av[i], "--allow-devices") == 0)
         c.o.allow_devices = true;
       else if ((strcmp (av[i], "--max-unpacked-size") == 0 && i + 1 < ac)
-               || rt_startswith (av[i], "--max-unpacked-size="))
+               || cm_startswith (av[i], "--max-unpacked-size="))
         {
           const char *v = av[i][19] == '=' ? av[i] + 20 : av[++i];
           if (image_cli_size ("--max-unpacked-size", v, &c.o.max_unpacked, err) < 0)
@@ -212,7 +212,7 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
   if (n < 2 || out[n - 1][0] == '-')
     {
       free (out);
-      return rt_err_set (err, 0, "run --image: expected REF ID [-- CMD...]");
+      return cm_err_set (err, 0, "run --image: expected REF ID [-- CMD...]");
     }
   if (check_id (g, out[n - 1], err) < 0 || img_pull (&c.o, ref, &im, err) < 0)
     {

@@ -14,7 +14,7 @@
  * --image.  Build directories of killed runs (unlocked) are removed on the
  * way. */
 int image_run_prepare (struct oci_globals *g, int *argc, char ***argv,
-                       char **tmp, int *lockfd, struct rt_err **err);
+                       char **tmp, int *lockfd, struct cm_err **err);
 
 /* Removes a build directory oci_create never got (NULL: nothing). */
 void image_run_discard (const char *tmp);

@@ -36,7 +36,7 @@ hook_state (void *ud, pid_t pid, const char *status)
  * until the process is parked (oci_state_refresh keeps it so: a create
  * that died half-way is never startable). */
 static int
-record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
+record_progress (void *ud, const struct rt_progress *pr, struct cm_err **err)
 {
   struct oci_state *st = ud;
   enum oci_status status = pr->ready ? OCI_CREATED : OCI_CREATING;
@@ -58,7 +58,7 @@ record_progress (void *ud, const struct rt_progress *pr, struct rt_err **err)
   /* exec gives its process only the inodes the init's rules are on: the
    * record exists before the container is "created". */
   if (pr->ready
-      && rt_atomic_write_at (st->dirfd, "landlock.pins", pr->landlock_pins,
+      && cm_atomic_write_at (st->dirfd, "landlock.pins", pr->landlock_pins,
                              pr->landlock_pins_len, 0600, err) < 0)
     return -1;
   return oci_state_save (st, err);
@@ -72,10 +72,10 @@ static void
 record_cgroup_path (const struct oci_globals *g, const struct rt_config *cfg,
                     struct oci_state *st)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (rt_handle_cgroup_path (cfg->cgroups_path, st->id, g->systemd_cgroup,
                              &st->cgroup_path, &e) < 0)
-    rt_err_free (&e);
+    cm_err_free (&e);
 }
 
 static char *
@@ -86,7 +86,7 @@ owner_name (void)
 }
 
 int
-oci_write_pid_file (const char *path, pid_t pid, struct rt_err **err)
+oci_write_pid_file (const char *path, pid_t pid, struct cm_err **err)
 {
   _cleanup_free_ char *dir = xstrdup (path);
   _cleanup_fd_ int dfd = -1;
@@ -99,19 +99,19 @@ oci_write_pid_file (const char *path, pid_t pid, struct rt_err **err)
   dfd = open (slash ? (*dir ? dir : "/") : ".",
               O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
-    return rt_err_set (err, errno, "--pid-file `%s`", path);
+    return cm_err_set (err, errno, "--pid-file `%s`", path);
   snprintf (buf, sizeof buf, "%d", (int) pid);
-  if (rt_atomic_write_at (dfd, base, buf, strlen (buf), 0644, err) < 0)
-    return rt_err_wrap (err, "--pid-file");
+  if (cm_atomic_write_at (dfd, base, buf, strlen (buf), 0644, err) < 0)
+    return cm_err_wrap (err, "--pid-file");
   return 0;
 }
 
 static int
-resolve_bundle (const char *bundle, char **out, struct rt_err **err)
+resolve_bundle (const char *bundle, char **out, struct cm_err **err)
 {
   char *r = realpath (bundle ? bundle : ".", NULL);
   if (r == NULL)
-    return rt_err_set (err, errno, "bundle `%s`", bundle ? bundle : ".");
+    return cm_err_set (err, errno, "bundle `%s`", bundle ? bundle : ".");
   *out = r;
   return 0;
 }
@@ -122,7 +122,7 @@ resolve_bundle (const char *bundle, char **out, struct rt_err **err)
 static int
 choose_isolation (struct oci_globals *g, const struct oci_create_args *a,
                   const struct rt_config *cfg, enum rt_rootfs_kind *kind,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   const char *ann = rt_config_annotation (cfg, "run.oci.sandlock.isolation");
   const char *m = a->isolation ? a->isolation : ann ? ann : "auto";
@@ -136,7 +136,7 @@ choose_isolation (struct oci_globals *g, const struct oci_create_args *a,
   else if (strcmp (m, "landlock") == 0)
     *kind = RT_ROOTFS_VIRTUAL;
   else
-    return rt_err_set (err, 0, "%s: \"%s\" is not namespaces, landlock or "
+    return cm_err_set (err, 0, "%s: \"%s\" is not namespaces, landlock or "
                        "auto", what, m);
   oci_debug (g, "isolation: %s%s", m, *kind == RT_ROOTFS_VIRTUAL
              ? " (no namespaces: a seccomp-notify view of the rootfs)" : "");
@@ -146,15 +146,15 @@ choose_isolation (struct oci_globals *g, const struct oci_create_args *a,
 static int
 load_config (struct oci_globals *g, const struct oci_create_args *a,
              const struct oci_state *st, char **buf, size_t *len,
-             struct rt_config **cfg, struct rt_err **err)
+             struct rt_config **cfg, struct cm_err **err)
 {
   _cleanup_free_ char *path = a->config ? xstrdup (a->config)
                                         : xasprintf ("%s/config.json",
                                                      st->bundle);
-  if (rt_read_file_at (AT_FDCWD, path, OCI_SPEC_MAX_BYTES, buf, len, err) < 0)
+  if (cm_read_file_at (AT_FDCWD, path, OCI_SPEC_MAX_BYTES, buf, len, err) < 0)
     return -1;
   if (oci_spec_parse (*buf, *len, cfg, err) < 0)
-    return rt_err_wrap (err, "%s", path);
+    return cm_err_wrap (err, "%s", path);
   if (oci_spec_version_newer ((*cfg)->oci_version))
     {
       _cleanup_free_ char *w = xasprintf (
@@ -171,10 +171,10 @@ load_config (struct oci_globals *g, const struct oci_create_args *a,
 static int
 state_from_config (struct oci_globals *g, const struct rt_config *cfg,
                    enum rt_rootfs_kind kind, struct oci_state *st,
-                   struct rt_err **err)
+                   struct cm_err **err)
 {
   if (cfg->root_path == NULL || *cfg->root_path == '\0')
-    return rt_err_set (err, 0, "root.path: required");
+    return cm_err_set (err, 0, "root.path: required");
   {
     _cleanup_free_ char *rel = cfg->root_path[0] == '/'
                                    ? NULL
@@ -183,7 +183,7 @@ state_from_config (struct oci_globals *g, const struct rt_config *cfg,
     st->rootfs = realpath (rel ? rel : cfg->root_path, NULL);
   }
   if (st->rootfs == NULL)
-    return rt_err_set (err, errno, "root.path `%s`", cfg->root_path);
+    return cm_err_set (err, errno, "root.path `%s`", cfg->root_path);
   st->oci_version = xstrdup (cfg->oci_version);
   st->created = oci_now_rfc3339 ();
   st->owner = owner_name ();
@@ -211,22 +211,22 @@ state_from_config (struct oci_globals *g, const struct rt_config *cfg,
  * as created, what start acts on, state.json, and the two fifos. */
 static int
 save_records (const struct rt_config *cfg, const char *buf, size_t len,
-              struct oci_state *st, struct rt_err **err)
+              struct oci_state *st, struct cm_err **err)
 {
-  if (rt_atomic_write_at (st->dirfd, "config.json", buf, len, 0600, err) < 0
+  if (cm_atomic_write_at (st->dirfd, "config.json", buf, len, 0600, err) < 0
       || oci_start_record_save (st->dirfd, cfg, err) < 0
       || oci_state_save (st, err) < 0)
     return -1;
   if (mkfifoat (st->dirfd, "exec.fifo", 0600) < 0
       || mkfifoat (st->dirfd, "start.status", 0600) < 0)
-    return rt_err_set (err, errno, "create exec fifo");
+    return cm_err_set (err, errno, "create exec fifo");
   return 0;
 }
 
 static int
 spawn (struct oci_globals *g, const struct oci_create_args *a,
        const struct rt_config *cfg, enum rt_rootfs_kind kind,
-       struct oci_state *st, struct rt_err **err)
+       struct oci_state *st, struct cm_err **err)
 {
   _cleanup_free_ char *fifo = xasprintf ("%s/%s/exec.fifo", g->root, st->id);
   _cleanup_free_ char *status = xasprintf ("%s/%s/start.status", g->root,
@@ -241,7 +241,7 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
       && oci_cow_rootfs_source (g, st->id, cfg, &layer, lowers, &src, err) < 0)
     return -1;
   if (kind == RT_ROOTFS_VIRTUAL && oci_cow_rootfs_lower (cfg) != NULL)
-    return rt_err_set (err, 0, "annotation " OCI_COW_ANN "rootfs_lower: an "
+    return cm_err_set (err, 0, "annotation " OCI_COW_ANN "rootfs_lower: an "
                        "overlay rootfs needs a mount namespace, which the "
                        "namespace-less mode does not have (use "
                        "--isolation=namespaces, or a bundle with a copied "
@@ -287,7 +287,7 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
 
 static int
 do_create (struct oci_globals *g, const struct oci_create_args *a,
-           struct oci_state *st, struct rt_err **err)
+           struct oci_state *st, struct cm_err **err)
 {
   _cleanup_free_ char *buf = NULL;
   struct rt_config *cfg = NULL;
@@ -318,7 +318,7 @@ do_create (struct oci_globals *g, const struct oci_create_args *a,
  * killed in between, a later delete still knows of the bundle. */
 static int
 remove_container (const struct oci_globals *g, struct oci_state *st,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   oci_bundle_drop (g, st);
   oci_cow_layer_release (st->dirfd);
@@ -327,7 +327,7 @@ remove_container (const struct oci_globals *g, struct oci_state *st,
 
 int
 oci_create (struct oci_globals *g, const struct oci_create_args *a,
-            struct oci_state *st, struct rt_err **err)
+            struct oci_state *st, struct cm_err **err)
 {
   _cleanup_free_ char *image_bundle = NULL;
 
@@ -336,7 +336,7 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
   if (a->preserve_fds < 0)
     {
       image_run_discard (a->image_bundle_tmp);
-      return rt_err_set (err, 0, "--preserve-fds: must not be negative");
+      return cm_err_set (err, 0, "--preserve-fds: must not be negative");
     }
   if (oci_state_create (g, a->id, st, err) < 0)
     {
@@ -353,7 +353,7 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
                          err) < 0
       || do_create (g, a, st, err) < 0)
     {
-      struct rt_err *e2 = NULL;
+      struct cm_err *e2 = NULL;
       if (image_bundle == NULL)
         image_run_discard (a->image_bundle_tmp);
       /* Nothing half-created stays: kill what may run, drop the state
@@ -362,7 +362,7 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
         oci_delete (g, st, &e2);
       else
         remove_container (g, st, &e2);
-      rt_err_free (&e2);
+      cm_err_free (&e2);
       oci_state_free (st);
       return -1;
     }
@@ -376,18 +376,18 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
 
 int
 oci_delete (const struct oci_globals *g, struct oci_state *st,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   struct rt_handle *h = NULL;
   struct rt_config *cfg = NULL;
-  struct rt_err *e2 = NULL;
+  struct cm_err *e2 = NULL;
   int r;
 
   /* A cgroup that cannot be opened any more is no reason to keep the
    * container: kill and wait for its init alone. */
   if (oci_state_handle (st, NULL, NULL, &h, &e2) < 0)
     {
-      rt_err_free (&e2);
+      cm_err_free (&e2);
       rt_handle_open (st->pid, st->start_time, NULL, &h, &e2);
     }
   /* Nothing is removed while a process lives: the state stays, and a
@@ -399,7 +399,7 @@ oci_delete (const struct oci_globals *g, struct oci_state *st,
   if (r == 0 && st->supervisor_pid > 0)
     rt_proc_signal (st->supervisor_pid, st->supervisor_start_time, SIGKILL);
   if (r < 0)
-    return rt_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
+    return cm_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
                         "again once its processes can exit", st->id);
   if (oci_state_config (st, &cfg, &e2) == 0)
     {
@@ -412,7 +412,7 @@ oci_delete (const struct oci_globals *g, struct oci_state *st,
                         oci_hook_warning, g);
       rt_config_free (cfg);
     }
-  rt_err_free (&e2);
+  cm_err_free (&e2);
   return remove_container (g, st, err);
 }
 
@@ -434,26 +434,26 @@ stop_failed_start (struct oci_state *st)
 static bool
 undo_running (struct oci_state *st, bool stop)
 {
-  struct rt_err *e2 = NULL;
+  struct cm_err *e2 = NULL;
   if (stop)
     stop_failed_start (st);
   else
     st->status = OCI_CREATED;
   /* Best effort: refresh derives the status from the process anyway. */
   oci_state_save (st, &e2);
-  rt_err_free (&e2);
+  cm_err_free (&e2);
   return true;
 }
 
 int
-oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
+oci_start (struct oci_globals *g, struct oci_state *st, struct cm_err **err)
 {
   _cleanup_free_ char *fifo = NULL, *status = NULL;
   struct rt_config *cfg = NULL;
   bool failed = false;
 
   if (st->status != OCI_CREATED)
-    return rt_err_set (err, 0, "cannot start container \"%s\": it is %s",
+    return cm_err_set (err, 0, "cannot start container \"%s\": it is %s",
                        st->id, oci_status_name (st->status));
   if (oci_start_record_load (st->dirfd, &cfg, err) < 0)
     return -1;
@@ -470,7 +470,7 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
   if (failed)
     {
       rt_config_free (cfg);
-      return rt_err_wrap (err, "start \"%s\"", st->id);
+      return cm_err_wrap (err, "start \"%s\"", st->id);
     }
   unlinkat (st->dirfd, "exec.fifo", 0);
   unlinkat (st->dirfd, "start.status", 0);
@@ -480,20 +480,20 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
        * always done so); before 1.3 each failure is a warning and the
        * remaining hooks still run. */
       _cleanup_free_ char *j = oci_state_json (st, false);
-      struct rt_err *e2 = NULL;
+      struct cm_err *e2 = NULL;
       if (!oci_spec_version_at_least (cfg->oci_version, 3))
         rt_hooks_run_all (&cfg->hooks[RT_HOOK_POSTSTART], "poststart", j,
                           oci_hook_warning, g);
       else if (rt_hooks_run (&cfg->hooks[RT_HOOK_POSTSTART], "poststart", j,
                              &e2) < 0)
         {
-          struct rt_err *e3 = NULL;
+          struct cm_err *e3 = NULL;
           stop_failed_start (st);
           if (oci_state_save (st, &e3) < 0)
-            rt_err_free (&e3);
+            cm_err_free (&e3);
           rt_config_free (cfg);
           *err = e2;
-          return rt_err_wrap (err, "start \"%s\"", st->id);
+          return cm_err_wrap (err, "start \"%s\"", st->id);
         }
     }
   rt_config_free (cfg);
@@ -503,7 +503,7 @@ oci_start (struct oci_globals *g, struct oci_state *st, struct rt_err **err)
 int
 oci_parse_create_flags (const char *cmd, int argc, char **argv,
                         struct oci_create_args *a, bool allow_detach,
-                        struct rt_err **err)
+                        struct cm_err **err)
 {
   enum
   {
@@ -570,34 +570,34 @@ oci_parse_create_flags (const char *cmd, int argc, char **argv,
         break;
       case O_KEEP:
         if (!allow_detach)
-          return rt_err_set (err, 0, "%s: --keep is a `run` flag", cmd);
+          return cm_err_set (err, 0, "%s: --keep is a `run` flag", cmd);
         a->keep = true;
         break;
       case O_COW_EXIT:
       case O_COW_ERROR:
         if (!allow_detach)
-          return rt_err_set (err, 0, "%s: --cow-on-exit/--cow-on-error are "
+          return cm_err_set (err, 0, "%s: --cow-on-exit/--cow-on-error are "
                              "`run` flags (create: the annotations "
                              OCI_COW_ANN "on_exit/on_error)", cmd);
         if (oci_cow_action_parse (optarg) < 0)
-          return rt_err_set (err, 0, "%s: --cow-on-%s: expected commit, "
+          return cm_err_set (err, 0, "%s: --cow-on-%s: expected commit, "
                              "abort, keep or defer, got \"%s\"", cmd,
                              c == O_COW_EXIT ? "exit" : "error", optarg);
         *(c == O_COW_EXIT ? &a->cow_on_exit : &a->cow_on_error) = optarg;
         break;
       case 'd':
         if (!allow_detach)
-          return rt_err_set (err, 0, "%s: unknown flag -d", cmd);
+          return cm_err_set (err, 0, "%s: unknown flag -d", cmd);
         a->detach = true;
         break;
       default:
-        return rt_err_set (err, 0, "%s: unknown flag (see `sandlock-oci help "
+        return cm_err_set (err, 0, "%s: unknown flag (see `sandlock-oci help "
                            "%s`)", cmd, cmd);
       }
   if (optind >= argc)
-    return rt_err_set (err, 0, "%s: container id required", cmd);
+    return cm_err_set (err, 0, "%s: container id required", cmd);
   if (optind + 1 < argc)
-    return rt_err_set (err, 0, "%s: unexpected argument \"%s\"", cmd,
+    return cm_err_set (err, 0, "%s: unexpected argument \"%s\"", cmd,
                        argv[optind + 1]);
   a->id = argv[optind];
   return optind;

@@ -42,13 +42,13 @@ struct oci_create_args
  * (no state, no image bundle; an existing container of that id is not
  * touched). */
 int oci_create (struct oci_globals *g, const struct oci_create_args *a,
-                struct oci_state *st, struct rt_err **err);
+                struct oci_state *st, struct cm_err **err);
 
 /* Kills, waits for and cleans up a container: cgroup, poststop hooks, the
  * bundle it owns, the state directory.  Used by delete, by run when the
  * container exits, and by a create that fails half-way. */
 int oci_delete (const struct oci_globals *g, struct oci_state *st,
-                struct rt_err **err);
+                struct cm_err **err);
 
 /* Makes the bundle `run --image` built at |tmp| (under ROOT/image-bundles)
  * the bundle of the freshly created, locked |st|: records the ownership,
@@ -56,7 +56,7 @@ int oci_delete (const struct oci_globals *g, struct oci_state *st,
  * container has that id: we hold it) and renames |tmp| there.  *bundle
  * gets that path (caller frees).  On failure |tmp| is left to the caller. */
 int oci_bundle_adopt (const struct oci_globals *g, struct oci_state *st,
-                      const char *tmp, char **bundle, struct rt_err **err);
+                      const char *tmp, char **bundle, struct cm_err **err);
 
 /* Removes the bundle |st| owns, if any (never following a symlink; a
  * failure is a warning: the container is still deleted). */
@@ -64,32 +64,32 @@ void oci_bundle_drop (const struct oci_globals *g, const struct oci_state *st);
 
 /* Releases a created container and runs poststart hooks. */
 int oci_start (struct oci_globals *g, struct oci_state *st,
-               struct rt_err **err);
+               struct cm_err **err);
 
 /* start.json in the locked state directory |dirfd|: what `start` needs
  * of |cfg| (ociVersion, hooks.poststart), written at create. */
 int oci_start_record_save (int dirfd, const struct rt_config *cfg,
-                           struct rt_err **err);
+                           struct cm_err **err);
 /* Reads it back as a config holding only those fields (a container
  * created without the record: its stored config.json). */
 int oci_start_record_load (int dirfd, struct rt_config **out,
-                           struct rt_err **err);
+                           struct cm_err **err);
 
 /* Parses the flags create and run share; returns the getopt index of the
  * container id, or < 0 with *err set. */
 int oci_parse_create_flags (const char *cmd, int argc, char **argv,
                             struct oci_create_args *a, bool allow_detach,
-                            struct rt_err **err);
+                            struct cm_err **err);
 
 /* Parses --preserve-fds |arg| into |out| and checks, before the runtime
  * opens anything, that the caller really passes fds 3..3+N-1 (no hole the
  * runtime's own fds could fill) within RLIMIT_NOFILE.  |cmd| prefixes the
  * error. */
 int oci_parse_preserve_fds (const char *cmd, const char *arg, int *out,
-                            struct rt_err **err);
+                            struct cm_err **err);
 
 /* Writes |pid| to |path| atomically (runc's --pid-file: no newline). */
-int oci_write_pid_file (const char *path, pid_t pid, struct rt_err **err);
+int oci_write_pid_file (const char *path, pid_t pid, struct cm_err **err);
 
 /* Blocks SIGCHLD and the forwarded signals (before the child exists, so
  * none is lost); |old| gets the previous mask. */

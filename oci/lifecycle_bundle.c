@@ -12,22 +12,22 @@
 #include "lifecycle.h"
 
 static int
-open_image_bundles (const struct oci_globals *g, struct rt_err **err)
+open_image_bundles (const struct oci_globals *g, struct cm_err **err)
 {
   _cleanup_fd_ int rootfd = open (g->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   int fd;
   if (rootfd < 0)
-    return rt_err_set (err, errno, "--root `%s`", g->root);
+    return cm_err_set (err, errno, "--root `%s`", g->root);
   fd = openat (rootfd, OCI_IMAGE_BUNDLES,
                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
-    return rt_err_set (err, errno, "open `%s/%s`", g->root, OCI_IMAGE_BUNDLES);
+    return cm_err_set (err, errno, "open `%s/%s`", g->root, OCI_IMAGE_BUNDLES);
   return fd;
 }
 
 int
 oci_bundle_adopt (const struct oci_globals *g, struct oci_state *st,
-                  const char *tmp, char **bundle, struct rt_err **err)
+                  const char *tmp, char **bundle, struct cm_err **err)
 {
   _cleanup_fd_ int bfd = open_image_bundles (g, err);
   _cleanup_free_ char *path = NULL;
@@ -40,20 +40,20 @@ oci_bundle_adopt (const struct oci_globals *g, struct oci_state *st,
   if (oci_state_own_bundle (st, path, err) < 0)
     return -1;
   /* We hold the id, so what is there is no live container's. */
-  if (rt_rm_rf_at (bfd, st->id, err) < 0)
-    return rt_err_wrap (err, "remove the stale image bundle `%s`", path);
+  if (cm_rm_rf_at (bfd, st->id, err) < 0)
+    return cm_err_wrap (err, "remove the stale image bundle `%s`", path);
   if (renameat (AT_FDCWD, tmp, bfd, st->id) < 0)
-    return rt_err_set (err, errno, "move image bundle `%s` to `%s`", tmp, path);
-  *bundle = rt_steal_ptr (&path);
+    return cm_err_set (err, errno, "move image bundle `%s` to `%s`", tmp, path);
+  *bundle = cm_steal_ptr (&path);
   return 0;
 }
 
 /* ROOT/image-bundles/ID: a symlink there is unlinked, not followed
- * (rt_rm_rf_at opens nothing without O_NOFOLLOW). */
+ * (cm_rm_rf_at opens nothing without O_NOFOLLOW). */
 void
 oci_bundle_drop (const struct oci_globals *g, const struct oci_state *st)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   _cleanup_fd_ int bfd = -1;
   if (!st->image_bundle)
     return;
@@ -61,13 +61,13 @@ oci_bundle_drop (const struct oci_globals *g, const struct oci_state *st)
   if (bfd < 0)
     {
       if (e->errno_ == ENOENT)
-        rt_err_free (&e);
+        cm_err_free (&e);
     }
-  else if (rt_rm_rf_at (bfd, st->id, &e) < 0)
-    rt_err_wrap (&e, "remove the image bundle of `%s`", st->id);
+  else if (cm_rm_rf_at (bfd, st->id, &e) < 0)
+    cm_err_wrap (&e, "remove the image bundle of `%s`", st->id);
   if (e)
     {
       oci_log_warning (g, e->msg);
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
 }

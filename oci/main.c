@@ -65,7 +65,7 @@ parse_rootless (const char *v)
 }
 
 static int
-cmd_help (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
+cmd_help (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   const struct oci_command *c;
   if (argc < 2)
@@ -75,7 +75,7 @@ cmd_help (struct oci_globals *g, int argc, char **argv, struct rt_err **err)
     }
   c = oci_command_find (argv[1]);
   if (c == NULL)
-    return rt_err_set (err, 0, "help: unknown command `%s`", argv[1]);
+    return cm_err_set (err, 0, "help: unknown command `%s`", argv[1]);
   printf ("%s", c->usage);
   return 0;
 }
@@ -263,7 +263,7 @@ static int
 setup_globals (struct oci_globals *g, const struct oci_sysconfig_flags *sl,
                const char *argv0)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   char *cache;
   if (g->log && check_log (g) < 0)
     return -1;
@@ -272,7 +272,7 @@ setup_globals (struct oci_globals *g, const struct oci_sysconfig_flags *sl,
   if (oci_sysconfig_apply (argv0, sl, &err) < 0)
     {
       oci_log_error (g, err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
       return -1;
     }
   /* Compiled seccomp profiles are cached next to the containers' state,
@@ -288,7 +288,7 @@ static int
 run_command (struct oci_globals *g, const struct oci_command *c, int argc,
              char **argv)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct timespec t0, t1;
   int ret;
 
@@ -307,7 +307,7 @@ run_command (struct oci_globals *g, const struct oci_command *c, int argc,
   if (ret >= 0)
     return ret;
   oci_log_error (g, err && err->msg ? err->msg : "unknown error");
-  rt_err_free (&err);
+  cm_err_free (&err);
   return 1;
 }
 

@@ -30,7 +30,7 @@
 
 struct pctx
 {
-  struct rt_err **err;
+  struct cm_err **err;
   const char *root_name;        /* names the document itself in errors */
   char path[1024];
   size_t len;
@@ -46,11 +46,11 @@ fail (struct pctx *c, const char *fmt, ...)
   if (vasprintf (&msg, fmt, ap) < 0)
     msg = NULL;
   va_end (ap);
-  return rt_err_set (c->err, 0, "%s: %s", c->len ? c->path : c->root_name,
+  return cm_err_set (c->err, 0, "%s: %s", c->len ? c->path : c->root_name,
                      msg ? msg : "out of memory");
 }
 /* The analyzer does not follow a variadic call: the macro puts fail's -1
- * at the call site, as common/err.h does for rt_err_set, so a `return fail
+ * at the call site, as common/err.h does for cm_err_set, so a `return fail
  * (...)` is a failure to it and not a path on to the success branch. */
 #define fail(...) ({ fail (__VA_ARGS__); -1; })
 
@@ -1021,7 +1021,7 @@ version_minor (const char *v)
 {
   char *end;
   long minor;
-  if (!rt_startswith (v, "1.") || v[2] < '0' || v[2] > '9')
+  if (!cm_startswith (v, "1.") || v[2] < '0' || v[2] > '9')
     return -1;
   minor = strtol (v + 2, &end, 10);
   if (*end != '.' || end[1] < '0' || end[1] > '9' || minor > 9999)
@@ -1088,7 +1088,7 @@ yajl_freep (yajl_val *v)
  * with *err set.  |name| names the document in messages ("config.json:
  * invalid JSON: ..."). */
 static yajl_val
-parse_tree (const char *buf, size_t len, const char *name, struct rt_err **err)
+parse_tree (const char *buf, size_t len, const char *name, struct cm_err **err)
 {
   return cm_json_parse (buf, len, OCI_SPEC_MAX_BYTES, name, err);
 }
@@ -1097,7 +1097,7 @@ parse_tree (const char *buf, size_t len, const char *name, struct rt_err **err)
  * too (a file path given to oci_spec_load). */
 static int
 spec_parse_named (const char *buf, size_t len, const char *name, bool wrap,
-                  struct rt_config **out, struct rt_err **err)
+                  struct rt_config **out, struct cm_err **err)
 {
   _cleanup_ (yajl_freep) yajl_val tree = NULL;
   struct rt_config *cfg;
@@ -1110,7 +1110,7 @@ spec_parse_named (const char *buf, size_t len, const char *name, bool wrap,
   if (parse_config (&c, tree, cfg) < 0)
     {
       rt_config_free (cfg);
-      return wrap ? rt_err_wrap (err, "%s", name) : -1;
+      return wrap ? cm_err_wrap (err, "%s", name) : -1;
     }
   *out = cfg;
   return 0;
@@ -1118,18 +1118,18 @@ spec_parse_named (const char *buf, size_t len, const char *name, bool wrap,
 
 int
 oci_spec_parse (const char *buf, size_t len, struct rt_config **out,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   return spec_parse_named (buf, len, "config.json", false, out, err);
 }
 
 int
-oci_spec_load (const char *path, struct rt_config **out, struct rt_err **err)
+oci_spec_load (const char *path, struct rt_config **out, struct cm_err **err)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len = 0;
 
-  if (rt_read_file_at (AT_FDCWD, path, OCI_SPEC_MAX_BYTES, &buf, &len, err)
+  if (cm_read_file_at (AT_FDCWD, path, OCI_SPEC_MAX_BYTES, &buf, &len, err)
       < 0)
     return -1;
   return spec_parse_named (buf, len, path, true, out, err);
@@ -1137,7 +1137,7 @@ oci_spec_load (const char *path, struct rt_config **out, struct rt_err **err)
 
 int
 oci_process_parse (const char *buf, size_t len, struct rt_process **out,
-                   struct rt_err **err)
+                   struct cm_err **err)
 {
   _cleanup_ (yajl_freep) yajl_val tree = NULL;
   struct rt_process *p;
@@ -1162,7 +1162,7 @@ oci_process_parse (const char *buf, size_t len, struct rt_process **out,
  * at "resources" so messages read as "resources.memory.limit: ...". */
 int
 oci_resources_parse (const char *buf, size_t len, struct rt_resources **out,
-                     struct rt_err **err)
+                     struct cm_err **err)
 {
   _cleanup_ (yajl_freep) yajl_val tree = NULL;
   struct rt_resources *r;
@@ -1187,7 +1187,7 @@ oci_resources_parse (const char *buf, size_t len, struct rt_resources **out,
 
 int
 oci_json_prescan (const char *buf, size_t len, const char *name,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   return cm_json_prescan (buf, len, name, err);
 }

@@ -18,7 +18,7 @@
 /* Parses a whole config.json held in |buf|.  On success *out is a new
  * config owned by the caller.  ociVersion must be 1.x.y (2.x is refused). */
 int oci_spec_parse (const char *buf, size_t len, struct rt_config **out,
-                    struct rt_err **err) __attribute__ ((nonnull (1, 3)));
+                    struct cm_err **err) __attribute__ ((nonnull (1, 3)));
 
 /* True when |v| is a 1.x newer than the fields this parser knows (1.3):
  * accepted, and `create` warns that unknown fields are ignored. */
@@ -30,23 +30,23 @@ bool oci_spec_version_at_least (const char *v, long minor)
 
 /* Reads and parses |path| (errors are prefixed with the path). */
 int oci_spec_load (const char *path, struct rt_config **out,
-                   struct rt_err **err) __attribute__ ((nonnull (1, 2)));
+                   struct cm_err **err) __attribute__ ((nonnull (1, 2)));
 
 /* Parses a runtime-spec "process" object on its own (exec --process). */
 int oci_process_parse (const char *buf, size_t len, struct rt_process **out,
-                       struct rt_err **err) __attribute__ ((nonnull (1, 3)));
+                       struct cm_err **err) __attribute__ ((nonnull (1, 3)));
 
 /* Parses a runtime-spec LinuxResources object on its own (`update -r`);
  * errors name paths from "resources" (resources.memory.limit).  *out is
  * freed with rt_resources_free(). */
 int oci_resources_parse (const char *buf, size_t len,
-                         struct rt_resources **out, struct rt_err **err)
+                         struct rt_resources **out, struct cm_err **err)
     __attribute__ ((nonnull (1, 3)));
 
 /* For other JSON documents parsed with yajl's tree (state.json): refuses
  * nesting deeper than config.json may (yajl_tree_free recurses) and
  * "\u0000" in strings, naming |name| in the error. */
 int oci_json_prescan (const char *buf, size_t len, const char *name,
-                      struct rt_err **err);
+                      struct cm_err **err);
 
 #endif

@@ -47,7 +47,7 @@ gen_hook (yajl_gen g, const struct rt_hook *h)
 
 int
 oci_start_record_save (int dirfd, const struct rt_config *cfg,
-                       struct rt_err **err)
+                       struct cm_err **err)
 {
   const struct rt_hook_list *l = &cfg->hooks[RT_HOOK_POSTSTART];
   yajl_gen g = yajl_gen_alloc (NULL);
@@ -68,25 +68,25 @@ oci_start_record_save (int dirfd, const struct rt_config *cfg,
   yajl_gen_map_close (g);
   yajl_gen_map_close (g);
   yajl_gen_get_buf (g, &buf, &len);
-  r = rt_atomic_write_at (dirfd, START_RECORD, buf, len, 0600, err);
+  r = cm_atomic_write_at (dirfd, START_RECORD, buf, len, 0600, err);
   yajl_gen_free (g);
   return r;
 }
 
 int
-oci_start_record_load (int dirfd, struct rt_config **out, struct rt_err **err)
+oci_start_record_load (int dirfd, struct rt_config **out, struct cm_err **err)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  if (rt_read_file_at (dirfd, START_RECORD, OCI_SPEC_MAX_BYTES, &buf, &len,
+  if (cm_read_file_at (dirfd, START_RECORD, OCI_SPEC_MAX_BYTES, &buf, &len,
                        err) < 0)
     {
       if ((*err)->errno_ != ENOENT)
         return -1;
       /* A container created by a runtime that kept no record: its config
        * as created is next to it. */
-      rt_err_free (err);
-      if (rt_read_file_at (dirfd, "config.json", OCI_SPEC_MAX_BYTES, &buf,
+      cm_err_free (err);
+      if (cm_read_file_at (dirfd, "config.json", OCI_SPEC_MAX_BYTES, &buf,
                            &len, err) < 0)
         return -1;
     }

@@ -36,10 +36,10 @@ oci_id_valid (const char *id)
 
 int
 oci_state_handle (const struct oci_state *st, const char *cmd,
-                  const char *why, struct rt_handle **h, struct rt_err **err)
+                  const char *why, struct rt_handle **h, struct cm_err **err)
 {
   if (cmd && st->cgroup_path == NULL)
-    return rt_err_set (err, 0, "%s: container \"%s\" has no cgroup%s%s%s",
+    return cm_err_set (err, 0, "%s: container \"%s\" has no cgroup%s%s%s",
                        cmd, st->id, why ? " (" : "", why ? why : "",
                        why ? ")" : "");
   return rt_handle_open (st->pid, st->start_time, st->cgroup_path, h, err);
@@ -58,33 +58,33 @@ oci_now_rfc3339 (void)
 }
 
 static int
-lock_dir (int dfd, const char *id, struct rt_err **err)
+lock_dir (int dfd, const char *id, struct cm_err **err)
 {
   while (flock (dfd, LOCK_EX) < 0)
     if (errno != EINTR)
-      return rt_err_set (err, errno, "lock container `%s`", id);
+      return cm_err_set (err, errno, "lock container `%s`", id);
   return 0;
 }
 
 static int
-open_root (const struct oci_globals *g, bool create, struct rt_err **err)
+open_root (const struct oci_globals *g, bool create, struct cm_err **err)
 {
   int fd;
-  if (create && rt_mkdir_p (g->root, 0700, err) < 0)
-    return rt_err_wrap (err, "--root");
+  if (create && cm_mkdir_p (g->root, 0700, err) < 0)
+    return cm_err_wrap (err, "--root");
   fd = open (g->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0 && !(errno == ENOENT && !create))
-    return rt_err_set (err, errno, "--root `%s`", g->root);
+    return cm_err_set (err, errno, "--root `%s`", g->root);
   return fd;
 }
 
 int
 oci_state_create (const struct oci_globals *g, const char *id,
-                  struct oci_state *st, struct rt_err **err)
+                  struct oci_state *st, struct cm_err **err)
 {
   _cleanup_fd_ int rootfd = -1;
   if (!oci_id_valid (id))
-    return rt_err_set (err, 0, "invalid container id \"%.64s%s\": use "
+    return cm_err_set (err, 0, "invalid container id \"%.64s%s\": use "
                        "letters, digits, '_', '+', '-' and '.' (1 to %d "
                        "characters, got %zu)", id, strlen (id) > 64 ? "..."
                        : "", NAME_MAX, strlen (id));
@@ -94,12 +94,12 @@ oci_state_create (const struct oci_globals *g, const char *id,
   if (mkdirat (rootfd, id, 0711) < 0)
     {
       if (errno == EEXIST)
-        return rt_err_set (err, 0, "container \"%s\" already exists", id);
-      return rt_err_set (err, errno, "create state directory for `%s`", id);
+        return cm_err_set (err, 0, "container \"%s\" already exists", id);
+      return cm_err_set (err, errno, "create state directory for `%s`", id);
     }
   st->dirfd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (st->dirfd < 0)
-    return rt_err_set (err, errno, "open state directory for `%s`", id);
+    return cm_err_set (err, errno, "open state directory for `%s`", id);
   st->id = xstrdup (id);
   return lock_dir (st->dirfd, id, err);
 }
@@ -109,7 +109,7 @@ oci_state_create (const struct oci_globals *g, const char *id,
  * the directory we wait on). */
 static int
 open_locked (const struct oci_globals *g, const char *id,
-             struct oci_state *st, struct rt_err **err)
+             struct oci_state *st, struct cm_err **err)
 {
   _cleanup_fd_ int rootfd = -1;
   struct stat sb;
@@ -123,13 +123,13 @@ open_locked (const struct oci_globals *g, const char *id,
   st->dirfd = openat (rootfd, id,
                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (st->dirfd < 0)
-    return errno == ENOENT ? 1 : rt_err_set (err, errno, "open state of `%s`",
+    return errno == ENOENT ? 1 : cm_err_set (err, errno, "open state of `%s`",
                                              id);
   st->id = xstrdup (id);
   if (lock_dir (st->dirfd, id, err) < 0)
     return -1;
   if (fstat (st->dirfd, &sb) < 0)
-    return rt_err_set (err, errno, "stat state of `%s`", id);
+    return cm_err_set (err, errno, "stat state of `%s`", id);
   return sb.st_nlink == 0 ? 1 : 0;
 }
 
@@ -142,20 +142,20 @@ load_bundle_owned (struct oci_state *st)
 }
 
 static int
-read_state (struct oci_state *st, struct rt_err **err)
+read_state (struct oci_state *st, struct cm_err **err)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  if (rt_read_file_at (st->dirfd, "state.json", OCI_STATE_MAX_BYTES, &buf,
+  if (cm_read_file_at (st->dirfd, "state.json", OCI_STATE_MAX_BYTES, &buf,
                        &len, err) < 0)
     {
       if ((*err)->errno_ == ENOENT)
         {
-          rt_err_free (err);
-          return rt_err_set (err, 0, "container \"%s\" does not exist",
+          cm_err_free (err);
+          return cm_err_set (err, 0, "container \"%s\" does not exist",
                              st->id);
         }
-      return rt_err_wrap (err, "container `%s`", st->id);
+      return cm_err_wrap (err, "container `%s`", st->id);
     }
   if (oci_state_parse (st, buf, len, err) < 0)
     return -1;
@@ -166,13 +166,13 @@ read_state (struct oci_state *st, struct rt_err **err)
 
 int
 oci_state_load (const struct oci_globals *g, const char *id,
-                struct oci_state *st, struct rt_err **err)
+                struct oci_state *st, struct cm_err **err)
 {
   int r = open_locked (g, id, st, err);
   if (r < 0)
     return -1;
   if (r > 0)
-    return rt_err_set (err, 0, "container \"%s\" does not exist", id);
+    return cm_err_set (err, 0, "container \"%s\" does not exist", id);
   return read_state (st, err);
 }
 
@@ -185,13 +185,13 @@ static void
 salvage (const struct oci_globals *g, struct oci_state *st)
 {
   struct rt_config *cfg = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (st->start_time == 0)
     st->pid = 0;
   if (st->cgroup_path == NULL && oci_state_config (st, &cfg, &e) == 0)
     rt_handle_cgroup_path (cfg->cgroups_path, st->id, g->systemd_cgroup,
                            &st->cgroup_path, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_config_free (cfg);
   st->status = OCI_STOPPED;
   load_bundle_owned (st);
@@ -199,9 +199,9 @@ salvage (const struct oci_globals *g, struct oci_state *st)
 
 int
 oci_state_load_any (const struct oci_globals *g, const char *id,
-                    struct oci_state *st, struct rt_err **err)
+                    struct oci_state *st, struct cm_err **err)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int r = open_locked (g, id, st, err);
   if (r != 0)
     return r;
@@ -209,7 +209,7 @@ oci_state_load_any (const struct oci_globals *g, const char *id,
     return 0;
   if (faccessat (st->dirfd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     oci_log_warning (g, e->msg);
-  rt_err_free (&e);
+  cm_err_free (&e);
   salvage (g, st);
   return 0;
 }
@@ -238,12 +238,12 @@ oci_state_refresh (struct oci_state *st)
   if (st->cgroup_path)
     {
       struct rt_handle *h = NULL;
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       if (oci_state_handle (st, NULL, NULL, &h, &e) == 0
           && rt_handle_is_frozen (h, &e) == 1)
         st->status = OCI_PAUSED;
       rt_handle_free (h);
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
 }
 
@@ -254,19 +254,19 @@ oci_state_json (const struct oci_state *st, bool pretty)
 }
 
 int
-oci_state_save (const struct oci_state *st, struct rt_err **err)
+oci_state_save (const struct oci_state *st, struct cm_err **err)
 {
   _cleanup_free_ char *j = oci_state_gen (st, false, true);
-  return rt_atomic_write_at (st->dirfd, "state.json", j, strlen (j), 0600, err);
+  return cm_atomic_write_at (st->dirfd, "state.json", j, strlen (j), 0600, err);
 }
 
 int
 oci_state_config (const struct oci_state *st, struct rt_config **out,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  if (rt_read_file_at (st->dirfd, "config.json", OCI_SPEC_MAX_BYTES, &buf,
+  if (cm_read_file_at (st->dirfd, "config.json", OCI_SPEC_MAX_BYTES, &buf,
                        &len, err) < 0)
     return -1;
   return oci_spec_parse (buf, len, out, err);
@@ -274,19 +274,19 @@ oci_state_config (const struct oci_state *st, struct rt_config **out,
 
 int
 oci_state_remove (const struct oci_globals *g, struct oci_state *st,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   _cleanup_fd_ int rootfd = open_root (g, false, err);
   if (rootfd < 0)
     return *err ? -1 : 0;
-  return rt_rm_rf_at (rootfd, st->id, err);
+  return cm_rm_rf_at (rootfd, st->id, err);
 }
 
 int
 oci_state_own_bundle (struct oci_state *st, const char *path,
-                      struct rt_err **err)
+                      struct cm_err **err)
 {
-  if (rt_atomic_write_at (st->dirfd, IMAGE_BUNDLE_MARK, path, strlen (path),
+  if (cm_atomic_write_at (st->dirfd, IMAGE_BUNDLE_MARK, path, strlen (path),
                           0600, err) < 0)
     return -1;
   st->image_bundle = true;

@@ -74,12 +74,12 @@ bool oci_id_valid (const char *id);
 
 /* Creates <root>/<id> (refusing an existing id) and locks it. */
 int oci_state_create (const struct oci_globals *g, const char *id,
-                      struct oci_state *st, struct rt_err **err);
+                      struct oci_state *st, struct cm_err **err);
 
 /* Opens and locks <root>/<id>, loads state.json and reconciles the status
  * with the process.  "container ID does not exist" when it is not there. */
 int oci_state_load (const struct oci_globals *g, const char *id,
-                    struct oci_state *st, struct rt_err **err);
+                    struct oci_state *st, struct cm_err **err);
 
 /* state.json holds config.json's annotations: it may be as large as the
  * config create accepted, plus a few paths. */
@@ -89,14 +89,14 @@ int oci_state_load (const struct oci_globals *g, const char *id,
  * the container in errors.  On failure some fields may be set:
  * oci_state_free() frees them. */
 int oci_state_parse (struct oci_state *st, const char *buf, size_t len,
-                     struct rt_err **err);
+                     struct cm_err **err);
 
 /* state.json (|internal|: with start_time, cgroup_path, systemd) or the
  * runtime-spec state `state` prints; malloc'd. */
 char *oci_state_gen (const struct oci_state *st, bool pretty, bool internal);
 
 /* Writes state.json atomically. */
-int oci_state_save (const struct oci_state *st, struct rt_err **err);
+int oci_state_save (const struct oci_state *st, struct cm_err **err);
 
 /* Re-derives status from the process (start time check, fifo, freezer). */
 void oci_state_refresh (struct oci_state *st);
@@ -106,19 +106,19 @@ char *oci_state_json (const struct oci_state *st, bool pretty);
 
 /* Loads the config saved at create time. */
 int oci_state_config (const struct oci_state *st, struct rt_config **out,
-                      struct rt_err **err);
+                      struct cm_err **err);
 
 /* Records in the state directory that the container owns the bundle at
  * |path| (st->image_bundle; oci_bundle_adopt), before that bundle is moved
  * there, so even a create killed before state.json existed leaves the
  * record. */
 int oci_state_own_bundle (struct oci_state *st, const char *path,
-                          struct rt_err **err);
+                          struct cm_err **err);
 
 /* Removes <root>/<id> entirely (the bundle it may own is the caller's:
  * oci_bundle_drop). */
 int oci_state_remove (const struct oci_globals *g, struct oci_state *st,
-                      struct rt_err **err);
+                      struct cm_err **err);
 
 void oci_state_free (struct oci_state *st);
 
@@ -128,14 +128,14 @@ void oci_state_free (struct oci_state *st);
  * state.json does not name it), with a warning, so that whatever create
  * made can be removed.  1 when there is no such container. */
 int oci_state_load_any (const struct oci_globals *g, const char *id,
-                        struct oci_state *st, struct rt_err **err);
+                        struct oci_state *st, struct cm_err **err);
 
 /* Opens the handle of a loaded container (runtime.h).  With |cmd|, a
  * container created without a cgroup (rootless) fails with "CMD: container
  * ID has no cgroup (WHY)". */
 int oci_state_handle (const struct oci_state *st, const char *cmd,
                       const char *why, struct rt_handle **h,
-                      struct rt_err **err);
+                      struct cm_err **err);
 
 /* RFC 3339 timestamp with nanoseconds, malloc'd. */
 char *oci_now_rfc3339 (void);

@@ -45,14 +45,14 @@ yajl_freep (yajl_val *v)
 
 static int
 get_str (const struct oci_state *st, yajl_val root, const char *key,
-         char **out, struct rt_err **err)
+         char **out, struct cm_err **err)
 {
   const char *path[] = { key, NULL };
   yajl_val v = yajl_tree_get (root, path, yajl_t_any);
   if (v == NULL || YAJL_IS_NULL (v))
     return 0;
   if (!YAJL_IS_STRING (v))
-    return rt_err_set (err, 0, "state.json of `%s`: %s: expected string",
+    return cm_err_set (err, 0, "state.json of `%s`: %s: expected string",
                        st->id, key);
   free (*out);
   *out = xstrdup (YAJL_GET_STRING (v));
@@ -62,7 +62,7 @@ get_str (const struct oci_state *st, yajl_val root, const char *key,
 /* A status that is not one of ours is refused like a field of the wrong
  * type: the file is not ours, and reconciliation would guess. */
 static int
-get_status (struct oci_state *st, yajl_val root, struct rt_err **err)
+get_status (struct oci_state *st, yajl_val root, struct cm_err **err)
 {
   _cleanup_free_ char *s = NULL;
   if (get_str (st, root, "status", &s, err) < 0)
@@ -71,7 +71,7 @@ get_status (struct oci_state *st, yajl_val root, struct rt_err **err)
   if (s && (st->status == OCI_STATUS_NONE || st->status == OCI_STATUS_UNKNOWN))
     {
       st->status = OCI_STATUS_NONE;
-      return rt_err_set (err, 0, "state.json of `%s`: status: unknown "
+      return cm_err_set (err, 0, "state.json of `%s`: status: unknown "
                          "\"%.32s\"", st->id, s);
     }
   return 0;
@@ -79,7 +79,7 @@ get_status (struct oci_state *st, yajl_val root, struct rt_err **err)
 
 static int
 get_int (const struct oci_state *st, yajl_val root, const char *key,
-         long long max, long long *out, struct rt_err **err)
+         long long max, long long *out, struct cm_err **err)
 {
   const char *path[] = { key, NULL };
   yajl_val v = yajl_tree_get (root, path, yajl_t_any);
@@ -88,14 +88,14 @@ get_int (const struct oci_state *st, yajl_val root, const char *key,
     return 0;
   if (!YAJL_IS_INTEGER (v) || YAJL_GET_INTEGER (v) < 0
       || YAJL_GET_INTEGER (v) > max)
-    return rt_err_set (err, 0, "state.json of `%s`: %s: expected an integer "
+    return cm_err_set (err, 0, "state.json of `%s`: %s: expected an integer "
                        "in 0..%lld", st->id, key, max);
   *out = YAJL_GET_INTEGER (v);
   return 0;
 }
 
 static int
-get_annotations (struct oci_state *st, yajl_val root, struct rt_err **err)
+get_annotations (struct oci_state *st, yajl_val root, struct cm_err **err)
 {
   const char *path[] = { "annotations", NULL };
   yajl_val ann = yajl_tree_get (root, path, yajl_t_any);
@@ -103,7 +103,7 @@ get_annotations (struct oci_state *st, yajl_val root, struct rt_err **err)
   if (ann == NULL || YAJL_IS_NULL (ann))
     return 0;
   if (!YAJL_IS_OBJECT (ann))
-    return rt_err_set (err, 0, "state.json of `%s`: annotations: expected "
+    return cm_err_set (err, 0, "state.json of `%s`: annotations: expected "
                        "object", st->id);
   n = YAJL_GET_OBJECT (ann)->len;
   st->annotations = xcalloc (n ? n : 1, sizeof *st->annotations);
@@ -112,7 +112,7 @@ get_annotations (struct oci_state *st, yajl_val root, struct rt_err **err)
       yajl_val v = YAJL_GET_OBJECT (ann)->values[i];
       const char *k = YAJL_GET_OBJECT (ann)->keys[i];
       if (!YAJL_IS_STRING (v))
-        return rt_err_set (err, 0, "state.json of `%s`: annotations.%s: "
+        return cm_err_set (err, 0, "state.json of `%s`: annotations.%s: "
                            "expected string", st->id, k);
       st->annotations[st->annotations_len].key = xstrdup (k);
       st->annotations[st->annotations_len++].value
@@ -122,7 +122,7 @@ get_annotations (struct oci_state *st, yajl_val root, struct rt_err **err)
 }
 
 static int
-parse_fields (struct oci_state *st, yajl_val root, struct rt_err **err)
+parse_fields (struct oci_state *st, yajl_val root, struct cm_err **err)
 {
   const char *spath[] = { "systemd", NULL };
   long long pid, start_time, spid, sstart;
@@ -151,28 +151,28 @@ parse_fields (struct oci_state *st, yajl_val root, struct rt_err **err)
 
 int
 oci_state_parse (struct oci_state *st, const char *buf, size_t len,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   _cleanup_ (yajl_freep) yajl_val root = NULL;
   _cleanup_free_ char *copy = NULL;
   char ebuf[256] = "";
 
   if (len > OCI_STATE_MAX_BYTES)
-    return rt_err_set (err, 0, "state.json of `%s` is too large (%zu bytes, "
+    return cm_err_set (err, 0, "state.json of `%s` is too large (%zu bytes, "
                        "limit %u)", st->id, len, OCI_STATE_MAX_BYTES);
   /* Bounded nesting (yajl_tree_free recurses) and no "\u0000". */
   if (oci_json_prescan (buf, len, "state.json", err) < 0)
-    return rt_err_wrap (err, "container `%s`", st->id);
+    return cm_err_wrap (err, "container `%s`", st->id);
   copy = xmalloc (len + 1);
   memcpy (copy, buf, len);
   copy[len] = '\0';
   root = yajl_tree_parse (copy, ebuf, sizeof ebuf);
   if (root == NULL || !YAJL_IS_OBJECT (root))
-    return rt_err_set (err, 0, "state.json of `%s` is corrupt", st->id);
+    return cm_err_set (err, 0, "state.json of `%s` is corrupt", st->id);
   if (parse_fields (st, root, err) < 0)
     return -1;
   if (st->status == OCI_STATUS_NONE || st->bundle == NULL)
-    return rt_err_set (err, 0, "state.json of `%s` is incomplete", st->id);
+    return cm_err_set (err, 0, "state.json of `%s` is incomplete", st->id);
   return 0;
 }
 

@@ -23,27 +23,27 @@
 
 /* Only root or the runtime's own user may decide its defaults. */
 static int
-read_trusted (const char *path, char **buf, struct rt_err **err)
+read_trusted (const char *path, char **buf, struct cm_err **err)
 {
   _cleanup_fd_ int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   struct stat st;
   size_t len;
   if (fd < 0)
-    return rt_err_set (err, errno, "config file `%s`", path);
+    return cm_err_set (err, errno, "config file `%s`", path);
   if (fstat (fd, &st) < 0)
-    return rt_err_set (err, errno, "config file `%s`", path);
+    return cm_err_set (err, errno, "config file `%s`", path);
   if (!S_ISREG (st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid ())
       || (st.st_mode & 022))
-    return rt_err_set (err, EPERM, "config file `%s`: must be a regular "
+    return cm_err_set (err, EPERM, "config file `%s`: must be a regular "
                        "file owned by root (or this user) and writable "
                        "only by its owner", path);
   if (st.st_size > SYSCONFIG_MAX_BYTES)
-    return rt_err_set (err, EFBIG, "config file `%s`: larger than %d bytes",
+    return cm_err_set (err, EFBIG, "config file `%s`: larger than %d bytes",
                        path, SYSCONFIG_MAX_BYTES);
   len = (size_t) st.st_size;
   *buf = xmalloc (len + 1);
-  if (rt_read_all (fd, *buf, len) != (ssize_t) len)
-    return rt_err_set (err, errno, "config file `%s`: read", path);
+  if (cm_read_all (fd, *buf, len) != (ssize_t) len)
+    return cm_err_set (err, errno, "config file `%s`: read", path);
   (*buf)[len] = '\0';
   return 0;
 }
@@ -51,31 +51,31 @@ read_trusted (const char *path, char **buf, struct rt_err **err)
 /* "key": ["a", "b"] into "a,b". */
 static int
 join_list (const char *path, const char *key, yajl_val v, char **out,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   _cleanup_free_ char *s = xstrdup ("");
   if (!YAJL_IS_ARRAY (v))
-    return rt_err_set (err, 0, "config file `%s`: %s: expected an array of "
+    return cm_err_set (err, 0, "config file `%s`: %s: expected an array of "
                        "protection names", path, key);
   for (size_t i = 0; i < v->u.array.len; i++)
     {
       yajl_val e = v->u.array.values[i];
       if (!YAJL_IS_STRING (e))
-        return rt_err_set (err, 0, "config file `%s`: %s[%zu]: expected a "
+        return cm_err_set (err, 0, "config file `%s`: %s[%zu]: expected a "
                            "string", path, key, i);
       char *n = xasprintf ("%s%s%s", s, i ? "," : "", e->u.string);
       free (s);
       s = n;
     }
-  *out = rt_steal_ptr (&s);
+  *out = cm_steal_ptr (&s);
   return 0;
 }
 
 static int
-apply_lock (const char *path, yajl_val v, struct rt_err **err)
+apply_lock (const char *path, yajl_val v, struct cm_err **err)
 {
   if (!YAJL_IS_TRUE (v) && !YAJL_IS_FALSE (v))
-    return rt_err_set (err, 0, "config file `%s`: lockAnnotations: expected "
+    return cm_err_set (err, 0, "config file `%s`: lockAnnotations: expected "
                        "true or false", path);
   if (YAJL_IS_TRUE (v))
     {
@@ -86,10 +86,10 @@ apply_lock (const char *path, yajl_val v, struct rt_err **err)
 }
 
 static int
-apply (const char *path, yajl_val root, struct rt_err **err)
+apply (const char *path, yajl_val root, struct cm_err **err)
 {
   if (!YAJL_IS_OBJECT (root))
-    return rt_err_set (err, 0, "config file `%s`: expected a JSON object",
+    return cm_err_set (err, 0, "config file `%s`: expected a JSON object",
                        path);
   for (size_t i = 0; i < root->u.object.len; i++)
     {
@@ -103,7 +103,7 @@ apply (const char *path, yajl_val root, struct rt_err **err)
           continue;
         }
       if (!disable && strcmp (key, "degrade") != 0)
-        return rt_err_set (err, 0, "config file `%s`: unknown key \"%s\" "
+        return cm_err_set (err, 0, "config file `%s`: unknown key \"%s\" "
                            "(known: disable, degrade, lockAnnotations)",
                            path, key);
       if (join_list (path, key, root->u.object.values[i], &list, err) < 0)
@@ -116,7 +116,7 @@ apply (const char *path, yajl_val root, struct rt_err **err)
 }
 
 int
-oci_sysconfig_load (const char *path, bool required, struct rt_err **err)
+oci_sysconfig_load (const char *path, bool required, struct cm_err **err)
 {
   _cleanup_free_ char *buf = NULL;
   char ebuf[256] = "";
@@ -126,7 +126,7 @@ oci_sysconfig_load (const char *path, bool required, struct rt_err **err)
     return -1;
   yajl_val root = yajl_tree_parse (buf, ebuf, sizeof ebuf);
   if (root == NULL)
-    return rt_err_set (err, 0, "config file `%s`: not valid JSON: %s", path,
+    return cm_err_set (err, 0, "config file `%s`: not valid JSON: %s", path,
                        ebuf);
   int ret = apply (path, root, err);
   yajl_tree_free (root);
@@ -151,7 +151,7 @@ oci_sysconfig_path (const char *argv0, bool *required)
 
 int
 oci_sysconfig_apply (const char *argv0, const struct oci_sysconfig_flags *f,
-                     struct rt_err **err)
+                     struct cm_err **err)
 {
   bool required = f->config != NULL;
   _cleanup_free_ char *path

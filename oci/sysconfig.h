@@ -10,7 +10,7 @@
 /* Reads |path| and sets the confinement defaults it names (rank 1, below
  * the global flags and the annotations).  A missing file is fine unless
  * |required|.  Errors name the file and the key. */
-int oci_sysconfig_load (const char *path, bool required, struct rt_err **err);
+int oci_sysconfig_load (const char *path, bool required, struct cm_err **err);
 
 /* The file to read when no --sandlock-config is given, malloc'd:
  * $SANDLOCK_OCI_CONFIG_DIR (default /etc/sandlock-oci) /config.json, or
@@ -29,6 +29,6 @@ struct oci_sysconfig_flags
  * path), then applies the flags over it. */
 int oci_sysconfig_apply (const char *argv0,
                          const struct oci_sysconfig_flags *f,
-                         struct rt_err **err);
+                         struct cm_err **err);
 
 #endif

@@ -66,7 +66,7 @@ pump (int from, int to)
     return true;
   if (n <= 0)
     return false;
-  return rt_write_all (to, buf, (size_t) n) >= 0;
+  return cm_write_all (to, buf, (size_t) n) >= 0;
 }
 
 int

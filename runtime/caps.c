@@ -35,7 +35,7 @@ read_last_cap (void)
       char *s = NULL;
       size_t len;
       cached = CAP_LAST_CAP;
-      if (rt_read_file_at (AT_FDCWD, "/proc/sys/kernel/cap_last_cap", 64, &s,
+      if (cm_read_file_at (AT_FDCWD, "/proc/sys/kernel/cap_last_cap", 64, &s,
                            &len, NULL) == 0)
         {
           int v = atoi (s);
@@ -49,15 +49,15 @@ read_last_cap (void)
 
 static int
 parse_set (const char *set, char **names, size_t n, int last_cap,
-           uint64_t *out, struct rt_err **err)
+           uint64_t *out, struct cm_err **err)
 {
   *out = 0;
   for (size_t i = 0; i < n; i++)
     {
       cap_value_t v;
-      if (!rt_startswith (names[i], "CAP_") || cap_from_name (names[i], &v) < 0
+      if (!cm_startswith (names[i], "CAP_") || cap_from_name (names[i], &v) < 0
           || v < 0 || v > 63)
-        return rt_err_set (err, 0, "process.capabilities.%s[%zu]: unknown "
+        return cm_err_set (err, 0, "process.capabilities.%s[%zu]: unknown "
                            "capability \"%s\"", set, i, names[i]);
       /* Known to libcap, unknown to this kernel: nothing to grant (runc). */
       if (v <= last_cap)
@@ -85,7 +85,7 @@ first_cap_name (uint64_t m, char *buf, size_t len)
 
 int
 rt_caps_prepare (const struct rt_process *pr, struct rt_caps_plan **out,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   const struct rt_capabilities *caps = pr ? pr->capabilities : NULL;
   uint32_t uid = pr ? pr->user.uid : 0;
@@ -106,12 +106,12 @@ rt_caps_prepare (const struct rt_process *pr, struct rt_caps_plan **out,
                         p.last_cap, &p.ambient, err) < 0))
     return -1;
   if (p.effective & ~p.permitted)
-    return rt_err_set (err, 0, "process.capabilities.effective: %s is not "
+    return cm_err_set (err, 0, "process.capabilities.effective: %s is not "
                        "in the permitted set",
                        first_cap_name (p.effective & ~p.permitted, name,
                                        sizeof name));
   if (p.ambient & ~(p.permitted & p.inheritable))
-    return rt_err_set (err, 0, "process.capabilities.ambient: %s must also "
+    return cm_err_set (err, 0, "process.capabilities.ambient: %s must also "
                        "be in permitted and inheritable",
                        first_cap_name (p.ambient & ~(p.permitted
                                                      & p.inheritable),
@@ -154,7 +154,7 @@ rt_caps_plan_masks (const struct rt_caps_plan *cp, uint64_t *bounding,
 }
 
 static int
-set_ids (const struct rt_user *u, struct rt_err **err)
+set_ids (const struct rt_user *u, struct cm_err **err)
 {
   if (setgroups (u->additional_gids_len, (const gid_t *) u->additional_gids)
       < 0)
@@ -162,31 +162,31 @@ set_ids (const struct rt_user *u, struct rt_err **err)
       /* A user namespace with setgroups denied: nothing to drop when no
        * groups were asked for. */
       if (!(errno == EPERM && u->additional_gids_len == 0))
-        return rt_err_set (err, errno, "process.user.additionalGids: "
+        return cm_err_set (err, errno, "process.user.additionalGids: "
                            "setgroups");
     }
   if (setresgid (u->gid, u->gid, u->gid) < 0)
-    return rt_err_set (err, errno, "process.user.gid: setresgid(%u)", u->gid);
+    return cm_err_set (err, errno, "process.user.gid: setresgid(%u)", u->gid);
   if (setresuid (u->uid, u->uid, u->uid) < 0)
-    return rt_err_set (err, errno, "process.user.uid: setresuid(%u)", u->uid);
+    return cm_err_set (err, errno, "process.user.uid: setresuid(%u)", u->uid);
   return 0;
 }
 
 int
 rt_caps_child_apply (const struct rt_caps_plan *p, const struct rt_user *u,
-                     bool no_new_privs, struct rt_err **err)
+                     bool no_new_privs, struct cm_err **err)
 {
   for (int c = 0; c <= p->last_cap; c++)
     if (!(p->bounding & BIT (c)) && prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0
         && errno != EINVAL)
-      return rt_err_set (err, errno, "process.capabilities.bounding: drop "
+      return cm_err_set (err, errno, "process.capabilities.bounding: drop "
                          "capability %d", c);
   if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
-    return rt_err_set (err, errno, "prctl(PR_SET_KEEPCAPS)");
+    return cm_err_set (err, errno, "prctl(PR_SET_KEEPCAPS)");
   if (p->noroot
       && prctl (PR_SET_SECUREBITS, SECBIT_KEEP_CAPS | SECBIT_NOROOT
                 | SECBIT_NOROOT_LOCKED, 0, 0, 0) < 0)
-    return rt_err_set (err, errno, "prctl(PR_SET_SECUREBITS, NOROOT)");
+    return cm_err_set (err, errno, "prctl(PR_SET_SECUREBITS, NOROOT)");
   if (set_ids (u, err) < 0)
     return -1;
 
@@ -198,17 +198,17 @@ rt_caps_child_apply (const struct rt_caps_plan *p, const struct rt_user *u,
       (uint32_t) (p->inheritable >> 32) },
   };
   if (syscall (SYS_capset, &h, d) < 0)
-    return rt_err_set (err, errno, "process.capabilities: capset");
+    return cm_err_set (err, errno, "process.capabilities: capset");
 
   if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0
       && !(errno == EINVAL && p->ambient == 0))
-    return rt_err_set (err, errno, "process.capabilities.ambient: clear");
+    return cm_err_set (err, errno, "process.capabilities.ambient: clear");
   for (int c = 0; c <= p->last_cap; c++)
     if ((p->ambient & BIT (c))
         && prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0)
-      return rt_err_set (err, errno, "process.capabilities.ambient: raise "
+      return cm_err_set (err, errno, "process.capabilities.ambient: raise "
                          "capability %d", c);
   if (no_new_privs && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    return rt_err_set (err, errno, "process.noNewPrivileges: prctl");
+    return cm_err_set (err, errno, "process.noNewPrivileges: prctl");
   return 0;
 }

@@ -29,11 +29,11 @@ void rt_caps_plan_masks (const struct rt_caps_plan *cp, uint64_t *bounding,
 
 /* |pr| is borrowed; process.capabilities NULL means every set is empty. */
 int rt_caps_prepare (const struct rt_process *pr, struct rt_caps_plan **out,
-                     struct rt_err **err);
+                     struct cm_err **err);
 
 /* Child side, raw syscalls only: groups, gid, uid, capabilities, NNP. */
 int rt_caps_child_apply (const struct rt_caps_plan *cp, const struct rt_user *u,
-                         bool no_new_privs, struct rt_err **err);
+                         bool no_new_privs, struct cm_err **err);
 
 /* Accepts NULL. */
 void rt_caps_free (struct rt_caps_plan *cp);

@@ -39,13 +39,13 @@ static const struct cg_dev_rule default_rules[] = {
 };
 
 static int
-parse_access (const char *s, size_t i, unsigned *out, struct rt_err **err)
+parse_access (const char *s, size_t i, unsigned *out, struct cm_err **err)
 {
   unsigned a = 0;
   if (s == NULL)
     s = "rwm";
   if (*s == '\0')
-    return rt_err_set (err, EINVAL, "linux.resources.devices[%zu].access: "
+    return cm_err_set (err, EINVAL, "linux.resources.devices[%zu].access: "
                        "empty (expected letters of \"rwm\")", i);
   for (const char *p = s; *p; p++)
     switch (*p)
@@ -60,7 +60,7 @@ parse_access (const char *s, size_t i, unsigned *out, struct rt_err **err)
         a |= CG_DEV_M;
         break;
       default:
-        return rt_err_set (err, EINVAL, "linux.resources.devices[%zu]."
+        return cm_err_set (err, EINVAL, "linux.resources.devices[%zu]."
                            "access: \"%s\" has '%c' (expected letters of "
                            "\"rwm\")", i, s, *p);
       }
@@ -70,16 +70,16 @@ parse_access (const char *s, size_t i, unsigned *out, struct rt_err **err)
 
 static int
 parse_rule (const struct rt_device_rule *d, size_t i, struct cg_dev_rule *o,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   const char *t = d->type ? d->type : "a";
   if (strcmp (t, "a") != 0 && strcmp (t, "b") != 0 && strcmp (t, "c") != 0)
-    return rt_err_set (err, EINVAL, "linux.resources.devices[%zu].type: "
+    return cm_err_set (err, EINVAL, "linux.resources.devices[%zu].type: "
                        "\"%s\" is not one of \"a\", \"b\", \"c\"", i, t);
   /* The BPF program compares with a sign-extended 32-bit immediate; real
    * majors have 12 bits and minors 20. */
   if (d->major > INT32_MAX || d->minor > INT32_MAX)
-    return rt_err_set (err, ERANGE, "linux.resources.devices[%zu].%s: %lld "
+    return cm_err_set (err, ERANGE, "linux.resources.devices[%zu].%s: %lld "
                        "is out of range", i,
                        d->major > INT32_MAX ? "major" : "minor",
                        (long long) (d->major > INT32_MAX ? d->major
@@ -93,7 +93,7 @@ parse_rule (const struct rt_device_rule *d, size_t i, struct cg_dev_rule *o,
 
 int
 cg_dev_rules (const struct rt_resources *r, struct cg_dev_rule **out,
-              size_t *n, struct rt_err **err)
+              size_t *n, struct cm_err **err)
 {
   size_t m = r ? r->devices_len : 0;
   _cleanup_free_ struct cg_dev_rule *v
@@ -103,7 +103,7 @@ cg_dev_rules (const struct rt_resources *r, struct cg_dev_rule **out,
       return -1;
   memcpy (v + m, default_rules, sizeof default_rules);
   *n = m + ARRAY_SIZE (default_rules);
-  *out = rt_steal_ptr (&v);
+  *out = cm_steal_ptr (&v);
   return 0;
 }
 
@@ -222,7 +222,7 @@ sys_bpf (int cmd, union bpf_attr *a)
  * set) so the caller can tell "not permitted" from a real failure. */
 static int
 v2_attach (const char *dir, const struct cg_dev_rule *rules, size_t n,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   _cleanup_free_ struct bpf_insn *insns = NULL;
   _cleanup_fd_ int prog = -1, dfd = -1;
@@ -238,7 +238,7 @@ v2_attach (const char *dir, const struct cg_dev_rule *rules, size_t n,
   if (prog < 0)
     {
       int en = errno;
-      rt_err_set (err, en, "cgroup: bpf(BPF_PROG_LOAD) of the device "
+      cm_err_set (err, en, "cgroup: bpf(BPF_PROG_LOAD) of the device "
                   "program (needs CAP_SYS_ADMIN or CAP_BPF in the initial "
                   "user namespace)");
       return -en;
@@ -247,7 +247,7 @@ v2_attach (const char *dir, const struct cg_dev_rule *rules, size_t n,
   if (dfd < 0)
     {
       int en = errno;
-      rt_err_set (err, en, "cgroup: open `%s`", dir);
+      cm_err_set (err, en, "cgroup: open `%s`", dir);
       return -en;
     }
   memset (&a, 0, sizeof a);
@@ -258,7 +258,7 @@ v2_attach (const char *dir, const struct cg_dev_rule *rules, size_t n,
   if (sys_bpf (BPF_PROG_ATTACH, &a) < 0)
     {
       int en = errno;
-      rt_err_set (err, en, "cgroup: attach the device program to `%s`", dir);
+      cm_err_set (err, en, "cgroup: attach the device program to `%s`", dir);
       return -en;
     }
   return 0;     /* the cgroup holds the program now */
@@ -269,11 +269,11 @@ v2_attach (const char *dir, const struct cg_dev_rule *rules, size_t n,
  * a moment to a running container. */
 static int
 v1_write (const char *dir, const struct cg_dev_rule *v, size_t n, bool update,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   size_t m = n - ARRAY_SIZE (default_rules);
   if (!update && cg_write (dir, "devices.deny", "a", err) < 0)
-    return rt_err_wrap (err, "devices: deny all");
+    return cm_err_wrap (err, "devices: deny all");
   for (size_t i = 0; i < n; i++)
     {
       char maj[24] = "*", min[24] = "*", acc[4];
@@ -291,19 +291,19 @@ v1_write (const char *dir, const struct cg_dev_rule *v, size_t n, bool update,
       acc[k] = '\0';
       if (cg_writef (dir, v[i].allow ? "devices.allow" : "devices.deny", err,
                      "%c %s:%s %s", v[i].type, maj, min, acc) < 0)
-        return i < m ? rt_err_wrap (err, "linux.resources.devices[%zu]", i)
-                     : rt_err_wrap (err, "default device rule");
+        return i < m ? cm_err_wrap (err, "linux.resources.devices[%zu]", i)
+                     : cm_err_wrap (err, "default device rule");
     }
   return 0;
 }
 
 int
 cg_dev_apply (struct rt_cgroup *cg, const struct rt_resources *r,
-              bool required, bool update, struct rt_err **err)
+              bool required, bool update, struct cm_err **err)
 {
   _cleanup_free_ struct cg_dev_rule *v = NULL;
   _cleanup_free_ char *v1 = cg_v1_dir (cg, "devices"), *v2 = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   size_t n = 0;
   int ret;
 
@@ -317,7 +317,7 @@ cg_dev_apply (struct rt_cgroup *cg, const struct rt_resources *r,
   if (update)
     return 0;
   if (!cg->v2_on)
-    return required ? rt_err_set (err, ENOENT, "devices: the container may "
+    return required ? cm_err_set (err, ENOENT, "devices: the container may "
                                   "mknod (CAP_MKNOD, no user namespace) and "
                                   "there is no devices controller and no "
                                   "cgroup v2 to restrict device access in")
@@ -330,11 +330,11 @@ cg_dev_apply (struct rt_cgroup *cg, const struct rt_resources *r,
    * could abuse: it cannot mknod a device, see rt_devices_required. */
   if (!required && (ret == -EPERM || ret == -EACCES))
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return 0;
     }
-  *err = rt_steal_ptr (&e);
-  return required ? rt_err_wrap (err, "devices: the container may mknod "
+  *err = cm_steal_ptr (&e);
+  return required ? cm_err_wrap (err, "devices: the container may mknod "
                                  "(CAP_MKNOD, no user namespace) and device "
                                  "access cannot be restricted")
                   : -1;

@@ -51,20 +51,20 @@ struct rt_cgroup
 
 /* Layout detection from mountinfo text (first mount of each hierarchy). */
 int cg_host_parse (const char *mountinfo, struct cg_host *h,
-                   struct rt_err **err);
+                   struct cm_err **err);
 /* The host's layout, parsed once from /proc/self/mountinfo (cached);
  * NULL with *err set when it cannot be read. */
-const struct cg_host *cg_host_get (struct rt_err **err);
+const struct cg_host *cg_host_get (struct cm_err **err);
 void cg_host_copy (struct cg_host *dst, const struct cg_host *src);
 void cg_host_clear (struct cg_host *h);
 const char *cg_layout_name (enum cg_layout l);
 
 /* Path rules (docs/cgroups.md). */
-int cg_validate_path (const char *p, struct rt_err **err);
-int cg_systemd_path (const char *spec, char **out, struct rt_err **err);
+int cg_validate_path (const char *p, struct cm_err **err);
+int cg_systemd_path (const char *spec, char **out, struct cm_err **err);
 /* |self_cgroup| is the text of /proc/self/cgroup. */
 int cg_resolve_path (const struct rt_cgroup_opts *o, enum cg_layout layout,
-                     const char *self_cgroup, char **out, struct rt_err **err);
+                     const char *self_cgroup, char **out, struct cm_err **err);
 uint64_t cg_shares_to_weight (uint64_t shares);
 /* Does |r| set any limit (devices rules aside)? */
 bool cg_resources_needed (const struct rt_resources *r);
@@ -73,20 +73,20 @@ uint64_t cg_blkio_to_io_weight (uint64_t weight);
 /* create/open on an explicit host (the public ones use cg_host_get). */
 int cg_create_on (const struct cg_host *h, const char *path,
                   const struct rt_resources *r, pid_t pid,
-                  struct rt_cgroup **out, struct rt_err **err);
+                  struct rt_cgroup **out, struct cm_err **err);
 int cg_open_on (const struct cg_host *h, const char *path,
-                struct rt_cgroup **out, struct rt_err **err);
+                struct rt_cgroup **out, struct cm_err **err);
 
 /* File helpers: |dir|/|file|. */
 int cg_write (const char *dir, const char *file, const char *val,
-              struct rt_err **err);
-int cg_writef (const char *dir, const char *file, struct rt_err **err,
+              struct cm_err **err);
+int cg_writef (const char *dir, const char *file, struct cm_err **err,
                const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
 /* Reads a file into *out.  An absent file is not an error: 0 with *out
  * NULL (the caller says what its absence means); any other failure is -1
  * with *err set. */
 int cg_read (const char *dir, const char *file, char **out,
-             struct rt_err **err);
+             struct cm_err **err);
 bool cg_exists (const char *dir, const char *file);
 /* Value of "key N" in a flat-keyed file (cpu.stat, memory.events). */
 bool cg_keyed (const char *text, const char *key, uint64_t *out);
@@ -99,49 +99,49 @@ void cg_made (struct rt_cgroup *cg, const char *dir);
 int cg_v1_index (const struct cg_host *h, const char *ctrl);
 char *cg_v1_dir (const struct rt_cgroup *cg, const char *ctrl);
 int cg_v1_check (const struct cg_host *h, const struct rt_resources *r,
-                 struct rt_err **err);
-int cg_v1_mkdirs (struct rt_cgroup *cg, struct rt_err **err);
+                 struct cm_err **err);
+int cg_v1_mkdirs (struct rt_cgroup *cg, struct cm_err **err);
 int cg_v1_apply (struct rt_cgroup *cg, const struct rt_resources *r,
-                 bool update, struct rt_err **err);
-int cg_v1_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err);
-int cg_v1_is_frozen (struct rt_cgroup *cg, struct rt_err **err);
+                 bool update, struct cm_err **err);
+int cg_v1_freeze (struct rt_cgroup *cg, bool frozen, struct cm_err **err);
+int cg_v1_is_frozen (struct rt_cgroup *cg, struct cm_err **err);
 int cg_v1_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
-                 struct rt_err **err);
+                 struct cm_err **err);
 
 /* v2 (runtime/cgroup-v2.c); also the hybrid "unified" tree. */
 char *cg_v2_dir (const struct rt_cgroup *cg);
 int cg_v2_check (const struct cg_host *h, const struct rt_resources *r,
-                 struct rt_err **err);
+                 struct cm_err **err);
 int cg_v2_mkdirs (struct rt_cgroup *cg, const struct rt_resources *r,
-                  struct rt_err **err);
+                  struct cm_err **err);
 int cg_v2_apply (struct rt_cgroup *cg, const struct rt_resources *r,
-                 struct rt_err **err);
-int cg_v2_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err);
+                 struct cm_err **err);
+int cg_v2_freeze (struct rt_cgroup *cg, bool frozen, struct cm_err **err);
 /* The one wait on cgroup.events (freeze and emptiness): until |key|
  * reads |want| (0), the file is gone (1), or |deadline| (cg_now_ms)
  * passes (-1, ETIMEDOUT). */
 long cg_now_ms (void);              /* CLOCK_MONOTONIC */
 int cg_v2_events_wait (const char *dir, const char *key, uint64_t want,
-                       long deadline, struct rt_err **err);
-int cg_v2_is_frozen (struct rt_cgroup *cg, struct rt_err **err);
+                       long deadline, struct cm_err **err);
+int cg_v2_is_frozen (struct rt_cgroup *cg, struct cm_err **err);
 int cg_v2_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
-                 struct rt_err **err);
+                 struct cm_err **err);
 /* 1 when cgroup.kill did the job, 0 when unavailable, < 0 on error. */
-int cg_v2_kill (struct rt_cgroup *cg, struct rt_err **err);
+int cg_v2_kill (struct rt_cgroup *cg, struct cm_err **err);
 
 /* blockIO devices, hugepageLimits, network, rdma (runtime/cgroup-limits.c).
  * Errors name the linux.resources field. */
 bool cg_limits_needed (const struct rt_resources *r);
 int cg_v1_limits_check (const struct cg_host *h, const struct rt_resources *r,
-                        struct rt_err **err);
+                        struct cm_err **err);
 int cg_v1_limits_apply (struct rt_cgroup *cg, const struct rt_resources *r,
-                        struct rt_err **err);
+                        struct cm_err **err);
 /* Does |r| need v2 controller |c| (of length |cl|) for these limits? */
 bool cg_v2_limits_need (const struct rt_resources *r, const char *c,
                         size_t cl);
-int cg_v2_limits_check (const struct rt_resources *r, struct rt_err **err);
+int cg_v2_limits_check (const struct rt_resources *r, struct cm_err **err);
 int cg_v2_limits_apply (const char *dir, const struct rt_resources *r,
-                        struct rt_err **err);
+                        struct cm_err **err);
 
 /* Device rules (runtime/cgroup-devices.c). */
 #define CG_DEV_M 1u             /* = BPF_DEVCG_ACC_MKNOD */
@@ -161,7 +161,7 @@ struct cg_dev_rule
  * returns them followed by the default devices; the implicit first rule
  * is "deny all".  *out is malloc'd. */
 int cg_dev_rules (const struct rt_resources *r, struct cg_dev_rule **out,
-                  size_t *n, struct rt_err **err);
+                  size_t *n, struct cm_err **err);
 /* The verdict of |rules| for one request: the last matching rule wins (an
  * allow rule matches when it covers every requested right, a deny rule
  * when it names any); none matching denies.  The BPF program computes the
@@ -179,7 +179,7 @@ size_t cg_dev_prog (const struct cg_dev_rule *rules, size_t n,
  * |required|.  |update| only adds the given rules (v1); on v2 the program
  * attached at create stays as it is. */
 int cg_dev_apply (struct rt_cgroup *cg, const struct rt_resources *r,
-                  bool required, bool update, struct rt_err **err);
+                  bool required, bool update, struct cm_err **err);
 /* Can this process load the device program?  Loads the default one and
  * closes it, attaching nothing: 0, or the errno of bpf(2) (rt_kfeat's
  * RT_KF_BPF_DEVICE, which callers ask instead). */

@@ -15,21 +15,21 @@
 
 int
 cg_write (const char *dir, const char *file, const char *val,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   _cleanup_free_ char *p = xasprintf ("%s/%s", dir, file);
   _cleanup_fd_ int fd = open (p, O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0)
-    return rt_err_set (err, errno, "cgroup: open `%s`", p);
+    return cm_err_set (err, errno, "cgroup: open `%s`", p);
   /* cgroupfs takes one value per write(2): never split it. */
   ssize_t r = write (fd, val, strlen (val));
   if (r < 0)
-    return rt_err_set (err, errno, "cgroup: write `%s` to `%s`", val, p);
+    return cm_err_set (err, errno, "cgroup: write `%s` to `%s`", val, p);
   return 0;
 }
 
 int
-cg_writef (const char *dir, const char *file, struct rt_err **err,
+cg_writef (const char *dir, const char *file, struct cm_err **err,
            const char *fmt, ...)
 {
   va_list ap;
@@ -40,34 +40,34 @@ cg_writef (const char *dir, const char *file, struct rt_err **err,
     s = NULL;
   va_end (ap);
   if (s == NULL)
-    return rt_err_set (err, ENOMEM, "cgroup: format value for `%s`", file);
+    return cm_err_set (err, ENOMEM, "cgroup: format value for `%s`", file);
   r = cg_write (dir, file, s, err);
   free (s);
   return r;
 }
 
 int
-cg_read (const char *dir, const char *file, char **out, struct rt_err **err)
+cg_read (const char *dir, const char *file, char **out, struct cm_err **err)
 {
   _cleanup_free_ char *p = xasprintf ("%s/%s", dir, file);
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   *out = NULL;
-  if (rt_read_file_at (AT_FDCWD, p, CG_FILE_MAX, out, NULL, &e) == 0)
+  if (cm_read_file_at (AT_FDCWD, p, CG_FILE_MAX, out, NULL, &e) == 0)
     return 0;
   free (*out);
   *out = NULL;
   if (e->errno_ == ENOENT)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return 0;
     }
   if (err == NULL)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return -1;
     }
   *err = e;
-  return rt_err_wrap (err, "cgroup");
+  return cm_err_wrap (err, "cgroup");
 }
 
 bool
@@ -145,7 +145,7 @@ v1_ctrls (const char *superopts)
   bool any = false;
   for (char *t = strtok_r (o, ",", &save); t; t = strtok_r (NULL, ",", &save))
     {
-      bool keep = rt_startswith (t, "name=");
+      bool keep = cm_startswith (t, "name=");
       for (size_t i = 0; !keep && i < ARRAY_SIZE (v1_known); i++)
         keep = strcmp (t, v1_known[i]) == 0;
       if (!keep)
@@ -182,7 +182,7 @@ host_add_v1 (struct cg_host *h, const char *mnt, const char *superopts)
 }
 
 int
-cg_host_parse (const char *mountinfo, struct cg_host *h, struct rt_err **err)
+cg_host_parse (const char *mountinfo, struct cg_host *h, struct cm_err **err)
 {
   _cleanup_free_ char *text = xstrdup (mountinfo);
   char *save = NULL;
@@ -204,7 +204,7 @@ cg_host_parse (const char *mountinfo, struct cg_host *h, struct rt_err **err)
         host_add_v1 (h, mnt, superopts);
     }
   for (size_t i = 0; i < h->v1_len; i++)
-    real_v1 |= !rt_startswith (h->v1[i].ctrls, ",name=");
+    real_v1 |= !cm_startswith (h->v1[i].ctrls, ",name=");
   if (real_v1)
     h->layout = h->v2_mount ? CG_HYBRID : CG_V1;
   else if (h->v2_mount)
@@ -256,15 +256,15 @@ static struct cg_host host_cache;
 static bool host_cached;
 
 const struct cg_host *
-cg_host_get (struct rt_err **err)
+cg_host_get (struct cm_err **err)
 {
   if (!host_cached)
     {
       _cleanup_free_ char *mi = NULL;
-      if (rt_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16 << 20, &mi,
+      if (cm_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16 << 20, &mi,
                            NULL, err) < 0)
         {
-          rt_err_wrap (err, "cgroup: detect layout");
+          cm_err_wrap (err, "cgroup: detect layout");
           return NULL;
         }
       if (cg_host_parse (mi, &host_cache, err) < 0)
@@ -294,11 +294,11 @@ cg_layout_name (enum cg_layout l)
 const char *
 rt_cgroup_layout (void)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   const struct cg_host *h = cg_host_get (&e);
   if (h == NULL)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return "none";
     }
   return cg_layout_name (h->layout);
@@ -309,15 +309,15 @@ rt_cgroup_layout (void)
 /* Components must be non-empty and neither "." nor ".."; an absolute path
  * must name something below the root. */
 int
-cg_validate_path (const char *p, struct rt_err **err)
+cg_validate_path (const char *p, struct cm_err **err)
 {
   const char *s = p;
   if (p == NULL || *p == '\0')
-    return rt_err_set (err, EINVAL, "linux.cgroupsPath: empty path");
+    return cm_err_set (err, EINVAL, "linux.cgroupsPath: empty path");
   if (*s == '/')
     s++;
   if (*s == '\0')
-    return rt_err_set (err, EINVAL,
+    return cm_err_set (err, EINVAL,
                        "linux.cgroupsPath `%s`: the root cgroup cannot be "
                        "a container's cgroup", p);
   for (;;)
@@ -325,10 +325,10 @@ cg_validate_path (const char *p, struct rt_err **err)
       const char *e = strchrnul (s, '/');
       size_t n = (size_t) (e - s);
       if (n == 0)
-        return rt_err_set (err, EINVAL,
+        return cm_err_set (err, EINVAL,
                            "linux.cgroupsPath `%s`: empty path component", p);
       if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
-        return rt_err_set (err, EINVAL,
+        return cm_err_set (err, EINVAL,
                            "linux.cgroupsPath `%s`: `.` and `..` are not "
                            "allowed", p);
       if (*e == '\0')
@@ -340,7 +340,7 @@ cg_validate_path (const char *p, struct rt_err **err)
 /* systemd unit name rules for a slice: "a-b.slice", never "a--b", "-a",
  * "a-" (systemd's slice_name_is_valid); "-.slice" is the root slice. */
 static int
-expand_slice (const char *slice, char **out, struct rt_err **err)
+expand_slice (const char *slice, char **out, struct cm_err **err)
 {
   size_t n = strlen (slice);
   char *res;
@@ -352,7 +352,7 @@ expand_slice (const char *slice, char **out, struct rt_err **err)
   if (n <= 6 || strcmp (slice + n - 6, ".slice") != 0
       || strchr (slice, '/') || slice[0] == '-' || slice[n - 7] == '-'
       || strstr (slice, "--"))
-    return rt_err_set (err, EINVAL,
+    return cm_err_set (err, EINVAL,
                        "linux.cgroupsPath: invalid systemd slice `%s`", slice);
   res = xstrdup ("");
   for (size_t i = 0; i <= n - 6; i++)
@@ -367,14 +367,14 @@ expand_slice (const char *slice, char **out, struct rt_err **err)
 }
 
 int
-cg_systemd_path (const char *spec, char **out, struct rt_err **err)
+cg_systemd_path (const char *spec, char **out, struct cm_err **err)
 {
   _cleanup_free_ char *s = xstrdup (spec), *slice_path = NULL;
   char *c1 = strchr (s, ':'), *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
   const char *slice, *prefix, *name;
 
   if (c1 == NULL || c2 == NULL || strchr (c2 + 1, ':'))
-    return rt_err_set (err, EINVAL,
+    return cm_err_set (err, EINVAL,
                        "linux.cgroupsPath `%s`: expected \"slice:prefix:name\" "
                        "with --systemd-cgroup", spec);
   *c1 = *c2 = '\0';
@@ -382,7 +382,7 @@ cg_systemd_path (const char *spec, char **out, struct rt_err **err)
   prefix = c1 + 1;
   name = c2 + 1;
   if (*name == '\0' || strchr (name, '/') || strchr (prefix, '/'))
-    return rt_err_set (err, EINVAL,
+    return cm_err_set (err, EINVAL,
                        "linux.cgroupsPath `%s`: invalid systemd unit name",
                        spec);
   if (expand_slice (slice, &slice_path, err) < 0)
@@ -400,7 +400,7 @@ cg_systemd_path (const char *spec, char **out, struct rt_err **err)
  * v2 and hybrid hosts, the name=systemd (else the first) entry on v1;
  * NULL with *err set when there is none. */
 static char *
-own_cgroup (enum cg_layout layout, const char *self, struct rt_err **err)
+own_cgroup (enum cg_layout layout, const char *self, struct cm_err **err)
 {
   _cleanup_free_ char *t = xstrdup (self);
   char *save = NULL, *first = NULL;
@@ -419,7 +419,7 @@ own_cgroup (enum cg_layout layout, const char *self, struct rt_err **err)
     }
   if (first)
     return xstrdup (first);
-  rt_err_set (err, ENOENT,
+  cm_err_set (err, ENOENT,
               "linux.cgroupsPath: the runtime's own cgroup is not in "
               "/proc/self/cgroup");
   return NULL;
@@ -427,14 +427,14 @@ own_cgroup (enum cg_layout layout, const char *self, struct rt_err **err)
 
 int
 cg_resolve_path (const struct rt_cgroup_opts *o, enum cg_layout layout,
-                 const char *self_cgroup, char **out, struct rt_err **err)
+                 const char *self_cgroup, char **out, struct cm_err **err)
 {
   _cleanup_free_ char *own = NULL, *def = NULL;
   const char *p = o->cgroups_path;
 
   if ((p == NULL || *p == '\0') && (o->id == NULL || *o->id == '\0'
                                     || strchr (o->id, '/')))
-    return rt_err_set (err, EINVAL,
+    return cm_err_set (err, EINVAL,
                        "cgroup: no linux.cgroupsPath and no usable id");
   if (o->systemd)
     {

@@ -53,16 +53,16 @@ cg_limits_needed (const struct rt_resources *r)
 /* ---- v1 ---------------------------------------------------------------- */
 
 static int
-v1_missing (const char *field, const char *ctrl, struct rt_err **err)
+v1_missing (const char *field, const char *ctrl, struct cm_err **err)
 {
-  return rt_err_set (err, ENOENT, "linux.resources.%s: cgroup controller "
+  return cm_err_set (err, ENOENT, "linux.resources.%s: cgroup controller "
                      "\"%s\" is not available (no v1 hierarchy is mounted "
                      "for it)", field, ctrl);
 }
 
 int
 cg_v1_limits_check (const struct cg_host *h, const struct rt_resources *r,
-                    struct rt_err **err)
+                    struct cm_err **err)
 {
   if (r == NULL)
     return 0;
@@ -89,7 +89,7 @@ either (const char *dir, const char *a, const char *b)
 
 static int
 v1_weight_devices (const char *dir, const struct rt_resources *r,
-                   struct rt_err **err)
+                   struct cm_err **err)
 {
   for (size_t i = 0; i < r->blkio.weight_device_len; i++)
     {
@@ -97,25 +97,25 @@ v1_weight_devices (const char *dir, const struct rt_resources *r,
       const char *wf = either (dir, "blkio.weight_device",
                                "blkio.bfq.weight_device");
       if (d->weight_present && wf == NULL)
-        return rt_err_set (err, ENOENT, "linux.resources.blockIO."
+        return cm_err_set (err, ENOENT, "linux.resources.blockIO."
                            "weightDevice[%zu].weight: no blkio.weight_device "
                            "or blkio.bfq.weight_device (neither CFQ nor BFQ "
                            "here)", i);
       if (d->weight_present
           && cg_writef (dir, wf, err, "%lld:%lld %u", (long long) d->major,
                         (long long) d->minor, d->weight) < 0)
-        return rt_err_wrap (err, "linux.resources.blockIO.weightDevice[%zu]",
+        return cm_err_wrap (err, "linux.resources.blockIO.weightDevice[%zu]",
                             i);
       if (!d->leaf_weight_present)
         continue;
       if (!cg_exists (dir, "blkio.leaf_weight_device"))
-        return rt_err_set (err, ENOENT, "linux.resources.blockIO."
+        return cm_err_set (err, ENOENT, "linux.resources.blockIO."
                            "weightDevice[%zu].leafWeight: no "
                            "blkio.leaf_weight_device (CFQ only)", i);
       if (cg_writef (dir, "blkio.leaf_weight_device", err, "%lld:%lld %u",
                      (long long) d->major, (long long) d->minor,
                      d->leaf_weight) < 0)
-        return rt_err_wrap (err, "linux.resources.blockIO.weightDevice[%zu]",
+        return cm_err_wrap (err, "linux.resources.blockIO.weightDevice[%zu]",
                             i);
     }
   return 0;
@@ -123,7 +123,7 @@ v1_weight_devices (const char *dir, const struct rt_resources *r,
 
 static int
 v1_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   _cleanup_free_ char *dir = NULL;
   if (!blkio_devices_needed (r) && !leaf_weight_needed (r))
@@ -134,11 +134,11 @@ v1_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
   if (r->blkio.leaf_weight_present && r->blkio.leaf_weight)
     {
       if (!cg_exists (dir, "blkio.leaf_weight"))
-        return rt_err_set (err, ENOENT, "linux.resources.blockIO.leafWeight: "
+        return cm_err_set (err, ENOENT, "linux.resources.blockIO.leafWeight: "
                            "no blkio.leaf_weight (CFQ only)");
       if (cg_writef (dir, "blkio.leaf_weight", err, "%u",
                      r->blkio.leaf_weight) < 0)
-        return rt_err_wrap (err, "linux.resources.blockIO.leafWeight");
+        return cm_err_wrap (err, "linux.resources.blockIO.leafWeight");
     }
   if (v1_weight_devices (dir, r, err) < 0)
     return -1;
@@ -149,7 +149,7 @@ v1_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
         if (cg_writef (dir, throttle_v1[k], err, "%lld:%lld %llu",
                        (long long) d->major, (long long) d->minor,
                        (unsigned long long) d->rate) < 0)
-          return rt_err_wrap (err, "linux.resources.blockIO.%s[%zu]",
+          return cm_err_wrap (err, "linux.resources.blockIO.%s[%zu]",
                               throttle_json[k], i);
       }
   return 0;
@@ -158,7 +158,7 @@ v1_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
 /* hugetlb.<size>.<suffix>: the page size must be one this kernel has. */
 static int
 hugetlb (const char *dir, const struct rt_resources *r, const char *suffix,
-         struct rt_err **err)
+         struct cm_err **err)
 {
   for (size_t i = 0; i < r->hugepages_len; i++)
     {
@@ -166,18 +166,18 @@ hugetlb (const char *dir, const struct rt_resources *r, const char *suffix,
       _cleanup_free_ char *f = xasprintf ("hugetlb.%s.%s", h->page_size,
                                           suffix);
       if (strchr (h->page_size, '/') || !cg_exists (dir, f))
-        return rt_err_set (err, ENOENT, "linux.resources.hugepageLimits[%zu]"
+        return cm_err_set (err, ENOENT, "linux.resources.hugepageLimits[%zu]"
                            ".pageSize: \"%s\" is not a huge page size of this "
                            "kernel (no %s)", i, h->page_size, f);
       if (cg_writef (dir, f, err, "%llu", (unsigned long long) h->limit) < 0)
-        return rt_err_wrap (err, "linux.resources.hugepageLimits[%zu]", i);
+        return cm_err_wrap (err, "linux.resources.hugepageLimits[%zu]", i);
     }
   return 0;
 }
 
 /* rdma.max, the same file on v1 and v2. */
 static int
-rdma (const char *dir, const struct rt_resources *r, struct rt_err **err)
+rdma (const char *dir, const struct rt_resources *r, struct cm_err **err)
 {
   for (size_t i = 0; i < r->rdma_len; i++)
     {
@@ -190,14 +190,14 @@ rdma (const char *dir, const struct rt_resources *r, struct rt_err **err)
       if (l->hca_objects_present)
         snprintf (o, sizeof o, " hca_object=%u", l->hca_objects);
       if (cg_writef (dir, "rdma.max", err, "%s%s%s", l->device, h, o) < 0)
-        return rt_err_wrap (err, "linux.resources.rdma[\"%s\"]", l->device);
+        return cm_err_wrap (err, "linux.resources.rdma[\"%s\"]", l->device);
     }
   return 0;
 }
 
 static int
 v1_network (struct rt_cgroup *cg, const struct rt_resources *r,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   _cleanup_free_ char *cls = NULL, *prio = NULL;
   if (r->network.class_id_present)
@@ -207,7 +207,7 @@ v1_network (struct rt_cgroup *cg, const struct rt_resources *r,
         return v1_missing ("network.classID", "net_cls", err);
       if (cg_writef (cls, "net_cls.classid", err, "%u", r->network.class_id)
           < 0)
-        return rt_err_wrap (err, "linux.resources.network.classID");
+        return cm_err_wrap (err, "linux.resources.network.classID");
     }
   if (r->network.priorities_len)
     {
@@ -219,13 +219,13 @@ v1_network (struct rt_cgroup *cg, const struct rt_resources *r,
     if (cg_writef (prio, "net_prio.ifpriomap", err, "%s %u",
                    r->network.priorities[i].name,
                    r->network.priorities[i].priority) < 0)
-      return rt_err_wrap (err, "linux.resources.network.priorities[%zu]", i);
+      return cm_err_wrap (err, "linux.resources.network.priorities[%zu]", i);
   return 0;
 }
 
 int
 cg_v1_limits_apply (struct rt_cgroup *cg, const struct rt_resources *r,
-                    struct rt_err **err)
+                    struct cm_err **err)
 {
   _cleanup_free_ char *ht = NULL, *rd = NULL;
   if (v1_blkio (cg, r, err) < 0 || v1_network (cg, r, err) < 0)
@@ -265,21 +265,21 @@ cg_v2_limits_need (const struct rt_resources *r, const char *c, size_t cl)
 
 /* What v2 has no file for at all. */
 int
-cg_v2_limits_check (const struct rt_resources *r, struct rt_err **err)
+cg_v2_limits_check (const struct rt_resources *r, struct cm_err **err)
 {
   if (r == NULL)
     return 0;
   if (r->network.class_id_present || r->network.priorities_len)
-    return rt_err_set (err, EOPNOTSUPP, "linux.resources.network: cgroup v2 "
+    return cm_err_set (err, EOPNOTSUPP, "linux.resources.network: cgroup v2 "
                        "has no net_cls or net_prio controller");
   if (leaf_weight_needed (r))
-    return rt_err_set (err, EOPNOTSUPP, "linux.resources.blockIO.leafWeight: "
+    return cm_err_set (err, EOPNOTSUPP, "linux.resources.blockIO.leafWeight: "
                        "cgroup v2 has no leaf weight");
   return 0;
 }
 
 static int
-v2_io (const char *dir, const struct rt_resources *r, struct rt_err **err)
+v2_io (const char *dir, const struct rt_resources *r, struct cm_err **err)
 {
   for (size_t i = 0; i < r->blkio.weight_device_len; i++)
     {
@@ -297,9 +297,9 @@ v2_io (const char *dir, const struct rt_resources *r, struct rt_err **err)
                          (unsigned long long) cg_blkio_to_io_weight (
                              d->weight));
       else
-        ret = rt_err_set (err, ENOENT, "no io.bfq.weight or io.weight");
+        ret = cm_err_set (err, ENOENT, "no io.bfq.weight or io.weight");
       if (ret < 0)
-        return rt_err_wrap (err, "linux.resources.blockIO.weightDevice[%zu]",
+        return cm_err_wrap (err, "linux.resources.blockIO.weightDevice[%zu]",
                             i);
     }
   for (int k = 0; k < RT_THROTTLE_KINDS; k++)
@@ -312,7 +312,7 @@ v2_io (const char *dir, const struct rt_resources *r, struct rt_err **err)
         if (cg_writef (dir, "io.max", err, "%lld:%lld %s=%s",
                        (long long) d->major, (long long) d->minor,
                        throttle_v2[k], rate) < 0)
-          return rt_err_wrap (err, "linux.resources.blockIO.%s[%zu]",
+          return cm_err_wrap (err, "linux.resources.blockIO.%s[%zu]",
                               throttle_json[k], i);
       }
   return 0;
@@ -320,7 +320,7 @@ v2_io (const char *dir, const struct rt_resources *r, struct rt_err **err)
 
 int
 cg_v2_limits_apply (const char *dir, const struct rt_resources *r,
-                    struct rt_err **err)
+                    struct cm_err **err)
 {
   if (cg_v2_limits_check (r, err) < 0 || v2_io (dir, r, err) < 0
       || hugetlb (dir, r, "max", err) < 0 || rdma (dir, r, err) < 0)

@@ -13,9 +13,9 @@
 #include "common/util.h"
 
 static int
-missing (const char *ctrl, struct rt_err **err)
+missing (const char *ctrl, struct cm_err **err)
 {
-  return rt_err_set (err, ENOENT,
+  return cm_err_set (err, ENOENT,
                      "cgroup controller \"%s\" is not available (no v1 "
                      "hierarchy is mounted for it)", ctrl);
 }
@@ -23,7 +23,7 @@ missing (const char *ctrl, struct rt_err **err)
 /* The directory of a controller the resources need. */
 static int
 need_dir (const struct rt_cgroup *cg, const char *ctrl, char **dir,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   *dir = cg_v1_dir (cg, ctrl);
   return *dir ? 0 : missing (ctrl, err);
@@ -48,7 +48,7 @@ cpu_needed (const struct rt_resources *r)
 
 int
 cg_v1_check (const struct cg_host *h, const struct rt_resources *r,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   if (r == NULL)
     return 0;
@@ -76,7 +76,7 @@ blank (const char *s)
  * are set; inherit the parent's, as runc and crun do. */
 static int
 cpuset_inherit (const char *parent, const char *dir, const char *file,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   _cleanup_free_ char *cur = NULL, *up = NULL;
   if (cg_read (dir, file, &cur, err) < 0)
@@ -86,14 +86,14 @@ cpuset_inherit (const char *parent, const char *dir, const char *file,
   if (cg_read (parent, file, &up, err) < 0)
     return -1;
   if (up == NULL)
-    return rt_err_set (err, ENOENT, "cgroup: `%s/%s` is missing", parent,
+    return cm_err_set (err, ENOENT, "cgroup: `%s/%s` is missing", parent,
                        file);
   up[strcspn (up, "\n")] = '\0';
   return cg_write (dir, file, up, err);
 }
 
 static int
-mkdirs_one (struct rt_cgroup *cg, size_t i, struct rt_err **err)
+mkdirs_one (struct rt_cgroup *cg, size_t i, struct cm_err **err)
 {
   bool cpuset = strstr (cg->host.v1[i].ctrls, ",cpuset,") != NULL;
   _cleanup_free_ char *cur = xstrdup (cg->host.v1[i].dir);
@@ -107,7 +107,7 @@ mkdirs_one (struct rt_cgroup *cg, size_t i, struct rt_err **err)
       if (mkdir (cur, 0755) == 0)
         cg_made (cg, cur);
       else if (errno != EEXIST)
-        return rt_err_set (err, errno, "cgroup: mkdir `%s`", cur);
+        return cm_err_set (err, errno, "cgroup: mkdir `%s`", cur);
       if (cpuset && (cpuset_inherit (parent, cur, "cpuset.cpus", err) < 0
                      || cpuset_inherit (parent, cur, "cpuset.mems", err) < 0))
         return -1;
@@ -118,7 +118,7 @@ mkdirs_one (struct rt_cgroup *cg, size_t i, struct rt_err **err)
 }
 
 int
-cg_v1_mkdirs (struct rt_cgroup *cg, struct rt_err **err)
+cg_v1_mkdirs (struct rt_cgroup *cg, struct cm_err **err)
 {
   for (size_t i = 0; i < cg->host.v1_len; i++)
     if (mkdirs_one (cg, i, err) < 0)
@@ -132,21 +132,21 @@ cg_v1_mkdirs (struct rt_cgroup *cg, struct rt_err **err)
  * kernel refuses, raise memsw first. */
 static int
 v1_memory_limits (const char *dir, const struct rt_resources *r,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   bool memsw = cg_exists (dir, "memory.memsw.limit_in_bytes");
   bool sw = r->memory.swap_present;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   long long lim = r->memory.limit, swap = r->memory.swap;
 
   if (sw && !memsw && swap != -1)
-    return rt_err_set (err, ENOENT,
+    return cm_err_set (err, ENOENT,
                        "linux.resources.memory.swap: %s has no "
                        "memory.memsw.limit_in_bytes (swap accounting is off)",
                        dir);
   sw = sw && memsw;
   if (sw && r->memory.limit_present && swap >= 0 && lim >= 0 && swap < lim)
-    return rt_err_set (err, EINVAL,
+    return cm_err_set (err, EINVAL,
                        "linux.resources.memory.swap (%lld) must be >= "
                        "memory.limit (%lld): it is memory+swap", swap, lim);
   if (!r->memory.limit_present)
@@ -162,9 +162,9 @@ v1_memory_limits (const char *dir, const struct rt_resources *r,
   if (!sw)
     {
       *err = e;
-      return rt_err_wrap (err, "linux.resources.memory.limit");
+      return cm_err_wrap (err, "linux.resources.memory.limit");
     }
-  rt_err_free (&e);
+  cm_err_free (&e);
   if (cg_writef (dir, "memory.memsw.limit_in_bytes", err, "%lld", swap) < 0)
     return -1;
   return cg_writef (dir, "memory.limit_in_bytes", err, "%lld", lim);
@@ -172,7 +172,7 @@ v1_memory_limits (const char *dir, const struct rt_resources *r,
 
 static int
 v1_memory (struct rt_cgroup *cg, const struct rt_resources *r,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   _cleanup_free_ char *dir = NULL;
   if (!memory_needed (r))
@@ -189,7 +189,7 @@ v1_memory (struct rt_cgroup *cg, const struct rt_resources *r,
   if (r->memory.swappiness_present)
     {
       if (r->memory.swappiness > 100)
-        return rt_err_set (err, EINVAL,
+        return cm_err_set (err, EINVAL,
                            "linux.resources.memory.swappiness: %llu is not "
                            "in [0, 100]",
                            (unsigned long long) r->memory.swappiness);
@@ -221,7 +221,7 @@ read_ll (const char *dir, const char *file, long long dflt)
  * the host's budget cannot cover, and that error is named. */
 static int
 v1_rt_budget (const struct rt_cgroup *cg, const char *dir,
-              const struct rt_resources *r, struct rt_err **err)
+              const struct rt_resources *r, struct cm_err **err)
 {
   int i = cg_v1_index (&cg->host, "cpu");
   long long period = r->cpu.realtime_period_present
@@ -242,7 +242,7 @@ v1_rt_budget (const struct rt_cgroup *cg, const char *dir,
       long long need = (r->cpu.realtime_runtime * pp + period - 1) / period;
       if (have >= 0 && have < need
           && cg_writef (cur, "cpu.rt_runtime_us", err, "%lld", need) < 0)
-        return rt_err_wrap (err, "linux.resources.cpu.realtimeRuntime: "
+        return cm_err_wrap (err, "linux.resources.cpu.realtimeRuntime: "
                             "realtime budget of the parent cgroup");
     }
   return 0;
@@ -250,7 +250,7 @@ v1_rt_budget (const struct rt_cgroup *cg, const char *dir,
 
 static int
 v1_cpu (struct rt_cgroup *cg, const struct rt_resources *r,
-        struct rt_err **err)
+        struct cm_err **err)
 {
   _cleanup_free_ char *dir = NULL;
   if (!cpu_needed (r))
@@ -290,7 +290,7 @@ v1_cpu (struct rt_cgroup *cg, const struct rt_resources *r,
 
 static int
 v1_cpuset_pids_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
-                      struct rt_err **err)
+                      struct cm_err **err)
 {
   _cleanup_free_ char *cs = NULL, *pids = NULL, *blkio = NULL;
   if (r->cpu.cpus || r->cpu.mems)
@@ -331,7 +331,7 @@ v1_cpuset_pids_blkio (struct rt_cgroup *cg, const struct rt_resources *r,
 
 int
 cg_v1_apply (struct rt_cgroup *cg, const struct rt_resources *r, bool update,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   if (v1_memory (cg, r, err) < 0 || v1_cpu (cg, r, err) < 0
       || v1_cpuset_pids_blkio (cg, r, err) < 0
@@ -350,7 +350,7 @@ cg_v1_apply (struct rt_cgroup *cg, const struct rt_resources *r, bool update,
  * write is repeated now and then as runc does (a task forked while freezing
  * could have been missed). */
 int
-cg_v1_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err)
+cg_v1_freeze (struct rt_cgroup *cg, bool frozen, struct cm_err **err)
 {
   _cleanup_free_ char *dir = NULL;
   if (need_dir (cg, "freezer", &dir, err) < 0)
@@ -365,23 +365,23 @@ cg_v1_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err)
       if (cg_read (dir, "freezer.state", &st, err) < 0)
         return -1;
       if (st == NULL)
-        return rt_err_set (err, ENOENT, "cgroup: `%s` has no freezer.state",
+        return cm_err_set (err, ENOENT, "cgroup: `%s` has no freezer.state",
                            dir);
-      if (rt_startswith (st, "FROZEN"))
+      if (cm_startswith (st, "FROZEN"))
         return 0;
       sched_yield ();
     }
   {
-    struct rt_err *e = NULL;
+    struct cm_err *e = NULL;
     cg_write (dir, "freezer.state", "THAWED", &e);
-    rt_err_free (&e);
+    cm_err_free (&e);
   }
-  return rt_err_set (err, ETIMEDOUT, "cgroup: `%s` did not reach FROZEN",
+  return cm_err_set (err, ETIMEDOUT, "cgroup: `%s` did not reach FROZEN",
                      dir);
 }
 
 int
-cg_v1_is_frozen (struct rt_cgroup *cg, struct rt_err **err)
+cg_v1_is_frozen (struct rt_cgroup *cg, struct cm_err **err)
 {
   _cleanup_free_ char *dir = NULL, *st = NULL;
   if (need_dir (cg, "freezer", &dir, err) < 0)
@@ -389,14 +389,14 @@ cg_v1_is_frozen (struct rt_cgroup *cg, struct rt_err **err)
   if (cg_read (dir, "freezer.state", &st, err) < 0)
     return -1;
   if (st == NULL)
-    return rt_err_set (err, ENOENT, "cgroup: `%s` has no freezer.state", dir);
-  return rt_startswith (st, "FROZEN") ? 1 : 0;
+    return cm_err_set (err, ENOENT, "cgroup: `%s` has no freezer.state", dir);
+  return cm_startswith (st, "FROZEN") ? 1 : 0;
 }
 
 /* Reads one number; an absent file leaves *out alone. */
 static int
 read_u64 (const char *dir, const char *file, uint64_t *out,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   _cleanup_free_ char *t = NULL;
   if (dir == NULL)
@@ -417,7 +417,7 @@ v1_unlimited (uint64_t v)
 
 static int
 v1_memory_stats (const char *dir, struct rt_cgroup_stats *st,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   _cleanup_free_ char *oom = NULL;
   uint64_t memsw = 0;
@@ -439,7 +439,7 @@ v1_memory_stats (const char *dir, struct rt_cgroup_stats *st,
 
 static int
 v1_cpu_stats (const char *acct, const char *cpu, struct rt_cgroup_stats *st,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   _cleanup_free_ char *stat = NULL, *cstat = NULL;
   long hz = sysconf (_SC_CLK_TCK);
@@ -468,7 +468,7 @@ v1_cpu_stats (const char *acct, const char *cpu, struct rt_cgroup_stats *st,
 
 int
 cg_v1_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   _cleanup_free_ char *mem = cg_v1_dir (cg, "memory");
   _cleanup_free_ char *pids = cg_v1_dir (cg, "pids");

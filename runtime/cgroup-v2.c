@@ -74,7 +74,7 @@ static const char *const v2_ctrls[] = {
 
 int
 cg_v2_check (const struct cg_host *h, const struct rt_resources *r,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   _cleanup_free_ char *avail = NULL;
   if (r == NULL)
@@ -84,13 +84,13 @@ cg_v2_check (const struct cg_host *h, const struct rt_resources *r,
   if (cg_read (h->v2_mount, "cgroup.controllers", &avail, err) < 0)
     return -1;
   if (avail == NULL)
-    return rt_err_set (err, ENOENT, "cgroup: `%s/cgroup.controllers` is "
+    return cm_err_set (err, ENOENT, "cgroup: `%s/cgroup.controllers` is "
                        "missing", h->v2_mount);
   for (size_t i = 0; i < ARRAY_SIZE (v2_ctrls); i++)
     {
       size_t cl = strlen (v2_ctrls[i]);
       if (v2_needs (r, v2_ctrls[i], cl) && !has_word (avail, v2_ctrls[i], cl))
-        return rt_err_set (err, ENOENT,
+        return cm_err_set (err, ENOENT,
                            "cgroup controller \"%s\" is not available (v2 "
                            "%s/cgroup.controllers lacks it)", v2_ctrls[i],
                            h->v2_mount);
@@ -100,7 +100,7 @@ cg_v2_check (const struct cg_host *h, const struct rt_resources *r,
       const char *k = r->unified[i].key, *dot = strchr (k, '.');
       if (dot && strncmp (k, "cgroup.", 7) != 0
           && !has_word (avail, k, (size_t) (dot - k)))
-        return rt_err_set (err, ENOENT,
+        return cm_err_set (err, ENOENT,
                            "cgroup controller \"%.*s\" is not available (v2 "
                            "%s/cgroup.controllers lacks it; needed by "
                            "linux.resources.unified[\"%s\"])",
@@ -114,10 +114,10 @@ cg_v2_check (const struct cg_host *h, const struct rt_resources *r,
  * it cannot enable here), one by one, failing only for those |r| needs. */
 static int
 enable_in (const char *dir, const char *avail, const struct rt_resources *r,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   _cleanup_free_ char *cur = NULL, *batch = xstrdup ("");
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
 
   if (cg_read (dir, "cgroup.subtree_control", &cur, err) < 0)
     return -1;
@@ -137,7 +137,7 @@ enable_in (const char *dir, const char *avail, const struct rt_resources *r,
     }
   if (*batch == '\0' || cg_write (dir, "cgroup.subtree_control", batch, &e) == 0)
     return 0;
-  rt_err_free (&e);
+  cm_err_free (&e);
   for (char *save = NULL, *t = strtok_r (batch, " ", &save); t;
        t = strtok_r (NULL, " ", &save))
     if (cg_write (dir, "cgroup.subtree_control", t, &e) < 0)
@@ -145,17 +145,17 @@ enable_in (const char *dir, const char *avail, const struct rt_resources *r,
         if (v2_needs (r, t + 1, strlen (t + 1)))
           {
             *err = e;
-            return rt_err_wrap (err, "cgroup controller \"%s\" cannot be "
+            return cm_err_wrap (err, "cgroup controller \"%s\" cannot be "
                                 "enabled", t + 1);
           }
-        rt_err_free (&e);
+        cm_err_free (&e);
       }
   return 0;
 }
 
 int
 cg_v2_mkdirs (struct rt_cgroup *cg, const struct rt_resources *r,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   _cleanup_free_ char *avail = NULL, *cur = xstrdup (cg->host.v2_mount);
   const char *s = cg->path + 1;
@@ -175,7 +175,7 @@ cg_v2_mkdirs (struct rt_cgroup *cg, const struct rt_resources *r,
       if (mkdir (cur, 0755) == 0)
         cg_made (cg, cur);
       else if (errno != EEXIST)
-        return rt_err_set (err, errno, "cgroup: mkdir `%s`", cur);
+        return cm_err_set (err, errno, "cgroup: mkdir `%s`", cur);
       s = *e ? e + 1 : e;
     }
   cg->v2_on = true;
@@ -183,7 +183,7 @@ cg_v2_mkdirs (struct rt_cgroup *cg, const struct rt_resources *r,
 }
 
 static int
-v2_memory (const char *dir, const struct rt_resources *r, struct rt_err **err)
+v2_memory (const char *dir, const struct rt_resources *r, struct cm_err **err)
 {
   long long lim = r->memory.limit, swap = r->memory.swap;
   if (r->memory.limit_present
@@ -204,14 +204,14 @@ v2_memory (const char *dir, const struct rt_resources *r, struct rt_err **err)
                ? cg_write (dir, "memory.swap.max", "max", err)
                : 0;
   if (!r->memory.limit_present || lim < 0)
-    return rt_err_set (err, EINVAL, "linux.resources.memory.swap needs "
+    return cm_err_set (err, EINVAL, "linux.resources.memory.swap needs "
                        "memory.limit on cgroup v2 (swap is memory+swap)");
   if (swap < lim)
-    return rt_err_set (err, EINVAL,
+    return cm_err_set (err, EINVAL,
                        "linux.resources.memory.swap (%lld) must be >= "
                        "memory.limit (%lld): it is memory+swap", swap, lim);
   if (!cg_exists (dir, "memory.swap.max"))
-    return rt_err_set (err, ENOENT, "linux.resources.memory.swap: `%s` has "
+    return cm_err_set (err, ENOENT, "linux.resources.memory.swap: `%s` has "
                        "no memory.swap.max (swap accounting is off)", dir);
   return cg_writef (dir, "memory.swap.max", err, "%lld", swap - lim);
 }
@@ -219,7 +219,7 @@ v2_memory (const char *dir, const struct rt_resources *r, struct rt_err **err)
 /* cpu.max is "quota period" in one file: keep the half not being set. */
 static int
 v2_cpu_max (const char *dir, const struct rt_resources *r,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   _cleanup_free_ char *cur = NULL;
   char quota[32] = "max";
@@ -244,11 +244,11 @@ v2_cpu_max (const char *dir, const struct rt_resources *r,
 }
 
 static int
-v2_cpu (const char *dir, const struct rt_resources *r, struct rt_err **err)
+v2_cpu (const char *dir, const struct rt_resources *r, struct cm_err **err)
 {
   if ((r->cpu.realtime_runtime_present && r->cpu.realtime_runtime)
       || (r->cpu.realtime_period_present && r->cpu.realtime_period))
-    return rt_err_set (err, EOPNOTSUPP,
+    return cm_err_set (err, EOPNOTSUPP,
                        "linux.resources.cpu.realtimeRuntime/realtimePeriod: "
                        "not supported by cgroup v2");
   if (r->cpu.shares_present && r->cpu.shares
@@ -274,7 +274,7 @@ v2_cpu (const char *dir, const struct rt_resources *r, struct rt_err **err)
 }
 
 static int
-v2_pids_io (const char *dir, const struct rt_resources *r, struct rt_err **err)
+v2_pids_io (const char *dir, const struct rt_resources *r, struct cm_err **err)
 {
   if (r->pids.limit_present
       && (r->pids.limit >= 0 ? cg_writef (dir, "pids.max", err, "%lld",
@@ -295,24 +295,24 @@ v2_pids_io (const char *dir, const struct rt_resources *r, struct rt_err **err)
 }
 
 static int
-v2_unified (const char *dir, const struct rt_resources *r, struct rt_err **err)
+v2_unified (const char *dir, const struct rt_resources *r, struct cm_err **err)
 {
   for (size_t i = 0; i < r->unified_len; i++)
     {
       const char *k = r->unified[i].key;
       if (*k == '\0' || *k == '.' || strchr (k, '/'))
-        return rt_err_set (err, EINVAL, "linux.resources.unified[\"%s\"]: "
+        return cm_err_set (err, EINVAL, "linux.resources.unified[\"%s\"]: "
                            "not a cgroup file name", k);
       if (cg_write (dir, k, r->unified[i].value ? r->unified[i].value : "",
                     err) < 0)
-        return rt_err_wrap (err, "linux.resources.unified[\"%s\"]", k);
+        return cm_err_wrap (err, "linux.resources.unified[\"%s\"]", k);
     }
   return 0;
 }
 
 int
 cg_v2_apply (struct rt_cgroup *cg, const struct rt_resources *r,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg);
   if (v2_memory (dir, r, err) < 0 || v2_cpu (dir, r, err) < 0
@@ -323,14 +323,14 @@ cg_v2_apply (struct rt_cgroup *cg, const struct rt_resources *r,
 }
 
 static int
-events_frozen (const char *dir, struct rt_err **err)
+events_frozen (const char *dir, struct cm_err **err)
 {
   _cleanup_free_ char *ev = NULL;
   uint64_t v = 0;
   if (cg_read (dir, "cgroup.events", &ev, err) < 0)
     return -1;
   if (ev == NULL)
-    return rt_err_set (err, ENOENT, "cgroup: `%s/cgroup.events` is missing "
+    return cm_err_set (err, ENOENT, "cgroup: `%s/cgroup.events` is missing "
                        "(the v2 freezer needs Linux >= 5.2)", dir);
   return cg_keyed (ev, "frozen", &v) && v == 1 ? 1 : 0;
 }
@@ -344,17 +344,17 @@ cg_now_ms (void)
 }
 
 static int
-events_watch (const char *dir, struct rt_err **err)
+events_watch (const char *dir, struct cm_err **err)
 {
   _cleanup_free_ char *ev = xasprintf ("%s/cgroup.events", dir);
   int ifd = inotify_init1 (IN_CLOEXEC | IN_NONBLOCK);
   if (ifd < 0)
-    return rt_err_set (err, errno, "cgroup: inotify_init1");
+    return cm_err_set (err, errno, "cgroup: inotify_init1");
   if (inotify_add_watch (ifd, ev, IN_MODIFY) < 0)
     {
       int e = errno;
       close (ifd);
-      return e == ENOENT ? -2 : rt_err_set (err, e, "cgroup: watch `%s`", ev);
+      return e == ENOENT ? -2 : cm_err_set (err, e, "cgroup: watch `%s`", ev);
     }
   return ifd;
 }
@@ -362,7 +362,7 @@ events_watch (const char *dir, struct rt_err **err)
 /* 0: |key| reads |want|; 1: it does not; 2: no cgroup.events. */
 static int
 events_is (const char *dir, const char *key, uint64_t want, uint64_t *v,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   _cleanup_free_ char *t = NULL;
   *v = 0;
@@ -381,7 +381,7 @@ events_is (const char *dir, const char *key, uint64_t want, uint64_t *v,
  * find the value on the first read. */
 int
 cg_v2_events_wait (const char *dir, const char *key, uint64_t want,
-                   long deadline, struct rt_err **err)
+                   long deadline, struct cm_err **err)
 {
   _cleanup_fd_ int ifd = -1;
   uint64_t v;
@@ -404,10 +404,10 @@ cg_v2_events_wait (const char *dir, const char *key, uint64_t want,
       wait = deadline - cg_now_ms ();
       r = wait > 0 ? poll (&pfd, 1, (int) wait) : 0;
       if (r < 0 && errno != EINTR)
-        return rt_err_set (err, errno, "cgroup: poll `%s/cgroup.events`",
+        return cm_err_set (err, errno, "cgroup: poll `%s/cgroup.events`",
                            dir);
       if (r == 0)
-        return rt_err_set (err, ETIMEDOUT, "`%s/cgroup.events` still says "
+        return cm_err_set (err, ETIMEDOUT, "`%s/cgroup.events` still says "
                            "%s %" PRIu64, dir, key, v);
       while (read (ifd, buf, sizeof buf) > 0)
         ;
@@ -418,7 +418,7 @@ cg_v2_events_wait (const char *dir, const char *key, uint64_t want,
  * every task has stopped.  30 s is a bound, not a pace: a task stuck in
  * the kernel never freezes. */
 int
-cg_v2_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err)
+cg_v2_freeze (struct rt_cgroup *cg, bool frozen, struct cm_err **err)
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg);
   int r;
@@ -431,15 +431,15 @@ cg_v2_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err)
     return events_frozen (dir, err);
   if (r < 0 && (*err)->errno_ == ETIMEDOUT)
     {
-      rt_err_free (err);
-      return rt_err_set (err, ETIMEDOUT, "cgroup: `%s` did not become %s "
+      cm_err_free (err);
+      return cm_err_set (err, ETIMEDOUT, "cgroup: `%s` did not become %s "
                          "within 30s", dir, frozen ? "frozen" : "thawed");
     }
   return r;
 }
 
 int
-cg_v2_is_frozen (struct rt_cgroup *cg, struct rt_err **err)
+cg_v2_is_frozen (struct rt_cgroup *cg, struct cm_err **err)
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg);
   return events_frozen (dir, err);
@@ -447,7 +447,7 @@ cg_v2_is_frozen (struct rt_cgroup *cg, struct rt_err **err)
 
 static int
 read_u64 (const char *dir, const char *file, uint64_t *out,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   _cleanup_free_ char *t = NULL;
   if (cg_read (dir, file, &t, err) < 0)
@@ -459,7 +459,7 @@ read_u64 (const char *dir, const char *file, uint64_t *out,
 
 int
 cg_v2_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg), *ev = NULL, *cpu = NULL;
   uint64_t v;
@@ -494,7 +494,7 @@ cg_v2_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
 
 /* Linux >= 5.14: one write kills the whole subtree, forks included. */
 int
-cg_v2_kill (struct rt_cgroup *cg, struct rt_err **err)
+cg_v2_kill (struct rt_cgroup *cg, struct cm_err **err)
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg);
   if (!cg_exists (dir, "cgroup.kill"))

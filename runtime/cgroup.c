@@ -54,23 +54,23 @@ rt_cgroup_path (const struct rt_cgroup *cg)
 static void
 undo_create (struct rt_cgroup *cg, pid_t pid)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (pid > 0)
     {
       for (size_t i = 0; i < cg->host.v1_len; i++)
         if (cg->v1_on[i])
           cg_writef (cg->host.v1[i].dir, "cgroup.procs", &e, "%d", (int) pid);
-      rt_err_free (&e);
+      cm_err_free (&e);
       if (cg->v2_on)
         cg_writef (cg->host.v2_mount, "cgroup.procs", &e, "%d", (int) pid);
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
   for (size_t i = cg->made_len; i-- > 0;)
     rmdir (cg->made[i]);
 }
 
 static int
-move_pid (struct rt_cgroup *cg, pid_t pid, bool skip_v2, struct rt_err **err)
+move_pid (struct rt_cgroup *cg, pid_t pid, bool skip_v2, struct cm_err **err)
 {
   for (size_t i = 0; i < cg->host.v1_len; i++)
     if (cg->v1_on[i])
@@ -91,36 +91,36 @@ move_pid (struct rt_cgroup *cg, pid_t pid, bool skip_v2, struct rt_err **err)
 
 int
 rt_cgroup_attach (struct rt_cgroup *cg, pid_t pid, bool skip_v2,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   return move_pid (cg, pid, skip_v2, err);
 }
 
 int
-rt_cgroup_clone_fd (struct rt_cgroup *cg, struct rt_err **err)
+rt_cgroup_clone_fd (struct rt_cgroup *cg, struct cm_err **err)
 {
   _cleanup_free_ char *d = NULL;
   int fd;
   if (!cg->v2_on)
-    return rt_err_set (err, ENOENT, "cgroup `%s`: no cgroup v2 directory "
+    return cm_err_set (err, ENOENT, "cgroup `%s`: no cgroup v2 directory "
                        "for CLONE_INTO_CGROUP", cg->path);
   d = cg_v2_dir (cg);
   fd = open (d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
-    return rt_err_set (err, errno, "cgroup: open `%s`", d);
+    return cm_err_set (err, errno, "cgroup: open `%s`", d);
   return fd;
 }
 
 static int
 check_resources (const struct cg_host *h, const struct rt_resources *r,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   if (h->layout == CG_NONE)
-    return rt_err_set (err, ENOENT,
+    return cm_err_set (err, ENOENT,
                        "cgroup: no cgroup hierarchy is mounted "
                        "(/proc/self/mountinfo has no cgroup or cgroup2)");
   if (r && r->unified_len && h->layout != CG_V2)
-    return rt_err_set (err, EOPNOTSUPP,
+    return cm_err_set (err, EOPNOTSUPP,
                        "linux.resources.unified: needs a cgroup v2 host "
                        "(this host is %s)", cg_layout_name (h->layout));
   if (h->layout == CG_V2)
@@ -131,7 +131,7 @@ check_resources (const struct cg_host *h, const struct rt_resources *r,
 int
 cg_create_on (const struct cg_host *h, const char *path,
               const struct rt_resources *r, pid_t pid,
-              struct rt_cgroup **out, struct rt_err **err)
+              struct rt_cgroup **out, struct cm_err **err)
 {
   struct rt_cgroup *cg;
   int ret;
@@ -139,7 +139,7 @@ cg_create_on (const struct cg_host *h, const char *path,
   if (cg_validate_path (path, err) < 0 || check_resources (h, r, err) < 0)
     return -1;
   if (*path != '/')
-    return rt_err_set (err, EINVAL, "cgroup: path `%s` is not absolute",
+    return cm_err_set (err, EINVAL, "cgroup: path `%s` is not absolute",
                        path);
   cg = cg_new (h, path);
   ret = 0;
@@ -168,28 +168,28 @@ cg_create_on (const struct cg_host *h, const char *path,
 /* The device restriction goes on before any process is in the cgroup. */
 static int
 create_devices (struct rt_cgroup *cg, const struct rt_cgroup_opts *o,
-                pid_t pid, struct rt_err **err)
+                pid_t pid, struct cm_err **err)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (cg_dev_apply (cg, o->resources, o->devices_required, false, err) == 0
       && (pid <= 0 || move_pid (cg, pid, false, err) == 0))
     return 0;
   if (pid > 0)
     undo_create (cg, pid);
   rt_cgroup_destroy (cg, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_cgroup_free (cg);
   return -1;
 }
 
 static int
 resolve_on (const struct cg_host *h, const struct rt_cgroup_opts *o,
-            char **path, struct rt_err **err)
+            char **path, struct cm_err **err)
 {
   _cleanup_free_ char *self = NULL;
   if (o->cgroups_path && *o->cgroups_path && *o->cgroups_path != '/'
       && !o->systemd
-      && rt_read_file_at (AT_FDCWD, "/proc/self/cgroup", CG_FILE_MAX, &self,
+      && cm_read_file_at (AT_FDCWD, "/proc/self/cgroup", CG_FILE_MAX, &self,
                           NULL, err) < 0)
     return -1;
   return cg_resolve_path (o, h->layout, self ? self : "", path, err);
@@ -197,7 +197,7 @@ resolve_on (const struct cg_host *h, const struct rt_cgroup_opts *o,
 
 int
 rt_cgroup_resolve (const struct rt_cgroup_opts *o, char **path,
-                   struct rt_err **err)
+                   struct cm_err **err)
 {
   const struct cg_host *h = cg_host_get (err);
   *path = NULL;
@@ -210,11 +210,11 @@ rt_cgroup_resolve (const struct rt_cgroup_opts *o, char **path,
 
 int
 rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
-                  struct rt_cgroup **out, struct rt_err **err)
+                  struct rt_cgroup **out, struct cm_err **err)
 {
   const struct cg_host *h;
   _cleanup_free_ char *path = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
 
   h = cg_host_get (err);
   if (h == NULL)
@@ -241,13 +241,13 @@ rt_cgroup_create (const struct rt_cgroup_opts *o, pid_t pid,
   if ((e->errno_ == EACCES || e->errno_ == EPERM || e->errno_ == EROFS)
       && !cg_resources_needed (o->resources) && !o->devices_required)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       *out = NULL;
       return 0;
     }
-  *err = rt_steal_ptr (&e);
+  *err = cm_steal_ptr (&e);
   if (o->devices_required)
-    return rt_err_wrap (err, "devices: the container may mknod (CAP_MKNOD, "
+    return cm_err_wrap (err, "devices: the container may mknod (CAP_MKNOD, "
                         "no user namespace) and needs a cgroup to restrict "
                         "device access");
   return -1;
@@ -270,7 +270,7 @@ cg_resources_needed (const struct rt_resources *r)
 
 int
 cg_open_on (const struct cg_host *h, const char *path,
-            struct rt_cgroup **out, struct rt_err **err)
+            struct rt_cgroup **out, struct cm_err **err)
 {
   struct rt_cgroup *cg;
   bool any = false;
@@ -278,7 +278,7 @@ cg_open_on (const struct cg_host *h, const char *path,
   if (cg_validate_path (path, err) < 0)
     return -1;
   if (*path != '/')
-    return rt_err_set (err, EINVAL, "cgroup: path `%s` is not absolute",
+    return cm_err_set (err, EINVAL, "cgroup: path `%s` is not absolute",
                        path);
   cg = cg_new (h, path);
   for (size_t i = 0; i < h->v1_len; i++)
@@ -294,7 +294,7 @@ cg_open_on (const struct cg_host *h, const char *path,
   if (!any)
     {
       rt_cgroup_free (cg);
-      return rt_err_set (err, ENOENT, "cgroup `%s` exists in no hierarchy",
+      return cm_err_set (err, ENOENT, "cgroup `%s` exists in no hierarchy",
                          path);
     }
   *out = cg;
@@ -302,7 +302,7 @@ cg_open_on (const struct cg_host *h, const char *path,
 }
 
 int
-rt_cgroup_open (const char *path, struct rt_cgroup **out, struct rt_err **err)
+rt_cgroup_open (const char *path, struct rt_cgroup **out, struct cm_err **err)
 {
   const struct cg_host *h;
   h = cg_host_get (err);
@@ -347,7 +347,7 @@ pidv_add (struct pidv *p, pid_t pid)
 /* Appends the pids of |dir| and of every cgroup below it. */
 static int
 collect_pids (const char *dir, struct pidv *out, int depth,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   _cleanup_free_ char *procs = NULL;
   DIR *d;
@@ -385,12 +385,12 @@ collect_pids (const char *dir, struct pidv *out, int depth,
 
 int
 rt_cgroup_pids (struct rt_cgroup *cg, pid_t **pids, size_t *n,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   _cleanup_free_ char *dir = procs_dir (cg);
   struct pidv v = { NULL, 0 };
   if (dir == NULL)
-    return rt_err_set (err, ENOENT, "cgroup `%s`: no hierarchy to list pids",
+    return cm_err_set (err, ENOENT, "cgroup `%s`: no hierarchy to list pids",
                        cg->path);
   if (collect_pids (dir, &v, 0, err) < 0)
     {
@@ -414,7 +414,7 @@ pid_cmp (const void *a, const void *b)
  * of the one rt_cgroup_pids reads (moved by hand, or by a tool that knows
  * one controller); its rmdir then fails with EBUSY. */
 static int
-all_pids (struct rt_cgroup *cg, pid_t **pids, size_t *n, struct rt_err **err)
+all_pids (struct rt_cgroup *cg, pid_t **pids, size_t *n, struct cm_err **err)
 {
   struct pidv v = { NULL, 0 };
   size_t k = 0;
@@ -454,7 +454,7 @@ pidv_has (const struct pidv *p, pid_t pid)
  * signalled: a forking process cannot outrun the loop for long because each
  * pass signals its new children too. */
 static int
-kill_loop (struct rt_cgroup *cg, int sig, struct rt_err **err)
+kill_loop (struct rt_cgroup *cg, int sig, struct cm_err **err)
 {
   struct pidv done = { NULL, 0 };
   int ret = 0;
@@ -464,7 +464,7 @@ kill_loop (struct rt_cgroup *cg, int sig, struct rt_err **err)
       size_t n = 0, fresh = 0;
       if (round > 10000)
         {
-          ret = rt_err_set (err, EAGAIN,
+          ret = cm_err_set (err, EAGAIN,
                             "cgroup `%s`: processes keep appearing while "
                             "signalling", cg->path);
           break;
@@ -481,7 +481,7 @@ kill_loop (struct rt_cgroup *cg, int sig, struct rt_err **err)
             pidv_add (&done, pids[i]);
             if (kill (pids[i], sig) < 0 && errno != ESRCH)
               {
-                ret = rt_err_set (err, errno, "cgroup: kill %d",
+                ret = cm_err_set (err, errno, "cgroup: kill %d",
                                   (int) pids[i]);
                 break;
               }
@@ -511,18 +511,18 @@ use_v1_freezer (const struct rt_cgroup *cg)
 }
 
 int
-rt_cgroup_kill (struct rt_cgroup *cg, int sig, struct rt_err **err)
+rt_cgroup_kill (struct rt_cgroup *cg, int sig, struct cm_err **err)
 {
   int r;
   bool v1f = sig == SIGKILL && use_v1_freezer (cg), thaw = false;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
 
   /* A task stopped by the v1 freezer (a paused container on a hybrid
    * host) does not act on SIGKILL until thawed, whoever sends it. */
   if (v1f && cg->v2_on)
     {
       thaw = cg_v1_is_frozen (cg, &e) == 1;
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
   if (sig == SIGKILL && cg->v2_on)
     {
@@ -541,42 +541,42 @@ rt_cgroup_kill (struct rt_cgroup *cg, int sig, struct rt_err **err)
   if (v1f)
     {
       thaw = cg_v1_freeze (cg, true, &e) == 0;
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
   r = kill_loop (cg, sig, err);
   if (thaw && cg_v1_freeze (cg, false, r < 0 ? &e : err) < 0 && r == 0)
     r = -1;
-  rt_err_free (&e);
+  cm_err_free (&e);
   return r;
 }
 
 int
-rt_cgroup_freeze (struct rt_cgroup *cg, bool frozen, struct rt_err **err)
+rt_cgroup_freeze (struct rt_cgroup *cg, bool frozen, struct cm_err **err)
 {
   if (use_v1_freezer (cg))
     return cg_v1_freeze (cg, frozen, err);
   if (cg->v2_on)
     return cg_v2_freeze (cg, frozen, err);
-  return rt_err_set (err, ENOENT,
+  return cm_err_set (err, ENOENT,
                      "cgroup `%s`: no freezer (no v1 freezer hierarchy and "
                      "no cgroup v2)", cg->path);
 }
 
 int
-rt_cgroup_is_frozen (struct rt_cgroup *cg, struct rt_err **err)
+rt_cgroup_is_frozen (struct rt_cgroup *cg, struct cm_err **err)
 {
   if (use_v1_freezer (cg))
     return cg_v1_is_frozen (cg, err);
   if (cg->v2_on)
     return cg_v2_is_frozen (cg, err);
-  return rt_err_set (err, ENOENT,
+  return cm_err_set (err, ENOENT,
                      "cgroup `%s`: no freezer (no v1 freezer hierarchy and "
                      "no cgroup v2)", cg->path);
 }
 
 int
 rt_cgroup_update (struct rt_cgroup *cg, const struct rt_resources *r,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   if (r == NULL)
     return 0;
@@ -589,7 +589,7 @@ rt_cgroup_update (struct rt_cgroup *cg, const struct rt_resources *r,
 
 int
 rt_cgroup_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   memset (st, 0, sizeof *st);
   if (cg->host.layout == CG_V2)
@@ -600,7 +600,7 @@ rt_cgroup_stats (struct rt_cgroup *cg, struct rt_cgroup_stats *st,
 /* "pids 12 34 still running" for the processes whose pidfd is still open. */
 static int
 still_running (const pid_t *pids, const struct pollfd *pfd, size_t m,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   char buf[512];
   size_t off = 0, left = 0;
@@ -613,7 +613,7 @@ still_running (const pid_t *pids, const struct pollfd *pfd, size_t m,
           off += (size_t) snprintf (buf + off, sizeof buf - off, " %d",
                                     (int) pids[i]);
       }
-  return rt_err_set (err, ETIMEDOUT, "%zu process%s still running (pid%s%s) "
+  return cm_err_set (err, ETIMEDOUT, "%zu process%s still running (pid%s%s) "
                      "after SIGKILL: frozen by a cgroup we do not own, or "
                      "in uninterruptible sleep", left, left == 1 ? "" : "es",
                      left == 1 ? "" : "s", buf);
@@ -623,7 +623,7 @@ still_running (const pid_t *pids, const struct pollfd *pfd, size_t m,
  * (pidfds become readable when the process exits; it has left its cgroups
  * by then, zombie or not). */
 static int
-wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
+wait_exits (const pid_t *pids, size_t n, long deadline, struct cm_err **err)
 {
   struct pollfd *pfd = xcalloc (n, sizeof *pfd);
   pid_t *pv = xcalloc (n, sizeof *pv);
@@ -640,7 +640,7 @@ wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
         }
       else if (errno != ESRCH)
         {
-          ret = rt_err_set (err, errno, "cgroup: pidfd_open %d",
+          ret = cm_err_set (err, errno, "cgroup: pidfd_open %d",
                             (int) pids[i]);
           break;
         }
@@ -652,7 +652,7 @@ wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
       if (r < 0 && errno == EINTR)
         continue;
       if (r < 0)
-        ret = rt_err_set (err, errno, "cgroup: poll pidfds");
+        ret = cm_err_set (err, errno, "cgroup: poll pidfds");
       else if (r == 0)
         ret = still_running (pv, pfd, m, err);
       for (size_t i = 0; ret == 0 && i < m; i++)
@@ -676,7 +676,7 @@ wait_exits (const pid_t *pids, size_t n, long deadline, struct rt_err **err)
  * is really empty in cgroup.events. */
 static int
 wait_unpopulated (const struct rt_cgroup *cg, long deadline,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   _cleanup_free_ char *dir = cg_v2_dir (cg);
   /* 1: no cgroup.events any more, the cgroup is gone: empty. */
@@ -684,7 +684,7 @@ wait_unpopulated (const struct rt_cgroup *cg, long deadline,
 }
 
 static int
-wait_empty_until (struct rt_cgroup *cg, long deadline, struct rt_err **err)
+wait_empty_until (struct rt_cgroup *cg, long deadline, struct cm_err **err)
 {
   for (;;)
     {
@@ -701,16 +701,16 @@ wait_empty_until (struct rt_cgroup *cg, long deadline, struct rt_err **err)
       r = wait_exits (pids, n, deadline, err);
       free (pids);
       if (r < 0)
-        return rt_err_wrap (err, "cgroup `%s`", cg->path);
+        return cm_err_wrap (err, "cgroup `%s`", cg->path);
     }
   if (cg->v2_on && wait_unpopulated (cg, deadline, err) < 0)
-    return rt_err_wrap (err, "cgroup `%s`", cg->path);
+    return cm_err_wrap (err, "cgroup `%s`", cg->path);
   return 0;
 }
 
 int
 rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
-                      struct rt_err **err)
+                      struct cm_err **err)
 {
   return wait_empty_until (cg, cg_now_ms () + timeout_ms, err);
 }
@@ -718,7 +718,7 @@ rt_cgroup_wait_empty (struct rt_cgroup *cg, int timeout_ms,
 /* rmdir leaf first; a cgroup directory holds only kernel files, which
  * rmdir(2) takes with it, so only sub-directories need walking. */
 static int
-rmdir_tree (const char *dir, int depth, struct rt_err **err)
+rmdir_tree (const char *dir, int depth, struct cm_err **err)
 {
   DIR *d = opendir (dir);
   struct dirent *de;
@@ -726,7 +726,7 @@ rmdir_tree (const char *dir, int depth, struct rt_err **err)
 
   if (d == NULL)
     return errno == ENOENT ? 0
-                           : rt_err_set (err, errno, "cgroup: open `%s`", dir);
+                           : cm_err_set (err, errno, "cgroup: open `%s`", dir);
   while (r == 0 && depth < 32 && (de = readdir (d)) != NULL)
     {
       if (de->d_type != DT_DIR || de->d_name[0] == '.')
@@ -740,16 +740,16 @@ rmdir_tree (const char *dir, int depth, struct rt_err **err)
   if (rmdir (dir) < 0 && errno != ENOENT)
     {
       if (errno == EBUSY)
-        return rt_err_set (err, EBUSY,
+        return cm_err_set (err, EBUSY,
                            "cgroup: cannot remove `%s`: processes remain in "
                            "it", dir);
-      return rt_err_set (err, errno, "cgroup: rmdir `%s`", dir);
+      return cm_err_set (err, errno, "cgroup: rmdir `%s`", dir);
     }
   return 0;
 }
 
 int
-rt_cgroup_destroy (struct rt_cgroup *cg, struct rt_err **err)
+rt_cgroup_destroy (struct rt_cgroup *cg, struct cm_err **err)
 {
   int ret = 0;
   for (size_t i = 0; i < cg->host.v1_len; i++)

@@ -26,7 +26,7 @@
 #include "notify.h"
 #include "vroot-run.h"
 
-typedef int (*child_step_fn) (struct rt_child *ch, struct rt_err **err);
+typedef int (*child_step_fn) (struct rt_child *ch, struct cm_err **err);
 
 struct child_step
 {
@@ -35,23 +35,23 @@ struct child_step
 };
 
 static int
-step_time_ns (struct rt_child *ch, struct rt_err **err)
+step_time_ns (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_config *c = ch->p->c;
   char buf[128];
   int fd;
   if (ch->timens_fd < 0)
-    return rt_err_set (err, ch->timens_errno, "linux.timeOffsets: open "
+    return cm_err_set (err, ch->timens_errno, "linux.timeOffsets: open "
                        "/proc/self/timens_offsets");
   if (unshare (CLONE_NEWTIME) < 0)
-    return rt_err_set (err, errno, "unshare time namespace");
+    return cm_err_set (err, errno, "unshare time namespace");
   snprintf (buf, sizeof buf, "monotonic %lld %u\nboottime %lld %u\n",
             (long long) c->time_offsets[0].offset_secs,
             c->time_offsets[0].offset_nanosecs,
             (long long) c->time_offsets[1].offset_secs,
             c->time_offsets[1].offset_nanosecs);
   if (write (ch->timens_fd, buf, strlen (buf)) < 0)
-    return rt_err_set (err, errno, "linux.timeOffsets: write "
+    return cm_err_set (err, errno, "linux.timeOffsets: write "
                        "/proc/self/timens_offsets");
   close (ch->timens_fd);
   ch->timens_fd = -1;
@@ -61,42 +61,42 @@ step_time_ns (struct rt_child *ch, struct rt_err **err)
       int e = errno;
       if (fd >= 0)
         close (fd);
-      return rt_err_set (err, e, "enter time namespace");
+      return cm_err_set (err, e, "enter time namespace");
     }
   close (fd);
   return 0;
 }
 
 static int
-step_namespaces (struct rt_child *ch, struct rt_err **err)
+step_namespaces (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   const struct rt_ns_fds *ns = &ch->pp->ns;
   for (size_t i = 0; i < ns->len; i++)
     if (setns (ns->fds[i], ns->types[i]) < 0)
-      return rt_err_set (err, errno, "join namespace (type %#x)",
+      return cm_err_set (err, errno, "join namespace (type %#x)",
                          ns->types[i]);
   if (p->new_user || p->joins_user)
     {
       /* Become root of the new user namespace when root is mapped. */
       if (setresgid (0, 0, 0) < 0 && errno != EINVAL)
-        return rt_err_set (err, errno, "setresgid(0) in user namespace");
+        return cm_err_set (err, errno, "setresgid(0) in user namespace");
       if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
-        return rt_err_set (err, errno, "setresuid(0) in user namespace");
+        return cm_err_set (err, errno, "setresuid(0) in user namespace");
     }
   if (p->new_time && step_time_ns (ch, err) < 0)
     return -1;
   if (p->new_net && rt_child_loopback_up (err) < 0)
     return -1;
   if (setsid () < 0)
-    return rt_err_set (err, errno, "setsid");
+    return cm_err_set (err, errno, "setsid");
   return 0;
 }
 
 /* Waits (once) until the runtime has put the process in its cgroup, then
  * unshares the cgroup namespace when one is asked for. */
 static int
-step_cgroup (struct rt_child *ch, struct rt_err **err)
+step_cgroup (struct rt_child *ch, struct cm_err **err)
 {
   struct sync_msg m;
   if (ch->in_cgroup)
@@ -105,13 +105,13 @@ step_cgroup (struct rt_child *ch, struct rt_err **err)
     _exit (1);                  /* the runtime reports its own error */
   ch->in_cgroup = true;
   if (ch->p->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
-    return rt_err_set (err, errno, "unshare cgroup namespace");
+    return cm_err_set (err, errno, "unshare cgroup namespace");
   return 0;
 }
 
 /* Before the first cgroup mount, only when the config has one. */
 static int
-step_cgroup_for_mounts (struct rt_child *ch, struct rt_err **err)
+step_cgroup_for_mounts (struct rt_child *ch, struct cm_err **err)
 {
   if (ch->p->first_cgroup_mount == ch->p->mounts_len)
     return 0;
@@ -121,21 +121,21 @@ step_cgroup_for_mounts (struct rt_child *ch, struct rt_err **err)
 /* prestart and createRuntime run in the runtime, between the mounts and
  * pivot_root. */
 static int
-step_runtime_hooks (struct rt_child *ch, struct rt_err **err)
+step_runtime_hooks (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_config *c = ch->p->c;
   struct sync_msg m;
   if (!c->hooks[RT_HOOK_PRESTART].len && !c->hooks[RT_HOOK_CREATE_RUNTIME].len)
     return 0;
   if (rt_sync_send (ch->sync_fd, SYNC_HOOKS, 0, NULL) < 0)
-    return rt_err_set (err, errno, "sync with runtime");
+    return cm_err_set (err, errno, "sync with runtime");
   if (rt_sync_recv (ch->sync_fd, &m) <= 0 || m.kind != SYNC_HOOKS_DONE)
     _exit (1);                  /* the parent reports its own hook error */
   return 0;
 }
 
 static int
-step_create_hooks (struct rt_child *ch, struct rt_err **err)
+step_create_hooks (struct rt_child *ch, struct cm_err **err)
 {
   return rt_hooks_run (&ch->p->c->hooks[RT_HOOK_CREATE_CONTAINER],
                        "createContainer", ch->state_json, err);
@@ -144,22 +144,22 @@ step_create_hooks (struct rt_child *ch, struct rt_err **err)
 /* sysctls go in before readonlyPaths makes /proc/sys read-only (runc's
  * order). */
 static int
-step_sysctl_hostname (struct rt_child *ch, struct rt_err **err)
+step_sysctl_hostname (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_config *c = ch->p->c;
   if (rt_child_sysctl (ch->p, err) < 0)
     return -1;
   if (c->hostname && *c->hostname
       && sethostname (c->hostname, strlen (c->hostname)) < 0)
-    return rt_err_set (err, errno, "hostname: set \"%s\"", c->hostname);
+    return cm_err_set (err, errno, "hostname: set \"%s\"", c->hostname);
   if (c->domainname && *c->domainname
       && setdomainname (c->domainname, strlen (c->domainname)) < 0)
-    return rt_err_set (err, errno, "domainname: set \"%s\"", c->domainname);
+    return cm_err_set (err, errno, "domainname: set \"%s\"", c->domainname);
   return rt_proc_make_cwd (c->process->cwd, err);
 }
 
 static int
-step_process (struct rt_child *ch, struct rt_err **err)
+step_process (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   const struct rt_process *pr = p->c->process;
@@ -167,7 +167,7 @@ step_process (struct rt_child *ch, struct rt_err **err)
       && syscall (SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, p->o->id)
              < 0
       && errno != ENOSYS && errno != EPERM && errno != EACCES)
-    return rt_err_set (err, errno, "join a new session keyring");
+    return cm_err_set (err, errno, "join a new session keyring");
   if (rt_proc_sched (pr, err) < 0
       || rt_personality_apply (p->personality, err) < 0)
     return -1;
@@ -187,7 +187,7 @@ step_process (struct rt_child *ch, struct rt_err **err)
  * not fail the Landlock ruleset), before the capability drop (a raise
  * needs CAP_SYS_RESOURCE). */
 static int
-step_confine (struct rt_child *ch, struct rt_err **err)
+step_confine (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   const struct rt_process *pr = p->c->process;
@@ -231,14 +231,14 @@ static const struct child_step virtual_steps[] = {
 };
 
 static int
-step_start_hooks (struct rt_child *ch, struct rt_err **err)
+step_start_hooks (struct rt_child *ch, struct cm_err **err)
 {
   return rt_hooks_run (&ch->p->c->hooks[RT_HOOK_START_CONTAINER],
                        "startContainer", ch->state_json, err);
 }
 
 static int
-step_seccomp (struct rt_child *ch, struct rt_err **err)
+step_seccomp (struct rt_child *ch, struct cm_err **err)
 {
   return rt_confine_child_seccomp (ch->p->confine, err);
 }
@@ -252,7 +252,7 @@ static const struct child_step start_steps[] = {
 
 static int
 run_steps (struct rt_child *ch, const struct child_step *s, size_t n,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   for (size_t i = 0; i < n; i++)
     if (s[i].fn (ch, err) < 0)
@@ -382,7 +382,7 @@ child_park (struct rt_child *ch)
 void
 rt_child_main (struct rt_child *ch)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
 
   child_await_go (ch);
   bool virt = rt_vroot_mode (ch->p);

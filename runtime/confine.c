@@ -18,7 +18,7 @@ struct rt_confine
 
 int
 rt_confine_plan (const struct rt_config *c, struct rt_confine **out,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   struct rt_confine *cf = xcalloc (1, sizeof *cf);
   cf->sc.listener_sock = -1;
@@ -34,7 +34,7 @@ rt_confine_plan (const struct rt_config *c, struct rt_confine **out,
 
 int
 rt_confine_open (struct rt_confine *cf, const struct rt_config *c,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   return rt_sc_compile (c, cf->ll.seccomp_default_disabled, &cf->sc, err);
 }
@@ -54,7 +54,7 @@ rt_confine_close (struct rt_confine *cf)
 
 int
 rt_confine_prepare (const struct rt_config *c, struct rt_confine **out,
-                    struct rt_err **err)
+                    struct cm_err **err)
 {
   struct rt_confine *cf = NULL;
   if (rt_confine_plan (c, &cf, err) < 0)
@@ -69,7 +69,7 @@ rt_confine_prepare (const struct rt_config *c, struct rt_confine **out,
 }
 
 int
-rt_confine_child_landlock (const struct rt_confine *cf, struct rt_err **err)
+rt_confine_child_landlock (const struct rt_confine *cf, struct cm_err **err)
 {
   if (rt_ll_child_apply (&cf->ll, err) < 0)
     return -1;
@@ -80,7 +80,7 @@ rt_confine_child_landlock (const struct rt_confine *cf, struct rt_err **err)
 
 int
 rt_confine_child_seccomp_early (const struct rt_confine *cf,
-                                struct rt_err **err)
+                                struct cm_err **err)
 {
   if (!rt_sc_needs_early_load (&cf->sc))
     return 0;
@@ -88,7 +88,7 @@ rt_confine_child_seccomp_early (const struct rt_confine *cf,
 }
 
 int
-rt_confine_child_seccomp (const struct rt_confine *cf, struct rt_err **err)
+rt_confine_child_seccomp (const struct rt_confine *cf, struct cm_err **err)
 {
   return rt_sc_child_load (&cf->sc, "running", err);
 }
@@ -127,7 +127,7 @@ rt_confine_seccomp_prog (const struct rt_confine *cf)
 void
 rt_confine_for_exec (struct rt_confine *cf, bool own_pidns, bool own_netns)
 {
-  rt_strv_free (cf->ll.masks);
+  cm_strv_free (cf->ll.masks);
   cf->ll.masks = NULL;
   cf->ll.masks_len = 0;
   /* A namespace joined by path may be the host's: only one that holds
@@ -139,7 +139,7 @@ rt_confine_for_exec (struct rt_confine *cf, bool own_pidns, bool own_netns)
 }
 
 int
-rt_confine_record_pins (struct rt_confine *cf, struct rt_err **err)
+rt_confine_record_pins (struct rt_confine *cf, struct cm_err **err)
 {
   return rt_ll_pins_record (&cf->ll, err);
 }
@@ -152,21 +152,21 @@ rt_confine_pins_fd (const struct rt_confine *cf)
 
 int
 rt_confine_take_pins (struct rt_confine *cf, char **out, size_t *len,
-                      struct rt_err **err)
+                      struct cm_err **err)
 {
   return rt_ll_pins_take (&cf->ll, out, len, err);
 }
 
 int
 rt_confine_use_pins (struct rt_confine *cf, const char *rec, size_t len,
-                     struct rt_err **err)
+                     struct cm_err **err)
 {
   return rt_ll_pins_use (&cf->ll, rec, len, err);
 }
 
 int
 rt_confine_set_default (bool disable, const char *value, const char *origin,
-                        int rank, struct rt_err **err)
+                        int rank, struct cm_err **err)
 {
   return rt_ll_set_default (disable, value, origin, rank, err);
 }

@@ -23,16 +23,16 @@ struct rt_sc_prog;
  * container sees them) and the seccomp BPF program.  Errors name the JSON
  * path or annotation. */
 int rt_confine_prepare (const struct rt_config *c, struct rt_confine **out,
-                        struct rt_err **err);
+                        struct cm_err **err);
 
 /* rt_confine_prepare() in two stages, for create: the plan validates and
  * builds the Landlock rules (no file, socket or cache touched); open
  * compiles seccomp (reading and writing the compiled-profile cache) and
  * connects to listenerPath; close undoes open and any pin record. */
 int rt_confine_plan (const struct rt_config *c, struct rt_confine **out,
-                     struct rt_err **err);
+                     struct cm_err **err);
 int rt_confine_open (struct rt_confine *cf, const struct rt_config *c,
-                     struct rt_err **err);
+                     struct cm_err **err);
 void rt_confine_close (struct rt_confine *cf);
 
 /* In the container process, after pivot_root and every mount, while the
@@ -40,12 +40,12 @@ void rt_confine_close (struct rt_confine *cf);
  * no_new_privs): opens each rule's path and restricts itself.  Then calls
  * rt_confine_child_seccomp_early() (below). */
 int rt_confine_child_landlock (const struct rt_confine *cf,
-                               struct rt_err **err);
+                               struct cm_err **err);
 
 /* In the container process, the last step before execve: loads the seccomp
  * filter (and sends the notify listener to listenerPath when configured). */
 int rt_confine_child_seccomp (const struct rt_confine *cf,
-                              struct rt_err **err);
+                              struct cm_err **err);
 
 /* Beyond the basic steps: seccomp notify, early seccomp, exec, pins ----- */
 
@@ -70,7 +70,7 @@ void rt_confine_child_set_host_pid (struct rt_confine *cf, int pid);
  * holds it, as runc does).  Otherwise a no-op; rt_confine_child_seccomp()
  * is then a no-op when the filter is already loaded. */
 int rt_confine_child_seccomp_early (const struct rt_confine *cf,
-                                    struct rt_err **err);
+                                    struct cm_err **err);
 
 /* For tests and `check`: the prepared Landlock policy and BPF program
  * (runtime/landlock.h, runtime/seccomp.h). */
@@ -91,18 +91,18 @@ void rt_confine_for_exec (struct rt_confine *cf, bool own_pidns,
 /* Parent, `create`, before clone(): the child will record the inode each
  * Landlock rule went on (docs/security.md "exec and the init's rules"),
  * through an fd it must keep open until rt_confine_child_landlock(). */
-int rt_confine_record_pins (struct rt_confine *cf, struct rt_err **err);
+int rt_confine_record_pins (struct rt_confine *cf, struct cm_err **err);
 /* That fd, -1 when not recording. */
 int rt_confine_pins_fd (const struct rt_confine *cf);
 /* Parent, `create`, once the child is ready: the record, malloc'd into
  * *out.  Opaque: the caller stores it and gives it back to exec. */
 int rt_confine_take_pins (struct rt_confine *cf, char **out, size_t *len,
-                          struct rt_err **err);
+                          struct cm_err **err);
 /* Parent, `exec`: the exec'd process gets only the rules the init got, each
  * only if its path still opens to the very inode the init's rule is on.
  * |rec| NULL: refused unless the container has no filesystem rules. */
 int rt_confine_use_pins (struct rt_confine *cf, const char *rec, size_t len,
-                         struct rt_err **err);
+                         struct cm_err **err);
 
 void rt_confine_free (struct rt_confine *cf);
 

@@ -49,7 +49,7 @@ become_child (const struct rt_plan *p, struct rt_prepared *pp)
 
 int
 rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
-                     struct rt_err **err)
+                     struct cm_err **err)
 {
   struct rt_plan p;
   struct rt_prepared pp = RT_PREPARED_INIT;
@@ -101,14 +101,14 @@ out:
 /* Reads the status fifo to EOF: empty when the container's write end went
  * away with execve, its message when it failed first. */
 static int
-wait_started (int sfd, struct rt_err **err)
+wait_started (int sfd, struct cm_err **err)
 {
   char msg[1024];
   size_t n = 0;
   ssize_t r;
 
   if (fcntl (sfd, F_SETFL, 0) < 0)
-    return rt_err_set (err, errno, "start status fifo");
+    return cm_err_set (err, errno, "start status fifo");
   for (;;)
     {
       r = read (sfd, msg + n, sizeof msg - 1 - n);
@@ -118,16 +118,16 @@ wait_started (int sfd, struct rt_err **err)
         break;
     }
   if (r < 0)
-    return rt_err_set (err, errno, "read start status fifo");
+    return cm_err_set (err, errno, "read start status fifo");
   if (n == 0)
     return 0;
   msg[n] = '\0';
-  return rt_err_set (err, 0, "%s", msg);
+  return cm_err_set (err, 0, "%s", msg);
 }
 
 int
 rt_container_start (const char *exec_fifo, const char *start_status,
-                    struct rt_err **err)
+                    struct cm_err **err)
 {
   _cleanup_fd_ int sfd = -1, fd = -1;
 
@@ -137,18 +137,18 @@ rt_container_start (const char *exec_fifo, const char *start_status,
     {
       sfd = open (start_status, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
       if (sfd < 0 && errno != ENOENT)   /* ENOENT: made by an older runtime */
-        return rt_err_set (err, errno, "open start status fifo");
+        return cm_err_set (err, errno, "open start status fifo");
     }
   fd = open (exec_fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     {
       if (errno == ENXIO)
-        return rt_err_set (err, ENXIO, "container process is not waiting to "
+        return cm_err_set (err, ENXIO, "container process is not waiting to "
                            "start");
-      return rt_err_set (err, errno, "open exec fifo");
+      return cm_err_set (err, errno, "open exec fifo");
     }
   if (write (fd, "0", 1) != 1)
-    return rt_err_set (err, errno, "write exec fifo");
+    return cm_err_set (err, errno, "write exec fifo");
   return sfd >= 0 ? wait_started (sfd, err) : 0;
 }
 

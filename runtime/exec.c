@@ -87,14 +87,14 @@ close_inherited (struct exec_plan *p, int sock)
 }
 
 static int
-exec_setup (struct exec_plan *p, struct rt_err **err)
+exec_setup (struct exec_plan *p, struct cm_err **err)
 {
   const struct rt_process *pr = p->o->process;
   /* Its own session with or without a terminal, as runc's nsexec and crun
    * do: the runtime's process group is not in the container's pid
    * namespace, where getpgrp() and getsid() would say 0. */
   if (setsid () < 0)
-    return rt_err_set (err, errno, "setsid");
+    return cm_err_set (err, errno, "setsid");
   if (pr->terminal && rt_proc_terminal (pr, p->console_fd, err) < 0)
     return -1;
   if (p->console_fd >= 0)
@@ -118,7 +118,7 @@ static void __attribute__ ((noreturn))
 exec_child (struct exec_plan *p, int sock)
 {
   const struct rt_process *pr = p->o->process;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct sync_msg m;
   sigset_t none;
   _cleanup_free_ char *path = NULL;
@@ -200,18 +200,18 @@ joiner (struct exec_plan *p, int sock)
 
 static int
 plan_exec (const struct rt_exec_opts *o, struct exec_plan *p,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   const struct rt_process *pr = o->process;
   memset (p, 0, sizeof *p);
   p->o = o;
   p->pidfd = p->console_fd = -1;
   if (pr->args_len == 0)
-    return rt_err_set (err, 0, "process.args: required and not empty");
+    return cm_err_set (err, 0, "process.args: required and not empty");
   if (pr->cwd == NULL || pr->cwd[0] != '/')
-    return rt_err_set (err, 0, "process.cwd: must be an absolute path");
+    return cm_err_set (err, 0, "process.cwd: must be an absolute path");
   if (pr->terminal && o->console_socket == NULL)
-    return rt_err_set (err, 0, "process.terminal is true: --console-socket "
+    return cm_err_set (err, 0, "process.terminal is true: --console-socket "
                        "is required");
   if (rt_caps_prepare (pr, &p->caps, err) < 0
       || rt_proc_plan_rlimits (pr, &p->rlimits, &p->rlimits_len, err) < 0
@@ -227,7 +227,7 @@ plan_exec (const struct rt_exec_opts *o, struct exec_plan *p,
     return -1;
   p->pidfd = (int) syscall (SYS_pidfd_open, o->init_pid, 0);
   if (p->pidfd < 0 || !rt_proc_alive (o->init_pid, o->init_start_time))
-    return rt_err_set (err, 0, "container \"%s\" is not running", o->id);
+    return cm_err_set (err, 0, "container \"%s\" is not running", o->id);
   p->ns_flags = differing_namespaces (o->init_pid);
   if (pr->terminal)
     {
@@ -239,7 +239,7 @@ plan_exec (const struct rt_exec_opts *o, struct exec_plan *p,
 }
 
 static int
-run_exec (struct exec_plan *p, pid_t *out, struct rt_err **err)
+run_exec (struct exec_plan *p, pid_t *out, struct cm_err **err)
 {
   int sv[2];
   struct sync_msg m;
@@ -247,13 +247,13 @@ run_exec (struct exec_plan *p, pid_t *out, struct rt_err **err)
   int r;
 
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    return rt_err_set (err, errno, "socketpair");
+    return cm_err_set (err, errno, "socketpair");
   a = fork ();
   if (a < 0)
     {
       close (sv[0]);
       close (sv[1]);
-      return rt_err_set (err, errno, "fork");
+      return cm_err_set (err, errno, "fork");
     }
   if (a == 0)
     {
@@ -266,8 +266,8 @@ run_exec (struct exec_plan *p, pid_t *out, struct rt_err **err)
   if (r <= 0 || m.kind != SYNC_PID)
     {
       r = r > 0 && m.kind == SYNC_ERROR
-              ? rt_err_set (err, m.errno_, "exec: %s", m.msg)
-              : rt_err_set (err, 0, "exec: process setup failed");
+              ? cm_err_set (err, m.errno_, "exec: %s", m.msg)
+              : cm_err_set (err, 0, "exec: process setup failed");
       close (sv[0]);
       return r;
     }
@@ -285,7 +285,7 @@ run_exec (struct exec_plan *p, pid_t *out, struct rt_err **err)
     }
   if (rt_sync_send (sv[0], SYNC_GO, 0, NULL) < 0)
     {
-      rt_err_set (err, errno, "exec: sync");
+      cm_err_set (err, errno, "exec: sync");
       goto fail;
     }
   r = rt_sync_recv (sv[0], &m);
@@ -294,11 +294,11 @@ run_exec (struct exec_plan *p, pid_t *out, struct rt_err **err)
       if (r > 0 && m.kind == SYNC_ERROR)
         {
           /* the text already carries strerror */
-          rt_err_set (err, 0, "%s", m.msg);
+          cm_err_set (err, 0, "%s", m.msg);
           (*err)->errno_ = m.errno_;
         }
       else
-        rt_err_set (err, 0, "exec: bad reply from the process");
+        cm_err_set (err, 0, "exec: bad reply from the process");
       waitpid (b, NULL, 0);
       close (sv[0]);
       return -1;
@@ -314,7 +314,7 @@ fail:
 }
 
 int
-rt_exec (const struct rt_exec_opts *o, pid_t *pid, struct rt_err **err)
+rt_exec (const struct rt_exec_opts *o, pid_t *pid, struct cm_err **err)
 {
   struct exec_plan p;
   int r = plan_exec (o, &p, err);

@@ -23,7 +23,7 @@ struct rt_handle
 
 int
 rt_handle_open (pid_t pid, uint64_t start_time, const char *cgroup_path,
-                struct rt_handle **out, struct rt_err **err)
+                struct rt_handle **out, struct cm_err **err)
 {
   struct rt_handle *h = xcalloc (1, sizeof *h);
   h->pid = pid;
@@ -45,7 +45,7 @@ rt_handle_has_cgroup (const struct rt_handle *h)
 
 int
 rt_handle_cgroup_path (const char *cgroups_path, const char *id,
-                       bool systemd, char **path, struct rt_err **err)
+                       bool systemd, char **path, struct cm_err **err)
 {
   struct rt_cgroup_opts co = { .cgroups_path = cgroups_path, .id = id,
                                .systemd = systemd };
@@ -53,23 +53,23 @@ rt_handle_cgroup_path (const char *cgroups_path, const char *id,
 }
 
 int
-rt_handle_kill (struct rt_handle *h, int sig, bool all, struct rt_err **err)
+rt_handle_kill (struct rt_handle *h, int sig, bool all, struct cm_err **err)
 {
   if (all && h->cg)
     return rt_cgroup_kill (h->cg, sig, err);
   if (rt_proc_signal (h->pid, h->start_time, sig) == 0)
     return 0;
-  return rt_err_set (err, errno, "signal process %d", (int) h->pid);
+  return cm_err_set (err, errno, "signal process %d", (int) h->pid);
 }
 
 static int
-need_cgroup (const struct rt_handle *h, struct rt_err **err)
+need_cgroup (const struct rt_handle *h, struct cm_err **err)
 {
-  return h->cg ? 0 : rt_err_set (err, ENOENT, "the container has no cgroup");
+  return h->cg ? 0 : cm_err_set (err, ENOENT, "the container has no cgroup");
 }
 
 int
-rt_handle_freeze (struct rt_handle *h, bool frozen, struct rt_err **err)
+rt_handle_freeze (struct rt_handle *h, bool frozen, struct cm_err **err)
 {
   if (need_cgroup (h, err) < 0)
     return -1;
@@ -77,7 +77,7 @@ rt_handle_freeze (struct rt_handle *h, bool frozen, struct rt_err **err)
 }
 
 int
-rt_handle_is_frozen (struct rt_handle *h, struct rt_err **err)
+rt_handle_is_frozen (struct rt_handle *h, struct cm_err **err)
 {
   if (need_cgroup (h, err) < 0)
     return -1;
@@ -86,7 +86,7 @@ rt_handle_is_frozen (struct rt_handle *h, struct rt_err **err)
 
 int
 rt_handle_pids (struct rt_handle *h, pid_t **pids, size_t *n,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   if (h->cg)
     return rt_cgroup_pids (h->cg, pids, n, err);
@@ -103,7 +103,7 @@ rt_handle_pids (struct rt_handle *h, pid_t **pids, size_t *n,
 
 int
 rt_handle_stats (struct rt_handle *h, struct rt_cgroup_stats *st,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   if (need_cgroup (h, err) < 0)
     return -1;
@@ -112,7 +112,7 @@ rt_handle_stats (struct rt_handle *h, struct rt_cgroup_stats *st,
 
 int
 rt_handle_update (struct rt_handle *h, const struct rt_resources *r,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   if (need_cgroup (h, err) < 0)
     return -1;
@@ -122,7 +122,7 @@ rt_handle_update (struct rt_handle *h, const struct rt_resources *r,
 /* Waits, at most |timeout_ms|, for a process that is not our child to go
  * away: a pidfd becomes readable when it exits — no polling loop. */
 static int
-wait_init (const struct rt_handle *h, int timeout_ms, struct rt_err **err)
+wait_init (const struct rt_handle *h, int timeout_ms, struct cm_err **err)
 {
   _cleanup_fd_ int fd = -1;
   struct pollfd p;
@@ -138,7 +138,7 @@ wait_init (const struct rt_handle *h, int timeout_ms, struct rt_err **err)
   while ((r = poll (&p, 1, timeout_ms)) < 0 && errno == EINTR)
     ;
   if (r == 0)
-    return rt_err_set (err, ETIMEDOUT, "process %d still running after "
+    return cm_err_set (err, ETIMEDOUT, "process %d still running after "
                        "SIGKILL", (int) h->pid);
   return 0;
 }
@@ -153,19 +153,19 @@ ms_since (const struct timespec *t0)
 }
 
 int
-rt_handle_wait (struct rt_handle *h, int timeout_ms, struct rt_err **err)
+rt_handle_wait (struct rt_handle *h, int timeout_ms, struct cm_err **err)
 {
   struct timespec t0;
   long left;
   clock_gettime (CLOCK_MONOTONIC, &t0);
   if (wait_init (h, timeout_ms, err) < 0)
     {
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       /* Name every process of the cgroup, not only init. */
       if (h->cg && rt_cgroup_wait_empty (h->cg, 0, &e) < 0)
         {
-          rt_err_free (err);
-          *err = rt_steal_ptr (&e);
+          cm_err_free (err);
+          *err = cm_steal_ptr (&e);
         }
       return -1;
     }
@@ -179,7 +179,7 @@ rt_handle_wait (struct rt_handle *h, int timeout_ms, struct rt_err **err)
 static void
 kill_all (struct rt_handle *h)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   rt_proc_signal (h->pid, h->start_time, SIGKILL);
   /* Without a pid namespace, other processes outlive init: the cgroup
    * names them all.  A frozen cgroup must be thawed for SIGKILL to land;
@@ -188,9 +188,9 @@ kill_all (struct rt_handle *h)
     return;
   if (rt_cgroup_is_frozen (h->cg, &e) == 1)
     rt_cgroup_freeze (h->cg, false, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_cgroup_kill (h->cg, SIGKILL, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
 }
 
 /* A task can still be leaving, or a straggler forked at exit still be
@@ -198,26 +198,26 @@ kill_all (struct rt_handle *h)
  * wait (bounded) for the cgroup to empty, and remove every hierarchy's
  * directory again, as runc retries its rmdir. */
 static int
-remove_cgroup (struct rt_cgroup *cg, int timeout_ms, struct rt_err **err)
+remove_cgroup (struct rt_cgroup *cg, int timeout_ms, struct cm_err **err)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (rt_cgroup_destroy (cg, &e) == 0)
     return 0;
   if (e->errno_ != EBUSY)
     {
-      *err = rt_steal_ptr (&e);
+      *err = cm_steal_ptr (&e);
       return -1;
     }
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_cgroup_kill (cg, SIGKILL, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
   if (rt_cgroup_wait_empty (cg, timeout_ms, err) < 0)
     return -1;
   return rt_cgroup_destroy (cg, err);
 }
 
 int
-rt_handle_destroy (struct rt_handle *h, int timeout_ms, struct rt_err **err)
+rt_handle_destroy (struct rt_handle *h, int timeout_ms, struct cm_err **err)
 {
   kill_all (h);
   if (rt_handle_wait (h, timeout_ms, err) < 0)

@@ -78,7 +78,7 @@ feed_stdin (int fd, int pfd, const char *state,
 
 static int
 run_one (const struct rt_hook *h, const char *kind, size_t idx,
-         const char *state, struct rt_err **err)
+         const char *state, struct cm_err **err)
 {
   _cleanup_free_ char **argv = nul_strv (h->args, h->args_len, h->path);
   /* No env: the runtime's own, as runc and crun pass (engines rely on
@@ -93,13 +93,13 @@ run_one (const struct rt_hook *h, const char *kind, size_t idx,
   pid_t pid;
 
   if (pipe2 (in, O_CLOEXEC) < 0)
-    return rt_err_set (err, errno, "%s hook %zu: pipe", kind, idx);
+    return cm_err_set (err, errno, "%s hook %zu: pipe", kind, idx);
   pid = fork ();
   if (pid < 0)
     {
       close (in[0]);
       close (in[1]);
-      return rt_err_set (err, errno, "%s hook %zu: fork", kind, idx);
+      return cm_err_set (err, errno, "%s hook %zu: fork", kind, idx);
     }
   if (pid == 0)
     {
@@ -125,7 +125,7 @@ run_one (const struct rt_hook *h, const char *kind, size_t idx,
       {
         kill (pid, SIGKILL);
         waitpid (pid, NULL, 0);
-        return rt_err_set (err, 0, "%s hook %zu (%s): timed out after %ds",
+        return cm_err_set (err, 0, "%s hook %zu (%s): timed out after %ds",
                            kind, idx, h->path, h->timeout);
       }
   }
@@ -140,29 +140,29 @@ run_one (const struct rt_hook *h, const char *kind, size_t idx,
         {
           kill (pid, SIGKILL);
           waitpid (pid, NULL, 0);
-          return rt_err_set (err, 0, "%s hook %zu (%s): timed out after %ds",
+          return cm_err_set (err, 0, "%s hook %zu (%s): timed out after %ds",
                              kind, idx, h->path, h->timeout);
         }
     }
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
-      return rt_err_set (err, errno, "%s hook %zu: waitpid", kind, idx);
+      return cm_err_set (err, errno, "%s hook %zu: waitpid", kind, idx);
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
     return 0;
   if (WIFEXITED (status) && WEXITSTATUS (status) == 127
       && access (h->path, X_OK) < 0)
-    return rt_err_set (err, errno, "%s hook %zu: exec `%s`", kind, idx,
+    return cm_err_set (err, errno, "%s hook %zu: exec `%s`", kind, idx,
                        h->path);
   if (WIFSIGNALED (status))
-    return rt_err_set (err, 0, "%s hook %zu (%s): killed by signal %d", kind,
+    return cm_err_set (err, 0, "%s hook %zu (%s): killed by signal %d", kind,
                        idx, h->path, WTERMSIG (status));
-  return rt_err_set (err, 0, "%s hook %zu (%s): exited with status %d", kind,
+  return cm_err_set (err, 0, "%s hook %zu (%s): exited with status %d", kind,
                      idx, h->path, WEXITSTATUS (status));
 }
 
 int
 rt_hooks_run (const struct rt_hook_list *l, const char *kind,
-              const char *state_json, struct rt_err **err)
+              const char *state_json, struct cm_err **err)
 {
   for (size_t i = 0; i < l->len; i++)
     if (run_one (&l->hooks[i], kind, i, state_json, err) < 0)
@@ -178,11 +178,11 @@ rt_hooks_run_all (const struct rt_hook_list *l, const char *kind,
   int failed = 0;
   for (size_t i = 0; i < l->len; i++)
     {
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       if (run_one (&l->hooks[i], kind, i, state_json, &e) < 0)
         {
           warn (ud, e->msg);
-          rt_err_free (&e);
+          cm_err_free (&e);
           failed++;
         }
     }

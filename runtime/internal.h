@@ -76,10 +76,10 @@ struct rt_plan
 };
 
 int rt_plan_new (const struct rt_create_opts *o, struct rt_plan *p,
-                 struct rt_err **err);
+                 struct cm_err **err);
 /* Frees what the plan owns (not the prepared fds).  Accepts a zeroed plan. */
 void rt_plan_free (struct rt_plan *p);
-int rt_plan_mounts (struct rt_plan *p, struct rt_err **err);
+int rt_plan_mounts (struct rt_plan *p, struct cm_err **err);
 /* Advice for the user about the plan (malloc'd), or NULL. */
 char *rt_plan_warning (const struct rt_plan *p);
 
@@ -113,7 +113,7 @@ struct rt_prepared
 
 /* |pp| starts as RT_PREPARED_INIT; on failure rt_prepare_undo() it. */
 int rt_prepare (struct rt_plan *p, struct rt_prepared *pp,
-                struct rt_err **err);
+                struct cm_err **err);
 void rt_prepare_undo (struct rt_plan *p, struct rt_prepared *pp);
 
 /* The child's state (runtime/child.c): what it receives and builds while
@@ -137,7 +137,7 @@ struct rt_child
  * execve (before Landlock); after `start`, the failure report to the
  * start-status fifo and the payload itself.  Neither of the last two
  * returns. */
-int rt_payload_prepare (struct rt_child *ch, struct rt_err **err);
+int rt_payload_prepare (struct rt_child *ch, struct cm_err **err);
 void rt_payload_fail (struct rt_child *ch, const char *msg)
     __attribute__ ((noreturn));
 void rt_payload_run (struct rt_child *ch) __attribute__ ((noreturn));
@@ -157,13 +157,13 @@ struct rt_parent
   bool born_in_cgroup;          /* clone3(CLONE_INTO_CGROUP) placed it */
 };
 int rt_parent_cgroup (const struct rt_plan *p, struct rt_parent *pa,
-                      struct rt_err **err);
+                      struct cm_err **err);
 /* clone(): returns 0 in the child, the pid in the parent, -1 with *err. */
 pid_t rt_parent_clone (const struct rt_plan *p, struct rt_parent *pa,
-                       struct rt_err **err);
+                       struct cm_err **err);
 int rt_parent_run (const struct rt_plan *p, struct rt_prepared *pp,
                    struct rt_parent *pa, struct rt_created *out,
-                   struct rt_err **err);
+                   struct cm_err **err);
 /* Kills a half-made child and removes its cgroup (|failed|), frees. */
 void rt_parent_end (struct rt_parent *pa, bool failed);
 
@@ -180,47 +180,47 @@ int rt_ns_joined_fd (const struct rt_ns_fds *ns, int flag);
  * container's own namespace of that kind; written through a checked
  * /proc/sys. */
 int rt_plan_sysctl (const struct rt_plan *p, const struct rt_ns_fds *ns,
-                    struct rt_err **err);
-int rt_child_sysctl (const struct rt_plan *p, struct rt_err **err);
+                    struct cm_err **err);
+int rt_child_sysctl (const struct rt_plan *p, struct cm_err **err);
 
 /* linux.personality (runtime/personality.c): validated into a PER_* value
  * (-1: none) before clone, set in the new process before Landlock.  Shared
  * by create and exec. */
 int rt_personality_plan (const struct rt_config *c, long *out,
-                         struct rt_err **err);
-int rt_personality_apply (long per, struct rt_err **err);
+                         struct cm_err **err);
+int rt_personality_apply (long per, struct cm_err **err);
 
 /* Child steps (runtime/mount.c): the rootfs made a mount point (a bind of
  * root.path, or an overlay: runtime/rootfs-overlay.c) and opened; the
  * config's mounts before the first cgroup mount, then the rest; the
  * default and configured devices; pivot_root. */
-int rt_child_rootfs (struct rt_child *ch, struct rt_err **err);
-int rt_child_mounts_head (struct rt_child *ch, struct rt_err **err);
-int rt_child_mounts_tail (struct rt_child *ch, struct rt_err **err);
-int rt_child_devices (struct rt_child *ch, struct rt_err **err);
-int rt_child_pivot (struct rt_child *ch, struct rt_err **err);
+int rt_child_rootfs (struct rt_child *ch, struct cm_err **err);
+int rt_child_mounts_head (struct rt_child *ch, struct cm_err **err);
+int rt_child_mounts_tail (struct rt_child *ch, struct cm_err **err);
+int rt_child_devices (struct rt_child *ch, struct cm_err **err);
+int rt_child_pivot (struct rt_child *ch, struct cm_err **err);
 /* Mounts the overlay of |src| on |rootfs| (runtime/rootfs-overlay.c);
  * |userns|: the process is in a user namespace of its own. */
 int rt_rootfs_overlay (const struct rt_rootfs_source *src, const char *rootfs,
-                       bool userns, struct rt_err **err);
-int rt_plan_overlay (const struct rt_plan *p, struct rt_err **err);
+                       bool userns, struct cm_err **err);
+int rt_plan_overlay (const struct rt_plan *p, struct cm_err **err);
 /* Prepare stage: whether this kernel can mount it (rt_kfeat). */
-int rt_prepare_overlay (const struct rt_plan *p, struct rt_err **err);
+int rt_prepare_overlay (const struct rt_plan *p, struct cm_err **err);
 /* Without a mount namespace of its own (runtime/rootfs-chroot.c): refuses
  * what would mount on the host's tree; chroot(2) into |rootfs|. */
-int rt_plan_host_mount_ns (const struct rt_plan *p, struct rt_err **err);
-int rt_child_chroot (const char *rootfs, struct rt_err **err);
+int rt_plan_host_mount_ns (const struct rt_plan *p, struct cm_err **err);
+int rt_child_chroot (const char *rootfs, struct cm_err **err);
 /* Brings up `lo` in the current (new) network namespace.  runtime/net.c */
-int rt_child_loopback_up (struct rt_err **err);
+int rt_child_loopback_up (struct cm_err **err);
 /* Makes the mount holding |rootfs| private (only it, in the container's
  * mount namespace).  runtime/rootfs-prop.c */
-int rt_rootfs_parent_private (const char *rootfs, struct rt_err **err);
-int rt_child_finish_rootfs (struct rt_child *ch, struct rt_err **err);
+int rt_rootfs_parent_private (const char *rootfs, struct cm_err **err);
+int rt_child_finish_rootfs (struct rt_child *ch, struct cm_err **err);
 
 /* openat2(RESOLVE_IN_ROOT) of |path| under |rootfd|, creating missing
  * directories (and the last component as a file when |file|). */
 int rt_open_in_root (int rootfd, const char *path, bool create, bool file,
-                     struct rt_err **err);
+                     struct cm_err **err);
 
 /* Parent <-> child sync messages (runtime/sync.c): fixed size, one per
  * SOCK_SEQPACKET datagram. */
@@ -252,38 +252,38 @@ int rt_sync_send_go (int fd, pid_t pid);
 int rt_sync_recv (int fd, struct sync_msg *m);
 /* If the child's SYNC_ERROR is queued on |fd|, replaces *err with it and
  * returns -1; else returns 0 (never blocks). */
-int rt_sync_child_error (int fd, struct rt_err **err);
+int rt_sync_child_error (int fd, struct cm_err **err);
 /* After a send to the child failed (errno set): the child usually failed
  * first and exited, and its queued SYNC_ERROR is the real cause.  Sets
  * *err to that message, else to |what| with the send's errno; returns -1. */
-int rt_sync_fail (int fd, const char *what, struct rt_err **err);
+int rt_sync_fail (int fd, const char *what, struct cm_err **err);
 int rt_sync_send_str (int fd, const char *s);
 char *rt_sync_recv_str (int fd);
 
 /* Per-process steps (runtime/process.c), shared by create and exec. */
 int rt_proc_plan_rlimits (const struct rt_process *pr,
                           struct rt_rlimit_plan **out, size_t *out_len,
-                          struct rt_err **err);
+                          struct cm_err **err);
 int rt_proc_apply_rlimits (const struct rt_rlimit_plan *rl, size_t n,
-                           struct rt_err **err);
-int rt_proc_sched (const struct rt_process *pr, struct rt_err **err);
+                           struct cm_err **err);
+int rt_proc_sched (const struct rt_process *pr, struct cm_err **err);
 /* pty from the current /dev/ptmx; master sent over |console_fd| (if >= 0),
  * slave made stdio and controlling terminal. */
 int rt_proc_terminal (const struct rt_process *pr, int console_fd,
-                      struct rt_err **err);
+                      struct cm_err **err);
 /* args[0] looked up in PATH from pr->env, inside the current root. */
 int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
-                          struct rt_err **err);
+                          struct cm_err **err);
 /* process.env plus HOME when it has none: the home of process.user.uid in
  * the current root's /etc/passwd, else "/" (runc).  NULL-terminated; the
  * strings are borrowed from |pr| except the added one.  runtime/procenv.c */
 char **rt_proc_envp (const struct rt_process *pr);
 /* mkdir -p of process.cwd (mode 0755) in the current root, as runc does
  * for the init before it switches user. */
-int rt_proc_make_cwd (const char *cwd, struct rt_err **err);
+int rt_proc_make_cwd (const char *cwd, struct cm_err **err);
 /* chdir to pr->cwd and check that it is inside the current root. */
-int rt_proc_chdir (const struct rt_process *pr, struct rt_err **err);
-int rt_connect_console (const char *path, struct rt_err **err);
+int rt_proc_chdir (const struct rt_process *pr, struct cm_err **err);
+int rt_connect_console (const char *path, struct cm_err **err);
 /* Closes every fd >= |from| except those in |keep| (sorted in place; -1
  * entries ignored).  The container must not inherit the runtime's fds, above
  * all the flock()ed state directory. */

@@ -72,7 +72,7 @@ rt_kf_v1_controllers (const struct cg_host *h)
            t = strtok_r (NULL, ",", &save))
         {
           char *n;
-          if (rt_startswith (t, "name="))
+          if (cm_startswith (t, "name="))
             continue;
           n = xasprintf ("%s%s%s", r, *r ? " " : "", t);
           free (r);
@@ -87,9 +87,9 @@ rt_kf_v1_controllers (const struct cg_host *h)
 static int
 read_small (const char *path, char **out)
 {
-  struct rt_err *e = NULL;
-  int r = rt_read_file_at (AT_FDCWD, path, 1 << 16, out, NULL, &e);
-  rt_err_free (&e);
+  struct cm_err *e = NULL;
+  int r = cm_read_file_at (AT_FDCWD, path, 1 << 16, out, NULL, &e);
+  cm_err_free (&e);
   return r;
 }
 
@@ -217,18 +217,18 @@ probe_namespaces (void)
 static void
 probe_cgroup (void)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   const struct cg_host *h = cg_host_get (&e);
   _cleanup_free_ char *v2 = NULL;
 
-  rt_err_free (&e);
+  cm_err_free (&e);
   kf.cgroup_layout = h ? cg_layout_name (h->layout) : "none";
   kf.cgroup_v1_controllers = h ? rt_kf_v1_controllers (h) : xstrdup ("");
   if (h && h->v2_mount && cg_read (h->v2_mount, "cgroup.controllers", &v2,
                                    &e) == 0 && v2)
     v2[strcspn (v2, "\n")] = '\0';
-  rt_err_free (&e);
-  kf.cgroup_v2_controllers = v2 ? rt_steal_ptr (&v2) : xstrdup ("");
+  cm_err_free (&e);
+  kf.cgroup_v2_controllers = v2 ? cm_steal_ptr (&v2) : xstrdup ("");
 }
 
 /* overlayfs parses its options at fsconfig() time since it moved to the
@@ -292,11 +292,11 @@ rt_cgroup_devices_describe (void)
 {
   static const char closed[] = "a container that keeps CAP_MKNOD without a "
                                "user namespace is refused";
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   const struct cg_host *h = cg_host_get (&e);
   int en;
 
-  rt_err_free (&e);
+  cm_err_free (&e);
   if (h && cg_v1_index (h, "devices") >= 0)
     return xstrdup ("cgroup v1 devices controller (deny all, default "
                     "devices, linux.resources.devices)");

@@ -42,11 +42,11 @@ static bool
 cgroup_allows (const struct rt_config *c, unsigned maj, unsigned min)
 {
   _cleanup_free_ struct cg_dev_rule *v = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   size_t n;
   if (cg_dev_rules (c->resources, &v, &n, &err) < 0)
     {
-      rt_err_free (&err);       /* create reports the bad rule itself */
+      cm_err_free (&err);       /* create reports the bad rule itself */
       return false;
     }
   return cg_dev_match (v, n, 'c', maj, min, CG_DEV_R)

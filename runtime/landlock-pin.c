@@ -31,11 +31,11 @@ struct pin_header
 };
 
 int
-rt_ll_pins_record (struct rt_ll_policy *p, struct rt_err **err)
+rt_ll_pins_record (struct rt_ll_policy *p, struct cm_err **err)
 {
   int fd = memfd_create ("landlock-pins", MFD_CLOEXEC);
   if (fd < 0)
-    return rt_err_set (err, errno, "landlock: memfd_create");
+    return cm_err_set (err, errno, "landlock: memfd_create");
   p->pin_record = true;
   p->pin_fd = fd;
   return 0;
@@ -43,39 +43,39 @@ rt_ll_pins_record (struct rt_ll_policy *p, struct rt_err **err)
 
 int
 rt_ll_pins_write (const struct rt_ll_policy *p, const struct rt_ll_pin *pins,
-                  size_t n, struct rt_err **err)
+                  size_t n, struct cm_err **err)
 {
   struct pin_header h = { .rules_len = p->rules_len, .pins_len = n };
   memcpy (h.magic, PIN_MAGIC, sizeof h.magic);
   int r = 0;
-  if (rt_write_all (p->pin_fd, &h, sizeof h) < 0
-      || rt_write_all (p->pin_fd, pins, n * sizeof *pins) < 0)
-    r = rt_err_set (err, errno, "landlock: record the rules for exec");
+  if (cm_write_all (p->pin_fd, &h, sizeof h) < 0
+      || cm_write_all (p->pin_fd, pins, n * sizeof *pins) < 0)
+    r = cm_err_set (err, errno, "landlock: record the rules for exec");
   close (p->pin_fd);            /* the child's copy; the parent reads its own */
   return r;
 }
 
 int
 rt_ll_pins_take (struct rt_ll_policy *p, char **out, size_t *len,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   struct stat st;
   if (!p->pin_record)
-    return rt_err_set (err, EINVAL, "landlock: no rule record was made");
+    return cm_err_set (err, EINVAL, "landlock: no rule record was made");
   if (fstat (p->pin_fd, &st) < 0)
-    return rt_err_set (err, errno, "landlock: stat the rule record");
+    return cm_err_set (err, errno, "landlock: stat the rule record");
   _cleanup_free_ char *buf = xmalloc ((size_t) st.st_size + 1);
   if (pread (p->pin_fd, buf, (size_t) st.st_size, 0) != st.st_size)
-    return rt_err_set (err, errno ? errno : EIO,
+    return cm_err_set (err, errno ? errno : EIO,
                        "landlock: read the rule record");
   *len = (size_t) st.st_size;
-  *out = rt_steal_ptr (&buf);
+  *out = cm_steal_ptr (&buf);
   return 0;
 }
 
 int
 rt_ll_pins_use (struct rt_ll_policy *p, const char *rec, size_t len,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   struct pin_header h;
   /* No path rules to give (fs disabled): nothing to check.  The init then
@@ -84,18 +84,18 @@ rt_ll_pins_use (struct rt_ll_policy *p, const char *rec, size_t len,
   if (p->rules_len == 0)
     return 0;
   if (rec == NULL)
-    return rt_err_set (err, 0, "the container has no record of the inodes "
+    return cm_err_set (err, 0, "the container has no record of the inodes "
                        "its Landlock rules are on (landlock.pins; created by "
                        "an older sandlock-oci?): recreate it to exec");
   if (len < sizeof h)
-    return rt_err_set (err, 0, "landlock.pins: not a Landlock rule record");
+    return cm_err_set (err, 0, "landlock.pins: not a Landlock rule record");
   memcpy (&h, rec, sizeof h);
   if (memcmp (h.magic, PIN_MAGIC, sizeof h.magic) != 0
       || (len - sizeof h) % sizeof (struct rt_ll_pin) != 0
       || h.pins_len != (len - sizeof h) / sizeof (struct rt_ll_pin))
-    return rt_err_set (err, 0, "landlock.pins: not a Landlock rule record");
+    return cm_err_set (err, 0, "landlock.pins: not a Landlock rule record");
   if (h.rules_len != p->rules_len)
-    return rt_err_set (err, 0, "landlock.pins: recorded for %llu rules, the "
+    return cm_err_set (err, 0, "landlock.pins: recorded for %llu rules, the "
                        "config gives %zu", (unsigned long long) h.rules_len,
                        p->rules_len);
   struct rt_ll_pin *pins = xcalloc (h.pins_len + 1, sizeof *pins);
@@ -106,7 +106,7 @@ rt_ll_pins_use (struct rt_ll_policy *p, const char *rec, size_t len,
         || pins[i].access != p->rules[pins[i].index].access)
       {
         free (pins);
-        return rt_err_set (err, 0, "landlock.pins: entry %zu does not match "
+        return cm_err_set (err, 0, "landlock.pins: entry %zu does not match "
                            "the config's rules", i);
       }
   free (p->pins);

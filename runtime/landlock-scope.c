@@ -47,7 +47,7 @@ ns_private (const struct rt_config *c, const char *type, const char *alias,
 
 int
 rt_ll_scope_by_namespace (const struct rt_config *c, struct rt_ll_policy *p,
-                          struct rt_err **err)
+                          struct cm_err **err)
 {
   const char *v = rt_config_annotation (c, ANN_SCOPE);
   p->pidns_private = ns_private (c, "pid", NULL, "pid");
@@ -55,7 +55,7 @@ rt_ll_scope_by_namespace (const struct rt_config *c, struct rt_ll_policy *p,
   if (v && strcmp (v, "container") == 0)
     return 0;
   if (v && strcmp (v, "namespace") != 0)
-    return rt_err_set (err, 0, "annotation %s: \"%s\" is not namespace or "
+    return cm_err_set (err, 0, "annotation %s: \"%s\" is not namespace or "
                        "container", ANN_SCOPE, v);
   if (p->pidns_private)
     p->scoped &= ~RT_LL_SCOPE_SIGNAL;

@@ -173,14 +173,14 @@ path_within (const char *path, const char *dir)
 
 /* Returns the port, or -1 with *err set. */
 static long
-parse_port (const char *annotation, const char *s, struct rt_err **err)
+parse_port (const char *annotation, const char *s, struct cm_err **err)
 {
   char *end;
   errno = 0;
   long v = strtol (s, &end, 10);
   if (s[0] < '0' || s[0] > '9' || *end || errno || v < 0 || v > 65535)
     {
-      rt_err_set (err, 0, "annotation %s: \"%s\" is not a TCP port (0-65535)",
+      cm_err_set (err, 0, "annotation %s: \"%s\" is not a TCP port (0-65535)",
                   annotation, s);
       return -1;
     }
@@ -189,7 +189,7 @@ parse_port (const char *annotation, const char *s, struct rt_err **err)
 
 int
 rt_ll_parse_ports (const char *annotation, const char *value, uint16_t **out,
-                   size_t *len, struct rt_err **err)
+                   size_t *len, struct cm_err **err)
 {
   size_t n;
   _cleanup_strv_ char **items = split_list (value, &n);
@@ -211,7 +211,7 @@ rt_ll_parse_ports (const char *annotation, const char *value, uint16_t **out,
               || (hi = parse_port (annotation, dash + 1, err)) < 0)
             return -1;
           if (lo > hi)
-            return rt_err_set (err, 0, "annotation %s: range %ld-%ld is "
+            return cm_err_set (err, 0, "annotation %s: range %ld-%ld is "
                                "backwards", annotation, lo, hi);
         }
       else
@@ -260,20 +260,20 @@ static const char *const mode_keys[2] = { ANN "degrade", ANN "disable" };
  * its index, RT_LL_P_N for "seccomp" (disable only), or -1 with *err set
  * naming |origin|. */
 static int
-mode_item (const char *origin, int k, const char *item, struct rt_err **err)
+mode_item (const char *origin, int k, const char *item, struct cm_err **err)
 {
   if (k == 1 && strcmp (item, "seccomp") == 0)
     return RT_LL_P_N;
   int p = find_prot (item);
   if (p < 0)
-    return rt_err_set (err, 0, "%s: unknown protection \"%s\" (known: fs, "
+    return cm_err_set (err, 0, "%s: unknown protection \"%s\" (known: fs, "
                        "fs-refer, fs-truncate, fs-ioctl-dev, net-tcp, "
                        "scope-signal, scope-abstract-unix%s)", origin, item,
                        k == 1 ? ", seccomp" : "");
   /* Without REFER handled, Landlock still refuses every cross-directory
    * rename and link: "disabling" would tighten. */
   if (k == 1 && p == RT_LL_P_FS_REFER)
-    return rt_err_set (err, 0, "%s: fs-refer cannot be disabled (an "
+    return cm_err_set (err, 0, "%s: fs-refer cannot be disabled (an "
                        "unhandled REFER right makes Landlock deny every "
                        "cross-directory rename and link); use degrade "
                        "for fs-refer", origin);
@@ -282,7 +282,7 @@ mode_item (const char *origin, int k, const char *item, struct rt_err **err)
 
 int
 rt_ll_set_default (bool disable, const char *value, const char *origin,
-                   int rank, struct rt_err **err)
+                   int rank, struct cm_err **err)
 {
   int k = disable ? 1 : 0;
   if (value == NULL)
@@ -321,13 +321,13 @@ rt_ll_lock_annotations (const char *origin)
  * an error (an image's annotations reach config.json through some
  * engines, e.g. podman before 4.6). */
 static int
-check_lock (const struct rt_config *c, struct rt_err **err)
+check_lock (const struct rt_config *c, struct cm_err **err)
 {
   static const char *const widening[]
       = { ANN "disable", ANN "degrade", ANN "fs_writable" };
   for (size_t i = 0; lock_origin && i < ARRAY_SIZE (widening); i++)
     if (rt_config_annotation (c, widening[i]))
-      return rt_err_set (err, EPERM, "annotation %s: refused, %s only lets "
+      return cm_err_set (err, EPERM, "annotation %s: refused, %s only lets "
                          "annotations narrow confinement", widening[i],
                          lock_origin);
   return 0;
@@ -353,7 +353,7 @@ mode_list (const struct rt_config *c, int k, const char **origin, int *rank,
 /* run.oci.sandlock.degrade / disable, over the runtime's defaults. */
 static int
 parse_modes (const struct rt_config *c, struct rt_ll_policy *pol,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   int set_by[RT_LL_P_N] = { 0 };
   for (int k = 0; k < 2; k++)
@@ -377,7 +377,7 @@ parse_modes (const struct rt_config *c, struct rt_ll_policy *pol,
               continue;
             }
           if (pol->mode[p] != RT_LL_STRICT && set_by[p] == rank)
-            return rt_err_set (err, 0, "%s: \"%s\" is named in both "
+            return cm_err_set (err, 0, "%s: \"%s\" is named in both "
                                "degrade and disable", origin, items[i]);
           if (pol->mode[p] != RT_LL_STRICT && set_by[p] > rank)
             continue;           /* a higher layer decided */
@@ -596,7 +596,7 @@ mknod_rights (const struct rt_resources *r)
 
 static int
 derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
-                     struct rt_err **err)
+                     struct cm_err **err)
 {
   uint64_t wr = RT_LL_FS_WRITE | mknod_rights (c->resources);
   rule_put (p, xstrdup ("/"), c->root_readonly ? RT_LL_FS_READ : wr,
@@ -610,7 +610,7 @@ derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
       char *n = normalise_path (d);
       free (d);
       if (n == NULL)
-        return rt_err_set (err, 0, "mounts[%zu].destination: \"%s\" must be "
+        return cm_err_set (err, 0, "mounts[%zu].destination: \"%s\" must be "
                            "a path inside the container without \"..\"", i,
                            m->destination ? m->destination : "");
       struct rt_ll_rule *r
@@ -638,7 +638,7 @@ derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
     {
       char *n = normalise_path (c->devices[i].path);
       if (n == NULL)
-        return rt_err_set (err, 0, "linux.devices[%zu].path: \"%s\" must be "
+        return cm_err_set (err, 0, "linux.devices[%zu].path: \"%s\" must be "
                            "an absolute path without \"..\"", i,
                            c->devices[i].path ? c->devices[i].path : "");
       /* A device the user asked for by name is useless without its
@@ -657,7 +657,7 @@ derive_config_rules (const struct rt_config *c, struct rt_ll_policy *p,
 /* Parses a path-list annotation into normalised paths. */
 static int
 annotation_paths (const struct rt_config *c, const char *key, char ***out,
-                  size_t *n, struct rt_err **err)
+                  size_t *n, struct cm_err **err)
 {
   const char *v = rt_config_annotation (c, key);
   *out = NULL;
@@ -672,8 +672,8 @@ annotation_paths (const struct rt_config *c, const char *key, char ***out,
       paths[i] = normalise_path (items[i]);
       if (paths[i] == NULL)
         {
-          rt_strv_free (paths);
-          return rt_err_set (err, 0, "annotation %s: \"%s\" is not an "
+          cm_strv_free (paths);
+          return cm_err_set (err, 0, "annotation %s: \"%s\" is not an "
                              "absolute path inside the container (no "
                              "\"..\" allowed)", key, items[i]);
         }
@@ -685,7 +685,7 @@ annotation_paths (const struct rt_config *c, const char *key, char ***out,
 
 static int
 derive_annotation_rules (const struct rt_config *c, struct rt_ll_policy *p,
-                         struct rt_err **err)
+                         struct cm_err **err)
 {
   _cleanup_strv_ char **rd = NULL, **wr = NULL, **dn = NULL;
   size_t nrd, nwr, ndn;
@@ -706,7 +706,7 @@ derive_annotation_rules (const struct rt_config *c, struct rt_ll_policy *p,
   for (size_t d = 0; d < ndn; d++)
     {
       if (strcmp (dn[d], "/") == 0)
-        return rt_err_set (err, 0, "annotation %sfs_denied: \"/\" would deny "
+        return cm_err_set (err, 0, "annotation %sfs_denied: \"/\" would deny "
                            "the container its own root", ANN);
       for (size_t i = 0; i < p->rules_len; i++)
         if (p->rules[i].path && path_within (p->rules[i].path, dn[d]))
@@ -728,7 +728,7 @@ derive_annotation_rules (const struct rt_config *c, struct rt_ll_policy *p,
 
 static int
 resolve (struct rt_ll_policy *p, enum rt_ll_prot k, bool requested,
-         struct rt_err **err)
+         struct cm_err **err)
 {
   if (!requested)
     p->state[k] = RT_LL_NOT_REQUESTED;
@@ -739,12 +739,12 @@ resolve (struct rt_ll_policy *p, enum rt_ll_prot k, bool requested,
   else if (p->mode[k] == RT_LL_DEGRADE)
     p->state[k] = RT_LL_DEGRADED;
   else if (p->abi == 0)
-    return rt_err_set (err, 0, "Landlock protection \"%s\" is on but this "
+    return cm_err_set (err, 0, "Landlock protection \"%s\" is on but this "
                        "kernel has no Landlock: set annotation "
                        "%sdegrade=%s to run without it", prots[k].name, ANN,
                        prots[k].name);
   else
-    return rt_err_set (err, 0, "Landlock protection \"%s\" needs Landlock "
+    return cm_err_set (err, 0, "Landlock protection \"%s\" needs Landlock "
                        "ABI %d but this kernel has ABI %d: set annotation "
                        "%sdegrade=%s to run without it", prots[k].name,
                        prots[k].abi, p->abi, ANN, prots[k].name);
@@ -779,7 +779,7 @@ abi_fs_rights (int abi)
 
 static int
 resolve_all (const struct rt_config *c, struct rt_ll_policy *p,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   bool want_bind = rt_config_annotation (c, ANN "net_allow_bind") != NULL;
   bool want_conn = rt_config_annotation (c, ANN "net_allow_connect") != NULL;
@@ -822,7 +822,7 @@ resolve_all (const struct rt_config *c, struct rt_ll_policy *p,
 
 int
 rt_ll_policy_build (const struct rt_config *c, int abi,
-                    struct rt_ll_policy *out, struct rt_err **err)
+                    struct rt_ll_policy *out, struct cm_err **err)
 {
   struct rt_ll_policy p = { .abi = abi };
   const char *v;
@@ -852,7 +852,7 @@ rt_ll_policy_build (const struct rt_config *c, int abi,
                           && strcmp (c->namespaces[i].type, "mount") == 0);
       if (!mntns)
         {
-          rt_err_set (err, 0, "annotation %sfs_denied: masking \"%s\" needs "
+          cm_err_set (err, 0, "annotation %sfs_denied: masking \"%s\" needs "
                       "a mount namespace (linux.namespaces has none)", ANN,
                       p.masks[0]);
           goto fail;
@@ -883,7 +883,7 @@ rt_ll_policy_clear (struct rt_ll_policy *p)
     close (p->pin_fd);
   free (p->bind_ports);
   free (p->connect_ports);
-  rt_strv_free (p->masks);
+  cm_strv_free (p->masks);
   memset (p, 0, sizeof *p);
 }
 
@@ -893,24 +893,24 @@ rt_ll_policy_clear (struct rt_ll_policy *p)
  * mode-000 tmpfs over a directory, /dev/null (read-only) over anything
  * else.  No MS_NODEV on the latter: /dev/null itself is a device. */
 static int
-mask_path (const char *path, struct rt_err **err)
+mask_path (const char *path, struct cm_err **err)
 {
   struct stat st;
   if (lstat (path, &st) < 0)
     return errno == ENOENT ? 0
-                           : rt_err_set (err, errno, "fs_denied: stat `%s`",
+                           : cm_err_set (err, errno, "fs_denied: stat `%s`",
                                          path);
   if (S_ISDIR (st.st_mode))
     {
       if (mount ("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV
                  | MS_NOEXEC, "mode=000,size=4k,nr_inodes=1") < 0)
-        return rt_err_set (err, errno, "fs_denied: mask `%s`", path);
+        return cm_err_set (err, errno, "fs_denied: mask `%s`", path);
       return 0;
     }
   if (mount ("/dev/null", path, NULL, MS_BIND, NULL) < 0
       || mount (NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID
                 | MS_NOEXEC, NULL) < 0)
-    return rt_err_set (err, errno, "fs_denied: mask `%s` with /dev/null",
+    return cm_err_set (err, errno, "fs_denied: mask `%s` with /dev/null",
                        path);
   return 0;
 }
@@ -942,7 +942,7 @@ node_as_expected (const struct rt_ll_rule *r, const struct stat *st)
  * the rule (it grants nothing), or -2 with *err set. */
 static int
 open_rule (const struct rt_ll_policy *p, size_t i, struct stat *st,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   const struct rt_ll_rule *r = &p->rules[i];
   _cleanup_fd_ int fd = cm_openat2 (AT_FDCWD, r->path, O_PATH, rule_resolve (r));
@@ -954,17 +954,17 @@ open_rule (const struct rt_ll_policy *p, size_t i, struct stat *st,
           || (errno == ELOOP && r->origin == RT_LL_O_DEVICE))
         return -1;
       if (errno == ELOOP)
-        rt_err_set (err, 0, "annotation %sfs_%s: \"%s\" goes through a "
+        cm_err_set (err, 0, "annotation %sfs_%s: \"%s\" goes through a "
                     "symlink in the container: name the path it leads to",
                     ANN, r->access & RT_LL_FS_WRITE_FILE ? "writable"
                     : "readable", r->path);
       else
-        rt_err_set (err, errno, "landlock: open rule path `%s`", r->path);
+        cm_err_set (err, errno, "landlock: open rule path `%s`", r->path);
       return -2;
     }
   if (fstat (fd, st) < 0)
     {
-      rt_err_set (err, errno, "landlock: stat `%s`", r->path);
+      cm_err_set (err, errno, "landlock: stat `%s`", r->path);
       return -2;
     }
   if (!node_as_expected (r, st))
@@ -977,11 +977,11 @@ open_rule (const struct rt_ll_policy *p, size_t i, struct stat *st,
           || pin->type != (st->st_mode & S_IFMT))
         return -1;
     }
-  return rt_steal_fd (&fd);
+  return cm_steal_fd (&fd);
 }
 
 static int
-add_path_rules (const struct rt_ll_policy *p, int rfd, struct rt_err **err)
+add_path_rules (const struct rt_ll_policy *p, int rfd, struct cm_err **err)
 {
   _cleanup_free_ struct rt_ll_pin *pins
       = p->pin_record ? xcalloc (p->rules_len + 1, sizeof *pins) : NULL;
@@ -1006,7 +1006,7 @@ add_path_rules (const struct rt_ll_policy *p, int rfd, struct rt_err **err)
       int e = errno;
       close (fd);
       if (rc < 0)
-        return rt_err_set (err, e, "landlock: add rule for `%s`", r->path);
+        return cm_err_set (err, e, "landlock: add rule for `%s`", r->path);
       if (pins && pb.allowed_access)
         pins[npins++] = (struct rt_ll_pin) {
           .index = i, .access = r->access, .dev = (uint64_t) st.st_dev,
@@ -1017,21 +1017,21 @@ add_path_rules (const struct rt_ll_policy *p, int rfd, struct rt_err **err)
 
 static int
 add_port_rules (int rfd, const uint16_t *ports, size_t n, uint64_t access,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   for (size_t i = 0; i < n; i++)
     {
       struct ll_net_port_attr np = { .allowed_access = access,
                                      .port = ports[i] };
       if (syscall (__NR_landlock_add_rule, rfd, LL_RULE_NET_PORT, &np, 0) < 0)
-        return rt_err_set (err, errno, "landlock: add TCP port rule %u",
+        return cm_err_set (err, errno, "landlock: add TCP port rule %u",
                            ports[i]);
     }
   return 0;
 }
 
 int
-rt_ll_child_apply (const struct rt_ll_policy *p, struct rt_err **err)
+rt_ll_child_apply (const struct rt_ll_policy *p, struct cm_err **err)
 {
   for (size_t i = 0; i < p->masks_len; i++)
     if (mask_path (p->masks[i], err) < 0)
@@ -1047,7 +1047,7 @@ rt_ll_child_apply (const struct rt_ll_policy *p, struct rt_err **err)
   size_t size = p->scoped ? 24 : p->handled_net ? 16 : 8;
   int rfd = (int) syscall (__NR_landlock_create_ruleset, &attr, size, 0);
   if (rfd < 0)
-    return rt_err_set (err, errno, "landlock: create ruleset");
+    return cm_err_set (err, errno, "landlock: create ruleset");
   int rc = add_path_rules (p, rfd, err);
   if (rc == 0 && (p->handled_net & RT_LL_NET_BIND_TCP))
     rc = add_port_rules (rfd, p->bind_ports, p->bind_ports_len,
@@ -1056,7 +1056,7 @@ rt_ll_child_apply (const struct rt_ll_policy *p, struct rt_err **err)
     rc = add_port_rules (rfd, p->connect_ports, p->connect_ports_len,
                          RT_LL_NET_CONNECT_TCP, err);
   if (rc == 0 && syscall (__NR_landlock_restrict_self, rfd, 0) < 0)
-    rc = rt_err_set (err, errno, "landlock: restrict self (needs "
+    rc = cm_err_set (err, errno, "landlock: restrict self (needs "
                      "CAP_SYS_ADMIN or no_new_privs)");
   close (rfd);
   return rc;

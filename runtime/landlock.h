@@ -151,7 +151,7 @@ int rt_ll_abi (void);
  * annotation; errors name the annotation or JSON path.  A strict
  * protection the ABI lacks fails naming the annotation that degrades it. */
 int rt_ll_policy_build (const struct rt_config *c, int abi,
-                        struct rt_ll_policy *out, struct rt_err **err);
+                        struct rt_ll_policy *out, struct cm_err **err);
 
 void rt_ll_policy_clear (struct rt_ll_policy *p);
 
@@ -161,7 +161,7 @@ void rt_ll_policy_clear (struct rt_ll_policy *p);
  * replaces both.  |origin| names the source in errors.  The items are
  * validated now.  |value| NULL forgets that default (for tests). */
 int rt_ll_set_default (bool disable, const char *value, const char *origin,
-                       int rank, struct rt_err **err);
+                       int rank, struct cm_err **err);
 
 /* From the runtime's config file: annotations that widen confinement
  * (disable, degrade, fs_writable) become errors naming |origin|; NULL
@@ -173,7 +173,7 @@ void rt_ll_lock_annotations (const char *origin);
  * runtime's own namespace), unless annotation run.oci.sandlock.scope is
  * "container".  Sets pidns_private / netns_private. */
 int rt_ll_scope_by_namespace (const struct rt_config *c,
-                              struct rt_ll_policy *p, struct rt_err **err);
+                              struct rt_ll_policy *p, struct cm_err **err);
 
 /* When mounts[|i|] binds a character device that the config lets the
  * container use (linux.resources.devices allows reading or writing it,
@@ -192,28 +192,28 @@ const struct rt_ll_rule *rt_ll_policy_find (const struct rt_ll_policy *p,
  * or is not the expected node, and with pin_check any rule whose path no
  * longer opens to its pinned inode.  An fs_readable/fs_writable path that
  * crosses a symlink fails (at create). */
-int rt_ll_child_apply (const struct rt_ll_policy *p, struct rt_err **err);
+int rt_ll_child_apply (const struct rt_ll_policy *p, struct cm_err **err);
 
 /* Pins (runtime/landlock-pin.c) ------------------------------------- */
 
 /* Parent, create, before clone(): a memfd the child writes the pins to. */
-int rt_ll_pins_record (struct rt_ll_policy *p, struct rt_err **err);
+int rt_ll_pins_record (struct rt_ll_policy *p, struct cm_err **err);
 
 /* Parent, create, after the child restricted itself: the record (header +
  * pins), malloc'd into *out. */
 int rt_ll_pins_take (struct rt_ll_policy *p, char **out, size_t *len,
-                     struct rt_err **err);
+                     struct cm_err **err);
 
 /* Parent, exec: validates a record against |p|'s rules (same config, so
  * the same list) and makes rt_ll_child_apply() add only pinned rules, and
  * each only when its path still opens to the pinned inode. */
 int rt_ll_pins_use (struct rt_ll_policy *p, const char *rec, size_t len,
-                    struct rt_err **err);
+                    struct cm_err **err);
 
 /* Child, create: writes the pins of the rules it added; closes pin_fd. */
 int rt_ll_pins_write (const struct rt_ll_policy *p,
                       const struct rt_ll_pin *pins, size_t n,
-                      struct rt_err **err);
+                      struct cm_err **err);
 
 /* The pin of rule |index|, NULL when there is none. */
 const struct rt_ll_pin *rt_ll_pins_find (const struct rt_ll_policy *p,
@@ -224,6 +224,6 @@ char *rt_ll_describe_host (void);
 
 /* Parses a "80,443,8000-8010" port list (for tests and net_allow_*). */
 int rt_ll_parse_ports (const char *annotation, const char *value,
-                       uint16_t **out, size_t *len, struct rt_err **err);
+                       uint16_t **out, size_t *len, struct cm_err **err);
 
 #endif

@@ -99,11 +99,11 @@ data_append (char **data, const char *opt)
 
 static int
 plan_one (const struct rt_mount *m, size_t i, struct rt_mount_plan *mp,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   mp->m = m;
   if (m->destination == NULL || m->destination[0] != '/')
-    return rt_err_set (err, 0, "mounts[%zu].destination: must be an absolute "
+    return cm_err_set (err, 0, "mounts[%zu].destination: must be an absolute "
                        "path, got \"%s\"", i, m->destination ? m->destination : "");
   for (size_t k = 0; k < m->options_len; k++)
     {
@@ -144,7 +144,7 @@ plan_one (const struct rt_mount *m, size_t i, struct rt_mount_plan *mp,
       /* idmap is a crun/runc extension this runtime does not implement:
        * refuse rather than silently ignore it. */
       if (!known && (strcmp (o, "idmap") == 0 || strcmp (o, "ridmap") == 0))
-        return rt_err_set (err, 0, "mounts[%zu].options[%zu]: \"%s\" is not "
+        return cm_err_set (err, 0, "mounts[%zu].options[%zu]: \"%s\" is not "
                            "supported", i, k, o);
       if (!known)
         data_append (&mp->data, o);
@@ -153,13 +153,13 @@ plan_one (const struct rt_mount *m, size_t i, struct rt_mount_plan *mp,
     mp->bind = true;
   if (mp->tmpcopyup && (mp->bind || m->type == NULL
                         || strcmp (m->type, "tmpfs") != 0))
-    return rt_err_set (err, 0, "mounts[%zu].options: \"tmpcopyup\" needs a "
+    return cm_err_set (err, 0, "mounts[%zu].options: \"tmpcopyup\" needs a "
                        "tmpfs mount", i);
   if (!mp->bind && (m->type == NULL || m->type[0] == '\0'))
-    return rt_err_set (err, 0, "mounts[%zu].type: required for a non-bind "
+    return cm_err_set (err, 0, "mounts[%zu].type: required for a non-bind "
                        "mount of \"%s\"", i, m->destination);
   if (mp->bind && (m->source == NULL || m->source[0] == '\0'))
-    return rt_err_set (err, 0, "mounts[%zu].source: required for a bind "
+    return cm_err_set (err, 0, "mounts[%zu].source: required for a bind "
                        "mount", i);
   mp->is_cgroup = !mp->bind && m->type
                   && (strcmp (m->type, "cgroup") == 0
@@ -173,24 +173,24 @@ plan_one (const struct rt_mount *m, size_t i, struct rt_mount_plan *mp,
  * rootfs would grant the whole host.  (It also made the v1 cgroup mount
  * below see its own mounts appear under /sys/fs/cgroup.) */
 static int
-check_rootfs (const char *rootfs, struct rt_err **err)
+check_rootfs (const char *rootfs, struct cm_err **err)
 {
   struct stat r, h;
   if (rootfs == NULL)
     return 0;
   if (stat (rootfs, &r) < 0)
-    return rt_err_set (err, errno, "root.path `%s`", rootfs);
+    return cm_err_set (err, errno, "root.path `%s`", rootfs);
   if (stat ("/", &h) < 0)
-    return rt_err_set (err, errno, "stat /");
+    return cm_err_set (err, errno, "stat /");
   if (r.st_dev == h.st_dev && r.st_ino == h.st_ino)
-    return rt_err_set (err, 0, "root.path `%s` is the host's root directory: "
+    return cm_err_set (err, 0, "root.path `%s` is the host's root directory: "
                        "a container needs a root filesystem of its own",
                        rootfs);
   return 0;
 }
 
 int
-rt_plan_mounts (struct rt_plan *p, struct rt_err **err)
+rt_plan_mounts (struct rt_plan *p, struct cm_err **err)
 {
   const struct rt_config *c = p->c;
   if (check_rootfs (p->o->rootfs, err) < 0
@@ -217,7 +217,7 @@ rt_plan_mounts (struct rt_plan *p, struct rt_err **err)
     {
       p->root_propagation = propagation_of (c->rootfs_propagation);
       if (p->root_propagation == 0)
-        return rt_err_set (err, 0, "linux.rootfsPropagation: unknown value "
+        return cm_err_set (err, 0, "linux.rootfsPropagation: unknown value "
                            "\"%s\"", c->rootfs_propagation);
     }
   return 0;
@@ -231,7 +231,7 @@ rt_plan_mounts (struct rt_plan *p, struct rt_err **err)
  * when |file|) and opens it, resolved inside the root. */
 static int
 make_last (int dirfd, const char *path, const char *comp, bool file,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   int fd;
   if (file)
@@ -239,23 +239,23 @@ make_last (int dirfd, const char *path, const char *comp, bool file,
       int w = openat (dirfd, comp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC
                       | O_NOFOLLOW, 0644);
       if (w < 0 && errno != EEXIST)
-        return rt_err_set (err, errno, "create `%s` in rootfs", path);
+        return cm_err_set (err, errno, "create `%s` in rootfs", path);
       if (w >= 0)
         close (w);
     }
   else if (mkdirat (dirfd, comp, 0755) < 0 && errno != EEXIST)
-    return rt_err_set (err, errno, "mkdir `%s` in rootfs (at `%s`)", path,
+    return cm_err_set (err, errno, "mkdir `%s` in rootfs (at `%s`)", path,
                        comp);
   fd = cm_openat2 (dirfd, comp, O_PATH | O_CLOEXEC, IN_ROOT);
   if (fd < 0)
-    return rt_err_set (err, errno, "resolve `%s` in rootfs (at `%s`)", path,
+    return cm_err_set (err, errno, "resolve `%s` in rootfs (at `%s`)", path,
                        comp);
   return fd;
 }
 
 int
 rt_open_in_root (int rootfd, const char *path, bool create, bool file,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   _cleanup_free_ char *dup = NULL;
   _cleanup_fd_ int parent = -1;
@@ -265,7 +265,7 @@ rt_open_in_root (int rootfd, const char *path, bool create, bool file,
   if (fd >= 0 || errno != ENOENT || !create)
     {
       if (fd < 0)
-        return rt_err_set (err, errno, "resolve `%s` in rootfs", path);
+        return cm_err_set (err, errno, "resolve `%s` in rootfs", path);
       return fd;
     }
   /* Create what is missing from the deepest existing parent down: each
@@ -278,13 +278,13 @@ rt_open_in_root (int rootfd, const char *path, bool create, bool file,
     *slash = '\0';
   slash = strrchr (dup, '/');
   if (slash == NULL || slash[1] == '\0')
-    return rt_err_set (err, ENOENT, "resolve `%s` in rootfs", path);
+    return cm_err_set (err, ENOENT, "resolve `%s` in rootfs", path);
   *slash = '\0';
   parent = *dup ? rt_open_in_root (rootfd, dup, true, false, err)
                 : cm_openat2 (rootfd, "/", O_PATH | O_DIRECTORY | O_CLOEXEC,
                               IN_ROOT);
   if (parent < 0)
-    return *dup ? -1 : rt_err_set (err, errno, "open rootfs");
+    return *dup ? -1 : cm_err_set (err, errno, "open rootfs");
   return make_last (parent, path, slash + 1, file, err);
 }
 
@@ -314,7 +314,7 @@ locked_flags (const char *path)
 }
 
 static int
-mount_attrs (int fd, uint64_t set, const char *dest, struct rt_err **err)
+mount_attrs (int fd, uint64_t set, const char *dest, struct cm_err **err)
 {
   struct mount_attr a = { .attr_set = set };
   if (set == 0)
@@ -325,13 +325,13 @@ mount_attrs (int fd, uint64_t set, const char *dest, struct rt_err **err)
     a.attr_clr = MOUNT_ATTR__ATIME;
   if (syscall (SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
                sizeof a) < 0)
-    return rt_err_set (err, errno, "recursive mount attributes on `%s`", dest);
+    return cm_err_set (err, errno, "recursive mount attributes on `%s`", dest);
   return 0;
 }
 
 static int
 do_bind (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
-         struct rt_err **err)
+         struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   const struct rt_mount *m = mp->m;
@@ -347,7 +347,7 @@ do_bind (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
       src = abs_src;
     }
   if (stat (src, &st) < 0)
-    return rt_err_set (err, errno, "mount `%s` on `%s`: source", src,
+    return cm_err_set (err, errno, "mount `%s` on `%s`: source", src,
                        m->destination);
   fd = rt_open_in_root (rootfd, m->destination, true, !S_ISDIR (st.st_mode),
                         err);
@@ -355,7 +355,7 @@ do_bind (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
     return -1;
   if (mount (src, fdpath (fd, buf), NULL, MS_BIND | (mp->rec ? MS_REC : 0),
              NULL) < 0)
-    return rt_err_set (err, errno, "bind mount `%s` on `%s`", src,
+    return cm_err_set (err, errno, "bind mount `%s` on `%s`", src,
                        m->destination);
   close (fd);
   fd = rt_open_in_root (rootfd, m->destination, false, false, err);
@@ -366,12 +366,12 @@ do_bind (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
       unsigned long f = MS_BIND | MS_REMOUNT | mp->flags
                         | locked_flags (fdpath (fd, buf));
       if (mount (NULL, fdpath (fd, buf), NULL, f, NULL) < 0)
-        return rt_err_set (err, errno, "remount `%s` with its options",
+        return cm_err_set (err, errno, "remount `%s` with its options",
                            m->destination);
     }
   if (mp->propagation
       && mount (NULL, fdpath (fd, buf), NULL, mp->propagation, NULL) < 0)
-    return rt_err_set (err, errno, "set propagation of `%s`", m->destination);
+    return cm_err_set (err, errno, "set propagation of `%s`", m->destination);
   return mount_attrs (fd, mp->attr_set, m->destination, err);
 }
 
@@ -381,7 +381,7 @@ do_bind (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
 static int
 mount_one_hierarchy (const struct rt_child *ch, int rootfd, const char *dest,
                      const char *host_root, const char *fstype,
-                     const char *opts, unsigned long fl, struct rt_err **err)
+                     const char *opts, unsigned long fl, struct cm_err **err)
 {
   char buf[64];
   _cleanup_fd_ int dfd = rt_open_in_root (rootfd, dest, true, false, err);
@@ -399,7 +399,7 @@ mount_one_hierarchy (const struct rt_child *ch, int rootfd, const char *dest,
       src = xstrdup (host_root);
     }
   if (mount (src, fdpath (dfd, buf), NULL, MS_BIND | MS_REC, NULL) < 0)
-    return rt_err_set (err, errno, "bind cgroup `%s`", src);
+    return cm_err_set (err, errno, "bind cgroup `%s`", src);
   /* The remount must name the new mount, not the directory under it. */
   close (dfd);
   dfd = rt_open_in_root (rootfd, dest, false, false, err);
@@ -407,13 +407,13 @@ mount_one_hierarchy (const struct rt_child *ch, int rootfd, const char *dest,
     return -1;
   if (mount (NULL, fdpath (dfd, buf), NULL, MS_BIND | MS_REMOUNT | fl
              | locked_flags (fdpath (dfd, buf)), NULL) < 0)
-    return rt_err_set (err, errno, "remount cgroup `%s`", src);
+    return cm_err_set (err, errno, "remount cgroup `%s`", src);
   return 0;
 }
 
 static int
 do_cgroup (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   const char *layout = rt_cgroup_layout ();
   unsigned long fl = mp->flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
@@ -432,14 +432,14 @@ do_cgroup (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd
                                 "/sys/fs/cgroup", "cgroup2", NULL, fl, err);
   /* The hierarchies are read once, before mounting anything: the mounts
    * made below must never feed the loop that makes them. */
-  if (rt_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16 << 20, &mi,
+  if (cm_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16 << 20, &mi,
                        &mi_len, err) < 0)
     return -1;
   /* v1 or hybrid: a tmpfs holding one directory per hierarchy, as runc. */
   if (mount ("tmpfs", fdpath (fd, buf), "tmpfs",
              MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755") < 0)
-    return rt_err_set (err, errno, "mount tmpfs on `%s`", mp->m->destination);
-  close (rt_steal_fd (&fd));
+    return cm_err_set (err, errno, "mount tmpfs on `%s`", mp->m->destination);
+  close (cm_steal_fd (&fd));
   for (char *line = strtok_r (mi, "\n", &lsave); line;
        line = strtok_r (NULL, "\n", &lsave))
     {
@@ -451,7 +451,7 @@ do_cgroup (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd
       if (sep == NULL
           || sscanf (line, "%*s %*s %*s %*s %1023s", mnt) != 1
           || sscanf (sep + 3, "%63s %*s %1023s", fstype, super) != 2
-          || !rt_startswith (mnt, "/sys/fs/cgroup/"))
+          || !cm_startswith (mnt, "/sys/fs/cgroup/"))
         continue;
       if (strcmp (fstype, "cgroup") != 0 && strcmp (fstype, "cgroup2") != 0)
         continue;
@@ -479,14 +479,14 @@ do_cgroup (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd
       && mount (NULL, fdpath (fd, buf), NULL,
                 MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
                     | MS_NOEXEC, NULL) < 0)
-    return rt_err_set (err, errno, "remount `%s` read-only",
+    return cm_err_set (err, errno, "remount `%s` read-only",
                        mp->m->destination);
   return 0;
 }
 
 static int
 do_mount (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   const struct rt_mount *m = mp->m;
   char buf[64];
@@ -520,7 +520,7 @@ do_mount (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
       if (strcmp (m->type, "mqueue") == 0 && (e == EPERM || e == EBUSY)
           && mount ("/dev/mqueue", fdpath (fd, buf), NULL, MS_BIND, NULL) == 0)
         return 0;
-      return rt_err_set (err, e, "mount %s on `%s`", m->type, m->destination);
+      return cm_err_set (err, e, "mount %s on `%s`", m->type, m->destination);
     }
   {
     /* |fd| still names the covered directory, not the new mount: the
@@ -541,18 +541,18 @@ do_mount (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
                                                            | O_DIRECTORY
                                                            | O_CLOEXEC);
         if (under < 0 || topdir < 0)
-          return rt_err_set (err, errno, "tmpcopyup: open `%s`",
+          return cm_err_set (err, errno, "tmpcopyup: open `%s`",
                              m->destination);
         if (cm_copy_tree (under, topdir, CM_COPY_OWNERS | CM_COPY_DEVICES,
                           "tmpcopyup", m->destination, err) < 0)
           return -1;
       }
     close (fd);
-    fd = rt_steal_fd (&top);
+    fd = cm_steal_fd (&top);
   }
   if (mp->propagation
       && mount (NULL, fdpath (fd, buf), NULL, mp->propagation, NULL) < 0)
-    return rt_err_set (err, errno, "set propagation of `%s`", m->destination);
+    return cm_err_set (err, errno, "set propagation of `%s`", m->destination);
   return mount_attrs (fd, mp->attr_set, m->destination, err);
 }
 
@@ -569,7 +569,7 @@ static const struct
  * the host node over an empty file. */
 static int
 make_node (const struct rt_plan *p, int rootfd, const char *path, mode_t type,
-           dev_t dev, mode_t mode, uid_t uid, gid_t gid, struct rt_err **err)
+           dev_t dev, mode_t mode, uid_t uid, gid_t gid, struct cm_err **err)
 {
   _cleanup_fd_ int dirfd = -1;
   _cleanup_free_ char *dir = xstrdup (path);
@@ -585,27 +585,27 @@ make_node (const struct rt_plan *p, int rootfd, const char *path, mode_t type,
   {
     _cleanup_fd_ int d = openat (dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (d < 0)
-      return rt_err_set (err, errno, "open `%s`", dir);
+      return cm_err_set (err, errno, "open `%s`", dir);
     unlinkat (d, base, 0);
     if (!p->new_user && mknodat (d, base, type | (mode & 07777), dev) == 0)
       {
         if (fchownat (d, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-          return rt_err_set (err, errno, "chown device `%s`", path);
+          return cm_err_set (err, errno, "chown device `%s`", path);
         if (fchmodat (d, base, mode & 07777, 0) < 0)
-          return rt_err_set (err, errno, "chmod device `%s`", path);
+          return cm_err_set (err, errno, "chmod device `%s`", path);
         return 0;
       }
     if (type != S_IFCHR && type != S_IFBLK)
-      return rt_err_set (err, errno, "mknod `%s`", path);
+      return cm_err_set (err, errno, "mknod `%s`", path);
     {
       /* The host's node at the same path, as runc does. */
       const char *host = path;
       _cleanup_fd_ int f = openat (d, base, O_CREAT | O_WRONLY | O_CLOEXEC
                                    | O_NOFOLLOW, 0600);
       if (f < 0)
-        return rt_err_set (err, errno, "create `%s`", path);
+        return cm_err_set (err, errno, "create `%s`", path);
       if (mount (host, fdpath (f, buf), NULL, MS_BIND, NULL) < 0)
-        return rt_err_set (err, errno, "bind device `%s` on `%s`", host, path);
+        return cm_err_set (err, errno, "bind device `%s` on `%s`", host, path);
     }
   }
   return 0;
@@ -645,7 +645,7 @@ device_path (const char *in)
 }
 
 static int
-setup_devices (const struct rt_plan *p, int rootfd, struct rt_err **err)
+setup_devices (const struct rt_plan *p, int rootfd, struct cm_err **err)
 {
   static const char *const links[][2] = {
     { "/proc/self/fd", "/dev/fd" },     { "/proc/self/fd/0", "/dev/stdin" },
@@ -663,7 +663,7 @@ setup_devices (const struct rt_plan *p, int rootfd, struct rt_err **err)
         return -1;
       d = open (fdpath (devfd, buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (d < 0)
-        return rt_err_set (err, errno, "open /dev in rootfs");
+        return cm_err_set (err, errno, "open /dev in rootfs");
       for (size_t i = 0; i < ARRAY_SIZE (default_devices); i++)
         {
           _cleanup_free_ char *path
@@ -675,22 +675,22 @@ setup_devices (const struct rt_plan *p, int rootfd, struct rt_err **err)
         }
       for (size_t i = 0; i < ARRAY_SIZE (links); i++)
         if (symlinkat (links[i][0], d, links[i][1] + 5) < 0 && errno != EEXIST)
-          return rt_err_set (err, errno, "symlink `%s`", links[i][1]);
+          return cm_err_set (err, errno, "symlink `%s`", links[i][1]);
       if (p->has_devpts)
         {
           unlinkat (d, "ptmx", 0);
           if (symlinkat ("pts/ptmx", d, "ptmx") < 0)
-            return rt_err_set (err, errno, "symlink /dev/ptmx");
+            return cm_err_set (err, errno, "symlink /dev/ptmx");
         }
       if (mkdirat (d, "shm", 01777) < 0 && errno != EEXIST)
-        return rt_err_set (err, errno, "mkdir /dev/shm");
+        return cm_err_set (err, errno, "mkdir /dev/shm");
     }
   for (size_t i = 0; i < c->devices_len; i++)
     {
       const struct rt_device *dv = &c->devices[i];
       mode_t type = S_IFCHR;
       if (dv->type == NULL || dv->path == NULL || dv->path[0] != '/')
-        return rt_err_set (err, 0, "linux.devices[%zu]: path and type are "
+        return cm_err_set (err, 0, "linux.devices[%zu]: path and type are "
                            "required", i);
       switch (dv->type[0])
         {
@@ -705,19 +705,19 @@ setup_devices (const struct rt_plan *p, int rootfd, struct rt_err **err)
           type = S_IFIFO;
           break;
         default:
-          return rt_err_set (err, 0, "linux.devices[%zu].type: unknown \"%s\"",
+          return cm_err_set (err, 0, "linux.devices[%zu].type: unknown \"%s\"",
                              i, dv->type);
         }
       _cleanup_free_ char *path = device_path (dv->path);
       if (path == NULL)
-        return rt_err_set (err, 0, "linux.devices[%zu].path: \"%s\" names "
+        return cm_err_set (err, 0, "linux.devices[%zu].path: \"%s\" names "
                            "no file", i, dv->path);
       if (make_node (p, rootfd, path, type,
                      makedev ((unsigned) dv->major, (unsigned) dv->minor),
                      dv->file_mode_present ? dv->file_mode : 0666,
                      dv->uid_present ? dv->uid : 0,
                      dv->gid_present ? dv->gid : 0, err) < 0)
-        return rt_err_wrap (err, "linux.devices[%zu]", i);
+        return cm_err_wrap (err, "linux.devices[%zu]", i);
     }
   return 0;
 }
@@ -725,18 +725,18 @@ setup_devices (const struct rt_plan *p, int rootfd, struct rt_err **err)
 /* The rootfs becomes a mount point (pivot_root needs one): a bind of
  * root.path onto itself, or the overlay of the rootfs source. */
 static int
-mount_rootfs (const struct rt_plan *p, const char *rootfs, struct rt_err **err)
+mount_rootfs (const struct rt_plan *p, const char *rootfs, struct cm_err **err)
 {
   const struct rt_rootfs_source *src = &p->o->rootfs_source;
   if (src->kind == RT_ROOTFS_OVERLAY)
     return rt_rootfs_overlay (src, rootfs, p->new_user || p->joins_user, err);
   if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
-    return rt_err_set (err, errno, "bind rootfs `%s`", rootfs);
+    return cm_err_set (err, errno, "bind rootfs `%s`", rootfs);
   return 0;
 }
 
 int
-rt_child_rootfs (struct rt_child *ch, struct rt_err **err)
+rt_child_rootfs (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   const char *rootfs = p->o->rootfs;
@@ -744,7 +744,7 @@ rt_child_rootfs (struct rt_child *ch, struct rt_err **err)
   if (p->host_mount_ns)
     return 0;                   /* nothing to mount */
   if (mount (NULL, "/", NULL, p->root_propagation, NULL) < 0)
-    return rt_err_set (err, errno, "set propagation of /");
+    return cm_err_set (err, errno, "set propagation of /");
   /* Unless the whole tree was just made slave or private, the mount holding
    * the rootfs may still be shared (runtime/rootfs-prop.c). */
   if (p->root_propagation != (MS_SLAVE | MS_REC)
@@ -755,18 +755,18 @@ rt_child_rootfs (struct rt_child *ch, struct rt_err **err)
     return -1;
   ch->rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (ch->rootfd < 0)
-    return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
+    return cm_err_set (err, errno, "open rootfs `%s`", rootfs);
   return 0;
 }
 
 static int
 mounts_range (struct rt_child *ch, size_t from, size_t to,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   for (size_t i = from; i < to; i++)
     if (do_mount (ch, &p->mounts[i], ch->rootfd, err) < 0)
-      return rt_err_wrap (err, "mounts[%zu]", i);
+      return cm_err_wrap (err, "mounts[%zu]", i);
   return 0;
 }
 
@@ -774,19 +774,19 @@ mounts_range (struct rt_child *ch, size_t from, size_t to,
  * meanwhile, and a cgroup mount must see the container's own cgroup as
  * its root (the child waits for it between the two). */
 int
-rt_child_mounts_head (struct rt_child *ch, struct rt_err **err)
+rt_child_mounts_head (struct rt_child *ch, struct cm_err **err)
 {
   return mounts_range (ch, 0, ch->p->first_cgroup_mount, err);
 }
 
 int
-rt_child_mounts_tail (struct rt_child *ch, struct rt_err **err)
+rt_child_mounts_tail (struct rt_child *ch, struct cm_err **err)
 {
   return mounts_range (ch, ch->p->first_cgroup_mount, ch->p->mounts_len, err);
 }
 
 int
-rt_child_devices (struct rt_child *ch, struct rt_err **err)
+rt_child_devices (struct rt_child *ch, struct cm_err **err)
 {
   int r;
   if (ch->p->host_mount_ns)
@@ -798,7 +798,7 @@ rt_child_devices (struct rt_child *ch, struct rt_err **err)
 }
 
 int
-rt_child_pivot (struct rt_child *ch, struct rt_err **err)
+rt_child_pivot (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   const char *rootfs = p->o->rootfs;
@@ -808,75 +808,75 @@ rt_child_pivot (struct rt_child *ch, struct rt_err **err)
   if (p->host_mount_ns)
     return rt_child_chroot (rootfs, err);
   if (newroot < 0)
-    return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
+    return cm_err_set (err, errno, "open rootfs `%s`", rootfs);
   if (oldroot < 0)
-    return rt_err_set (err, errno, "open /");
+    return cm_err_set (err, errno, "open /");
   if (fchdir (newroot) < 0)
-    return rt_err_set (err, errno, "chdir to rootfs");
+    return cm_err_set (err, errno, "chdir to rootfs");
   if (p->o->no_pivot)
     {
       if (mount (rootfs, "/", NULL, MS_MOVE, NULL) < 0)
-        return rt_err_set (err, errno, "move rootfs to /");
+        return cm_err_set (err, errno, "move rootfs to /");
       if (chroot (".") < 0)
-        return rt_err_set (err, errno, "chroot");
+        return cm_err_set (err, errno, "chroot");
     }
   else
     {
       /* pivot_root(".", "."): the old root ends up on top of the new one
        * and is detached at once — no temporary directory needed. */
       if (syscall (SYS_pivot_root, ".", ".") < 0)
-        return rt_err_set (err, errno, "pivot_root");
+        return cm_err_set (err, errno, "pivot_root");
       /* The old root, not the new one, goes rslave before it is detached:
        * under rootfsPropagation rshared the detach would otherwise reach
        * the host, and making the new root slave would cut the container's
        * shared mounts off from the host.  Where "." points after pivot_root
        * is the kernel's business: go to the old root by fd (runc). */
       if (fchdir (oldroot) < 0)
-        return rt_err_set (err, errno, "chdir to the old root");
+        return cm_err_set (err, errno, "chdir to the old root");
       if (mount (NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
-        return rt_err_set (err, errno, "make old root a slave");
+        return cm_err_set (err, errno, "make old root a slave");
       if (umount2 (".", MNT_DETACH) < 0)
-        return rt_err_set (err, errno, "detach old root");
+        return cm_err_set (err, errno, "detach old root");
     }
   if (chdir ("/") < 0)
-    return rt_err_set (err, errno, "chdir /");
+    return cm_err_set (err, errno, "chdir /");
   if (p->c->rootfs_propagation && *p->c->rootfs_propagation
       && mount (NULL, "/", NULL, p->root_propagation, NULL) < 0)
-    return rt_err_set (err, errno, "linux.rootfsPropagation: apply \"%s\"",
+    return cm_err_set (err, errno, "linux.rootfsPropagation: apply \"%s\"",
                        p->c->rootfs_propagation);
   return 0;
 }
 
 static int
-mask_path (const char *path, struct rt_err **err)
+mask_path (const char *path, struct cm_err **err)
 {
   struct stat st;
   if (lstat (path, &st) < 0)
-    return errno == ENOENT ? 0 : rt_err_set (err, errno, "maskedPaths `%s`", path);
+    return errno == ENOENT ? 0 : cm_err_set (err, errno, "maskedPaths `%s`", path);
   if (S_ISDIR (st.st_mode))
     {
       if (mount ("tmpfs", path, "tmpfs", MS_RDONLY, "size=0k") < 0)
-        return rt_err_set (err, errno, "mask `%s`", path);
+        return cm_err_set (err, errno, "mask `%s`", path);
     }
   else if (mount ("/dev/null", path, NULL, MS_BIND, NULL) < 0)
-    return rt_err_set (err, errno, "mask `%s`", path);
+    return cm_err_set (err, errno, "mask `%s`", path);
   return 0;
 }
 
 static int
-readonly_path (const char *path, struct rt_err **err)
+readonly_path (const char *path, struct cm_err **err)
 {
   if (mount (path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
-    return errno == ENOENT ? 0 : rt_err_set (err, errno, "readonlyPaths `%s`",
+    return errno == ENOENT ? 0 : cm_err_set (err, errno, "readonlyPaths `%s`",
                                               path);
   if (mount (NULL, path, NULL,
              MS_BIND | MS_REMOUNT | MS_RDONLY | locked_flags (path), NULL) < 0)
-    return rt_err_set (err, errno, "remount `%s` read-only", path);
+    return cm_err_set (err, errno, "remount `%s` read-only", path);
   return 0;
 }
 
 int
-rt_child_finish_rootfs (struct rt_child *ch, struct rt_err **err)
+rt_child_finish_rootfs (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_config *c = ch->p->c;
   for (size_t i = 0; i < c->masked_paths_len; i++)
@@ -888,7 +888,7 @@ rt_child_finish_rootfs (struct rt_child *ch, struct rt_err **err)
   if (c->root_readonly
       && mount (NULL, "/", NULL,
                 MS_BIND | MS_REMOUNT | MS_RDONLY | locked_flags ("/"), NULL) < 0)
-    return rt_err_set (err, errno, "remount / read-only (root.readonly)");
+    return cm_err_set (err, errno, "remount / read-only (root.readonly)");
   return 0;
 }
 

@@ -13,21 +13,21 @@
 #include "internal.h"
 
 int
-rt_child_loopback_up (struct rt_err **err)
+rt_child_loopback_up (struct cm_err **err)
 {
   struct ifreq ifr;
   _cleanup_fd_ int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
   if (fd < 0)
-    return rt_err_set (err, errno, "loopback: socket");
+    return cm_err_set (err, errno, "loopback: socket");
   memset (&ifr, 0, sizeof ifr);
   strcpy (ifr.ifr_name, "lo");
   if (ioctl (fd, SIOCGIFFLAGS, &ifr) < 0)
-    return rt_err_set (err, errno, "loopback: get flags of lo");
+    return cm_err_set (err, errno, "loopback: get flags of lo");
   if (ifr.ifr_flags & IFF_UP)
     return 0;
   ifr.ifr_flags |= IFF_UP;
   if (ioctl (fd, SIOCSIFFLAGS, &ifr) < 0)
-    return rt_err_set (err, errno, "loopback: bring lo up");
+    return cm_err_set (err, errno, "loopback: bring lo up");
   return 0;
 }

@@ -36,19 +36,19 @@
 /* The init hands the listener over with sendmsg after the filter is in:
  * trapped, it would wait for a supervisor that has no listener yet. */
 static int
-check_syscalls (const struct rt_notify_ops *ops, struct rt_err **err)
+check_syscalls (const struct rt_notify_ops *ops, struct cm_err **err)
 {
   if (ops->syscalls_len == 0 || ops->syscalls_len > MAX_TRAPPED)
-    return rt_err_set (err, 0, "notify: %zu system calls to trap (1 to %d)",
+    return cm_err_set (err, 0, "notify: %zu system calls to trap (1 to %d)",
                        ops->syscalls_len, MAX_TRAPPED);
   for (size_t i = 0; i < ops->syscalls_len; i++)
     {
       int nr = ops->syscalls[i];
       if (nr < 0 || nr >= 4096)
-        return rt_err_set (err, 0, "notify: syscalls[%zu]: %d is not a "
+        return cm_err_set (err, 0, "notify: syscalls[%zu]: %d is not a "
                            "native system call number", i, nr);
       if (nr == SYS_sendmsg)
-        return rt_err_set (err, 0, "notify: syscalls[%zu]: sendmsg cannot "
+        return cm_err_set (err, 0, "notify: syscalls[%zu]: sendmsg cannot "
                            "be trapped: the init hands the listener to the "
                            "supervisor with it", i);
     }
@@ -57,10 +57,10 @@ check_syscalls (const struct rt_notify_ops *ops, struct rt_err **err)
 
 int
 rt_notify_filter (const struct rt_notify_ops *ops, struct sock_filter **out,
-                  size_t *len, struct rt_err **err)
+                  size_t *len, struct cm_err **err)
 {
 #ifndef NATIVE_ARCH
-  return rt_err_set (err, ENOSYS, "notify: no trap filter for this "
+  return cm_err_set (err, ENOSYS, "notify: no trap filter for this "
                      "architecture");
 #else
   if (check_syscalls (ops, err) < 0)

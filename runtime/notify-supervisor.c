@@ -64,11 +64,11 @@ kill_container (const struct target *t)
   if (*t->cgroup)
     {
       struct rt_cgroup *cg = NULL;
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       if (rt_cgroup_open (t->cgroup, &cg, &e) < 0
           || rt_cgroup_kill (cg, SIGKILL, &e) < 0)
         logf_ ("kill cgroup %s: %s", t->cgroup, e->msg);
-      rt_err_free (&e);
+      cm_err_free (&e);
       rt_cgroup_free (cg);
     }
   /* In its own pid namespace the init's death takes every process along. */
@@ -311,7 +311,7 @@ supervise (struct rt_notify_sup *s)
 void
 rt_notify_supervise (struct rt_notify_sup *s)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   const char *msg = "ok";
   hygiene (s);
   if (s->ops->init && s->ops->init (s->ops->ud, &err) < 0)

@@ -41,19 +41,19 @@ static struct
  * goes in after the capabilities are dropped.  And the kernel allows one
  * listener per process tree of filters. */
 static int
-check_config (const struct rt_config *c, struct rt_err **err)
+check_config (const struct rt_config *c, struct cm_err **err)
 {
   const struct rt_process *pr = c->process;
   bool admin = false;
   if (c->seccomp && c->seccomp->listener_path && *c->seccomp->listener_path)
-    return rt_err_set (err, 0, "linux.seccomp.listenerPath: a process has one "
+    return cm_err_set (err, 0, "linux.seccomp.listenerPath: a process has one "
                        "seccomp listener, and the runtime's notify "
                        "supervisor holds it");
   for (size_t i = 0; pr && pr->capabilities
                      && i < pr->capabilities->effective_len; i++)
     admin |= strcmp (pr->capabilities->effective[i], "CAP_SYS_ADMIN") == 0;
   if (pr && !pr->no_new_privileges && !admin)
-    return rt_err_set (err, 0, "process.noNewPrivileges: must be true for "
+    return cm_err_set (err, 0, "process.noNewPrivileges: must be true for "
                        "the notify supervisor's filter (or keep "
                        "CAP_SYS_ADMIN)");
   return 0;
@@ -61,7 +61,7 @@ check_config (const struct rt_config *c, struct rt_err **err)
 
 /* The supervisor's answer to ops->init: "" or its error. */
 static int
-wait_init (int sock, struct rt_err **err)
+wait_init (int sock, struct cm_err **err)
 {
   char msg[512];
   ssize_t r;
@@ -69,12 +69,12 @@ wait_init (int sock, struct rt_err **err)
     r = recv (sock, msg, sizeof msg - 1, 0);
   while (r < 0 && errno == EINTR);
   if (r < 0)
-    return rt_err_set (err, errno, "notify supervisor");
+    return cm_err_set (err, errno, "notify supervisor");
   if (r == 0)
-    return rt_err_set (err, 0, "notify supervisor: exited during its init");
+    return cm_err_set (err, 0, "notify supervisor: exited during its init");
   msg[r] = '\0';
   if (strcmp (msg, "ok") != 0)
-    return rt_err_set (err, 0, "notify supervisor: %s", msg);
+    return cm_err_set (err, 0, "notify supervisor: %s", msg);
   return 0;
 }
 
@@ -87,7 +87,7 @@ supervisor_child (const struct rt_notify_ops *ops, int sock)
 }
 
 int
-rt_notify_spawn (const struct rt_create_opts *o, struct rt_err **err)
+rt_notify_spawn (const struct rt_create_opts *o, struct cm_err **err)
 {
   const struct rt_notify_ops *ops = o->notify;
   int sv[2];
@@ -96,23 +96,23 @@ rt_notify_spawn (const struct rt_create_opts *o, struct rt_err **err)
   if (ops == NULL)
     return 0;
   if (ops->handle == NULL)
-    return rt_err_set (err, EINVAL, "notify: no handler");
+    return cm_err_set (err, EINVAL, "notify: no handler");
   if (!rt_kfeat (RT_KF_SECCOMP)->seccomp_notify)
-    return rt_err_set (err, ENOSYS, "notify: this kernel has no seccomp "
+    return cm_err_set (err, ENOSYS, "notify: this kernel has no seccomp "
                        "user notification");
   if (check_config (o->config, err) < 0
       || rt_notify_filter (ops, &nt.prog, &len, err) < 0)
     return -1;
   nt.prog_len = (unsigned short) len;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    return rt_err_set (err, errno, "notify: socketpair");
+    return cm_err_set (err, errno, "notify: socketpair");
   /* Above the preserved fds, which the init keeps as they are. */
   nt.init_sock = fcntl (sv[1], F_DUPFD_CLOEXEC, 3 + o->preserve_fds);
   close (sv[1]);
   if (nt.init_sock < 0)
     {
       close (sv[0]);
-      return rt_err_set (err, errno, "notify: socketpair");
+      return cm_err_set (err, errno, "notify: socketpair");
     }
   nt.ops = ops;
   nt.pid = fork ();
@@ -123,13 +123,13 @@ rt_notify_spawn (const struct rt_create_opts *o, struct rt_err **err)
     }
   close (sv[0]);
   if (nt.pid < 0)
-    return rt_err_set (err, errno, "notify: fork the supervisor");
+    return cm_err_set (err, errno, "notify: fork the supervisor");
   nt.start_time = rt_proc_start_time (nt.pid);
   return wait_init (nt.init_sock, err);
 }
 
 int
-rt_notify_parent (pid_t init, const char *cgroup_path, struct rt_err **err)
+rt_notify_parent (pid_t init, const char *cgroup_path, struct cm_err **err)
 {
   if (nt.ops == NULL)
     return 0;
@@ -137,10 +137,10 @@ rt_notify_parent (pid_t init, const char *cgroup_path, struct rt_err **err)
   _cleanup_free_ char *msg = xasprintf ("cg:%s", cgroup_path ? cgroup_path
                                                              : "");
   if (pidfd < 0)
-    return rt_err_set (err, errno, "notify: pidfd_open of the init");
+    return cm_err_set (err, errno, "notify: pidfd_open of the init");
   /* The init is this process's unreaped child: the pid cannot be reused. */
   if (cm_send_fd_str (nt.init_sock, pidfd, msg) < 0)
-    return rt_err_set (err, errno, "notify: send the init to the supervisor");
+    return cm_err_set (err, errno, "notify: send the init to the supervisor");
   return 0;
 }
 
@@ -177,7 +177,7 @@ rt_notify_child_fd (void)
 }
 
 int
-rt_notify_child_step (struct rt_child *ch, struct rt_err **err)
+rt_notify_child_step (struct rt_child *ch, struct cm_err **err)
 {
   if (nt.ops == NULL)
     return 0;
@@ -192,7 +192,7 @@ rt_notify_child_step (struct rt_child *ch, struct rt_err **err)
       fd = syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
     }
   if (fd < 0)
-    return rt_err_set (err, errno, "notify: load the trap filter");
+    return cm_err_set (err, errno, "notify: load the trap filter");
   /* Trapped system calls from here on wait in the listener's queue until
    * the supervisor has it; sendmsg itself is never trapped. */
   int r = cm_send_fd_str (nt.init_sock, (int) fd, "listener");
@@ -201,6 +201,6 @@ rt_notify_child_step (struct rt_child *ch, struct rt_err **err)
   close (nt.init_sock);
   nt.init_sock = -1;
   if (r < 0)
-    return rt_err_set (err, e, "notify: hand the listener to the supervisor");
+    return cm_err_set (err, e, "notify: hand the listener to the supervisor");
   return 0;
 }

@@ -15,13 +15,13 @@
 
 /* Parent, before clone: checks the ops against the config, makes the
  * socketpair, forks the supervisor and waits for its ops->init. */
-int rt_notify_spawn (const struct rt_create_opts *o, struct rt_err **err);
+int rt_notify_spawn (const struct rt_create_opts *o, struct cm_err **err);
 
 /* Parent, right after clone: gives the supervisor a pidfd of the init and
  * the cgroup path (what it kills if it must), then closes the parent's
  * copy of the init's end of the socketpair. */
 int rt_notify_parent (pid_t init, const char *cgroup_path,
-                      struct rt_err **err);
+                      struct cm_err **err);
 
 /* The supervisor's pid and start time (0 without notify ops). */
 pid_t rt_notify_pid (uint64_t *start_time);
@@ -36,13 +36,13 @@ int rt_notify_child_fd (void);
 /* Child step after `start`, right before the config's seccomp filter:
  * installs the trap filter and hands its listener to the supervisor. */
 struct rt_child;
-int rt_notify_child_step (struct rt_child *ch, struct rt_err **err);
+int rt_notify_child_step (struct rt_child *ch, struct cm_err **err);
 
 /* notify-filter.c: the trap filter for |ops| (validated), malloc'd. */
 struct sock_filter;
 int rt_notify_filter (const struct rt_notify_ops *ops,
                       struct sock_filter **out, size_t *len,
-                      struct rt_err **err);
+                      struct cm_err **err);
 
 /* notify-supervisor.c: the supervisor process's body.  |sock| is its end
  * of the socketpair; |init_ok| was already reported. */

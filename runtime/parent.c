@@ -23,7 +23,7 @@
 
 static int
 write_idmap (pid_t pid, const char *file, const struct rt_idmap *m, size_t n,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   _cleanup_free_ char *path = xasprintf ("/proc/%d/%s", (int) pid, file);
   _cleanup_free_ char *buf = xstrdup ("");
@@ -34,8 +34,8 @@ write_idmap (pid_t pid, const char *file, const struct rt_idmap *m, size_t n,
       free (buf);
       buf = nb;
     }
-  if (rt_write_file_at (AT_FDCWD, path, buf, strlen (buf), err) < 0)
-    return rt_err_wrap (err, "linux.%s", strcmp (file, "uid_map") == 0
+  if (cm_write_file_at (AT_FDCWD, path, buf, strlen (buf), err) < 0)
+    return cm_err_wrap (err, "linux.%s", strcmp (file, "uid_map") == 0
                         ? "uidMappings" : "gidMappings");
   return 0;
 }
@@ -43,13 +43,13 @@ write_idmap (pid_t pid, const char *file, const struct rt_idmap *m, size_t n,
 /* --cgroup-manager disabled (crun's): no cgroup, so nothing that needs
  * one may be asked for. */
 static int
-no_cgroup (const struct rt_cgroup_opts *co, struct rt_err **err)
+no_cgroup (const struct rt_cgroup_opts *co, struct cm_err **err)
 {
   if (co->resources)
-    return rt_err_set (err, 0, "linux.resources: cannot be applied with "
+    return cm_err_set (err, 0, "linux.resources: cannot be applied with "
                        "--cgroup-manager disabled (no cgroup is made)");
   if (co->devices_required)
-    return rt_err_set (err, 0, "devices: the container may mknod "
+    return cm_err_set (err, 0, "devices: the container may mknod "
                        "(CAP_MKNOD, no user namespace) and device access "
                        "cannot be restricted with --cgroup-manager disabled");
   return 0;
@@ -68,7 +68,7 @@ cgroup_opts (const struct rt_plan *p)
 
 static int
 progress (const struct rt_plan *p, const struct rt_progress *pr,
-          struct rt_err **err)
+          struct cm_err **err)
 {
   struct rt_progress q = *pr;
   q.supervisor_pid = rt_notify_pid (&q.supervisor_start_time);
@@ -85,7 +85,7 @@ cgroup_path (const struct rt_parent *pa)
  * path is recorded before the first directory is made. */
 int
 rt_parent_cgroup (const struct rt_plan *p, struct rt_parent *pa,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   struct rt_cgroup_opts co = cgroup_opts (p);
   _cleanup_free_ char *path = NULL;
@@ -103,9 +103,9 @@ rt_parent_cgroup (const struct rt_plan *p, struct rt_parent *pa,
   if (!denied || geteuid () == 0 || co.devices_required)
     return -1;
   if (p->c->resources)
-    return rt_err_wrap (err, "linux.resources need a cgroup this user may "
+    return cm_err_wrap (err, "linux.resources need a cgroup this user may "
                         "write (rootless without delegation)");
-  rt_err_free (err);
+  cm_err_free (err);
   pa->cg = NULL;
   return 0;
 }
@@ -117,10 +117,10 @@ rt_parent_cgroup (const struct rt_plan *p, struct rt_parent *pa,
 static pid_t
 clone_child (const struct rt_plan *p, struct rt_parent *pa)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int cgfd = pa->cg ? rt_cgroup_clone_fd (pa->cg, &e) : -1;
   pid_t pid;
-  rt_err_free (&e);
+  cm_err_free (&e);
   pa->born_in_cgroup = false;
   if (cgfd >= 0)
     {
@@ -145,22 +145,22 @@ clone_child (const struct rt_plan *p, struct rt_parent *pa)
 /* An ordinary user without a user namespace in the config gets EPERM from
  * the kernel and nothing more: say what to do instead. */
 static int
-clone_failed (const struct rt_plan *p, int e, struct rt_err **err)
+clone_failed (const struct rt_plan *p, int e, struct cm_err **err)
 {
   if (e == EPERM && geteuid () != 0 && !p->new_user && !p->joins_user)
     {
-      rt_err_set (err, 0, "clone (namespaces %#x): %s: creating namespaces "
+      cm_err_set (err, 0, "clone (namespaces %#x): %s: creating namespaces "
                   "needs root or a user namespace: use `sandlock-oci spec "
                   "--rootless`", p->clone_flags, strerror (e));
       (*err)->errno_ = e;
       return -1;
     }
-  return rt_err_set (err, e, "clone (namespaces %#x)", p->clone_flags);
+  return cm_err_set (err, e, "clone (namespaces %#x)", p->clone_flags);
 }
 
 pid_t
 rt_parent_clone (const struct rt_plan *p, struct rt_parent *pa,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   pid_t pid = clone_child (p, pa);
   if (pid < 0)
@@ -172,7 +172,7 @@ rt_parent_clone (const struct rt_plan *p, struct rt_parent *pa,
 
 /* The files of /proc/PID the child cannot write itself. */
 static int
-proc_files (const struct rt_plan *p, pid_t pid, struct rt_err **err)
+proc_files (const struct rt_plan *p, pid_t pid, struct cm_err **err)
 {
   const struct rt_config *c = p->c;
   if (p->new_user)
@@ -183,8 +183,8 @@ proc_files (const struct rt_plan *p, pid_t pid, struct rt_err **err)
         {
           char path[64];
           snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
-          if (rt_write_file_at (AT_FDCWD, path, "deny", 4, err) < 0)
-            return rt_err_wrap (err, "rootless user namespace");
+          if (cm_write_file_at (AT_FDCWD, path, "deny", 4, err) < 0)
+            return cm_err_wrap (err, "rootless user namespace");
         }
       if (write_idmap (pid, "uid_map", c->uid_mappings, c->uid_mappings_len,
                        err) < 0
@@ -197,8 +197,8 @@ proc_files (const struct rt_plan *p, pid_t pid, struct rt_err **err)
       char path[64], val[16];
       snprintf (path, sizeof path, "/proc/%d/oom_score_adj", (int) pid);
       snprintf (val, sizeof val, "%d", c->process->oom_score_adj);
-      if (rt_write_file_at (AT_FDCWD, path, val, strlen (val), err) < 0)
-        return rt_err_wrap (err, "process.oomScoreAdj");
+      if (cm_write_file_at (AT_FDCWD, path, val, strlen (val), err) < 0)
+        return cm_err_wrap (err, "process.oomScoreAdj");
     }
   return 0;
 }
@@ -209,7 +209,7 @@ proc_files (const struct rt_plan *p, pid_t pid, struct rt_err **err)
  * where it needs to be in its cgroup. */
 static int
 send_setup (const struct rt_plan *p, struct rt_parent *pa, int sock,
-            const char *state, struct rt_err **err)
+            const char *state, struct cm_err **err)
 {
   if (rt_sync_send_go (sock, pa->pid) < 0
       || rt_sync_send_str (sock, cgroup_path (pa)) < 0
@@ -230,7 +230,7 @@ send_setup (const struct rt_plan *p, struct rt_parent *pa, int sock,
 /* Serves the child until it is parked (READY) or fails. */
 static int
 serve_child (const struct rt_plan *p, int sock, const char *state,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   const struct rt_config *c = p->c;
   struct sync_msg m;
@@ -241,7 +241,7 @@ serve_child (const struct rt_plan *p, int sock, const char *state,
         {
           if (r < 0 && rt_sync_child_error (sock, err) < 0)
             return -1;
-          return rt_err_set (err, 0, "container process exited during setup");
+          return cm_err_set (err, 0, "container process exited during setup");
         }
       switch (m.kind)
         {
@@ -258,9 +258,9 @@ serve_child (const struct rt_plan *p, int sock, const char *state,
           return 0;
         case SYNC_ERROR:
           errno = 0;
-          return rt_err_set (err, 0, "%s", m.msg);
+          return cm_err_set (err, 0, "%s", m.msg);
         default:
-          return rt_err_set (err, 0, "container process: bad sync message %d",
+          return cm_err_set (err, 0, "container process: bad sync message %d",
                              m.kind);
         }
     }
@@ -269,13 +269,13 @@ serve_child (const struct rt_plan *p, int sock, const char *state,
 /* The create is recorded: the child drops PDEATHSIG and says so, before
  * this process may exit (which would otherwise kill it). */
 static int
-release_child (int sock, struct rt_err **err)
+release_child (int sock, struct cm_err **err)
 {
   struct sync_msg m;
   if (rt_sync_send (sock, SYNC_RELEASE, 0, NULL) < 0)
-    return rt_err_set (err, errno, "sync with container process");
+    return cm_err_set (err, errno, "sync with container process");
   if (rt_sync_recv (sock, &m) <= 0 || m.kind != SYNC_RELEASED)
-    return rt_err_set (err, 0, "container process exited during setup");
+    return cm_err_set (err, 0, "container process exited during setup");
   return 0;
 }
 
@@ -283,7 +283,7 @@ release_child (int sock, struct rt_err **err)
  * needs (the Landlock pins), before the child drops PDEATHSIG. */
 static int
 record_ready (const struct rt_plan *p, struct rt_parent *pa,
-              struct rt_created *out, struct rt_err **err)
+              struct rt_created *out, struct cm_err **err)
 {
   struct rt_progress pr = { .cgroup_path = cgroup_path (pa), .pid = pa->pid,
                             .start_time = pa->start_time, .ready = true };
@@ -298,7 +298,7 @@ record_ready (const struct rt_plan *p, struct rt_parent *pa,
 int
 rt_parent_run (const struct rt_plan *p, struct rt_prepared *pp,
                struct rt_parent *pa, struct rt_created *out,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   const struct rt_create_opts *o = p->o;
   int sock = pp->sock[0];
@@ -335,9 +335,9 @@ rt_parent_end (struct rt_parent *pa, bool failed)
     {
       if (failed)
         {
-          struct rt_err *e2 = NULL;
+          struct cm_err *e2 = NULL;
           rt_cgroup_destroy (pa->cg, &e2);
-          rt_err_free (&e2);
+          cm_err_free (&e2);
         }
       rt_cgroup_free (pa->cg);
     }

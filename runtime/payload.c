@@ -17,7 +17,7 @@
 #include "vroot-run.h"
 
 int
-rt_payload_prepare (struct rt_child *ch, struct rt_err **err)
+rt_payload_prepare (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_process *pr = ch->p->c->process;
   if (ch->p->o->payload.kind != RT_PAYLOAD_EXEC)

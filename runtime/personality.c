@@ -13,7 +13,7 @@
 
 int
 rt_personality_plan (const struct rt_config *c, long *out,
-                     struct rt_err **err)
+                     struct cm_err **err)
 {
   *out = -1;
   if (c->personality_domain == NULL)
@@ -23,19 +23,19 @@ rt_personality_plan (const struct rt_config *c, long *out,
   else if (strcmp (c->personality_domain, "LINUX32") == 0)
     *out = PER_LINUX32;
   else
-    return rt_err_set (err, 0, "linux.personality.domain: unknown \"%s\" "
+    return cm_err_set (err, 0, "linux.personality.domain: unknown \"%s\" "
                        "(LINUX or LINUX32)", c->personality_domain);
   if (c->personality_flags_len > 0)
-    return rt_err_set (err, 0, "linux.personality.flags[0]: \"%s\" is not "
+    return cm_err_set (err, 0, "linux.personality.flags[0]: \"%s\" is not "
                        "supported (the runtime-spec defines no flags)",
                        c->personality_flags[0]);
   return 0;
 }
 
 int
-rt_personality_apply (long per, struct rt_err **err)
+rt_personality_apply (long per, struct cm_err **err)
 {
   if (per >= 0 && personality ((unsigned long) per) < 0)
-    return rt_err_set (err, errno, "linux.personality: set %#lx", per);
+    return cm_err_set (err, errno, "linux.personality: set %#lx", per);
   return 0;
 }

@@ -73,7 +73,7 @@ plan_new_ns (struct rt_plan *p, int flag)
 }
 
 static int
-plan_namespaces (struct rt_plan *p, struct rt_err **err)
+plan_namespaces (struct rt_plan *p, struct cm_err **err)
 {
   const struct rt_config *c = p->c;
   int seen = 0;
@@ -83,10 +83,10 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
       const struct rt_namespace *n = &c->namespaces[i];
       int flag = ns_flag (n->type);
       if (flag == 0)
-        return rt_err_set (err, 0, "linux.namespaces[%zu].type: unknown "
+        return cm_err_set (err, 0, "linux.namespaces[%zu].type: unknown "
                            "namespace \"%s\"", i, n->type ? n->type : "");
       if (seen & flag)
-        return rt_err_set (err, 0, "linux.namespaces[%zu]: duplicate \"%s\" "
+        return cm_err_set (err, 0, "linux.namespaces[%zu]: duplicate \"%s\" "
                            "namespace", i, n->type);
       seen |= flag;
       if (n->path && *n->path)
@@ -100,7 +100,7 @@ plan_namespaces (struct rt_plan *p, struct rt_err **err)
     }
   p->host_mount_ns = !(seen & CLONE_NEWNS);
   if (p->new_user && (c->uid_mappings_len == 0 || c->gid_mappings_len == 0))
-    return rt_err_set (err, 0, "linux.uidMappings/gidMappings: required with "
+    return cm_err_set (err, 0, "linux.uidMappings/gidMappings: required with "
                        "a new user namespace");
   return 0;
 }
@@ -126,25 +126,25 @@ rt_plan_warning (const struct rt_plan *p)
 }
 
 static int
-plan_process (const struct rt_create_opts *o, struct rt_err **err)
+plan_process (const struct rt_create_opts *o, struct cm_err **err)
 {
   const struct rt_process *pr = o->config->process;
   bool exec = o->payload.kind == RT_PAYLOAD_EXEC;
   if (pr == NULL || (exec && pr->args_len == 0))
-    return rt_err_set (err, 0, "process.args: required and not empty");
+    return cm_err_set (err, 0, "process.args: required and not empty");
   if (!exec && o->payload.fn == NULL)
-    return rt_err_set (err, EINVAL, "payload: a function is required");
+    return cm_err_set (err, EINVAL, "payload: a function is required");
   if (pr->cwd == NULL || pr->cwd[0] != '/')
-    return rt_err_set (err, 0, "process.cwd: must be an absolute path");
+    return cm_err_set (err, 0, "process.cwd: must be an absolute path");
   if (pr->terminal && o->console_socket == NULL && !o->console_fd_set)
-    return rt_err_set (err, 0, "process.terminal is true: --console-socket "
+    return cm_err_set (err, 0, "process.terminal is true: --console-socket "
                        "is required");
   return 0;
 }
 
 int
 rt_plan_new (const struct rt_create_opts *o, struct rt_plan *p,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   const struct rt_config *c = o->config;
   memset (p, 0, sizeof *p);

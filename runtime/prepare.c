@@ -43,7 +43,7 @@ floor_of (const struct rt_plan *p)
  * affect its children, the container.  The one it had is kept to undo. */
 static int
 join_for_children (struct rt_prepared *pp, const struct rt_ns_join *j, int fd,
-                   struct rt_err **err)
+                   struct cm_err **err)
 {
   int k = j->flag == CLONE_NEWPID ? 0 : 1;
   if (pp->saved_ns[k] < 0)
@@ -51,24 +51,24 @@ join_for_children (struct rt_prepared *pp, const struct rt_ns_join *j, int fd,
                                    : "/proc/self/ns/time_for_children",
                             O_RDONLY | O_CLOEXEC);
   if (setns (fd, j->flag) < 0)
-    return rt_err_set (err, errno, "linux.namespaces[%zu]: join `%s`",
+    return cm_err_set (err, errno, "linux.namespaces[%zu]: join `%s`",
                        j->index, j->path);
   return 0;
 }
 
 static int
 open_join (const struct rt_plan *p, struct rt_prepared *pp,
-           const struct rt_ns_join *j, struct rt_err **err)
+           const struct rt_ns_join *j, struct cm_err **err)
 {
   _cleanup_fd_ int fd = open (j->path, O_RDONLY | O_CLOEXEC);
   struct rt_ns_fds *ns = &pp->ns;
   if (fd < 0)
-    return rt_err_set (err, errno, "linux.namespaces[%zu].path `%s`",
+    return cm_err_set (err, errno, "linux.namespaces[%zu].path `%s`",
                        j->index, j->path);
   /* Checked here, naming the field, rather than as a bare EINVAL from
    * setns in the child. */
   if (ioctl (fd, NS_GET_NSTYPE) != j->flag)
-    return rt_err_set (err, 0, "linux.namespaces[%zu].path `%s`: not a "
+    return cm_err_set (err, 0, "linux.namespaces[%zu].path `%s`: not a "
                        "\"%s\" namespace", j->index, j->path, j->type);
   if (j->flag == CLONE_NEWPID || j->flag == CLONE_NEWTIME)
     return join_for_children (pp, j, fd, err);
@@ -78,12 +78,12 @@ open_join (const struct rt_plan *p, struct rt_prepared *pp,
     {
       memmove (&ns->fds[1], &ns->fds[0], ns->len * sizeof (int));
       memmove (&ns->types[1], &ns->types[0], ns->len * sizeof (int));
-      ns->fds[0] = rt_steal_fd (&fd);
+      ns->fds[0] = cm_steal_fd (&fd);
       ns->types[0] = CLONE_NEWUSER;
     }
   else
     {
-      ns->fds[ns->len] = rt_steal_fd (&fd);
+      ns->fds[ns->len] = cm_steal_fd (&fd);
       ns->types[ns->len] = j->flag;
     }
   ns->len++;
@@ -104,7 +104,7 @@ is_own_ns (int fd, const char *name)
  * one, or one joined by path (runc) that is not the runtime's. */
 static int
 check_uts (const struct rt_plan *p, const struct rt_ns_fds *ns,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   const struct rt_config *c = p->c;
   const char *key = c->hostname && *c->hostname ? "hostname"
@@ -113,17 +113,17 @@ check_uts (const struct rt_plan *p, const struct rt_ns_fds *ns,
   if (key == NULL || p->new_uts)
     return 0;
   if (fd < 0)
-    return rt_err_set (err, 0, "%s: needs a new \"uts\" namespace (or one "
+    return cm_err_set (err, 0, "%s: needs a new \"uts\" namespace (or one "
                        "joined by path)", key);
   if (is_own_ns (fd, "uts"))
-    return rt_err_set (err, 0, "%s: the \"uts\" namespace path is the "
+    return cm_err_set (err, 0, "%s: the \"uts\" namespace path is the "
                        "runtime's own UTS namespace: setting it would change "
                        "the host's %s", key, key);
   return 0;
 }
 
 static int
-prepare_confine (struct rt_plan *p, struct rt_err **err)
+prepare_confine (struct rt_plan *p, struct cm_err **err)
 {
   if (rt_confine_open (p->confine, p->c, err) < 0)
     return -1;
@@ -133,7 +133,7 @@ prepare_confine (struct rt_plan *p, struct rt_err **err)
 
 static int
 open_console (const struct rt_plan *p, struct rt_prepared *pp,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   const struct rt_create_opts *o = p->o;
   if (!p->c->process->terminal)
@@ -142,7 +142,7 @@ open_console (const struct rt_plan *p, struct rt_prepared *pp,
     {
       pp->console_fd = fcntl (o->console_fd, F_DUPFD_CLOEXEC, floor_of (p));
       if (pp->console_fd < 0)
-        return rt_err_set (err, errno, "console socket");
+        return cm_err_set (err, errno, "console socket");
       return 0;
     }
   if (o->console_socket == NULL)
@@ -156,25 +156,25 @@ open_console (const struct rt_plan *p, struct rt_prepared *pp,
 
 static int
 open_fifos (const struct rt_plan *p, struct rt_prepared *pp,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   const struct rt_create_opts *o = p->o;
   pp->fifo_fd = fd_above (open (o->exec_fifo, O_RDWR | O_CLOEXEC),
                           floor_of (p));
   if (pp->fifo_fd < 0)
-    return rt_err_set (err, errno, "open exec fifo `%s`", o->exec_fifo);
+    return cm_err_set (err, errno, "open exec fifo `%s`", o->exec_fifo);
   if (o->start_status == NULL)
     return 0;
   pp->status_fd = fd_above (open (o->start_status, O_RDWR | O_CLOEXEC),
                             floor_of (p));
   if (pp->status_fd < 0)
-    return rt_err_set (err, errno, "open start status fifo `%s`",
+    return cm_err_set (err, errno, "open start status fifo `%s`",
                        o->start_status);
   return 0;
 }
 
 int
-rt_prepare (struct rt_plan *p, struct rt_prepared *pp, struct rt_err **err)
+rt_prepare (struct rt_plan *p, struct rt_prepared *pp, struct cm_err **err)
 {
   for (size_t i = 0; i < p->joins_len; i++)
     if (open_join (p, pp, &p->joins[i], err) < 0)
@@ -184,7 +184,7 @@ rt_prepare (struct rt_plan *p, struct rt_prepared *pp, struct rt_err **err)
       || open_fifos (p, pp, err) < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pp->sock) < 0)
-    return rt_err_set (err, errno, "socketpair");
+    return cm_err_set (err, errno, "socketpair");
   pp->sock[0] = fd_above (pp->sock[0], floor_of (p));
   pp->sock[1] = fd_above (pp->sock[1], floor_of (p));
   return 0;

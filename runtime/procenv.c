@@ -88,7 +88,7 @@ rt_proc_envp (const struct rt_process *pr)
 }
 
 int
-rt_proc_make_cwd (const char *cwd, struct rt_err **err)
+rt_proc_make_cwd (const char *cwd, struct cm_err **err)
 {
   _cleanup_free_ char *path = xstrdup (cwd);
   for (char *s = path + 1;; s++)
@@ -98,7 +98,7 @@ rt_proc_make_cwd (const char *cwd, struct rt_err **err)
       char c = *s;
       *s = '\0';
       if (s > path + 1 && mkdir (path, 0755) < 0 && errno != EEXIST)
-        return rt_err_set (err, errno, "process.cwd: create `%s`", path);
+        return cm_err_set (err, errno, "process.cwd: create `%s`", path);
       if (c == '\0')
         return 0;
       *s = '/';

@@ -39,7 +39,7 @@ static const struct
 
 int
 rt_proc_plan_rlimits (const struct rt_process *pr, struct rt_rlimit_plan **out,
-                      size_t *out_len, struct rt_err **err)
+                      size_t *out_len, struct cm_err **err)
 {
   _cleanup_free_ struct rt_rlimit_plan *rl
       = xcalloc (pr->rlimits_len, sizeof *rl);
@@ -51,30 +51,30 @@ rt_proc_plan_rlimits (const struct rt_process *pr, struct rt_rlimit_plan **out,
         if (strcmp (r->type, rlimit_names[j].name) == 0)
           res = rlimit_names[j].res;
       if (res < 0)
-        return rt_err_set (err, 0, "process.rlimits[%zu].type: unknown "
+        return cm_err_set (err, 0, "process.rlimits[%zu].type: unknown "
                            "\"%s\"", i, r->type);
       if (r->soft > r->hard)
-        return rt_err_set (err, 0, "process.rlimits[%zu]: soft %llu is above "
+        return cm_err_set (err, 0, "process.rlimits[%zu]: soft %llu is above "
                            "hard %llu for %s", i,
                            (unsigned long long) r->soft,
                            (unsigned long long) r->hard, r->type);
       rl[i] = (struct rt_rlimit_plan){ res, r->soft, r->hard, r->type };
     }
-  *out = rt_steal_ptr (&rl);
+  *out = cm_steal_ptr (&rl);
   *out_len = pr->rlimits_len;
   return 0;
 }
 
 int
 rt_proc_apply_rlimits (const struct rt_rlimit_plan *rl, size_t n,
-                       struct rt_err **err)
+                       struct cm_err **err)
 {
   for (size_t i = 0; i < n; i++)
     {
       const struct rt_rlimit_plan *r = &rl[i];
       struct rlimit lim = { .rlim_cur = r->soft, .rlim_max = r->hard };
       if (setrlimit (r->resource, &lim) < 0)
-        return rt_err_set (err, errno, "process.rlimits: set %s to %llu:%llu",
+        return cm_err_set (err, errno, "process.rlimits: set %s to %llu:%llu",
                            r->name, (unsigned long long) r->soft,
                            (unsigned long long) r->hard);
     }
@@ -85,35 +85,35 @@ rt_proc_apply_rlimits (const struct rt_rlimit_plan *rl, size_t n,
  * the slave becomes stdio and the controlling terminal. */
 int
 rt_proc_terminal (const struct rt_process *pr, int console_fd,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   _cleanup_fd_ int master = -1, slave = -1;
   int unlock = 0;
 
   master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (master < 0)
-    return rt_err_set (err, errno, "process.terminal: open /dev/ptmx");
+    return cm_err_set (err, errno, "process.terminal: open /dev/ptmx");
   if (ioctl (master, TIOCSPTLCK, &unlock) < 0)
-    return rt_err_set (err, errno, "process.terminal: unlock pty");
+    return cm_err_set (err, errno, "process.terminal: unlock pty");
   slave = ioctl (master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
   if (slave < 0)
-    return rt_err_set (err, errno, "process.terminal: open pty peer");
+    return cm_err_set (err, errno, "process.terminal: open pty peer");
   if (pr->console_size_present)
     {
       struct winsize ws = { .ws_row = (unsigned short) pr->console_height,
                             .ws_col = (unsigned short) pr->console_width };
       if (ioctl (slave, TIOCSWINSZ, &ws) < 0)
-        return rt_err_set (err, errno, "process.consoleSize");
+        return cm_err_set (err, errno, "process.consoleSize");
     }
   if (fchown (slave, pr->user.uid, pr->user.gid) < 0 && errno != EINVAL)
-    return rt_err_set (err, errno, "process.terminal: chown pty");
+    return cm_err_set (err, errno, "process.terminal: chown pty");
   if (console_fd >= 0
       && cm_send_fd_str (console_fd, master, "/dev/ptmx") < 0)
-    return rt_err_set (err, errno, "--console-socket: send pty master");
+    return cm_err_set (err, errno, "--console-socket: send pty master");
   if (dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0)
-    return rt_err_set (err, errno, "process.terminal: stdio");
+    return cm_err_set (err, errno, "process.terminal: stdio");
   if (ioctl (0, TIOCSCTTY, 0) < 0)
-    return rt_err_set (err, errno, "process.terminal: controlling terminal");
+    return cm_err_set (err, errno, "process.terminal: controlling terminal");
   return 0;
 }
 
@@ -132,7 +132,7 @@ env_get (char *const *env, size_t n, const char *key)
  * podman maps to exit 127 (and a non-executable one to 126). */
 int
 rt_proc_resolve_exec (const struct rt_process *pr, char **out,
-                      struct rt_err **err)
+                      struct cm_err **err)
 {
   const char *a0 = pr->args[0];
   const char *path;
@@ -141,11 +141,11 @@ rt_proc_resolve_exec (const struct rt_process *pr, char **out,
   if (strchr (a0, '/'))
     {
       if (stat (a0, &st) < 0)
-        return rt_err_set (err, 0, "exec: \"%s\": %s", a0,
+        return cm_err_set (err, 0, "exec: \"%s\": %s", a0,
                            errno == ENOENT ? "no such file or directory"
                                            : strerror (errno));
       if (!S_ISREG (st.st_mode) || access (a0, X_OK) < 0)
-        return rt_err_set (err, 0, "exec: \"%s\": permission denied", a0);
+        return cm_err_set (err, 0, "exec: \"%s\": permission denied", a0);
       *out = xstrdup (a0);
       return 0;
     }
@@ -166,18 +166,18 @@ rt_proc_resolve_exec (const struct rt_process *pr, char **out,
             denied = true;
             continue;
           }
-        *out = rt_steal_ptr (&cand);
+        *out = cm_steal_ptr (&cand);
         return 0;
       }
     if (denied)
-      return rt_err_set (err, 0, "exec: \"%s\": permission denied", a0);
+      return cm_err_set (err, 0, "exec: \"%s\": permission denied", a0);
   }
-  return rt_err_set (err, 0, "exec: \"%s\": executable file not found in "
+  return cm_err_set (err, 0, "exec: \"%s\": executable file not found in "
                      "$PATH", a0);
 }
 
 int
-rt_proc_sched (const struct rt_process *pr, struct rt_err **err)
+rt_proc_sched (const struct rt_process *pr, struct cm_err **err)
 {
   if (pr->io_priority)
     {
@@ -189,11 +189,11 @@ rt_proc_sched (const struct rt_process *pr, struct rt_err **err)
       else if (strcmp (pr->io_priority->class_, "IOPRIO_CLASS_IDLE") == 0)
         cls = 3;
       else
-        return rt_err_set (err, 0, "process.ioPriority.class: unknown \"%s\"",
+        return cm_err_set (err, 0, "process.ioPriority.class: unknown \"%s\"",
                            pr->io_priority->class_);
       if (syscall (SYS_ioprio_set, 1, 0,
                    (cls << 13) | (pr->io_priority->priority & 0xff)) < 0)
-        return rt_err_set (err, errno, "process.ioPriority: set");
+        return cm_err_set (err, errno, "process.ioPriority: set");
     }
   if (pr->scheduler)
     {
@@ -214,7 +214,7 @@ rt_proc_sched (const struct rt_process *pr, struct rt_err **err)
         if (strcmp (pr->scheduler->policy, pol[i].n) == 0)
           a.policy = (uint32_t) pol[i].v;
       if (a.policy == 99)
-        return rt_err_set (err, 0, "process.scheduler.policy: unknown \"%s\"",
+        return cm_err_set (err, 0, "process.scheduler.policy: unknown \"%s\"",
                            pr->scheduler->policy);
       a.nice = pr->scheduler->nice;
       a.priority = (uint32_t) pr->scheduler->priority;
@@ -222,7 +222,7 @@ rt_proc_sched (const struct rt_process *pr, struct rt_err **err)
       a.deadline = pr->scheduler->deadline;
       a.period = pr->scheduler->period;
       if (syscall (SYS_sched_setattr, 0, &a, 0) < 0)
-        return rt_err_set (err, errno, "process.scheduler: set %s%s",
+        return cm_err_set (err, errno, "process.scheduler: set %s%s",
                            pr->scheduler->policy,
                            errno == EPERM && (a.policy == SCHED_FIFO
                                               || a.policy == SCHED_RR)
@@ -234,22 +234,22 @@ rt_proc_sched (const struct rt_process *pr, struct rt_err **err)
 }
 
 int
-rt_connect_console (const char *path, struct rt_err **err)
+rt_connect_console (const char *path, struct cm_err **err)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   size_t len = strlen (path);
   int fd;
   if (len >= sizeof sa.sun_path)
-    return rt_err_set (err, 0, "--console-socket: path too long");
+    return cm_err_set (err, 0, "--console-socket: path too long");
   memcpy (sa.sun_path, path, len + 1);
   fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
-    return rt_err_set (err, errno, "--console-socket: socket");
+    return cm_err_set (err, errno, "--console-socket: socket");
   if (connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
     {
       int e = errno;
       close (fd);
-      return rt_err_set (err, e, "--console-socket: connect `%s`", path);
+      return cm_err_set (err, e, "--console-socket: connect `%s`", path);
     }
   return fd;
 }
@@ -260,15 +260,15 @@ rt_connect_console (const char *path, struct rt_err **err)
  * process sees, where Landlock does not cover metadata (chmod, chown).  The
  * kernel's getcwd names such a directory "(unreachable)/...". */
 int
-rt_proc_chdir (const struct rt_process *pr, struct rt_err **err)
+rt_proc_chdir (const struct rt_process *pr, struct cm_err **err)
 {
   char buf[PATH_MAX];
   if (chdir (pr->cwd) < 0)
-    return rt_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
+    return cm_err_set (err, errno, "process.cwd: chdir to `%s`", pr->cwd);
   if (syscall (SYS_getcwd, buf, sizeof buf) < 0)
-    return rt_err_set (err, errno, "process.cwd `%s`: getcwd", pr->cwd);
+    return cm_err_set (err, errno, "process.cwd `%s`: getcwd", pr->cwd);
   if (buf[0] != '/')
-    return rt_err_set (err, 0, "process.cwd `%s`: outside the container's "
+    return cm_err_set (err, 0, "process.cwd `%s`: outside the container's "
                        "root", pr->cwd);
   return 0;
 }

@@ -19,36 +19,36 @@
             "host's mount table)"
 
 int
-rt_plan_host_mount_ns (const struct rt_plan *p, struct rt_err **err)
+rt_plan_host_mount_ns (const struct rt_plan *p, struct cm_err **err)
 {
   const struct rt_config *c = p->c;
   if (c->mounts_len)
-    return rt_err_set (err, 0, "mounts: %zu entries: " WHY, c->mounts_len);
+    return cm_err_set (err, 0, "mounts: %zu entries: " WHY, c->mounts_len);
   if (c->masked_paths_len)
-    return rt_err_set (err, 0, "linux.maskedPaths: " WHY);
+    return cm_err_set (err, 0, "linux.maskedPaths: " WHY);
   if (c->readonly_paths_len)
-    return rt_err_set (err, 0, "linux.readonlyPaths: " WHY);
+    return cm_err_set (err, 0, "linux.readonlyPaths: " WHY);
   if (c->root_readonly)
-    return rt_err_set (err, 0, "root.readonly: " WHY);
+    return cm_err_set (err, 0, "root.readonly: " WHY);
   if (c->rootfs_propagation && *c->rootfs_propagation)
-    return rt_err_set (err, 0, "linux.rootfsPropagation: " WHY);
+    return cm_err_set (err, 0, "linux.rootfsPropagation: " WHY);
   if (c->devices_len)
-    return rt_err_set (err, 0, "linux.devices: " WHY " (nodes are bound in "
+    return cm_err_set (err, 0, "linux.devices: " WHY " (nodes are bound in "
                        "a user namespace)");
   return 0;
 }
 
 int
-rt_child_chroot (const char *rootfs, struct rt_err **err)
+rt_child_chroot (const char *rootfs, struct cm_err **err)
 {
   _cleanup_fd_ int fd = open (rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
-    return rt_err_set (err, errno, "open rootfs `%s`", rootfs);
+    return cm_err_set (err, errno, "open rootfs `%s`", rootfs);
   if (fchdir (fd) < 0)
-    return rt_err_set (err, errno, "chdir to rootfs");
+    return cm_err_set (err, errno, "chdir to rootfs");
   if (chroot (".") < 0)
-    return rt_err_set (err, errno, "chroot to rootfs `%s`", rootfs);
+    return cm_err_set (err, errno, "chroot to rootfs `%s`", rootfs);
   if (chdir ("/") < 0)
-    return rt_err_set (err, errno, "chdir /");
+    return cm_err_set (err, errno, "chdir /");
   return 0;
 }

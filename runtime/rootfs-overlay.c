@@ -18,13 +18,13 @@
 /* overlayfs splits its options at ',' and lowerdir at ':'; a path holding
  * either (or a '\\' escape) could name layers the caller never gave. */
 static int
-check_layer (const char *path, const char *what, struct rt_err **err)
+check_layer (const char *path, const char *what, struct cm_err **err)
 {
   if (path == NULL || path[0] != '/')
-    return rt_err_set (err, EINVAL, "rootfs overlay %s: an absolute path is "
+    return cm_err_set (err, EINVAL, "rootfs overlay %s: an absolute path is "
                        "required, got \"%s\"", what, path ? path : "");
   if (strpbrk (path, ",:\\"))
-    return rt_err_set (err, EINVAL, "rootfs overlay %s `%s`: ',' ':' and "
+    return cm_err_set (err, EINVAL, "rootfs overlay %s `%s`: ',' ':' and "
                        "'\\' are not allowed in a layer path", what, path);
   return 0;
 }
@@ -32,18 +32,18 @@ check_layer (const char *path, const char *what, struct rt_err **err)
 /* Before clone: the shape of the source; the layers themselves are looked
  * at by the child, where the mount names the one that failed. */
 int
-rt_plan_overlay (const struct rt_plan *p, struct rt_err **err)
+rt_plan_overlay (const struct rt_plan *p, struct cm_err **err)
 {
   const struct rt_rootfs_source *src = &p->o->rootfs_source;
   char what[64];
   if (src->kind != RT_ROOTFS_OVERLAY)
     return 0;
   if (p->host_mount_ns)
-    return rt_err_set (err, 0, "rootfs overlay: needs a \"mount\" namespace "
+    return cm_err_set (err, 0, "rootfs overlay: needs a \"mount\" namespace "
                        "(without one it would change the host's mount "
                        "table)");
   if (src->lowers_len == 0 || src->lowers == NULL)
-    return rt_err_set (err, EINVAL, "rootfs overlay: at least one lower "
+    return cm_err_set (err, EINVAL, "rootfs overlay: at least one lower "
                        "directory is required");
   for (size_t i = 0; i < src->lowers_len; i++)
     {
@@ -62,35 +62,35 @@ rt_plan_overlay (const struct rt_plan *p, struct rt_err **err)
  * bare EINVAL.  A fact the probe could not establish is left to the
  * mount. */
 int
-rt_prepare_overlay (const struct rt_plan *p, struct rt_err **err)
+rt_prepare_overlay (const struct rt_plan *p, struct cm_err **err)
 {
   const struct rt_kfeat *kf;
   if (p->o->rootfs_source.kind != RT_ROOTFS_OVERLAY)
     return 0;
   kf = rt_kfeat (RT_KF_OVERLAY);
   if (!kf->overlay)
-    return rt_err_set (err, ENODEV, "rootfs overlay: this kernel has no "
+    return cm_err_set (err, ENODEV, "rootfs overlay: this kernel has no "
                        "overlayfs");
   if ((p->new_user || p->joins_user) && kf->overlay_userxattr == 0)
-    return rt_err_set (err, EINVAL, "rootfs overlay in a user namespace: "
+    return cm_err_set (err, EINVAL, "rootfs overlay in a user namespace: "
                        "overlayfs here lacks \"userxattr\" (Linux >= 5.11)");
   return 0;
 }
 
 static int
-layer_is_dir (const char *path, const char *what, struct rt_err **err)
+layer_is_dir (const char *path, const char *what, struct cm_err **err)
 {
   struct stat st;
   if (stat (path, &st) < 0)
-    return rt_err_set (err, errno, "rootfs overlay %s `%s`", what, path);
+    return cm_err_set (err, errno, "rootfs overlay %s `%s`", what, path);
   if (!S_ISDIR (st.st_mode))
-    return rt_err_set (err, ENOTDIR, "rootfs overlay %s `%s`", what, path);
+    return cm_err_set (err, ENOTDIR, "rootfs overlay %s `%s`", what, path);
   return 0;
 }
 
 static char *
 overlay_options (const struct rt_rootfs_source *src, bool userns,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   _cleanup_free_ char *lower = xstrdup ("");
   char what[64];
@@ -112,7 +112,7 @@ overlay_options (const struct rt_rootfs_source *src, bool userns,
 
 int
 rt_rootfs_overlay (const struct rt_rootfs_source *src, const char *rootfs,
-                   bool userns, struct rt_err **err)
+                   bool userns, struct cm_err **err)
 {
   _cleanup_free_ char *opts = overlay_options (src, userns, err);
   if (opts == NULL)
@@ -121,11 +121,11 @@ rt_rootfs_overlay (const struct rt_rootfs_source *src, const char *rootfs,
     {
       int e = errno;
       if (userns && e == EINVAL)
-        return rt_err_set (err, e, "rootfs overlay on `%s` (upper `%s`): "
+        return cm_err_set (err, e, "rootfs overlay on `%s` (upper `%s`): "
                            "mount in a user namespace needs Linux >= 5.11 "
                            "and layers that support user xattrs", rootfs,
                            src->upper);
-      return rt_err_set (err, e, "rootfs overlay on `%s` (upper `%s`, work "
+      return cm_err_set (err, e, "rootfs overlay on `%s` (upper `%s`, work "
                          "`%s`)", rootfs, src->upper, src->work);
     }
   return 0;

@@ -30,13 +30,13 @@ mnt_id_of (const char *path, uint64_t *id)
 }
 
 int
-rt_rootfs_parent_private (const char *rootfs, struct rt_err **err)
+rt_rootfs_parent_private (const char *rootfs, struct cm_err **err)
 {
   _cleanup_free_ char *mp = xstrdup (rootfs);
   uint64_t id, up;
 
   if (mnt_id_of (mp, &id) < 0)
-    return rt_err_set (err, errno, "rootfs `%s`: mount id", rootfs);
+    return cm_err_set (err, errno, "rootfs `%s`: mount id", rootfs);
   /* Walk up while the parent directory is on the same mount: the last
    * directory on it is its mount point (rootfs is a realpath). */
   for (;;)
@@ -54,7 +54,7 @@ rt_rootfs_parent_private (const char *rootfs, struct rt_err **err)
         }
       *slash = '\0';
       if (mnt_id_of (mp, &up) < 0)
-        return rt_err_set (err, errno, "mount id of `%s`", mp);
+        return cm_err_set (err, errno, "mount id of `%s`", mp);
       if (up != id)
         {
           *slash = '/';
@@ -62,7 +62,7 @@ rt_rootfs_parent_private (const char *rootfs, struct rt_err **err)
         }
     }
   if (mount (NULL, mp, NULL, MS_PRIVATE, NULL) < 0)
-    return rt_err_set (err, errno, "make `%s` (holding the rootfs) private",
+    return cm_err_set (err, errno, "make `%s` (holding the rootfs) private",
                        mp);
   return 0;
 }

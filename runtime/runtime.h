@@ -36,7 +36,7 @@ struct rt_progress
   uint64_t supervisor_start_time;
 };
 typedef int (*rt_progress_fn) (void *ud, const struct rt_progress *pr,
-                               struct rt_err **err);
+                               struct cm_err **err);
 
 /* System calls of the container answered by a supervisor process
  * (seccomp user notification; docs/architecture.md "Notify supervisor").
@@ -54,7 +54,7 @@ struct rt_notify_ops
   /* Before the init exists, with the runtime's privileges (pin root fds,
    * open what the handler needs).  A failure fails the create with its
    * message.  NULL: nothing to prepare. */
-  int (*init) (void *ud, struct rt_err **err);
+  int (*init) (void *ud, struct cm_err **err);
   /* One notification.  |resp| comes with .id set and the rest zero: set
    * .val/.error, or .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE.  Return 0
    * to send it, 1 when already answered (rt_notify_addfd_send); < 0 is
@@ -153,7 +153,7 @@ struct rt_create_opts
   rt_progress_fn progress;      /* may be NULL */
   void *progress_ud;
   const struct rt_notify_ops *notify;   /* NULL: no supervisor; borrowed */
-  struct rt_err **hook_err;     /* unused by callers; reserved */
+  struct cm_err **hook_err;     /* unused by callers; reserved */
 };
 
 struct rt_created
@@ -177,7 +177,7 @@ struct rt_created
  * hooks in this process, createContainer hooks in the container.  On
  * failure no process and no cgroup is left. */
 int rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
-                         struct rt_err **err) __attribute__ ((nonnull (1, 2)));
+                         struct cm_err **err) __attribute__ ((nonnull (1, 2)));
 
 /* Releases a parked container: opens the fifo without blocking and writes
  * one byte.  Fails with ENXIO when no container process waits on it.  With
@@ -186,7 +186,7 @@ int rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
  * with the container's message when a startContainer hook, seccomp or
  * execve failed (the process has then exited). */
 int rt_container_start (const char *exec_fifo, const char *start_status,
-                        struct rt_err **err);
+                        struct cm_err **err);
 
 struct rt_exec_opts
 {
@@ -209,7 +209,7 @@ struct rt_exec_opts
  * rlimits, cwd and env.  Returns once execve succeeded (or with the error
  * from inside, e.g. `exec: "x": executable file not found in $PATH`).  The
  * new process is a child of the caller, which may waitpid() for it. */
-int rt_exec (const struct rt_exec_opts *o, pid_t *pid, struct rt_err **err)
+int rt_exec (const struct rt_exec_opts *o, pid_t *pid, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
 
 /* /proc/PID/stat field 22, 0 when the process does not exist. */
@@ -231,7 +231,7 @@ struct rt_handle;
 /* |pid| 0: no init; |cgroup_path| (the path rt_progress reported) NULL: no
  * cgroup.  Fails only when the cgroup cannot be opened. */
 int rt_handle_open (pid_t pid, uint64_t start_time, const char *cgroup_path,
-                    struct rt_handle **out, struct rt_err **err)
+                    struct rt_handle **out, struct cm_err **err)
     __attribute__ ((nonnull (4)));
 void rt_handle_free (struct rt_handle *h);
 bool rt_handle_has_cgroup (const struct rt_handle *h);
@@ -240,22 +240,22 @@ bool rt_handle_has_cgroup (const struct rt_handle *h);
  * |cgroups_path| (NULL: the default from |id|), touching nothing.  *path
  * is NULL when the host has no cgroup hierarchy; caller frees it. */
 int rt_handle_cgroup_path (const char *cgroups_path, const char *id,
-                           bool systemd, char **path, struct rt_err **err);
+                           bool systemd, char **path, struct cm_err **err);
 
 /* Sends |sig| to every process of the cgroup (|all|, when there is one),
  * else to the init through a pidfd (errno_ ESRCH: it is gone). */
 int rt_handle_kill (struct rt_handle *h, int sig, bool all,
-                    struct rt_err **err);
+                    struct cm_err **err);
 
 /* Freeze, thaw and the freezer's state (1 frozen, 0 not); these, stats and
  * update fail with ENOENT when there is no cgroup. */
-int rt_handle_freeze (struct rt_handle *h, bool frozen, struct rt_err **err);
-int rt_handle_is_frozen (struct rt_handle *h, struct rt_err **err);
+int rt_handle_freeze (struct rt_handle *h, bool frozen, struct cm_err **err);
+int rt_handle_is_frozen (struct rt_handle *h, struct cm_err **err);
 
 /* The container's processes: the cgroup's, else the init while it lives;
  * *pids is malloc'd (NULL when none). */
 int rt_handle_pids (struct rt_handle *h, pid_t **pids, size_t *n,
-                    struct rt_err **err);
+                    struct cm_err **err);
 
 struct rt_cgroup_stats
 {
@@ -266,29 +266,29 @@ struct rt_cgroup_stats
   uint64_t cpu_throttled_periods, cpu_throttled_ns;
 };
 int rt_handle_stats (struct rt_handle *h, struct rt_cgroup_stats *st,
-                     struct rt_err **err);
+                     struct cm_err **err);
 
 /* Applies new resource values (update). */
 int rt_handle_update (struct rt_handle *h, const struct rt_resources *r,
-                      struct rt_err **err);
+                      struct cm_err **err);
 
 /* Waits, at most |timeout_ms| in all, for the init to exit (pidfd) and
  * then for the cgroup to empty (cgroup.events); no polling.  ETIMEDOUT
  * names what is left. */
-int rt_handle_wait (struct rt_handle *h, int timeout_ms, struct rt_err **err);
+int rt_handle_wait (struct rt_handle *h, int timeout_ms, struct cm_err **err);
 
 /* SIGKILLs every process (thawing the container's own freezer first),
  * waits as rt_handle_wait, then removes the cgroup (an rmdir that finds a
  * straggler kills and waits again).  On failure nothing is removed and a
  * later call may retry. */
 int rt_handle_destroy (struct rt_handle *h, int timeout_ms,
-                       struct rt_err **err);
+                       struct cm_err **err);
 
 /* Runs each hook of |l| in order with |state_json| on stdin; honours each
  * hook's timeout (pidfd + poll: no sleeps).  The first failure stops the
  * list and is returned naming the hook kind, index and path. */
 int rt_hooks_run (const struct rt_hook_list *l, const char *kind,
-                  const char *state_json, struct rt_err **err);
+                  const char *state_json, struct cm_err **err);
 
 /* Runs every hook of |l| even when some fail (poststart and poststop up
  * to runtime-spec 1.2: "log a warning ... the remaining hooks continue");
@@ -367,7 +367,7 @@ const struct rt_kfeat *rt_kfeat (unsigned what);
  * |origin| names where it came from in errors ("--sandlock-disable"). */
 int rt_confine_set_default (bool disable, const char *value,
                             const char *origin, int rank,
-                            struct rt_err **err);
+                            struct cm_err **err);
 
 /* From the runtime's config file ("lockAnnotations": true): a container's
  * annotations may only narrow its confinement; disable, degrade and

@@ -37,7 +37,7 @@
 #define CACHE_MAGIC "sandlock-oci seccomp cache 1\n"
 /* Engines use a handful of profiles; each entry is a few tens of KiB. */
 #define CACHE_MAX_ENTRIES 64
-/* A temp file this old lost its writer (rt_atomic_write_at renames within
+/* A temp file this old lost its writer (cm_atomic_write_at renames within
  * microseconds). */
 #define CACHE_STALE_TMP_SECS 600
 
@@ -286,7 +286,7 @@ rt_sc_cache_store (const struct rt_seccomp *s, const struct rt_sc_prog *p)
 {
   _cleanup_free_ char *key = NULL, *path = NULL, *name = NULL;
   _cleanup_fd_ int dfd = -1;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct cache_hdr h;
   size_t klen;
   FILE *f;
@@ -313,8 +313,8 @@ rt_sc_cache_store (const struct rt_seccomp *s, const struct rt_sc_prog *p)
       path = cache_file (key, klen);
       name = xstrdup (strrchr (path, '/') + 1);
       /* A failed store only costs the next container a compile. */
-      if (rt_atomic_write_at (dfd, name, buf, len, 0600, &err) < 0)
-        rt_err_free (&err);
+      if (cm_atomic_write_at (dfd, name, buf, len, 0600, &err) < 0)
+        cm_err_free (&err);
       cache_prune (dfd);
     }
   free (buf);

@@ -137,7 +137,7 @@ add_personality_rules (scmp_filter_ctx ctx)
 
 static int
 build_default (const struct rt_config *c, scmp_filter_ctx ctx,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   const struct rt_capabilities *caps
       = c->process ? c->process->capabilities : NULL;
@@ -149,7 +149,7 @@ build_default (const struct rt_config *c, scmp_filter_ctx ctx,
    * arch only, so anything else takes the bad-arch action. */
   r = seccomp_attr_set (ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
   if (r < 0)
-    return rt_err_set (err, -r, "seccomp: bad-arch action");
+    return cm_err_set (err, -r, "seccomp: bad-arch action");
   for (const struct rt_sc_block *b = rt_sc_default_blocklist; b->name; b++)
     {
       if (b->unless_privileged && privileged)
@@ -159,7 +159,7 @@ build_default (const struct rt_config *c, scmp_filter_ctx ctx,
         continue;
       r = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (b->errno_), nr, 0);
       if (r < 0)
-        return rt_err_set (err, -r, "seccomp: default rule for %s", b->name);
+        return cm_err_set (err, -r, "seccomp: default rule for %s", b->name);
     }
   if (!privileged)
     for (size_t i = 0; i < ARRAY_SIZE (ns_flags) + 1; i++)
@@ -174,7 +174,7 @@ build_default (const struct rt_config *c, scmp_filter_ctx ctx,
                                 SCMP_SYS (unshare), 1,
                                 SCMP_A0 (SCMP_CMP_MASKED_EQ, f, f));
         if (r < 0)
-          return rt_err_set (err, -r, "seccomp: namespace-flag rule");
+          return cm_err_set (err, -r, "seccomp: namespace-flag rule");
       }
   /* Terminal input injection into the host's tty. */
   static const unsigned long bad_ioctls[] = { TIOCSTI, TIOCLINUX };
@@ -184,10 +184,10 @@ build_default (const struct rt_config *c, scmp_filter_ctx ctx,
                             SCMP_A1 (SCMP_CMP_MASKED_EQ, 0xffffffffULL,
                                      bad_ioctls[i]));
       if (r < 0)
-        return rt_err_set (err, -r, "seccomp: ioctl rule");
+        return cm_err_set (err, -r, "seccomp: ioctl rule");
     }
   if ((r = add_personality_rules (ctx)) < 0)
-    return rt_err_set (err, -r, "seccomp: personality rules");
+    return cm_err_set (err, -r, "seccomp: personality rules");
   return 0;
 }
 
@@ -247,24 +247,24 @@ parse_op (const char *s, enum scmp_compare *out)
 
 static int
 add_arches (const struct rt_seccomp *s, scmp_filter_ctx ctx,
-            struct rt_err **err)
+            struct cm_err **err)
 {
   for (size_t i = 0; i < s->architectures_len; i++)
     {
       const char *a = s->architectures[i];
       char name[32];
       size_t k = 0;
-      if (rt_startswith (a, "SCMP_ARCH_"))
+      if (cm_startswith (a, "SCMP_ARCH_"))
         for (const char *p = a + 10; *p && k < sizeof name - 1; p++)
           name[k++] = (char) tolower ((unsigned char) *p);
       name[k] = '\0';
       uint32_t arch = k ? seccomp_arch_resolve_name (name) : 0;
       if (arch == 0)
-        return rt_err_set (err, 0, "linux.seccomp.architectures[%zu]: "
+        return cm_err_set (err, 0, "linux.seccomp.architectures[%zu]: "
                            "unknown architecture \"%s\"", i, a);
       int r = seccomp_arch_add (ctx, arch);
       if (r < 0 && r != -EEXIST)
-        return rt_err_set (err, -r, "linux.seccomp.architectures[%zu]: "
+        return cm_err_set (err, -r, "linux.seccomp.architectures[%zu]: "
                            "add \"%s\"", i, a);
     }
   return 0;
@@ -282,7 +282,7 @@ static const struct
 };
 
 static int
-parse_flags (const struct rt_seccomp *s, unsigned *flags, struct rt_err **err)
+parse_flags (const struct rt_seccomp *s, unsigned *flags, struct cm_err **err)
 {
   for (size_t i = 0; i < s->flags_len; i++)
     {
@@ -292,7 +292,7 @@ parse_flags (const struct rt_seccomp *s, unsigned *flags, struct rt_err **err)
              && strcmp (f, filter_flags[k].name) != 0)
         k++;
       if (k == ARRAY_SIZE (filter_flags))
-        return rt_err_set (err, 0, "linux.seccomp.flags[%zu]: unknown flag "
+        return cm_err_set (err, 0, "linux.seccomp.flags[%zu]: unknown flag "
                            "\"%s\"", i, f);
       *flags |= filter_flags[k].flag;
     }
@@ -304,17 +304,17 @@ parse_flags (const struct rt_seccomp *s, unsigned *flags, struct rt_err **err)
  * even one that is then skipped, so a bad profile never passes silently. */
 static int
 parse_args (const struct rt_seccomp_syscall *sc, size_t i,
-            struct scmp_arg_cmp *cmp, bool *same_index, struct rt_err **err)
+            struct scmp_arg_cmp *cmp, bool *same_index, struct cm_err **err)
 {
   *same_index = sc->args_len > 1;
   for (size_t a = 0; a < sc->args_len; a++)
     {
       enum scmp_compare op;
       if (sc->args[a].index > 5)
-        return rt_err_set (err, 0, "linux.seccomp.syscalls[%zu].args[%zu]."
+        return cm_err_set (err, 0, "linux.seccomp.syscalls[%zu].args[%zu]."
                            "index: %u is not 0-5", i, a, sc->args[a].index);
       if (parse_op (sc->args[a].op, &op) < 0)
-        return rt_err_set (err, 0, "linux.seccomp.syscalls[%zu].args[%zu].op:"
+        return cm_err_set (err, 0, "linux.seccomp.syscalls[%zu].args[%zu].op:"
                            " unknown operator \"%s\"", i, a,
                            sc->args[a].op ? sc->args[a].op : "");
       cmp[a] = (struct scmp_arg_cmp) { .arg = sc->args[a].index, .op = op,
@@ -324,7 +324,7 @@ parse_args (const struct rt_seccomp_syscall *sc, size_t i,
         *same_index = false;
     }
   if (sc->args_len > 6 && !*same_index)
-    return rt_err_set (err, 0, "linux.seccomp.syscalls[%zu].args: more than "
+    return cm_err_set (err, 0, "linux.seccomp.syscalls[%zu].args: more than "
                        "6 comparisons on different arguments", i);
   return 0;
 }
@@ -332,7 +332,7 @@ parse_args (const struct rt_seccomp_syscall *sc, size_t i,
 static int
 add_one_rule (scmp_filter_ctx ctx, size_t i, const char *name, uint32_t act,
               const struct scmp_arg_cmp *cmp, size_t ncmp, bool same_index,
-              struct rt_err **err)
+              struct cm_err **err)
 {
   int nr = seccomp_syscall_resolve_name (name);
   if (nr == __NR_SCMP_ERROR)
@@ -346,27 +346,27 @@ add_one_rule (scmp_filter_ctx ctx, size_t i, const char *name, uint32_t act,
   else
     r = seccomp_rule_add_array (ctx, act, nr, (unsigned) ncmp, cmp);
   if (r < 0)
-    return rt_err_set (err, -r, "linux.seccomp.syscalls[%zu]: rule for %s",
+    return cm_err_set (err, -r, "linux.seccomp.syscalls[%zu]: rule for %s",
                        i, name);
   return 0;
 }
 
 static int
 build_profile (const struct rt_seccomp *s, scmp_filter_ctx *pctx,
-               struct rt_sc_prog *out, struct rt_err **err)
+               struct rt_sc_prog *out, struct cm_err **err)
 {
   uint32_t def;
   if (parse_action (s->default_action, s->default_errno_ret_present,
                     s->default_errno_ret, &def) < 0)
-    return rt_err_set (err, 0, "linux.seccomp.defaultAction: unknown action "
+    return cm_err_set (err, 0, "linux.seccomp.defaultAction: unknown action "
                        "\"%s\"", s->default_action ? s->default_action : "");
   if (def == SCMP_ACT_NOTIFY)
-    return rt_err_set (err, 0, "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY "
+    return cm_err_set (err, 0, "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY "
                        "would notify every syscall, including the runtime's "
                        "own; not supported");
   scmp_filter_ctx ctx = *pctx = seccomp_init (def);
   if (ctx == NULL)
-    return rt_err_set (err, EINVAL, "linux.seccomp.defaultAction: "
+    return cm_err_set (err, EINVAL, "linux.seccomp.defaultAction: "
                        "seccomp_init");
   if (add_arches (s, ctx, err) < 0 || parse_flags (s, &out->flags, err) < 0)
     return -1;
@@ -376,7 +376,7 @@ build_profile (const struct rt_seccomp *s, scmp_filter_ctx *pctx,
       uint32_t act;
       if (parse_action (sc->action, sc->errno_ret_present, sc->errno_ret,
                         &act) < 0)
-        return rt_err_set (err, 0, "linux.seccomp.syscalls[%zu].action: "
+        return cm_err_set (err, 0, "linux.seccomp.syscalls[%zu].action: "
                            "unknown action \"%s\"", i,
                            sc->action ? sc->action : "");
       _cleanup_free_ struct scmp_arg_cmp *cmp
@@ -394,7 +394,7 @@ build_profile (const struct rt_seccomp *s, scmp_filter_ctx *pctx,
           return -1;
     }
   if (out->notify && (s->listener_path == NULL || !*s->listener_path))
-    return rt_err_set (err, 0, "linux.seccomp.listenerPath: required when a "
+    return cm_err_set (err, 0, "linux.seccomp.listenerPath: required when a "
                        "rule uses SCMP_ACT_NOTIFY");
   if (out->notify)
     out->flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
@@ -408,24 +408,24 @@ build_profile (const struct rt_seccomp *s, scmp_filter_ctx *pctx,
 /* The BPF leaves libseccomp through a memfd (seccomp_export_bpf writes to
  * an fd); the child gets plain memory and never calls the library. */
 static int
-export_bpf (scmp_filter_ctx ctx, struct rt_sc_prog *out, struct rt_err **err)
+export_bpf (scmp_filter_ctx ctx, struct rt_sc_prog *out, struct cm_err **err)
 {
   _cleanup_fd_ int fd = memfd_create ("seccomp-bpf", MFD_CLOEXEC);
   if (fd < 0)
-    return rt_err_set (err, errno, "seccomp: memfd_create");
+    return cm_err_set (err, errno, "seccomp: memfd_create");
   int r = seccomp_export_bpf (ctx, fd);
   if (r < 0)
-    return rt_err_set (err, -r, "seccomp: export BPF");
+    return cm_err_set (err, -r, "seccomp: export BPF");
   struct stat st;
   if (fstat (fd, &st) < 0)
-    return rt_err_set (err, errno, "seccomp: stat BPF memfd");
+    return cm_err_set (err, errno, "seccomp: stat BPF memfd");
   size_t n = (size_t) st.st_size;
   if (n == 0 || n % sizeof (struct sock_filter) != 0
       || n / sizeof (struct sock_filter) > BPF_MAXINSNS)
-    return rt_err_set (err, E2BIG, "seccomp: BPF program of %zu bytes", n);
+    return cm_err_set (err, E2BIG, "seccomp: BPF program of %zu bytes", n);
   out->insns = xmalloc (n);
   if (pread (fd, out->insns, n, 0) != (ssize_t) n)
-    return rt_err_set (err, errno ? errno : EIO, "seccomp: read BPF memfd");
+    return cm_err_set (err, errno ? errno : EIO, "seccomp: read BPF memfd");
   out->len = n / sizeof (struct sock_filter);
   return 0;
 }
@@ -433,21 +433,21 @@ export_bpf (scmp_filter_ctx ctx, struct rt_sc_prog *out, struct rt_err **err)
 static void save_state_parts (struct rt_sc_prog *p, const struct rt_config *c);
 
 static int
-connect_listener (const char *path, int *out, struct rt_err **err)
+connect_listener (const char *path, int *out, struct cm_err **err)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   size_t len = strlen (path);
   if (len >= sizeof sa.sun_path)
-    return rt_err_set (err, ENAMETOOLONG, "linux.seccomp.listenerPath `%s`",
+    return cm_err_set (err, ENAMETOOLONG, "linux.seccomp.listenerPath `%s`",
                        path);
   memcpy (sa.sun_path, path, len + 1);
   _cleanup_fd_ int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
-    return rt_err_set (err, errno, "linux.seccomp.listenerPath: socket");
+    return cm_err_set (err, errno, "linux.seccomp.listenerPath: socket");
   if (connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
-    return rt_err_set (err, errno, "linux.seccomp.listenerPath: connect to "
+    return cm_err_set (err, errno, "linux.seccomp.listenerPath: connect to "
                        "`%s`", path);
-  *out = rt_steal_fd (&fd);
+  *out = cm_steal_fd (&fd);
   return 0;
 }
 
@@ -459,7 +459,7 @@ connect_listener (const char *path, int *out, struct rt_err **err)
  * tracer's 16-bit message. */
 static int
 check_ret_data (const char *action, bool present, uint32_t v,
-                const char *path, struct rt_err **err)
+                const char *path, struct cm_err **err)
 {
   uint32_t max;
   if (!present || action == NULL)
@@ -471,13 +471,13 @@ check_ret_data (const char *action, bool present, uint32_t v,
   else
     return 0;
   if (v > max)
-    return rt_err_set (err, 0, "%s: %u is out of range for %s (0..%u)", path,
+    return cm_err_set (err, 0, "%s: %u is out of range for %s (0..%u)", path,
                        v, action, max);
   return 0;
 }
 
 static int
-check_ret_datas (const struct rt_seccomp *s, struct rt_err **err)
+check_ret_datas (const struct rt_seccomp *s, struct cm_err **err)
 {
   char path[64];
   if (check_ret_data (s->default_action, s->default_errno_ret_present,
@@ -497,7 +497,7 @@ check_ret_datas (const struct rt_seccomp *s, struct rt_err **err)
 
 int
 rt_sc_compile (const struct rt_config *c, bool default_disabled,
-               struct rt_sc_prog *out, struct rt_err **err)
+               struct rt_sc_prog *out, struct cm_err **err)
 {
   struct rt_sc_prog p = { .listener_sock = -1 };
   scmp_filter_ctx ctx = NULL;
@@ -531,7 +531,7 @@ rt_sc_compile (const struct rt_config *c, bool default_disabled,
       p.is_default = true;
       ctx = seccomp_init (SCMP_ACT_ALLOW);
       r = ctx ? build_default (c, ctx, err)
-              : rt_err_set (err, ENOMEM, "seccomp: seccomp_init");
+              : cm_err_set (err, ENOMEM, "seccomp: seccomp_init");
     }
   if (r >= 0 && p.insns == NULL && ctx)
     r = export_bpf (ctx, &p, err);
@@ -573,18 +573,18 @@ save_state_parts (struct rt_sc_prog *p, const struct rt_config *c)
   FILE *f = open_memstream (&buf, &len);
   if (f == NULL)
     abort ();
-  rt_json_str (f, c->oci_version ? c->oci_version : "1.0.2");
+  cm_json_write_str (f, c->oci_version ? c->oci_version : "1.0.2");
   fputc ('\0', f);
-  rt_json_str (f, s && s->listener_metadata ? s->listener_metadata : "");
+  cm_json_write_str (f, s && s->listener_metadata ? s->listener_metadata : "");
   fputc ('\0', f);
   fputc ('{', f);
   for (size_t i = 0; i < c->annotations_len; i++)
     {
       if (i)
         fputc (',', f);
-      rt_json_str (f, c->annotations[i].key);
+      cm_json_write_str (f, c->annotations[i].key);
       fputc (':', f);
-      rt_json_str (f, c->annotations[i].value);
+      cm_json_write_str (f, c->annotations[i].value);
     }
   fputc ('}', f);
   fclose (f);
@@ -613,7 +613,7 @@ rt_sc_set_state (struct rt_sc_prog *p, const char *id, const char *bundle)
     abort ();
   fprintf (f, ",\"metadata\":%s,\"state\":{\"ociVersion\":%s,\"id\":",
            meta, ver);
-  rt_json_str (f, id);
+  cm_json_write_str (f, id);
   fputs (",\"status\":\"", f);
   fclose (f);
   p->state_mid = buf;
@@ -622,7 +622,7 @@ rt_sc_set_state (struct rt_sc_prog *p, const char *id, const char *bundle)
   if (f == NULL)
     abort ();
   fputs (",\"bundle\":", f);
-  rt_json_str (f, bundle);
+  cm_json_write_str (f, bundle);
   fprintf (f, ",\"annotations\":%s}}", ann);
   fclose (f);
   p->state_tail = buf;
@@ -634,7 +634,7 @@ static bool child_loaded;
 
 static int
 send_listener (const struct rt_sc_prog *p, int lfd, const char *status,
-               struct rt_err **err)
+               struct cm_err **err)
 {
   char pid[24];
   int n = snprintf (pid, sizeof pid, "%d",
@@ -647,14 +647,14 @@ send_listener (const struct rt_sc_prog *p, int lfd, const char *status,
     { pid, (size_t) n }, { p->state_tail, strlen (p->state_tail) },
   };
   if (cm_send_fd (p->listener_sock, lfd, iov, 7) < 0)
-    return rt_err_set (err, errno, "seccomp: send listener fd to "
+    return cm_err_set (err, errno, "seccomp: send listener fd to "
                        "listenerPath");
   return 0;
 }
 
 int
 rt_sc_child_load (const struct rt_sc_prog *p, const char *status,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   if (child_loaded || p->insns == NULL)
     return 0;
@@ -670,7 +670,7 @@ rt_sc_child_load (const struct rt_sc_prog *p, const char *status,
       fd = syscall (__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
     }
   if (fd < 0)
-    return rt_err_set (err, errno, "seccomp: load filter%s",
+    return cm_err_set (err, errno, "seccomp: load filter%s",
                        errno == EACCES ? " (needs no_new_privs or "
                        "CAP_SYS_ADMIN)" : "");
   child_loaded = true;

@@ -47,7 +47,7 @@ extern const struct rt_sc_block rt_sc_default_blocklist[];
  * value fails naming its JSON path.  Connects to listenerPath when the
  * profile notifies. */
 int rt_sc_compile (const struct rt_config *c, bool default_disabled,
-                   struct rt_sc_prog *out, struct rt_err **err);
+                   struct rt_sc_prog *out, struct cm_err **err);
 
 /* True when the filter must be loaded before the capability drop: without
  * no_new_privs seccomp(2) needs CAP_SYS_ADMIN, which the drop removes. */
@@ -61,7 +61,7 @@ void rt_sc_set_state (struct rt_sc_prog *p, const char *id,
  * listener fd and the state over listener_sock.  |status| is the state's
  * "status".  Idempotent within one process. */
 int rt_sc_child_load (const struct rt_sc_prog *p, const char *status,
-                      struct rt_err **err);
+                      struct cm_err **err);
 
 void rt_sc_prog_clear (struct rt_sc_prog *p);
 

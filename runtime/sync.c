@@ -35,7 +35,7 @@ rt_sync_recv (int fd, struct sync_msg *m)
 }
 
 int
-rt_sync_child_error (int fd, struct rt_err **err)
+rt_sync_child_error (int fd, struct cm_err **err)
 {
   struct sync_msg m;
   ssize_t r = recv (fd, &m, sizeof m, MSG_DONTWAIT);
@@ -46,16 +46,16 @@ rt_sync_child_error (int fd, struct rt_err **err)
   if (r != (ssize_t) sizeof m || m.kind != SYNC_ERROR)
     return 0;
   m.msg[sizeof m.msg - 1] = '\0';
-  return rt_err_set (err, 0, "%s", m.msg);
+  return cm_err_set (err, 0, "%s", m.msg);
 }
 
 int
-rt_sync_fail (int fd, const char *what, struct rt_err **err)
+rt_sync_fail (int fd, const char *what, struct cm_err **err)
 {
   int e = errno;
   if (rt_sync_child_error (fd, err) < 0)
     return -1;
-  return rt_err_set (err, e, "%s", what);
+  return cm_err_set (err, e, "%s", what);
 }
 
 int
@@ -116,5 +116,5 @@ rt_sync_recv_str (int fd)
       off += want;
     }
   buf[len - 1] = '\0';
-  return rt_steal_ptr (&buf);
+  return cm_steal_ptr (&buf);
 }

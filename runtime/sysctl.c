@@ -51,9 +51,9 @@ sysctl_class (const char *key)
   for (size_t i = 0; i < ARRAY_SIZE (ipc); i++)
     if (strcmp (key, ipc[i]) == 0)
       return SYSCTL_NS_IPC;
-  if (rt_startswith (key, "fs.mqueue."))
+  if (cm_startswith (key, "fs.mqueue."))
     return SYSCTL_NS_IPC;
-  if (rt_startswith (key, "net."))
+  if (cm_startswith (key, "net."))
     return SYSCTL_NS_NET;
   if (strcmp (key, "kernel.domainname") == 0)
     return SYSCTL_NS_UTS;
@@ -110,7 +110,7 @@ key_shape_ok (const char *d)
  * /proc/self/ns/|name|. */
 static int
 own_namespace (const struct rt_plan *p, const struct rt_ns_fds *ns, int flag,
-               const char *name, bool *own, struct rt_err **err)
+               const char *name, bool *own, struct cm_err **err)
 {
   struct stat joined;
   bool fresh = (flag == CLONE_NEWIPC && p->new_ipc)
@@ -122,17 +122,17 @@ own_namespace (const struct rt_plan *p, const struct rt_ns_fds *ns, int flag,
   if (fresh || fd < 0)
     return 0;
   if (fstat (fd, &joined) < 0)
-    return rt_err_set (err, errno, "stat joined %s namespace", name);
+    return cm_err_set (err, errno, "stat joined %s namespace", name);
   r = rt_ns_is (&joined, "self", name);
   if (r < 0)
-    return rt_err_set (err, errno, "stat `/proc/self/ns/%s`", name);
+    return cm_err_set (err, errno, "stat `/proc/self/ns/%s`", name);
   *own = r == 0;
   return 0;
 }
 
 static int
 check_one (const struct rt_plan *p, const struct rt_ns_fds *ns,
-           const char *key, struct rt_err **err)
+           const char *key, struct cm_err **err)
 {
   _cleanup_free_ char *d = dotted (key);
   static const struct
@@ -148,21 +148,21 @@ check_one (const struct rt_plan *p, const struct rt_ns_fds *ns,
   bool own;
 
   if (!key_shape_ok (d))
-    return rt_err_set (err, 0, "linux.sysctl.\"%s\": invalid key (names "
+    return cm_err_set (err, 0, "linux.sysctl.\"%s\": invalid key (names "
                        "under /proc/sys; none empty, \".\" or \"..\")", key);
   if (strcmp (d, "kernel.hostname") == 0)
-    return rt_err_set (err, 0, "linux.sysctl.\"%s\": conflicts with the "
+    return cm_err_set (err, 0, "linux.sysctl.\"%s\": conflicts with the "
                        "\"hostname\" field; set that instead", key);
   k = sysctl_class (d);
   if (k == SYSCTL_NS_NONE)
-    return rt_err_set (err, 0, "linux.sysctl.\"%s\": not a namespaced "
+    return cm_err_set (err, 0, "linux.sysctl.\"%s\": not a namespaced "
                        "sysctl: it would change the host (allowed: "
                        "kernel.msg*, kernel.sem, kernel.shm*, fs.mqueue.*, "
                        "net.*, kernel.domainname)", key);
   if (own_namespace (p, ns, kinds[k].flag, kinds[k].name, &own, err) < 0)
     return -1;
   if (!own)
-    return rt_err_set (err, 0, "linux.sysctl.\"%s\": needs the container's "
+    return cm_err_set (err, 0, "linux.sysctl.\"%s\": needs the container's "
                        "own \"%s\" namespace; without one it would change "
                        "the host's", key, kinds[k].json);
   return 0;
@@ -170,7 +170,7 @@ check_one (const struct rt_plan *p, const struct rt_ns_fds *ns,
 
 int
 rt_plan_sysctl (const struct rt_plan *p, const struct rt_ns_fds *ns,
-                struct rt_err **err)
+                struct cm_err **err)
 {
   const struct rt_config *c = p->c;
   for (size_t i = 0; i < c->sysctl_len; i++)
@@ -181,52 +181,52 @@ rt_plan_sysctl (const struct rt_plan *p, const struct rt_ns_fds *ns,
 
 /* /proc/sys of the current root, refused unless it is procfs. */
 static int
-open_proc_sys (struct rt_err **err)
+open_proc_sys (struct cm_err **err)
 {
   _cleanup_fd_ int proc = -1, sys = -1;
   struct statfs sf;
 
   proc = open ("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (proc < 0)
-    return rt_err_set (err, errno, "open /proc");
+    return cm_err_set (err, errno, "open /proc");
   sys = openat (proc, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sys < 0)
-    return rt_err_set (err, errno, "open /proc/sys");
+    return cm_err_set (err, errno, "open /proc/sys");
   if (fstatfs (sys, &sf) < 0)
-    return rt_err_set (err, errno, "statfs /proc/sys");
+    return cm_err_set (err, errno, "statfs /proc/sys");
   if (sf.f_type != PROC_SUPER_MAGIC)
-    return rt_err_set (err, EXDEV, "/proc/sys is not procfs (mount proc "
+    return cm_err_set (err, EXDEV, "/proc/sys is not procfs (mount proc "
                        "on /proc to set sysctls)");
-  return rt_steal_fd (&sys);
+  return cm_steal_fd (&sys);
 }
 
 /* Opens the file of |key| (checked by rt_plan_sysctl) for writing. */
 static int
-open_key (int sysfd, const char *key, struct rt_err **err)
+open_key (int sysfd, const char *key, struct cm_err **err)
 {
   _cleanup_free_ char *d = dotted (key);
   _cleanup_fd_ int dir = fcntl (sysfd, F_DUPFD_CLOEXEC, 0);
   char name[256];
 
   if (dir < 0)
-    return rt_err_set (err, errno, "dup /proc/sys");
+    return cm_err_set (err, errno, "dup /proc/sys");
   for (const char *s = d; *s;)
     {
       s = next_name (s, name);
       if (s == NULL)
-        return rt_err_set (err, EINVAL, "invalid key");
+        return cm_err_set (err, EINVAL, "invalid key");
       int fd = openat (dir, name, (*s ? O_PATH | O_DIRECTORY : O_WRONLY)
                                       | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0)
-        return rt_err_set (err, errno, "open /proc/sys entry \"%s\"", name);
+        return cm_err_set (err, errno, "open /proc/sys entry \"%s\"", name);
       close (dir);
       dir = fd;
     }
-  return rt_steal_fd (&dir);
+  return cm_steal_fd (&dir);
 }
 
 int
-rt_child_sysctl (const struct rt_plan *p, struct rt_err **err)
+rt_child_sysctl (const struct rt_plan *p, struct cm_err **err)
 {
   const struct rt_config *c = p->c;
   _cleanup_fd_ int sysfd = -1;
@@ -235,15 +235,15 @@ rt_child_sysctl (const struct rt_plan *p, struct rt_err **err)
     return 0;
   sysfd = open_proc_sys (err);
   if (sysfd < 0)
-    return rt_err_wrap (err, "linux.sysctl");
+    return cm_err_wrap (err, "linux.sysctl");
   for (size_t i = 0; i < c->sysctl_len; i++)
     {
       const char *v = c->sysctl[i].value;
       _cleanup_fd_ int fd = open_key (sysfd, c->sysctl[i].key, err);
       if (fd < 0)
-        return rt_err_wrap (err, "linux.sysctl.\"%s\"", c->sysctl[i].key);
+        return cm_err_wrap (err, "linux.sysctl.\"%s\"", c->sysctl[i].key);
       if (write (fd, v, strlen (v)) != (ssize_t) strlen (v))
-        return rt_err_set (err, errno, "linux.sysctl.\"%s\": write \"%s\"",
+        return cm_err_set (err, errno, "linux.sysctl.\"%s\": write \"%s\"",
                            c->sysctl[i].key, v);
     }
   return 0;

@@ -82,12 +82,12 @@ push (struct acc *a, const char *dest, const char *src, enum vr_kind k, bool ro)
 
 static int
 private_dir (struct acc *a, const char *tmpfs_dir, size_t i, const char **out,
-             struct rt_err **err)
+             struct cm_err **err)
 {
   char *d = xasprintf ("%s/tmpfs-%zu", tmpfs_dir, i);
   own (a, d);
   if (mkdir (d, 0755) < 0 && errno != EEXIST)
-    return rt_err_set (err, errno, "mounts[%zu]: private directory `%s`", i, d);
+    return cm_err_set (err, errno, "mounts[%zu]: private directory `%s`", i, d);
   *out = d;
   return 0;
 }
@@ -95,13 +95,13 @@ private_dir (struct acc *a, const char *tmpfs_dir, size_t i, const char **out,
 /* /dev as a tmpfs: its links in the private directory, then the default
  * nodes bound from the host. */
 static int
-default_dev (struct acc *a, const char *dir, size_t i, struct rt_err **err)
+default_dev (struct acc *a, const char *dir, size_t i, struct cm_err **err)
 {
   for (size_t k = 0; k < ARRAY_SIZE (dev_links); k++)
     {
       _cleanup_free_ char *p = xasprintf ("%s/%s", dir, dev_links[k][0]);
       if (symlink (dev_links[k][1], p) < 0 && errno != EEXIST)
-        return rt_err_set (err, errno, "mounts[%zu]: /dev/%s", i,
+        return cm_err_set (err, errno, "mounts[%zu]: /dev/%s", i,
                            dev_links[k][0]);
     }
   for (size_t k = 0; dev_nodes[k]; k++)
@@ -113,7 +113,7 @@ default_dev (struct acc *a, const char *dir, size_t i, struct rt_err **err)
 int
 vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
                       struct vr_mount_spec **out, size_t *n, char ***owned,
-                      struct rt_err **err)
+                      struct cm_err **err)
 {
   struct acc a = { .owned = owned };
   const char *src;
@@ -139,7 +139,7 @@ vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
         }
       else if (!left_out (t))
         {
-          rt_err_set (err, 0, "mounts[%zu].type: \"%s\" cannot be drawn "
+          cm_err_set (err, 0, "mounts[%zu].type: \"%s\" cannot be drawn "
                       "without namespaces (namespace-less mode maps bind, "
                       "tmpfs and proc; docs/nsless.md)", i, t);
           goto fail;
@@ -152,7 +152,7 @@ vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
   return 0;
 fail:
   free (a.m);
-  rt_strv_free (*owned);
+  cm_strv_free (*owned);
   *owned = NULL;
   return -1;
 }

@@ -102,7 +102,7 @@ patched_copy (int fd, uint64_t off, const char *text, size_t len)
       || fcntl (m, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK
                 | F_SEAL_SEAL) < 0)
     return -errno;
-  return rt_steal_fd (&m);
+  return cm_steal_fd (&m);
 }
 
 static int

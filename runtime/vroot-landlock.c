@@ -54,25 +54,25 @@ handled (int abi)
 
 static int
 add (int rfd, int fd, uint64_t access, uint64_t h, const char *what,
-     struct rt_err **err)
+     struct cm_err **err)
 {
   struct vr_ll_beneath pb = { .allowed_access = access & h, .parent_fd = fd };
   if (pb.allowed_access == 0)
     return 0;
   if (syscall (__NR_landlock_add_rule, rfd, 1, &pb, 0) < 0)
-    return rt_err_set (err, errno, "landlock: rule for %s", what);
+    return cm_err_set (err, errno, "landlock: rule for %s", what);
   return 0;
 }
 
 static int
 ports (int rfd, const uint16_t *p, size_t n, uint64_t access,
-       struct rt_err **err)
+       struct cm_err **err)
 {
   for (size_t i = 0; i < n; i++)
     {
       struct vr_ll_port np = { .allowed_access = access, .port = p[i] };
       if (syscall (__NR_landlock_add_rule, rfd, 2, &np, 0) < 0)
-        return rt_err_set (err, errno, "landlock: TCP port %u", p[i]);
+        return cm_err_set (err, errno, "landlock: TCP port %u", p[i]);
     }
   return 0;
 }
@@ -82,7 +82,7 @@ ports (int rfd, const uint16_t *p, size_t n, uint64_t access,
  * scope where the kernel has it (an on-behalf connect to an abstract
  * socket reaches only the supervisor's domain and those nested in it). */
 static int
-ruleset (int abi, const struct vr_net *net, struct rt_err **err)
+ruleset (int abi, const struct vr_net *net, struct cm_err **err)
 {
   struct vr_ll_attr a = { .fs = handled (abi) };
   size_t size = 8;
@@ -93,7 +93,7 @@ ruleset (int abi, const struct vr_net *net, struct rt_err **err)
     a.scoped = RT_LL_SCOPE_ABSTRACT_UNIX, size = 24;
   rfd = (int) syscall (__NR_landlock_create_ruleset, &a, size, 0);
   if (rfd < 0)
-    return rt_err_set (err, errno, "landlock: supervisor ruleset");
+    return cm_err_set (err, errno, "landlock: supervisor ruleset");
   if (a.net && (ports (rfd, net->bind, net->nbind, RT_LL_NET_BIND_TCP, err) < 0
                 || ports (rfd, net->connect, net->nconnect,
                           RT_LL_NET_CONNECT_TCP, err) < 0))
@@ -106,20 +106,20 @@ ruleset (int abi, const struct vr_net *net, struct rt_err **err)
 
 int
 vr_landlock_self (const struct vroot *v, int exec_dir, const struct vr_net *net,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   int abi = rt_ll_abi ();
   uint64_t h = handled (abi);
   if (abi < 1)
-    return rt_err_set (err, EOPNOTSUPP, "namespace-less mode needs Landlock");
+    return cm_err_set (err, EOPNOTSUPP, "namespace-less mode needs Landlock");
   if (net && net->tcp && abi < 4)
-    return rt_err_set (err, EOPNOTSUPP, "landlock: TCP rules need ABI 4");
+    return cm_err_set (err, EOPNOTSUPP, "landlock: TCP rules need ABI 4");
   _cleanup_fd_ int rfd = ruleset (abi, net, err);
   if (rfd < 0)
     return -1;
   _cleanup_fd_ int proc = open ("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (proc < 0)
-    return rt_err_set (err, errno, "landlock: open /proc");
+    return cm_err_set (err, errno, "landlock: open /proc");
   for (size_t i = 0; i < v->n; i++)
     if (add (rfd, v->e[i].fd, vr_landlock_access (&v->e[i]), h, v->e[i].dest,
              err) < 0)
@@ -131,6 +131,6 @@ vr_landlock_self (const struct vroot *v, int exec_dir, const struct vr_net *net,
     return -1;
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
       || syscall (__NR_landlock_restrict_self, rfd, 0) < 0)
-    return rt_err_set (err, errno, "landlock: restrict the supervisor");
+    return cm_err_set (err, errno, "landlock: restrict the supervisor");
   return 0;
 }

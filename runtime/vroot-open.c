@@ -77,7 +77,7 @@ open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
   if (n < 0)
     return -errno;
   host[n] = '\0';
-  if (host[0] == '/' && !rt_startswith (host, "/memfd:")
+  if (host[0] == '/' && !cm_startswith (host, "/memfd:")
       && vr_host_to_virtual (c->s->v, host, vpath) < 0)
     return -EACCES;
   fd = open (link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC);

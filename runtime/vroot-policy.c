@@ -35,14 +35,14 @@ host_of (const struct vr_path *r)
 
 int
 vr_ll_translate (const struct vroot *v, struct rt_ll_policy *p,
-                 struct rt_err **err)
+                 struct cm_err **err)
 {
   static const struct vr_ctx none = { 0 };
   struct rt_ll_rule *rules = NULL;
   size_t n = 0;
 
   if (p->masks_len > 0)
-    return rt_err_set (err, 0, "annotation run.oci.sandlock.fs_denied: "
+    return cm_err_set (err, 0, "annotation run.oci.sandlock.fs_denied: "
                        "\"%s\" lies under a granted tree and would be masked "
                        "by a mount, which needs a mount namespace: "
                        "namespace-less mode cannot deny it", p->masks[0]);

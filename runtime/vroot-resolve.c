@@ -184,7 +184,7 @@ proc_magic (struct walk *w, const struct vr_entry *e, const char *cand,
   int r;
   if (sep == NULL)
     return -EACCES;
-  if (last && !(w->flags & VR_NOFOLLOW) && rt_startswith (sep + 1, "fd/"))
+  if (last && !(w->flags & VR_NOFOLLOW) && cm_startswith (sep + 1, "fd/"))
     {
       /* The caller's own fd: opened by dup, never by a path. */
       w->out->ent = NULL;

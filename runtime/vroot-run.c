@@ -43,34 +43,34 @@ identity (const struct rt_idmap *m, size_t n, uint32_t id)
 
 /* What needs a privilege the mode does not have: refused, named. */
 int
-rt_vroot_plan (struct rt_plan *p, struct rt_err **err)
+rt_vroot_plan (struct rt_plan *p, struct cm_err **err)
 {
   const struct rt_config *c = p->c;
   const struct rt_process *pr = c->process;
   for (size_t i = 0; i < c->namespaces_len; i++)
     if (c->namespaces[i].path && *c->namespaces[i].path)
-      return rt_err_set (err, 0, "linux.namespaces[%zu].path: joining a "
+      return cm_err_set (err, 0, "linux.namespaces[%zu].path: joining a "
                          "namespace needs privileges the namespace-less "
                          "mode does not have", i);
   if (!identity (c->uid_mappings, c->uid_mappings_len, getuid ())
       || !identity (c->gid_mappings, c->gid_mappings_len, getgid ()))
-    return rt_err_set (err, 0, "linux.uidMappings/gidMappings: only the "
+    return cm_err_set (err, 0, "linux.uidMappings/gidMappings: only the "
                        "caller's own ids in namespace-less mode");
   if (pr->user.uid != getuid () || pr->user.gid != getgid ())
-    return rt_err_set (err, 0, "process.user: %u:%u, but namespace-less mode "
+    return cm_err_set (err, 0, "process.user: %u:%u, but namespace-less mode "
                        "runs as the caller (%u:%u)", pr->user.uid,
                        pr->user.gid, getuid (), getgid ());
   if (c->devices_len)
-    return rt_err_set (err, 0, "linux.devices: making device nodes needs "
+    return cm_err_set (err, 0, "linux.devices: making device nodes needs "
                        "privileges the namespace-less mode does not have");
   if ((c->hostname && *c->hostname) || (c->domainname && *c->domainname))
-    return rt_err_set (err, 0, "hostname: there is no UTS namespace to set "
+    return cm_err_set (err, 0, "hostname: there is no UTS namespace to set "
                        "it in (namespace-less mode)");
   if (c->sysctl_len)
-    return rt_err_set (err, 0, "linux.sysctl: there is no namespace to set "
+    return cm_err_set (err, 0, "linux.sysctl: there is no namespace to set "
                        "it in (namespace-less mode)");
   if (pr->terminal)
-    return rt_err_set (err, 0, "process.terminal: no devpts of its own in "
+    return cm_err_set (err, 0, "process.terminal: no devpts of its own in "
                        "namespace-less mode");
   p->host_mount_ns = true;
   return 0;
@@ -96,7 +96,7 @@ handle (void *ud, int listener, const struct seccomp_notif *req,
  * view is pinned again, in place (the parent's copy is not freed: its fd
  * numbers are stale here and may be the supervisor's own by now). */
 static int
-sup_init (void *ud, struct rt_err **err)
+sup_init (void *ud, struct cm_err **err)
 {
   memset (&setup, 0, sizeof setup);
   return vr_setup_prepare (&setup, config, rootfs, state, err);
@@ -111,7 +111,7 @@ static char *lookup (const struct rt_process *pr, const char *name);
  * policy on its host objects, the supervisor's operations. */
 int
 rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   const char *a0 = p->c->process->args_len ? p->c->process->args[0] : "";
   /* The policy the confine plan built is this create's own; only its
@@ -124,7 +124,7 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   /* Landlock is the boundary of the view: without its fs protection a
    * wrong view (or an unserviced call) would be the host. */
   if (ll->state[RT_LL_P_FS] != RT_LL_ACTIVE)
-    return rt_err_set (err, 0, "namespace-less mode needs Landlock's fs "
+    return cm_err_set (err, 0, "namespace-less mode needs Landlock's fs "
                        "protection (it is the boundary of the view): "
                        "run.oci.sandlock.disable/degrade=fs cannot be used "
                        "with it, and the kernel must have Landlock");
@@ -136,7 +136,7 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   /* args[0] is looked up now: the init closes the view's fds. */
   exec_path = strchr (a0, '/') ? xstrdup (a0) : lookup (p->c->process, a0);
   if (o->payload.kind == RT_PAYLOAD_EXEC && exec_path == NULL)
-    return rt_err_set (err, 0, "exec: \"%s\": executable file not found "
+    return cm_err_set (err, 0, "exec: \"%s\": executable file not found "
                        "in $PATH", a0);
   ops.syscalls = setup.trapped;
   ops.syscalls_len = setup.ntrapped;
@@ -158,7 +158,7 @@ rt_vroot_end (void)
 /* The init's process step: what step_process does, but the kernel cwd is
  * the exec directory (process.cwd is virtual: the supervisor's). */
 int
-rt_vroot_child_process (struct rt_child *ch, struct rt_err **err)
+rt_vroot_child_process (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   const struct rt_process *pr = p->c->process;
@@ -166,13 +166,13 @@ rt_vroot_child_process (struct rt_child *ch, struct rt_err **err)
       || rt_personality_apply (p->personality, err) < 0)
     return -1;
   if (chdir (setup.exec_path) < 0)
-    return rt_err_set (err, errno, "namespace-less mode: chdir `%s`",
+    return cm_err_set (err, errno, "namespace-less mode: chdir `%s`",
                        setup.exec_path);
   /* Without CAP_SYS_ADMIN, Landlock (next step) and seccomp need it: the
    * mode always runs with no_new_privs, whatever process.noNewPrivileges
    * says. */
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    return rt_err_set (err, errno, "namespace-less mode: no_new_privs");
+    return cm_err_set (err, errno, "namespace-less mode: no_new_privs");
   return 0;
 }
 
@@ -181,7 +181,7 @@ rt_vroot_child_process (struct rt_child *ch, struct rt_err **err)
  * runs with the caller's own, none), and process.user is the caller
  * (rt_vroot_plan). */
 int
-rt_vroot_child_confine (struct rt_child *ch, struct rt_err **err)
+rt_vroot_child_confine (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   const struct rt_process *pr = p->c->process;
@@ -206,7 +206,7 @@ lookup (const struct rt_process *pr, const char *name)
   const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
                      "/sbin:/bin";
   for (size_t i = 0; i < pr->env_len; i++)
-    if (rt_startswith (pr->env[i], "PATH="))
+    if (cm_startswith (pr->env[i], "PATH="))
       path = pr->env[i] + 5;
   _cleanup_free_ char *dup = xstrdup (path);
   char *save = NULL;
@@ -223,7 +223,7 @@ lookup (const struct rt_process *pr, const char *name)
 }
 
 int
-rt_vroot_payload_prepare (struct rt_child *ch, struct rt_err **err)
+rt_vroot_payload_prepare (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_process *pr = ch->p->c->process;
   ch->exec_path = xstrdup (exec_path);

@@ -16,21 +16,21 @@ bool rt_vroot_mode (const struct rt_plan *p);
 
 /* Plan: what needs a privilege the mode lacks is refused, naming the
  * field; nothing is created (no namespace, no mount). */
-int rt_vroot_plan (struct rt_plan *p, struct rt_err **err);
+int rt_vroot_plan (struct rt_plan *p, struct cm_err **err);
 
 /* Prepare, before the supervisor and the init are forked: the view, the
  * Landlock policy on its host objects, args[0] found in the view, and
  * |o|->notify set to the supervisor's operations (|o| is the create's
  * copy of the caller's options). */
 int rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
-                      struct rt_err **err);
+                      struct cm_err **err);
 
 /* The runtime's side is done (success or not). */
 void rt_vroot_end (void);
 
 /* The init's steps. */
-int rt_vroot_child_process (struct rt_child *ch, struct rt_err **err);
-int rt_vroot_payload_prepare (struct rt_child *ch, struct rt_err **err);
-int rt_vroot_child_confine (struct rt_child *ch, struct rt_err **err);
+int rt_vroot_child_process (struct rt_child *ch, struct cm_err **err);
+int rt_vroot_payload_prepare (struct rt_child *ch, struct cm_err **err);
+int rt_vroot_child_confine (struct rt_child *ch, struct cm_err **err);
 
 #endif

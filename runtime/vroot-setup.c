@@ -16,15 +16,15 @@
 #include "vroot-setup.h"
 
 static int
-mkdir_new (const char *path, struct rt_err **err)
+mkdir_new (const char *path, struct cm_err **err)
 {
   if (mkdir (path, 0700) < 0 && errno != EEXIST)
-    return rt_err_set (err, errno, "namespace-less mode: mkdir `%s`", path);
+    return cm_err_set (err, errno, "namespace-less mode: mkdir `%s`", path);
   return 0;
 }
 
 static int
-make_dirs (struct vr_setup *s, const char *state_dir, struct rt_err **err)
+make_dirs (struct vr_setup *s, const char *state_dir, struct cm_err **err)
 {
   s->dir = xasprintf ("%s/vroot", state_dir);
   s->exec_path = xasprintf ("%s/exec", s->dir);
@@ -34,7 +34,7 @@ make_dirs (struct vr_setup *s, const char *state_dir, struct rt_err **err)
     return -1;
   s->exec_dir = open (s->exec_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (s->exec_dir < 0)
-    return rt_err_set (err, errno, "namespace-less mode: open `%s`",
+    return cm_err_set (err, errno, "namespace-less mode: open `%s`",
                        s->exec_path);
   return 0;
 }
@@ -42,7 +42,7 @@ make_dirs (struct vr_setup *s, const char *state_dir, struct rt_err **err)
 /* process.cwd in the view: canonical, a directory (runc creates a missing
  * cwd; the view's walk does the same, never outside the view). */
 static int
-virtual_cwd (struct vr_setup *s, const char *cwd, struct rt_err **err)
+virtual_cwd (struct vr_setup *s, const char *cwd, struct cm_err **err)
 {
   static const struct vr_ctx none = { 0 };
   struct vr_path p;
@@ -54,9 +54,9 @@ virtual_cwd (struct vr_setup *s, const char *cwd, struct rt_err **err)
         r = vr_resolve (&s->v, &none, "/", cwd, 0, &p);
     }
   if (r < 0)
-    return rt_err_set (err, -r, "process.cwd: `%s` in the view", cwd);
+    return cm_err_set (err, -r, "process.cwd: `%s` in the view", cwd);
   if (p.type != S_IFDIR || p.ent == NULL)
-    return rt_err_set (err, ENOTDIR, "process.cwd: `%s` in the view", cwd);
+    return cm_err_set (err, ENOTDIR, "process.cwd: `%s` in the view", cwd);
   s->cwd = xstrdup (p.vpath);
   return 0;
 }
@@ -64,7 +64,7 @@ virtual_cwd (struct vr_setup *s, const char *cwd, struct rt_err **err)
 int
 vr_setup_prepare (struct vr_setup *s, const struct rt_config *c,
                   const char *rootfs, const char *state_dir,
-                  struct rt_err **err)
+                  struct cm_err **err)
 {
   memset (s, 0, sizeof *s);
   s->exec_dir = -1;
@@ -98,7 +98,7 @@ vr_setup_free (struct vr_setup *s)
   if (s->exec_dir >= 0)
     close (s->exec_dir);
   free (s->specs);
-  rt_strv_free (s->owned);
+  cm_strv_free (s->owned);
   free (s->cwd);
   free (s->dir), free (s->exec_path), free (s->tmpfs_path);
   memset (s, 0, sizeof *s);

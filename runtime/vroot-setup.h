@@ -30,7 +30,7 @@ struct vr_setup
  * left open (the directories stay for `delete` with the state). */
 int vr_setup_prepare (struct vr_setup *s, const struct rt_config *c,
                       const char *rootfs, const char *state_dir,
-                      struct rt_err **err)
+                      struct cm_err **err)
     __attribute__ ((nonnull (1, 2, 3, 4)));
 
 void vr_setup_free (struct vr_setup *s);

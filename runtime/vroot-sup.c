@@ -169,7 +169,7 @@ magic (void *ud, pid_t pid, const char *name, char out[PATH_MAX])
     }
   if (strcmp (name, "exe") == 0 && pid == c->task->tgid && c->task->exe)
     return snprintf (out, PATH_MAX, "%s", c->task->exe), 0;
-  if (strcmp (name, "exe") != 0 && !rt_startswith (name, "fd/"))
+  if (strcmp (name, "exe") != 0 && !cm_startswith (name, "fd/"))
     return -EACCES;
   snprintf (link, sizeof link, "/proc/%d/%s", (int) pid, name);
   n = readlink (link, host, sizeof host - 1);
@@ -183,7 +183,7 @@ magic (void *ud, pid_t pid, const char *name, char out[PATH_MAX])
   /* An fd to something outside the view (inherited): named like the
    * kernel names what has no path, never by its host path. */
   struct stat st;
-  if (!rt_startswith (name, "fd/") || stat (link, &st) < 0)
+  if (!cm_startswith (name, "fd/") || stat (link, &st) < 0)
     return -EACCES;
   return snprintf (out, PATH_MAX, "file:[%llu]", (unsigned long long) st.st_ino), 0;
 }

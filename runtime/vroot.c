@@ -38,8 +38,8 @@ vr_set_paths (struct vroot *v, char *const *masked, size_t nmasked,
    * resolution. */
   set_list (v, masked, nmasked, &m, &nm);
   set_list (v, readonly, nreadonly, &r, &nr);
-  rt_strv_free (v->masked);
-  rt_strv_free (v->readonly);
+  cm_strv_free (v->masked);
+  cm_strv_free (v->readonly);
   v->masked = m, v->nmasked = nm;
   v->readonly = r, v->nreadonly = nr;
 }
@@ -55,8 +55,8 @@ vr_free (struct vroot *v)
       free (v->e[i].host);
     }
   free (v->e);
-  rt_strv_free (v->masked);
-  rt_strv_free (v->readonly);
+  cm_strv_free (v->masked);
+  cm_strv_free (v->readonly);
   memset (v, 0, sizeof *v);
 }
 
@@ -89,21 +89,21 @@ vr_host_to_virtual (const struct vroot *v, const char *host,
 
 static int
 pin (struct vr_entry *e, const char *host, const char *what,
-     struct rt_err **err)
+     struct cm_err **err)
 {
   struct stat st;
   e->fd = open (host, O_PATH | O_CLOEXEC);
   if (e->fd < 0)
-    return rt_err_set (err, errno, "%s: open `%s`", what, host);
+    return cm_err_set (err, errno, "%s: open `%s`", what, host);
   if (fstat (e->fd, &st) < 0)
-    return rt_err_set (err, errno, "%s: stat `%s`", what, host);
+    return cm_err_set (err, errno, "%s: stat `%s`", what, host);
   if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode) && !S_ISCHR (st.st_mode))
-    return rt_err_set (err, 0, "%s: `%s` is neither a directory, a file nor "
+    return cm_err_set (err, 0, "%s: `%s` is neither a directory, a file nor "
                        "a character device", what, host);
   e->dir = S_ISDIR (st.st_mode);
   e->host = realpath (host, NULL);
   if (e->host == NULL)
-    return rt_err_set (err, errno, "%s: resolve `%s`", what, host);
+    return cm_err_set (err, errno, "%s: resolve `%s`", what, host);
   return 0;
 }
 
@@ -151,7 +151,7 @@ vr_make_point (const struct vroot *v, const char *dest, bool file)
 
 static int
 add_mount (struct vroot *v, const struct vr_mount_spec *m, size_t i,
-           struct rt_err **err)
+           struct cm_err **err)
 {
   static const struct vr_ctx none = { 0 };
   _cleanup_free_ char *what = xasprintf ("mounts[%zu]", i);
@@ -160,7 +160,7 @@ add_mount (struct vroot *v, const struct vr_mount_spec *m, size_t i,
   int rc;
 
   if (m->dest == NULL || m->dest[0] != '/')
-    return rt_err_set (err, 0, "%s.destination: must be an absolute path", what);
+    return cm_err_set (err, 0, "%s.destination: must be an absolute path", what);
   e->fd = -1;
   e->kind = m->kind;
   e->ro = m->ro;
@@ -170,12 +170,12 @@ add_mount (struct vroot *v, const struct vr_mount_spec *m, size_t i,
   if ((rc = vr_make_point (v, m->dest, !e->dir)) < 0
       || (rc = vr_resolve (v, &none, "/", m->dest, 0, &r)) < 0)
     {
-      rt_err_set (err, -rc, "%s.destination: `%s` in the rootfs", what, m->dest);
+      cm_err_set (err, -rc, "%s.destination: `%s` in the rootfs", what, m->dest);
       goto fail;
     }
   if ((r.type == S_IFDIR) != e->dir)
     {
-      rt_err_set (err, 0, "%s.destination: `%s` is a %s in the rootfs, the "
+      cm_err_set (err, 0, "%s.destination: `%s` is a %s in the rootfs, the "
                   "source a %s", what, m->dest, r.type == S_IFDIR
                   ? "directory" : "file", e->dir ? "directory" : "file");
       goto fail;
@@ -194,7 +194,7 @@ fail:
 
 int
 vr_build (struct vroot *v, const char *rootfs, bool root_ro,
-          const struct vr_mount_spec *m, size_t n, struct rt_err **err)
+          const struct vr_mount_spec *m, size_t n, struct cm_err **err)
 {
   struct vr_entry *root;
   memset (v, 0, sizeof *v);
@@ -207,7 +207,7 @@ vr_build (struct vroot *v, const char *rootfs, bool root_ro,
     goto fail;
   if (!root->dir)
     {
-      rt_err_set (err, ENOTDIR, "root.path: `%s`", rootfs);
+      cm_err_set (err, ENOTDIR, "root.path: `%s`", rootfs);
       goto fail;
     }
   root->dest = xstrdup ("/");

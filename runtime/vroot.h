@@ -74,7 +74,7 @@ struct vr_mount_spec
  * mount, never out of the view); missing mount points are created in the
  * entry that holds them, as runc does.  On failure nothing is left open. */
 int vr_build (struct vroot *v, const char *rootfs, bool root_ro,
-              const struct vr_mount_spec *m, size_t n, struct rt_err **err)
+              const struct vr_mount_spec *m, size_t n, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
 
 /* The mounts of |c| as vr_mount_specs (borrowed strings; |tmpfs_dir| is the
@@ -83,7 +83,7 @@ int vr_build (struct vroot *v, const char *rootfs, bool root_ro,
  * *out is malloc'd. */
 int vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
                           struct vr_mount_spec **out, size_t *n,
-                          char ***owned, struct rt_err **err);
+                          char ***owned, struct cm_err **err);
 
 void vr_free (struct vroot *v);
 
@@ -120,7 +120,7 @@ int vr_host_to_virtual (const struct vroot *v, const char *host,
  * vroot-policy.c. */
 struct rt_ll_policy;
 int vr_ll_translate (const struct vroot *v, struct rt_ll_policy *p,
-                     struct rt_err **err);
+                     struct cm_err **err);
 
 /* The container's TCP rules, for the supervisor to obey on-behalf. */
 struct vr_net
@@ -135,7 +135,7 @@ struct vr_net
  * ports (NULL: TCP not restricted, as for the container) and the
  * abstract-unix scope (vroot-landlock.c).  Sets no_new_privs. */
 int vr_landlock_self (const struct vroot *v, int exec_dir,
-                      const struct vr_net *net, struct rt_err **err);
+                      const struct vr_net *net, struct cm_err **err);
 
 /* ---- resolution ---- */
 

@@ -76,7 +76,7 @@ main (int argc, char **argv)
     {
       const char *mib = argc > 2 ? argv[i] : "100";
       char dir[] = "/tmp/criu_bench.XXXXXX", cmd[256];
-      struct rt_err *err = NULL;
+      struct cm_err *err = NULL;
       struct criu_dump_opts d = { 0 };
       int rep[2];
       int32_t code = -1;
@@ -131,8 +131,8 @@ main (int argc, char **argv)
         pclose (du);
       printf ("| %s | %.3f | %.3f | %.3f | %.4f | %.0fx | %.1f |\n", mib, td, tr,
               td + tr, tm, (td + tr) / tm, (double) kib / 1024);
-      rt_rm_rf_at (AT_FDCWD, dir, &err);
-      rt_err_free (&err);
+      cm_rm_rf_at (AT_FDCWD, dir, &err);
+      cm_err_free (&err);
     }
   return 0;
 }

@@ -11,7 +11,7 @@
  *      linux.devices[].path, or a namespace type (k mod 11: 'B'..'L' in
  *      the seeds); the second input byte gives the Landlock ABI
  *      (0..7) and root.readonly.
- *   2  rt_json_str, which copies annotations into the seccomp listener's
+ *   2  cm_json_write_str, which copies annotations into the seccomp listener's
  *      state message: valid UTF-8 (all the config parser lets through) must
  *      come back from a JSON parser unchanged.
  *
@@ -34,11 +34,11 @@
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 static void
-check (int r, struct rt_err **e)
+check (int r, struct cm_err **e)
 {
   if ((r < 0) != (*e != NULL) || (*e && (*e)->msg == NULL))
     abort ();
-  rt_err_free (e);
+  cm_err_free (e);
 }
 
 static void
@@ -52,7 +52,7 @@ check_ports (const uint16_t *p, size_t n)
 static void
 fuzz_ports (const char *s)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   uint16_t *ports = NULL;
   size_t n = 0;
   int r = rt_ll_parse_ports ("fuzz", s, &ports, &n, &e);
@@ -143,7 +143,7 @@ fuzz_policy (const uint8_t *data, size_t size)
 {
   struct rt_config *c = xcalloc (1, sizeof *c);
   struct rt_ll_policy pol = { 0 };
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (size < 1)
     {
       free (c);
@@ -194,9 +194,9 @@ fuzz_json_str (const char *s, size_t n)
     abort ();
   /* As in the listener state: an object of annotation key and value. */
   fputc ('{', f);
-  rt_json_str (f, z);
+  cm_json_write_str (f, z);
   fputc (':', f);
-  rt_json_str (f, z);
+  cm_json_write_str (f, z);
   fputc ('}', f);
   fclose (f);
   char ebuf[128];

@@ -26,7 +26,7 @@ fix_up (char *buf, size_t size, int pages_fd)
 {
   struct cl_header h;
   struct utsname u;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   char *zero;
 
   memcpy (&h, buf, sizeof h);
@@ -57,7 +57,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   static char dir[] = "fuzz_criu.XXXXXX";
   static bool made;
   struct cl_image img;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   char *buf;
   int fd, r;
 
@@ -79,7 +79,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     _cleanup_free_ char *pages = xasprintf ("%s/pages.img", dir);
     rename ("fuzz_criu_pages.img", pages);
     fd = open (core, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0 || rt_write_all (fd, buf, size) < 0)
+    if (fd < 0 || cm_write_all (fd, buf, size) < 0)
       abort ();
     close (fd);
   }
@@ -97,6 +97,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           abort ();
       cl_image_free (&img);
     }
-  rt_err_free (&err);
+  cm_err_free (&err);
   return 0;
 }

@@ -24,11 +24,11 @@
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 static void
-check (int r, struct rt_err **e)
+check (int r, struct cm_err **e)
 {
   if ((r < 0) != (*e != NULL) || (*e && (*e)->msg == NULL))
     abort ();
-  rt_err_free (e);
+  cm_err_free (e);
 }
 
 struct mem
@@ -56,7 +56,7 @@ fuzz_decomp (const uint8_t *data, size_t size, bool zlib)
 {
   struct mem m = { data, size, false };
   struct img_decomp *d = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   const void *buf;
   ssize_t n;
   if (zlib)
@@ -91,7 +91,7 @@ fuzz_layer (const uint8_t *data, size_t size, bool threaded)
   char root[4200];
   struct mem m = { data, size, false };
   struct img_unpack_stats st = { 0 };
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int fd;
   if (base[0] == '\0')
     {
@@ -125,8 +125,8 @@ fuzz_layer (const uint8_t *data, size_t size, bool threaded)
     int bfd = open (base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (bfd >= 0)
       {
-        rt_rm_rf_at (bfd, "root", &e);
-        rt_err_free (&e);
+        cm_rm_rf_at (bfd, "root", &e);
+        cm_err_free (&e);
         close (bfd);
       }
   }
@@ -135,7 +135,7 @@ fuzz_layer (const uint8_t *data, size_t size, bool threaded)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   const char *s;
   if (size < 1)
     return 0;

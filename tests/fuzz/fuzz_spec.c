@@ -22,7 +22,7 @@ static void
 prepare (struct rt_config *cfg)
 {
   struct rt_confine *cf = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   if (cfg->seccomp)
     {
       free (cfg->seccomp->listener_path);
@@ -32,7 +32,7 @@ prepare (struct rt_config *cfg)
     {
       if (err == NULL || err->msg == NULL || cf != NULL)
         abort ();
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   else if (err != NULL || cf == NULL)
     abort ();
@@ -44,13 +44,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   struct rt_config *cfg = NULL;
   struct rt_process *proc = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
 
   if (oci_spec_parse ((const char *) data, size, &cfg, &err) < 0)
     {
       if (err == NULL || err->msg == NULL || cfg != NULL)
         abort ();
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   else if (err != NULL || cfg == NULL)
     abort ();
@@ -62,7 +62,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     {
       if (err == NULL || err->msg == NULL || proc != NULL)
         abort ();
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   else if (err != NULL || proc == NULL)
     abort ();

@@ -35,7 +35,7 @@ static void
 round_trip (const struct oci_state *st)
 {
   struct oci_state back = { .id = st->id, .dirfd = -1 };
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   char *j = oci_state_gen (st, false, true);
   if (oci_state_parse (&back, j, strlen (j), &err) < 0
       || back.status != st->status || back.pid != st->pid
@@ -49,13 +49,13 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   struct oci_state st = { .id = (char *) "fuzz", .dirfd = -1 };
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
 
   if (oci_state_parse (&st, (const char *) data, size, &err) < 0)
     {
       if (err == NULL || err->msg == NULL)
         abort ();
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   else
     {

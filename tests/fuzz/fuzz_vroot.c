@@ -50,17 +50,17 @@ put (const char *rel, const char *link)
 static void
 cleanup (void)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   vr_free (&v);
-  rt_rm_rf_at (AT_FDCWD, top, &err);
-  rt_err_free (&err);
+  cm_rm_rf_at (AT_FDCWD, top, &err);
+  cm_err_free (&err);
 }
 
 static void
 setup (void)
 {
   const char *t = getenv ("TMPDIR");
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   snprintf (top, sizeof top, "%s/fuzz-vroot.XXXXXX", t ? t : "/tmp");
   if (mkdtemp (top) == NULL)
     abort ();
@@ -170,7 +170,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
   check_canonical (p.vpath);
   if (vr_entry_for (&v, p.vpath) != p.ent || p.rel[0] == '/'
-      || strcmp (p.rel, "..") == 0 || rt_startswith (p.rel, "../")
+      || strcmp (p.rel, "..") == 0 || cm_startswith (p.rel, "../")
       || strstr (p.rel, "/../") != NULL)
     abort ();
   if (!p.missing)

@@ -79,27 +79,27 @@ handle (void *ud, int lfd, const struct seccomp_notif *req,
 }
 
 static int
-init_fail (void *ud, struct rt_err **err)
+init_fail (void *ud, struct cm_err **err)
 {
   (void) ud;
-  return rt_err_set (err, 0, "test init refuses");
+  return cm_err_set (err, 0, "test init refuses");
 }
 
 static void
 destroy_cgroup (const char *path)
 {
   struct rt_cgroup *cg = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   if (path == NULL)
     return;
   if (rt_cgroup_open (path, &cg, &err) < 0 || rt_cgroup_destroy (cg, &err) < 0)
     fprintf (out, "error=cgroup: %s\n", err->msg);
-  rt_err_free (&err);
+  cm_err_free (&err);
   rt_cgroup_free (cg);
 }
 
 static int
-fail (const char *what, struct rt_err *err)
+fail (const char *what, struct cm_err *err)
 {
   fprintf (out, "error=%s: %s\n", what, err && err->msg ? err->msg : "?");
   fflush (out);
@@ -200,7 +200,7 @@ int
 main (int argc, char **argv)
 {
   struct rt_config *cfg = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct rt_created cr = { 0 };
   char path[PATH_MAX], rootfs[PATH_MAX], fifo[PATH_MAX], status[PATH_MAX];
   int trapped[] = { SYS_getppid, SYS_mkdir, SYS_mkdirat };

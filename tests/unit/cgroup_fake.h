@@ -27,10 +27,10 @@ static inline char *
 get (const char *dir, const char *file)
 {
   char *t = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (cg_read (dir, file, &t, &e) != 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return NULL;
     }
   t[strcspn (t, "\n")] = '\0';

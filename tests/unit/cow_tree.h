@@ -53,7 +53,7 @@ slurp (const char *dir, const char *rel)
 {
   char p[4096], *s = NULL;
   snprintf (p, sizeof p, "%s/%s", dir, rel);
-  if (rt_read_file_at (AT_FDCWD, p, 1 << 20, &s, NULL, NULL) < 0)
+  if (cm_read_file_at (AT_FDCWD, p, 1 << 20, &s, NULL, NULL) < 0)
     return NULL;
   return s;
 }

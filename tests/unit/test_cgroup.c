@@ -25,10 +25,10 @@ static char *
 sysd (const char *spec)
 {
   char *out = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (cg_systemd_path (spec, &out, &e) < 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return NULL;
     }
   return out;
@@ -37,9 +37,9 @@ sysd (const char *spec)
 static bool
 valid (const char *p)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int r = cg_validate_path (p, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
   return r == 0;
 }
 
@@ -50,10 +50,10 @@ resolve (const char *path, const char *id, bool systemd,
   struct rt_cgroup_opts o = { .cgroups_path = path, .id = id,
                               .systemd = systemd };
   char *out = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (cg_resolve_path (&o, layout, self, &out, &e) < 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return NULL;
     }
   return out;
@@ -152,7 +152,7 @@ test_mountinfo (void)
   const char *v1 = "32 31 0:29 / /cg/pids rw - cgroup cgroup rw,pids\n";
   const char *none = "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n";
   struct cg_host h;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
 
   ok (cg_host_parse (hybrid, &h, &e) == 0 && h.layout == CG_HYBRID,
       "hybrid detected");
@@ -189,14 +189,14 @@ static char *
 mkd (const char *base, const char *rel)
 {
   char *p = xasprintf ("%s%s", base, rel);
-  struct rt_err *e = NULL;
-  rt_mkdir_p (p, 0755, &e);
-  rt_err_free (&e);
+  struct cm_err *e = NULL;
+  cm_mkdir_p (p, 0755, &e);
+  cm_err_free (&e);
   return p;
 }
 
 static bool
-err_has (struct rt_err *e, const char *s)
+err_has (struct cm_err *e, const char *s)
 {
   bool r = e && e->msg && strstr (e->msg, s);
   if (!r)
@@ -250,7 +250,7 @@ test_fake_v2 (const char *tmp)
   struct rt_resources r = { 0 };
   struct rt_kv kv = { .key = (char *) "memory.high", .value = (char *) "1000" };
   struct rt_cgroup *cg = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct rt_cgroup_stats st;
   pid_t *pids = NULL, fz;
   size_t n = 0;
@@ -277,7 +277,7 @@ test_fake_v2 (const char *tmp)
 
   ok (cg_create_on (&h, "/pod/c1", &r, 4242, &cg, &e) == 0,
       "fake v2: create %s", e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   CHECK_STR (get (root, "cgroup.subtree_control"), "+cpuset +io +pids",
              "root: missing controllers enabled in one write");
   CHECK_STR (get (pod, "cgroup.subtree_control"),
@@ -302,14 +302,14 @@ test_fake_v2 (const char *tmp)
   u.pids.limit = -1;
   u.pids.limit_present = 1;
   ok (rt_cgroup_update (cg, &u, &e) == 0, "fake v2: update");
-  rt_err_free (&e);
+  cm_err_free (&e);
   CHECK_STR (get (leaf, "cpu.max"), "50000 200000", "update keeps quota");
   CHECK_STR (get (leaf, "pids.max"), "max", "pids -1 -> max");
 
   fz = fake_freezer (leaf);
   ok (rt_cgroup_freeze (cg, true, &e) == 0, "fake v2: freeze waits for "
       "cgroup.events via inotify %s", e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   waitpid (fz, NULL, 0);
   CHECK_STR (get (leaf, "cgroup.freeze"), "1", "cgroup.freeze written");
   ok (rt_cgroup_is_frozen (cg, &e) == 1, "is_frozen from cgroup.events");
@@ -342,7 +342,7 @@ test_fake_v2 (const char *tmp)
   cg = NULL;
   ok (cg_open_on (&h, "/pod/nope", &cg, &e) < 0 && e->errno_ == ENOENT,
       "open of a missing cgroup fails");
-  rt_err_free (&e);
+  cm_err_free (&e);
 
   /* errors */
   put (root, "cgroup.controllers", "cpu pids\n");
@@ -350,12 +350,12 @@ test_fake_v2 (const char *tmp)
           && err_has (e, "cgroup controller \"cpuset\" is not available (v2")
           && !cg_exists (root, "new1"),
       "missing controller named, nothing created");
-  rt_err_free (&e);
+  cm_err_free (&e);
   r.cpu.cpus = NULL;
   ok (cg_create_on (&h, "/new1", &r, 0, &cg, &e) < 0
           && err_has (e, "\"memory\" is not available"),
       "missing memory controller named");
-  rt_err_free (&e);
+  cm_err_free (&e);
   put (root, "cgroup.controllers", "cpuset cpu io memory pids\n");
   struct rt_resources s = { 0 };
   s.memory.swap = 1 << 20;
@@ -363,7 +363,7 @@ test_fake_v2 (const char *tmp)
   ok (cg_create_on (&h, "/new2", &s, 0, &cg, &e) < 0
           && err_has (e, "needs memory.limit") && !cg_exists (root, "new2"),
       "swap without limit rejected, directory removed");
-  rt_err_free (&e);
+  cm_err_free (&e);
   struct rt_kv badkv = { .key = (char *) "../x", .value = (char *) "1" };
   struct rt_resources b = { 0 };
   b.unified = &badkv;
@@ -371,7 +371,7 @@ test_fake_v2 (const char *tmp)
   ok (cg_create_on (&h, "/new3", &b, 0, &cg, &e) < 0
           && err_has (e, "not a cgroup file name"),
       "unified key with a slash rejected");
-  rt_err_free (&e);
+  cm_err_free (&e);
   free (sub);
   free (leaf);
   free (pod);
@@ -391,7 +391,7 @@ test_fake_v1 (const char *tmp)
   char *dirs[6], *leaf[6];
   struct rt_resources r = { 0 };
   struct rt_cgroup *cg = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct rt_cgroup_stats st;
 
   for (int i = 0; i < 6; i++)
@@ -432,7 +432,7 @@ test_fake_v1 (const char *tmp)
 
   ok (cg_create_on (&h, "/c1", &r, 77, &cg, &e) == 0, "fake v1: create %s",
       e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   CHECK_STR (get (leaf[0], "memory.limit_in_bytes"), "67108864",
              "memory.limit_in_bytes");
   CHECK_STR (get (leaf[0], "memory.memsw.limit_in_bytes"), "100663296",
@@ -459,7 +459,7 @@ test_fake_v1 (const char *tmp)
   ok (rt_cgroup_freeze (cg, false, &e) == 0
           && rt_cgroup_is_frozen (cg, &e) == 0,
       "fake v1: thaw");
-  rt_err_free (&e);
+  cm_err_free (&e);
 
   put (leaf[0], "memory.usage_in_bytes", "4096\n");
   put (leaf[0], "memory.memsw.usage_in_bytes", "6144\n");
@@ -477,7 +477,7 @@ test_fake_v1 (const char *tmp)
           && st.cpu_throttled_periods == 2 && st.cpu_throttled_ns == 3
           && st.memory_limit == 67108864,
       "fake v1: stats parsed");
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_cgroup_free (cg);
   cg = NULL;
 
@@ -489,20 +489,20 @@ test_fake_v1 (const char *tmp)
   ok (cg_create_on (&h, "/c1", &bad, 0, &cg, &e) < 0
           && err_has (e, "must be >= memory.limit"),
       "v1 swap < limit rejected");
-  rt_err_free (&e);
+  cm_err_free (&e);
 
   /* a failure after mkdir undoes it: c2 has no cgroup.procs anywhere */
   ok (cg_create_on (&h, "/c2", NULL, 77, &cg, &e) < 0
           && err_has (e, "cgroup.procs") && !cg_exists (dirs[0], "c2")
           && !cg_exists (dirs[5], "c2"),
       "failed create removes the directories it made");
-  rt_err_free (&e);
+  cm_err_free (&e);
 
   h.v1_len = 3;                 /* no pids, freezer, systemd */
   ok (cg_create_on (&h, "/c3", &r, 0, &cg, &e) < 0
           && err_has (e, "cgroup controller \"pids\" is not available (no v1"),
       "v1 missing controller named");
-  rt_err_free (&e);
+  cm_err_free (&e);
   struct rt_kv kv = { .key = (char *) "memory.high", .value = (char *) "1" };
   struct rt_resources un = { 0 };
   un.unified = &kv;
@@ -510,7 +510,7 @@ test_fake_v1 (const char *tmp)
   ok (cg_create_on (&h, "/c3", &un, 0, &cg, &e) < 0
           && err_has (e, "needs a cgroup v2 host"),
       "unified rejected on v1");
-  rt_err_free (&e);
+  cm_err_free (&e);
   for (int i = 0; i < 6; i++)
     {
       free (dirs[i]);
@@ -524,14 +524,14 @@ static char
 proc_state (pid_t pid)
 {
   char *p = xasprintf ("/proc/%d/stat", (int) pid), *t = NULL, st = '?';
-  struct rt_err *e = NULL;
-  if (rt_read_file_at (AT_FDCWD, p, 4096, &t, NULL, &e) == 0)
+  struct cm_err *e = NULL;
+  if (cm_read_file_at (AT_FDCWD, p, 4096, &t, NULL, &e) == 0)
     {
       char *c = strrchr (t, ')');
       if (c && c[1] == ' ')
         st = c[2];
     }
-  rt_err_free (&e);
+  cm_err_free (&e);
   free (t);
   free (p);
   return st;
@@ -541,7 +541,7 @@ static bool
 procs_has (const char *dir, pid_t pid)
 {
   char *t = NULL, needle[32];
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   bool r = false;
   snprintf (needle, sizeof needle, "\n%d\n", (int) pid);
   if (dir && cg_read (dir, "cgroup.procs", &t, &e) == 0)
@@ -550,7 +550,7 @@ procs_has (const char *dir, pid_t pid)
       r = strstr (all, needle) != NULL;
       free (all);
     }
-  rt_err_free (&e);
+  cm_err_free (&e);
   free (t);
   return r;
 }
@@ -621,9 +621,9 @@ check_files (struct rt_cgroup *cg, pid_t child)
     /* whitelist mode: the config's rule, plus the runtime-spec default
      * devices every container keeps (runc's AllowedDevices) */
     char *list = NULL;
-    struct rt_err *e = NULL;
+    struct cm_err *e = NULL;
     if (cg_read (dv, "devices.list", &list, &e) != 0)
-      rt_err_free (&e);
+      cm_err_free (&e);
     ok (list && strstr (list, "a *:* rwm") == NULL
             && (strstr (list, "c 1:3 rw\n") || strstr (list, "c 1:3 rwm\n"))
             && strstr (list, "c 5:2 rwm\n") && strstr (list, "c 136:* rwm\n"),
@@ -699,7 +699,7 @@ host_kill_paths (const char *path)
 {
   struct rt_cgroup_opts o = { .cgroups_path = path, .id = "t" };
   struct rt_cgroup *cg = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int fds[2], status = 0;
   pid_t child;
 
@@ -710,7 +710,7 @@ host_kill_paths (const char *path)
       child = blocker (fds, -1);
       ok (rt_cgroup_create (&o, child, &cg, &e) == 0, "host: create %s",
           e ? e->msg : "");
-      rt_err_free (&e);
+      cm_err_free (&e);
       if (cg == NULL)
         {
           kill (child, SIGKILL);
@@ -722,10 +722,10 @@ host_kill_paths (const char *path)
         ok (rt_cgroup_freeze (cg, true, &e) == 0, "host: paused");
       else
         cg->v2_on = false;      /* as if there were no cgroup.kill */
-      rt_err_free (&e);
+      cm_err_free (&e);
       ok (rt_cgroup_kill (cg, SIGKILL, &e) == 0, "host: SIGKILL %s",
           pass == 0 ? "a paused container" : "without cgroup.kill");
-      rt_err_free (&e);
+      cm_err_free (&e);
       cg->v2_on = v2;
       if (pass == 0)
         {
@@ -734,12 +734,12 @@ host_kill_paths (const char *path)
           if (!thawed)          /* else the dying child would hang us */
             rt_cgroup_freeze (cg, false, &e);
         }
-      rt_err_free (&e);
+      cm_err_free (&e);
       waitpid (child, &status, 0);
       ok (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL,
           "host: it died of SIGKILL");
       ok (rt_cgroup_destroy (cg, &e) == 0, "host: destroy");
-      rt_err_free (&e);
+      cm_err_free (&e);
       rt_cgroup_free (cg);
       cg = NULL;
       close (fds[0]);
@@ -750,10 +750,10 @@ host_kill_paths (const char *path)
 static void
 host_freeze_checks (struct rt_cgroup *cg, pid_t child)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   ok (rt_cgroup_freeze (cg, true, &e) == 0, "host: freeze %s",
       e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (rt_cgroup_is_frozen (cg, &e) == 1, "host: is_frozen 1");
   char st = proc_state (child);
   printf ("# frozen child state: %c\n", st);
@@ -761,16 +761,16 @@ host_freeze_checks (struct rt_cgroup *cg, pid_t child)
   ok (rt_cgroup_freeze (cg, false, &e) == 0
           && rt_cgroup_is_frozen (cg, &e) == 0,
       "host: thaw");
-  rt_err_free (&e);
+  cm_err_free (&e);
   if (cg->host.layout == CG_HYBRID && cg->v2_on)
     {
       /* the unified tree's own freezer, with its cgroup.events wait */
       ok (cg_v2_freeze (cg, true, &e) == 0 && cg_v2_is_frozen (cg, &e) == 1,
           "host: unified cgroup.freeze + cgroup.events %s", e ? e->msg : "");
-      rt_err_free (&e);
+      cm_err_free (&e);
       ok (cg_v2_freeze (cg, false, &e) == 0 && cg_v2_is_frozen (cg, &e) == 0,
           "host: unified thaw");
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
 }
 
@@ -789,7 +789,7 @@ host_clone_into (const char *path)
 {
   struct rt_cgroup_opts o = { .cgroups_path = path, .id = "t" };
   struct rt_cgroup *cg = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct timespec t0;
   int fds[2], cfd, status = 0;
   pid_t pid;
@@ -797,7 +797,7 @@ host_clone_into (const char *path)
   if (rt_cgroup_create (&o, 0, &cg, &e) < 0 || pipe (fds) < 0)
     {
       ok (0, "host: create without pid %s", e ? e->msg : "");
-      rt_err_free (&e);
+      cm_err_free (&e);
       return;
     }
   cfd = rt_cgroup_clone_fd (cg, &e);
@@ -805,7 +805,7 @@ host_clone_into (const char *path)
     {
       ok (e && e->errno_ == ENOENT && cg->host.layout == CG_V1,
           "host: no clone fd only on pure v1");
-      rt_err_free (&e);
+      cm_err_free (&e);
       rt_cgroup_destroy (cg, &e);
       rt_cgroup_free (cg);
       return;
@@ -830,14 +830,14 @@ host_clone_into (const char *path)
     {
       rt_cgroup_destroy (cg, &e);
       rt_cgroup_free (cg);
-      rt_err_free (&e);
+      cm_err_free (&e);
       return;
     }
   clock_gettime (CLOCK_MONOTONIC, &t0);
   ok (rt_cgroup_attach (cg, pid, true, &e) == 0, "host: attach the rest %s",
       e ? e->msg : "");
   printf ("# attach to the v1 hierarchies: %.3f ms\n", ms_since (&t0));
-  rt_err_free (&e);
+  cm_err_free (&e);
   char *v2 = cg_v2_dir (cg), *pids = cg_v1_dir (cg, "pids");
   ok (procs_has (v2, pid), "host: born in the v2 cgroup");
   ok (cg->host.layout == CG_V2 || procs_has (pids, pid),
@@ -845,10 +845,10 @@ host_clone_into (const char *path)
   free (v2);
   free (pids);
   rt_cgroup_kill (cg, SIGKILL, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
   waitpid (pid, &status, 0);
   ok (rt_cgroup_destroy (cg, &e) == 0, "host: destroy");
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_cgroup_free (cg);
   close (fds[0]);
   close (fds[1]);
@@ -865,20 +865,20 @@ host_rootless (const char *path)
       struct rt_resources r = { 0 };
       struct rt_cgroup_opts o = { .cgroups_path = path, .id = "t" };
       struct rt_cgroup *cg = (struct rt_cgroup *) &o;
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       int bits = 0;
       if (setresgid (65534, 65534, 65534) < 0
           || setresuid (65534, 65534, 65534) < 0)
         _exit (99);
       if (rt_cgroup_create (&o, 0, &cg, &e) == 0 && cg == NULL)
         bits |= 1;
-      rt_err_free (&e);
+      cm_err_free (&e);
       r.pids.limit = 5;
       r.pids.limit_present = 1;
       o.resources = &r;
       if (rt_cgroup_create (&o, 0, &cg, &e) < 0 && e->errno_ == EACCES)
         bits |= 2;
-      rt_err_free (&e);
+      cm_err_free (&e);
       _exit (bits);
     }
   waitpid (pid, &status, 0);
@@ -892,7 +892,7 @@ static void
 test_host (void)
 {
   const struct cg_host *h;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct rt_cgroup *cg = NULL, *cg2 = NULL;
   struct rt_resources r = { 0 };
   char path[64], path2[64];
@@ -904,7 +904,7 @@ test_host (void)
 
   if (geteuid () != 0 || (h = cg_host_get (&e)) == NULL || h->layout == CG_NONE)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       skip ("host cgroup tests need root and a cgroup mount");
       return;
     }
@@ -931,7 +931,7 @@ test_host (void)
   child = blocker (fds, -1);
   ok (rt_cgroup_create (&o, child, &cg, &e) == 0, "host (%s): create %s",
       rt_cgroup_layout (), e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   if (cg == NULL)
     {
       kill (child, SIGKILL);
@@ -949,7 +949,7 @@ test_host (void)
       "host: stats (usage %llu, cpu %llu ns)",
       (unsigned long long) st.memory_usage,
       (unsigned long long) st.cpu_usage_ns);
-  rt_err_free (&e);
+  cm_err_free (&e);
 
   ok (rt_cgroup_open (path2, &cg2, &e) == 0
           && rt_cgroup_pids (cg2, &pids, &n, &e) == 0 && n == 1,
@@ -957,22 +957,22 @@ test_host (void)
   free (pids);
   ok (rt_cgroup_destroy (cg2, &e) < 0 && err_has (e, "processes remain"),
       "host: destroy with a live process says so");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (rt_cgroup_wait_empty (cg2, 50, &e) < 0 && e->errno_ == ETIMEDOUT,
       "host: wait_empty times out while a process lives");
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_cgroup_free (cg2);
 
   ok (rt_cgroup_kill (cg, SIGKILL, &e) == 0, "host: kill SIGKILL");
   ok (rt_cgroup_wait_empty (cg, 10000, &e) == 0, "host: wait_empty %s",
       e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   /* not reaped yet: a zombie has left its cgroups */
   ok (rt_cgroup_destroy (cg, &e) == 0, "host: destroy %s", e ? e->msg : "");
   waitpid (child, &status, 0);
   ok (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL,
       "host: child died of SIGKILL");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (gone_everywhere (h, path2), "host: directories gone");
   rt_cgroup_free (cg);
   cg = NULL;
@@ -985,7 +985,7 @@ test_host (void)
   struct rt_cgroup_opts o2 = { .cgroups_path = path2, .id = "t" };
   ok (rt_cgroup_create (&o2, child, &cg, &e) == 0, "host: create (no "
       "resources)");
-  rt_err_free (&e);
+  cm_err_free (&e);
   if (write (go[1], "g", 1) != 1)
     ok (0, "write go");
   close (go[0]);
@@ -999,7 +999,7 @@ test_host (void)
           free (p2);
           p2 = NULL;
           rt_cgroup_pids (cg, &p2, &n2, &e);
-          rt_err_free (&e);
+          cm_err_free (&e);
         }
       free (p2);
       ok (n2 == 2, "host: grandchild inherited the cgroup");
@@ -1013,14 +1013,14 @@ test_host (void)
         {
           p2 = NULL;
           empty = rt_cgroup_pids (cg, &p2, &n2, &e) == 0 && n2 == 0;
-          rt_err_free (&e);
+          cm_err_free (&e);
           free (p2);
           if (!empty)
             sched_yield ();
         }
       ok (empty, "host: grandchild got the signal too");
       ok (rt_cgroup_destroy (cg, &e) == 0, "host: destroy");
-      rt_err_free (&e);
+      cm_err_free (&e);
       rt_cgroup_free (cg);
       cg = NULL;
     }
@@ -1035,7 +1035,7 @@ test_host (void)
   ok (rt_cgroup_create (&o3, 0, &cg, &e) < 0 && err_has (e, "cpuset.cpus")
           && gone_everywhere (h, path2),
       "host: failed create leaves nothing behind");
-  rt_err_free (&e);
+  cm_err_free (&e);
   if (h->layout != CG_V2)
     {
       struct rt_kv kv = { .key = (char *) "memory.high",
@@ -1047,7 +1047,7 @@ test_host (void)
       ok (rt_cgroup_create (&o3, 0, &cg, &e) < 0
               && err_has (e, "needs a cgroup v2 host"),
           "host: unified rejected on %s", rt_cgroup_layout ());
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
   close (fds[0]);
   close (fds[1]);
@@ -1064,7 +1064,7 @@ test_read_contract (const char *tmp)
 {
   _cleanup_free_ char *dir = xasprintf ("%s/read", tmp);
   _cleanup_free_ char *sub = xasprintf ("%s/a.dir", dir);
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   char *t;
   int r;
 
@@ -1075,7 +1075,7 @@ test_read_contract (const char *tmp)
   r = cg_read (dir, "missing", &t, &e);
   ok (r == 0 && t == NULL && e == NULL,
       "read: an absent file is 0 with NULL, no error (got %d)", r);
-  rt_err_free (&e);
+  cm_err_free (&e);
   t = NULL;
   r = cg_read (dir, "cpu.max", &t, &e);
   is_str (r == 0 ? t : NULL, "max 100000\n", "read: a present file");
@@ -1084,7 +1084,7 @@ test_read_contract (const char *tmp)
   r = cg_read (dir, "a.dir", &t, &e);
   ok (r < 0 && e != NULL && e->errno_ == EISDIR && t == NULL,
       "read: a failure sets the error (%s)", e ? e->msg : "none");
-  rt_err_free (&e);
+  cm_err_free (&e);
   r = cg_read (dir, "a.dir", &t, NULL);
   ok (r < 0 && t == NULL, "read: a failure without an error pointer");
 }
@@ -1093,7 +1093,7 @@ int
 main (void)
 {
   char tmpl[] = "/tmp/test-cgroup.XXXXXX";
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
 
   test_logic ();
   test_mountinfo ();
@@ -1102,8 +1102,8 @@ main (void)
       test_fake_v2 (tmpl);
       test_fake_v1 (tmpl);
       test_read_contract (tmpl);
-      rt_rm_rf_at (AT_FDCWD, tmpl, &e);
-      rt_err_free (&e);
+      cm_rm_rf_at (AT_FDCWD, tmpl, &e);
+      cm_err_free (&e);
     }
   test_host ();
   return tap_done ();

@@ -34,11 +34,11 @@ make (const char *path, pid_t pid)
 {
   struct rt_cgroup_opts o = { .cgroups_path = path, .id = "unit" };
   struct rt_cgroup *cg = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (rt_cgroup_create (&o, pid, &cg, &e) < 0)
     {
       printf ("# create %s: %s\n", path, e->msg);
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
   return cg;
 }
@@ -70,7 +70,7 @@ v1_only_straggler (void)
                                          (int) getpid ());
   _cleanup_free_ char *procs = xasprintf ("/sys/fs/cgroup/pids%s/cgroup.procs",
                                           path);
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct rt_cgroup *cg = make (path, 0);
   pid_t pid;
   FILE *f;
@@ -82,7 +82,7 @@ v1_only_straggler (void)
       skip ("needs a hybrid host with a v1 pids hierarchy");
       if (cg)
         rt_cgroup_destroy (cg, &e);
-      rt_err_free (&e);
+      cm_err_free (&e);
       rt_cgroup_free (cg);
       return;
     }
@@ -91,10 +91,10 @@ v1_only_straggler (void)
   ok (f && fprintf (f, "%d\n", (int) pid) > 0 && fclose (f) == 0,
       "moved pid %d into `%s` only", (int) pid, procs);
   r = rt_cgroup_kill (cg, SIGKILL, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (r == 0 && rt_cgroup_wait_empty (cg, 3000, &e) == 0,
       "kill SIGKILL and wait_empty reach it (%s)", e ? e->msg : "no error");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (rt_cgroup_destroy (cg, &e) == 0 && !left_anywhere (path),
       "destroy then removes every hierarchy's directory (%s)",
       e ? e->msg : "no error");
@@ -102,7 +102,7 @@ v1_only_straggler (void)
   waitpid (pid, &st, 0);
   if (left_anywhere (path))     /* leave nothing behind on failure */
     rt_cgroup_destroy (cg, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_cgroup_free (cg);
 }
 
@@ -111,7 +111,7 @@ wait_names_pids (void)
 {
   _cleanup_free_ char *path = xasprintf ("/sandlock-unit-wait-%d",
                                          (int) getpid ());
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   pid_t pid = sleeper ();
   struct rt_cgroup *cg = make (path, pid);
   _cleanup_free_ char *want = xasprintf ("pid %d", (int) pid);
@@ -119,7 +119,7 @@ wait_names_pids (void)
 
   if (cg == NULL || rt_cgroup_freeze (cg, true, &e) < 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       kill (pid, SIGKILL);
       waitpid (pid, NULL, 0);
       skip ("no freezable cgroup here");
@@ -138,13 +138,13 @@ wait_names_pids (void)
     }
   else
     skip ("SIGKILL went through this freezer (cgroup v2 freezer)");
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_cgroup_freeze (cg, false, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
   waitpid (pid, NULL, 0);
   ok (rt_cgroup_destroy (cg, &e) == 0, "thawed, it goes and destroy "
       "succeeds");
-  rt_err_free (&e);
+  cm_err_free (&e);
 out:
   rt_cgroup_free (cg);
 }

@@ -24,9 +24,9 @@ static char *
 mkd (const char *base, const char *rel)
 {
   char *p = xasprintf ("%s%s", base, rel);
-  struct rt_err *e = NULL;
-  rt_mkdir_p (p, 0755, &e);
-  rt_err_free (&e);
+  struct cm_err *e = NULL;
+  cm_mkdir_p (p, 0755, &e);
+  cm_err_free (&e);
   return p;
 }
 
@@ -34,11 +34,11 @@ static struct rt_resources *
 parse (const char *json)
 {
   struct rt_resources *r = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (oci_resources_parse (json, strlen (json), &r, &e) < 0)
     {
       printf ("# parse: %s\n", e->msg);
-      rt_err_free (&e);
+      cm_err_free (&e);
       return NULL;
     }
   return r;
@@ -51,14 +51,14 @@ fails (const struct cg_host *h, const char *path, const char *json,
 {
   struct rt_resources *r = parse (json);
   struct rt_cgroup *cg = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int ret = r ? cg_create_on (h, path, r, 0, &cg, &e) : 0;
   ok (r && ret < 0 && e && strstr (e->msg, want), "%s", name);
   if (e && !strstr (e->msg, want))
     printf ("#   error: %s (want `%s`)\n", e->msg, want);
   if (ret == 0)
     rt_cgroup_free (cg);
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_resources_free (r);
 }
 
@@ -73,7 +73,7 @@ static void
 test_parse (void)
 {
   struct rt_resources *r = parse (limits_json);
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   ok (r != NULL, "parse: blockIO devices, hugepageLimits, rdma");
   if (r)
     {
@@ -99,12 +99,12 @@ test_parse (void)
           && strstr (e->msg, "resources.blockIO.throttleReadBpsDevice[0]"
                              ".rate: required"),
       "parse: a throttle entry without rate names its path");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (oci_resources_parse ("{\"network\":{\"classID\":-1}}",
                            strlen ("{\"network\":{\"classID\":-1}}"), &r, &e) < 0
           && strstr (e->msg, "resources.network.classID"),
       "parse: classID out of range names its path");
-  rt_err_free (&e);
+  cm_err_free (&e);
 }
 
 static void
@@ -114,7 +114,7 @@ test_v2 (const char *tmp)
   struct cg_host h = { .layout = CG_V2, .v2_mount = root };
   struct rt_resources *r = parse (limits_json);
   struct rt_cgroup *cg = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   const char *files[] = { "io.max", "io.weight", "hugetlb.2MB.max",
                           "rdma.max", "cgroup.procs",
                           "cgroup.subtree_control" };
@@ -125,7 +125,7 @@ test_v2 (const char *tmp)
     put (leaf, files[i], "");
   ok (r && cg_create_on (&h, "/c1", r, 0, &cg, &e) == 0, "v2: create %s",
       e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   CHECK_STR (get (root, "cgroup.subtree_control"),
              "+io +memory +pids +hugetlb +rdma", "v2: controllers enabled");
   /* one write per entry; the fake file keeps the last */
@@ -168,7 +168,7 @@ test_v1 (const char *tmp)
   char *dirs[4], *leaf[4];
   struct rt_resources *r;
   struct rt_cgroup *cg = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
 
   for (int i = 0; i < 4; i++)
     {
@@ -197,7 +197,7 @@ test_v1 (const char *tmp)
              "\"rdma\":{\"mlx5_0\":{\"hcaHandles\":3}}}");
   ok (r && cg_create_on (&h, "/c1", r, 0, &cg, &e) == 0, "v1: create %s",
       e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   CHECK_STR (get (leaf[0], "blkio.throttle.read_bps_device"), "8:0 1048576",
              "v1: blkio.throttle.read_bps_device");
   CHECK_STR (get (leaf[0], "blkio.throttle.write_iops_device"), "8:16 100",
@@ -217,7 +217,7 @@ test_v1 (const char *tmp)
              "\"minor\":0,\"rate\":2048}]}}");
   ok (r && rt_cgroup_update (cg, r, &e) == 0, "v1: update %s",
       e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   CHECK_STR (get (leaf[0], "blkio.throttle.read_bps_device"), "8:0 2048",
              "v1: update rewrites the throttle");
   rt_resources_free (r);
@@ -247,15 +247,15 @@ int
 main (void)
 {
   char tmpl[] = "/tmp/test-cglimits.XXXXXX";
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
 
   test_parse ();
   if (mkdtemp (tmpl))
     {
       test_v2 (tmpl);
       test_v1 (tmpl);
-      rt_rm_rf_at (AT_FDCWD, tmpl, &e);
-      rt_err_free (&e);
+      cm_rm_rf_at (AT_FDCWD, tmpl, &e);
+      cm_err_free (&e);
     }
   return tap_done ();
 }

@@ -48,11 +48,11 @@ cfg (const char *extra, const char *linux_extra)
       extra ? "," : "", extra ? extra : "", linux_extra ? "," : "",
       linux_extra ? linux_extra : "");
   struct rt_config *c = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   if (oci_spec_parse (json, strlen (json), &c, &err) < 0)
     {
       printf ("# parse: %s\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   free (json);
   return c;
@@ -71,12 +71,12 @@ ann (const char *annotations)
 static char *
 build (struct rt_config *c, int abi, struct rt_ll_policy *p)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   memset (p, 0, sizeof *p);
   if (rt_ll_policy_build (c, abi, p, &err) < 0)
     {
       char *m = xstrdup (err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
       return m;
     }
   return NULL;
@@ -339,7 +339,7 @@ compile (const char *seccomp_json, struct rt_sc_prog *prog)
 {
   char *l = xasprintf ("\"seccomp\":%s", seccomp_json);
   struct rt_config *c = cfg (NULL, l);
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   char *msg = NULL;
   free (l);
   if (c == NULL)
@@ -348,7 +348,7 @@ compile (const char *seccomp_json, struct rt_sc_prog *prog)
   if (rt_sc_compile (c, false, prog, &err) < 0)
     {
       msg = xstrdup (err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   rt_config_free (c);
   return msg;
@@ -475,7 +475,7 @@ test_seccomp (void)
 
   /* The podman sample's profile. */
   struct rt_config *c = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   int r = oci_spec_load ("tests/fixtures/samples/podman-config.json", &c,
                          &err);
   ok (r == 0, "podman sample parses");
@@ -493,7 +493,7 @@ test_seccomp (void)
   if (err)
     {
       printf ("# %s\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
 
   /* The default blocklist, plain and privileged. */
@@ -524,7 +524,7 @@ test_caps (void)
 {
   struct rt_config *c = cfg (NULL, NULL);
   struct rt_caps_plan *cp = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct rt_capabilities *k = c->process->capabilities;
   uint64_t b, e, p, i, a;
   bool noroot;
@@ -546,13 +546,13 @@ test_caps (void)
                      "capability \"CAP_FOO\"") == 0,
       "unknown capability named with its JSON path: %s",
       err ? err->msg : "");
-  rt_err_free (&err);
+  cm_err_free (&err);
   free (k->bounding[3]);
   k->bounding[3] = xstrdup ("chown");
   ok (rt_caps_prepare (c->process, &cp, &err) < 0 && err
           && strstr (err->msg, "bounding[3]"),
       "a name without CAP_ is refused");
-  rt_err_free (&err);
+  cm_err_free (&err);
   free (k->bounding[3]);
   k->bounding_len = 3;
 
@@ -574,7 +574,7 @@ test_caps (void)
           && strstr (err->msg, "process.capabilities.effective: CAP_CHOWN is "
                      "not in the permitted set"),
       "effective outside permitted refused: %s", err ? err->msg : "");
-  rt_err_free (&err);
+  cm_err_free (&err);
   rt_config_free (c);
 }
 
@@ -598,7 +598,7 @@ static int
 child_landlock (void *arg)
 {
   const struct rt_ll_policy *p = arg;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (rt_ll_child_apply (p, &err) < 0)
     return 100;
@@ -617,7 +617,7 @@ static int
 child_seccomp (void *arg)
 {
   const struct rt_sc_prog *p = arg;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (rt_sc_child_load (p, "running", &err) < 0)
     return 100;
@@ -656,7 +656,7 @@ test_child (void)
 
   struct rt_config *c = cfg (NULL, NULL);
   struct rt_sc_prog prog;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   if (rt_sc_compile (c, false, &prog, &err) == 0)
     {
       int r = in_child (child_seccomp, &prog);
@@ -668,7 +668,7 @@ test_child (void)
   else
     {
       ok (0, "compile default: %s", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   rt_config_free (c);
 }

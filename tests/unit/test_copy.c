@@ -73,7 +73,7 @@ mode_is (int d, const char *name, mode_t want)
 int
 main (void)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct stat a, b;
   char buf[16] = "";
   int s, d, fd;
@@ -88,7 +88,7 @@ main (void)
 
   ok (cm_copy_tree (s, d, CM_COPY_OWNERS * is_root | CM_COPY_DEVICES, "copy",
                     "", &e) == 0, "copied %s", e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   fd = openat (d, "d/file", O_RDONLY);
   n = fd >= 0 ? read (fd, buf, sizeof buf - 1) : -1;
   ok (n == 5 && memcmp (buf, "hello", 5) == 0, "file data");
@@ -122,14 +122,14 @@ main (void)
       && e->errno_ == EEXIST && strstr (e->msg, "copy: ")
       && strstr (e->msg, " `/where/"),
       "an existing name is refused, named: %s", e ? e->msg : "copied");
-  rt_err_free (&e);
+  cm_err_free (&e);
   close (d);
 
   d = sub ("nodev");
   ok (cm_copy_tree (s, d, 0, "copy", "", &e) == 0
       && faccessat (d, "null", F_OK, AT_SYMLINK_NOFOLLOW) < 0,
       "without CM_COPY_DEVICES no device node %s", e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   close (d);
   if (is_root)
     {
@@ -137,7 +137,7 @@ main (void)
       ok (cm_copy_tree (s, d, CM_COPY_DEVICES | CM_COPY_DEVICES_0600, "copy",
                         "", &e) == 0 && mode_is (d, "null", 0600),
           "CM_COPY_DEVICES_0600 clamps the mode %s", e ? e->msg : "");
-      rt_err_free (&e);
+      cm_err_free (&e);
       close (d);
     }
   close (s);

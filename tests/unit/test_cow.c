@@ -75,7 +75,7 @@ change_merged (const char *m)
                                                       "the merged view");
   close (fd);
   ok (unlink (del) == 0, "unlink");
-  ok (rt_rm_rf_at (AT_FDCWD, deldir, NULL) == 0, "rm -r dir");
+  ok (cm_rm_rf_at (AT_FDCWD, deldir, NULL) == 0, "rm -r dir");
   ok (open (keep, O_WRONLY | O_CREAT | O_EXCL, 0644) < 0 && errno == EEXIST,
       "O_EXCL on a lower file: EEXIST");
   unlink (excl);
@@ -92,7 +92,7 @@ change_merged (const char *m)
   ok (mkdir (nd, 0750) == 0, "mkdir");
   put (m, "newdir/f", "nf", 0644);
   ok (link (nf, nl) == 0, "hardlink");
-  ok (rt_rm_rf_at (AT_FDCWD, opq, NULL) == 0 && mkdir (opq, 0755) == 0,
+  ok (cm_rm_rf_at (AT_FDCWD, opq, NULL) == 0 && mkdir (opq, 0755) == 0,
       "replace a directory");
   put (m, "opq/z", "z", 0644);
   int r = rename (dira, dirb);
@@ -162,7 +162,7 @@ test_no_mount_crossing (void)
   _cleanup_free_ char *h = at (base, "x-host"), *s = at (base, "x-st"),
                       *mnt = at (base, "x-host/mnt");
   struct cow_branch *b = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   mkdir (h, 0755);
   mkdir (mnt, 0755);
   settle ();
@@ -178,7 +178,7 @@ test_no_mount_crossing (void)
       "commit refuses, before it starts, a path below a mount in the host "
       "directory: %s",
       e ? e->msg : "(committed)");
-  rt_err_free (&e);
+  cm_err_free (&e);
   umount2 (mnt, MNT_DETACH);
   cow_branch_free (b);
 }
@@ -200,7 +200,7 @@ main (void)
   _cleanup_free_ char *h = at (base, "host"), *s = at (base, "st"),
                       *m = at (base, "merged");
   struct cow_branch *b = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct cow_changes c = { 0 };
   make_host (h);
   mkdir (m, 0755);
@@ -221,7 +221,7 @@ main (void)
   is_str (after_list, before, "listing changes wrote nothing");
   char **cf = NULL;
   ok (cow_conflicts (b, &cf, &e) == 0 && cf && !cf[0], "no conflicts");
-  rt_strv_free (cf);
+  cm_strv_free (cf);
   cow_branch_set_state (b, COW_DEFERRED, &e);
   ok (cow_commit (b, NULL, NULL, &e) == 0, "commit: %s", e ? e->msg : "ok");
   _cleanup_free_ char *mod = slurp (h, "mod.txt"), *z = slurp (h, "opq/z");
@@ -241,6 +241,6 @@ main (void)
   cow_changes_free (&c);
   cow_branch_free (b);
   test_no_mount_crossing ();
-  rt_rm_rf_at (AT_FDCWD, base, NULL);
+  cm_rm_rf_at (AT_FDCWD, base, NULL);
   return tap_done ();
 }

@@ -23,7 +23,7 @@ static void
 test_create_validation (void)
 {
   struct cow_branch *b = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   _cleanup_free_ char *low = pathf ("v-low"), *in = pathf ("v-low/st"),
                       *st = pathf ("v-st"), *file = pathf ("v-file");
   mkdir (low, 0755);
@@ -32,33 +32,33 @@ test_create_validation (void)
   ok (cow_branch_create ("rel/low", st, &b, &e) < 0 && e
           && strstr (e->msg, "absolute"),
       "relative lower refused: %s", e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (cow_branch_create (low, in, &b, &e) < 0 && e
           && strstr (e->msg, "overlap") && !exists (base, "v-low/st"),
       "storage inside the lower refused, nothing created: %s",
       e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   _cleanup_free_ char *up = pathf ("v-low/..");
   ok (cow_branch_create (low, base, &b, &e) < 0 && e
           && strstr (e->msg, "overlap"),
       "lower inside the storage refused");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (cow_branch_create (file, st, &b, &e) < 0 && e && e->errno_ == ENOTDIR
           && !exists (base, "v-st"),
       "a file as lower refused, nothing created");
-  rt_err_free (&e);
+  cm_err_free (&e);
   _cleanup_free_ char *comma = pathf ("v,st");
   ok (cow_branch_create (low, comma, &b, &e) < 0 && e
           && !exists (base, "v,st"),
       "a ',' in the storage refused (overlay mount data)");
-  rt_err_free (&e);
+  cm_err_free (&e);
   put (base, "v-low/f", "x", 0644);
   mkdir (st, 0700);
   put (base, "v-st/busy", "x", 0644);
   ok (cow_branch_create (low, st, &b, &e) < 0 && e && e->errno_ == EEXIST
           && exists (base, "v-st/busy"),
       "a non-empty storage refused, kept");
-  rt_err_free (&e);
+  cm_err_free (&e);
 }
 
 /* host tree used by the commit tests */
@@ -136,7 +136,7 @@ static struct cow_branch *
 branch_over (const char *host, const char *storage)
 {
   struct cow_branch *b = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   settle ();
   if (cow_branch_create (host, storage, &b, &e) < 0)
     {
@@ -151,7 +151,7 @@ test_commit_semantics (void)
 {
   _cleanup_free_ char *h = pathf ("c-host"), *s = pathf ("c-st");
   struct cow_branch *b;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   char buf[16];
   struct stat a, c;
 
@@ -160,10 +160,10 @@ test_commit_semantics (void)
   make_upper (b->upper);
   ok (cow_commit (b, NULL, NULL, &e) < 0 && e && e->errno_ == EBUSY,
       "a pending branch is not committed");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (cow_branch_set_state (b, COW_DEFERRED, &e) == 0, "deferred");
   ok (cow_commit (b, NULL, NULL, &e) == 0, "commit: %s", e ? e->msg : "ok");
-  rt_err_free (&e);
+  cm_err_free (&e);
   _cleanup_free_ char *m = slurp (h, "mod.txt"), *n = slurp (h, "new.txt");
   is_str (m, "new content", "modified file written");
   is_str (n, "brand new", "added file written");
@@ -204,7 +204,7 @@ test_symlink_escape (void)
   _cleanup_free_ char *h = pathf ("e-host"), *s = pathf ("e-st"),
                       *out = pathf ("e-out"), *lnk = pathf ("e-host/a");
   struct cow_branch *b;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   mkdir (h, 0755);
   mkdir (out, 0755);
   put (out, "passwd", "root:x:0:0", 0644);
@@ -228,7 +228,7 @@ test_symlink_escape (void)
           && strcmp (q, "pwned") == 0,
       "the symlink was replaced by the "
       "branch's directory, written beneath the lower");
-  rt_err_free (&e);
+  cm_err_free (&e);
   cow_branch_free (b);
 
   /* same, but the symlink sits above a directory the upper only merges
@@ -270,7 +270,7 @@ killed_commit (const char *storage, unsigned at)
   if (pid == 0)
     {
       struct cow_branch *b = NULL;
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       struct cow_commit_opts o = { .step_hook = kill_at, .hook_arg = &at };
       if (cow_branch_open (storage, &b, &e) < 0
           || cow_commit (b, &o, NULL, &e) < 0)
@@ -286,7 +286,7 @@ static void
 test_sigkill_resume (void)
 {
   _cleanup_free_ char *rh = pathf ("k-ref"), *rs = pathf ("k-ref-st");
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct cow_branch *b;
   unsigned steps = 0;
 
@@ -347,7 +347,7 @@ test_sigkill_resume (void)
           if (got && !same)
             printf ("# got:\n%s# want:\n%s", got, ref);
         }
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
   ok (all,
       "SIGKILL after each of the %u steps, then commit again: the "
@@ -361,7 +361,7 @@ test_conflicts (void)
   _cleanup_free_ char *h = pathf ("f-host"), *s1 = pathf ("f-st1"),
                       *s2 = pathf ("f-st2"), *s3 = pathf ("f-st3");
   struct cow_branch *b1, *b2, *b3;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   char **cf = NULL;
   mkdir (h, 0755);
   put (h, "x", "x0", 0644);
@@ -386,7 +386,7 @@ test_conflicts (void)
   ok (cow_commit (b1, NULL, &cf, &e) == 0, "first branch commits");
   ok (cow_commit (b2, NULL, &cf, &e) == 0 && cf == NULL,
       "second branch, other paths: no conflict");
-  rt_err_free (&e);
+  cm_err_free (&e);
   _cleanup_free_ char *y = slurp (h, "y"), *x = slurp (h, "x");
   is_str (y, "y2", "second branch's change landed");
   ok (cow_commit (b3, NULL, &cf, &e) < 0 && cf && cf[0] && cf[1] && !cf[2]
@@ -397,9 +397,9 @@ test_conflicts (void)
   ok (x2 && strcmp (x2, "x1") == 0 && z && strcmp (z, "z0") == 0
           && b3->state == COW_DEFERRED,
       "refused commit changed nothing");
-  rt_strv_free (cf);
+  cm_strv_free (cf);
   cf = NULL;
-  rt_err_free (&e);
+  cm_err_free (&e);
   struct cow_commit_opts force = { .force = true };
   ok (cow_commit (b3, &force, NULL, &e) == 0, "--force commits");
   _cleanup_free_ char *x3 = slurp (h, "x");
@@ -415,7 +415,7 @@ test_states (void)
 {
   _cleanup_free_ char *h = pathf ("s-host"), *s = pathf ("s-st");
   struct cow_branch *b, *o = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   mkdir (h, 0755);
   b = branch_over (h, s);
   ok (cow_branch_set_state (b, COW_KEPT, &e) == 0
@@ -424,12 +424,12 @@ test_states (void)
       "keep persists in meta");
   ok (cow_branch_set_state (b, COW_COMMITTING, &e) < 0 && e,
       "committing is not a decision one can set");
-  rt_err_free (&e);
+  cm_err_free (&e);
   b->state = COW_COMMITTING;
   ok (cow_abort (b, &e) < 0 && e && e->errno_ == EBUSY
           && exists (base, "s-st"),
       "abort refused while a commit is in progress");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (cow_abort (o, &e) == 0 && !exists (base, "s-st"), "abort removes it");
   _cleanup_free_ char *data = cow_overlay_data (o, true);
   ok (strstr (data, "redirect_dir=nofollow") && strstr (data, "userxattr"),
@@ -485,7 +485,7 @@ main (void)
       test_conflicts ();
       test_states ();
       /* again where openat2 is missing (common/openat2.h's walk) */
-      rt_rm_rf_at (AT_FDCWD, base, NULL);
+      cm_rm_rf_at (AT_FDCWD, base, NULL);
       strcpy (base, "/tmp/test_cow.XXXXXX");
       if (mkdtemp (base) == NULL)
         return 2;
@@ -495,6 +495,6 @@ main (void)
       test_commit_semantics ();
       cm_openat2_force_fallback (false);
     }
-  rt_rm_rf_at (AT_FDCWD, base, NULL);
+  cm_rm_rf_at (AT_FDCWD, base, NULL);
   return tap_done ();
 }

@@ -47,9 +47,9 @@ line (struct proc *p, char *out, size_t n, int ms)
         {
           size_t l = (size_t) (nl - p->buf);
           snprintf (out, n, "%.*s", (int) l, p->buf);
-          if (rt_startswith (out, "count "))
+          if (cm_startswith (out, "count "))
             last_count = atoll (out + 6);
-          else if (rt_startswith (out, "kid count "))
+          else if (cm_startswith (out, "kid count "))
             {
               last_kid = atoll (out + 10);
               if (first_kid < 0)
@@ -76,7 +76,7 @@ expect (struct proc *p, const char *prefix, char *out, size_t n)
   while (line (p, l, sizeof l, 5000))
     if (getenv ("CL_DEBUG") && printf ("#  < %s\n", l) < 0)
       ;
-    else if (rt_startswith (l, prefix))
+    else if (cm_startswith (l, prefix))
       {
         snprintf (out, n, "%s", l);
         return true;
@@ -165,7 +165,7 @@ restore (const char *dir, struct proc *p, char *msg, size_t n)
   p->pid = fork ();
   if (p->pid == 0)
     {
-      struct rt_err *err = NULL;
+      struct cm_err *err = NULL;
       struct criu_restore_opts o = { .image_dir = dir, .report_fd = rep[1] };
       int32_t fail = -1;
       dup2 (in[0], 0);
@@ -202,11 +202,11 @@ restore (const char *dir, struct proc *p, char *msg, size_t n)
 static int
 dump (pid_t pid, const char *dir, bool leave, char *msg, size_t n)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct criu_dump_opts o = { .pid = pid, .image_dir = dir, .leave_running = leave };
   int r = criu_dump (&o, &err);
   snprintf (msg, n, "%s", err ? err->msg : "");
-  rt_err_free (&err);
+  cm_err_free (&err);
   return r;
 }
 
@@ -394,7 +394,7 @@ static pid_t bad_pid;
 static void
 refused (const char *dir, const char *want, const char *what)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct proc q;
   char msg[1024];
   char sub[4200];
@@ -404,7 +404,7 @@ refused (const char *dir, const char *want, const char *what)
   if (!strstr (want, "tree"))
     ok (r < 0 && err && strstr (err->msg, want), "%s: refused (%s)", what,
         err ? err->msg : "accepted");
-  rt_err_free (&err);
+  cm_err_free (&err);
   ok (!restore (dir, &q, msg, sizeof msg) && strstr (msg, want),
       "%s: criu_restore returns the error to a live caller (%s)", what, msg);
 }
@@ -414,12 +414,12 @@ copy_file (const char *from, const char *to)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   int fd;
-  if (rt_read_file_at (AT_FDCWD, from, 1u << 30, &buf, &len, &err) < 0)
+  if (cm_read_file_at (AT_FDCWD, from, 1u << 30, &buf, &len, &err) < 0)
     return;
   fd = open (to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd >= 0 && rt_write_all (fd, buf, len) < 0)
+  if (fd >= 0 && cm_write_all (fd, buf, len) < 0)
     perror ("copy");
   close (fd);
 }
@@ -434,7 +434,7 @@ test_bad_images (const char *dir, pid_t pid, const char *tmp)
   bad_pid = pid;
   snprintf (top, sizeof top, "%s/bad", tmp);
   snprintf (bad, sizeof bad, "%s/%d", top, (int) pid);
-  rt_mkdir_p (bad, 0700, &(struct rt_err *) { NULL });
+  cm_mkdir_p (bad, 0700, &(struct cm_err *) { NULL });
   snprintf (a, sizeof a, "%s/tree.img", dir);
   snprintf (b, sizeof b, "%s/tree.img", top);
   copy_file (a, b);
@@ -444,7 +444,7 @@ test_bad_images (const char *dir, pid_t pid, const char *tmp)
   snprintf (a, sizeof a, "%s/%d/pages.img", dir, (int) pid);
   snprintf (b, sizeof b, "%s/pages.img", bad);
   copy_file (a, b);
-  ok (criu_image_check (bad, &(struct rt_err *) { NULL }) == 0, "a copied image "
+  ok (criu_image_check (bad, &(struct cm_err *) { NULL }) == 0, "a copied image "
       "checks");
   {
     struct proc q;
@@ -574,7 +574,7 @@ main (void)
   char tmp[] = "/tmp/test_criu.XXXXXX", dir[256], dir2[256], dir3[256];
   pid_t pid;
   const char *h = getenv ("SANDLOCK_HELPERS");
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
 
   setvbuf (stdout, NULL, _IOLBF, 0);
   snprintf (helper, sizeof helper, "%s/cl_counter", h ? h : "build/helpers");
@@ -595,7 +595,7 @@ main (void)
   if (pid > 0)
     test_bad_images (dir, pid, tmp);
   test_changed_binary (tmp);
-  rt_rm_rf_at (AT_FDCWD, tmp, &err);
-  rt_err_free (&err);
+  cm_rm_rf_at (AT_FDCWD, tmp, &err);
+  cm_err_free (&err);
   return tap_done ();
 }

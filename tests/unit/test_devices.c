@@ -82,14 +82,14 @@ prog_agrees (const struct rt_resources *r, const char *what)
   static const uint32_t mins[] = { 0, 1, 2, 3, 5, 9, 11 };
   struct cg_dev_rule *v = NULL;
   struct bpf_insn *p = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   size_t n = 0, len;
   bool same = true;
 
   if (cg_dev_rules (r, &v, &n, &e) < 0)
     {
       printf ("# %s: %s\n", what, e->msg);
-      rt_err_free (&e);
+      cm_err_free (&e);
       return false;
     }
   len = cg_dev_prog (v, n, &p);
@@ -119,12 +119,12 @@ verdict (const struct rt_resources *r, char t, uint32_t ma, uint32_t mi,
          unsigned acc)
 {
   struct cg_dev_rule *v = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   size_t n = 0;
   bool ok_;
   if (cg_dev_rules (r, &v, &n, &e) < 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return false;
     }
   ok_ = cg_dev_match (v, n, t, ma, mi, acc);
@@ -137,7 +137,7 @@ err_names (struct rt_device_rule *d, size_t n, const char *needle)
 {
   struct rt_resources r = res (d, n);
   struct cg_dev_rule *v = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   size_t len = 0;
   bool found;
   if (cg_dev_rules (&r, &v, &len, &e) == 0)
@@ -148,7 +148,7 @@ err_names (struct rt_device_rule *d, size_t n, const char *needle)
   found = strstr (e->msg, needle) != NULL;
   if (!found)
     printf ("# error: %s\n", e->msg);
-  rt_err_free (&e);
+  cm_err_free (&e);
   return found;
 }
 
@@ -264,7 +264,7 @@ test_kernel_load (void)
     {
       struct cg_dev_rule *v = NULL;
       struct bpf_insn *p = NULL;
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       size_t n = 0, len;
       union bpf_attr a;
       int fd;
@@ -292,7 +292,7 @@ root_grant (struct rt_device_rule *rules, size_t n)
   struct rt_resources r = res (rules, n);
   struct rt_config c;
   struct rt_ll_policy p;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   const struct rt_ll_rule *x;
   uint64_t a = 0;
   memset (&c, 0, sizeof c);
@@ -301,7 +301,7 @@ root_grant (struct rt_device_rule *rules, size_t n)
   if (rt_ll_policy_build (&c, 7, &p, &e) < 0)
     {
       printf ("# %s\n", e->msg);
-      rt_err_free (&e);
+      cm_err_free (&e);
       return 0;
     }
   x = rt_ll_policy_find (&p, "/");

@@ -15,7 +15,7 @@ test_resources_ok (void)
                   "\"pids\":{\"limit\":7},\"blockIO\":{\"weight\":100},"
                   "\"unified\":{\"memory.high\":\"1G\"}}";
   struct rt_resources *r = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
 
   ok (oci_resources_parse (j, strlen (j), &r, &err) == 0 && err == NULL,
       "a full LinuxResources object parses");
@@ -38,12 +38,12 @@ static void
 expect_error (const char *j, const char *want, const char *what)
 {
   struct rt_resources *r = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   int ret = oci_resources_parse (j, strlen (j), &r, &err);
   ok (ret < 0 && r == NULL && err && strstr (err->msg, want), "%s", what);
   if (err && !strstr (err->msg, want))
     printf ("#   got '%s', want '%s'\n", err->msg, want);
-  rt_err_free (&err);
+  cm_err_free (&err);
   rt_resources_free (r);
 }
 

@@ -25,11 +25,11 @@ cfg (const char *ann, const char *ns, const char *extra)
       "\"linux\":{\"namespaces\":[{\"type\":\"mount\"}%s%s]}}",
       ann ? ann : "", extra ? extra : "", ns ? "," : "", ns ? ns : "");
   struct rt_config *c = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   if (oci_spec_parse (json, strlen (json), &c, &err) < 0)
     {
       printf ("# parse: %s\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   free (json);
   return c;
@@ -38,12 +38,12 @@ cfg (const char *ann, const char *ns, const char *extra)
 static char *
 build (struct rt_config *c, struct rt_ll_policy *p)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   memset (p, 0, sizeof *p);
   if (rt_ll_policy_build (c, 7, p, &err) < 0)
     {
       char *m = xstrdup (err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
       return m;
     }
   return NULL;
@@ -53,10 +53,10 @@ static int
 set_default (bool disable, const char *v, const char *origin, int rank,
              char **msg)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   int r = rt_ll_set_default (disable, v, origin, rank, &err);
   *msg = err ? xstrdup (err->msg) : NULL;
-  rt_err_free (&err);
+  cm_err_free (&err);
   return r;
 }
 

@@ -1,6 +1,6 @@
-/* The error contract's debug assertion: a second rt_err_set over an error
+/* The error contract's debug assertion: a second cm_err_set over an error
  * already set aborts (these tests build with -DSANDLOCK_DEBUG), naming
- * both messages; rt_err_wrap and a set after a free do not. */
+ * both messages; cm_err_wrap and a set after a free do not. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,18 +13,18 @@
 int
 main (void)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int p[2], status = 0;
   char buf[512] = "";
   ssize_t n;
   pid_t pid;
 
-  ok (rt_err_set (&e, 0, "first") == -1 && e && strcmp (e->msg, "first") == 0,
+  ok (cm_err_set (&e, 0, "first") == -1 && e && strcmp (e->msg, "first") == 0,
       "set once");
-  ok (rt_err_wrap (&e, "ctx") == -1 && strcmp (e->msg, "ctx: first") == 0,
+  ok (cm_err_wrap (&e, "ctx") == -1 && strcmp (e->msg, "ctx: first") == 0,
       "wrapped");
-  rt_err_free (&e);
-  ok (rt_err_set (&e, 0, "again") == -1 && strcmp (e->msg, "again") == 0,
+  cm_err_free (&e);
+  ok (cm_err_set (&e, 0, "again") == -1 && strcmp (e->msg, "again") == 0,
       "set again after a free");
 #ifndef SANDLOCK_DEBUG
   skip ("built without SANDLOCK_DEBUG: a second set replaces the first");
@@ -36,7 +36,7 @@ main (void)
   if (pid == 0)
     {
       dup2 (p[1], 2);
-      rt_err_set (&e, 0, "second");
+      cm_err_set (&e, 0, "second");
       _exit (0);
     }
   close (p[1]);
@@ -48,6 +48,6 @@ main (void)
   ok (strstr (buf, "\"again\"") && strstr (buf, "\"second\""),
       "naming both: %s", buf);
 #endif
-  rt_err_free (&e);
+  cm_err_free (&e);
   return tap_done ();
 }

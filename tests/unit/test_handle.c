@@ -28,11 +28,11 @@ static struct rt_handle *
 open_on (pid_t pid, uint64_t start_time)
 {
   struct rt_handle *h = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   if (rt_handle_open (pid, start_time, NULL, &h, &e) < 0)
     {
       printf ("# open: %s\n", e->msg);
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
   return h;
 }
@@ -43,7 +43,7 @@ no_cgroup_ops (void)
   pid_t pid = sleeper (), *pids = NULL;
   struct rt_handle *h = open_on (pid, rt_proc_start_time (pid));
   struct rt_cgroup_stats s;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   size_t n = 0;
 
   ok (h && !rt_handle_has_cgroup (h), "a handle opens without a cgroup");
@@ -52,18 +52,18 @@ no_cgroup_ops (void)
   free (pids);
   ok (rt_handle_stats (h, &s, &e) < 0 && e && e->errno_ == ENOENT,
       "stats without a cgroup: ENOENT (%s)", e ? e->msg : "accepted");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (rt_handle_kill (h, SIGKILL, true, &e) == 0,
       "kill --all without a cgroup signals the init");
   ok (rt_handle_wait (h, 3000, &e) == 0, "the wait sees it exit");
-  rt_err_free (&e);
+  cm_err_free (&e);
   waitpid (pid, NULL, 0);
   pids = NULL;
   ok (rt_handle_pids (h, &pids, &n, &e) == 0 && n == 0 && pids == NULL,
       "no pids once it is gone");
   ok (rt_handle_kill (h, SIGTERM, false, &e) < 0 && e && e->errno_ == ESRCH,
       "a signal to the gone init: ESRCH");
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_handle_free (h);
 }
 
@@ -73,16 +73,16 @@ pid_reuse_guard (void)
   pid_t pid = sleeper ();
   /* The start time of another process that had this pid. */
   struct rt_handle *h = open_on (pid, rt_proc_start_time (pid) + 1);
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
 
   ok (rt_handle_kill (h, SIGKILL, false, &e) < 0 && e->errno_ == ESRCH
           && rt_proc_alive (pid, rt_proc_start_time (pid)),
       "a handle never signals a process that merely has its pid");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (rt_handle_destroy (h, 1000, &e) == 0
           && rt_proc_alive (pid, rt_proc_start_time (pid)),
       "nor does destroy kill it");
-  rt_err_free (&e);
+  cm_err_free (&e);
   rt_handle_free (h);
   kill (pid, SIGKILL);
   waitpid (pid, NULL, 0);
@@ -93,7 +93,7 @@ wait_times_out (void)
 {
   pid_t pid = sleeper ();
   struct rt_handle *h = open_on (pid, rt_proc_start_time (pid));
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   char want[64];
 
   snprintf (want, sizeof want, "process %d still running", (int) pid);
@@ -101,11 +101,11 @@ wait_times_out (void)
           && strstr (e->msg, want),
       "a bounded wait on a live process times out naming it (%s)",
       e ? e->msg : "returned");
-  rt_err_free (&e);
+  cm_err_free (&e);
   kill (pid, SIGSTOP);
   ok (rt_handle_destroy (h, 3000, &e) == 0, "destroy kills even a stopped "
       "init and waits for it");
-  rt_err_free (&e);
+  cm_err_free (&e);
   waitpid (pid, NULL, 0);
   rt_handle_free (h);
 }

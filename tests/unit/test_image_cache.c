@@ -14,7 +14,7 @@
 static void
 platforms (void)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   ok (img_platform_matches ("linux/amd64", "linux/amd64"), "same platform");
   ok (!img_platform_matches ("linux/arm64", "linux/amd64"), "other arch");
   ok (!img_platform_matches ("windows/amd64", "linux/amd64"), "other os");
@@ -27,9 +27,9 @@ platforms (void)
   ok (img_platform_check ("linux/amd64", &e) == 0, "linux/amd64 valid");
   ok (img_platform_check ("amd64", &e) < 0 && strstr (e->msg, "--platform `amd64`"),
       "amd64 refused, naming --platform");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (img_platform_check ("linux/", &e) < 0, "linux/ refused");
-  rt_err_free (&e);
+  cm_err_free (&e);
 }
 
 struct locker
@@ -42,9 +42,9 @@ static void *
 take_lock (void *arg)
 {
   struct locker *l = arg;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   l->fd = img_cache_lock (l->c, "abc", true, &e);
-  rt_err_free (&e);
+  cm_err_free (&e);
   return NULL;
 }
 
@@ -54,7 +54,7 @@ locks (void)
   char dir[] = "/tmp/test-image-cache.XXXXXX";
   struct img_opts o = { 0 };
   struct img_cache c = { .dirfd = -1 };
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct stat st;
   int a, b, all;
   if (mkdtemp (dir) == NULL)
@@ -110,8 +110,8 @@ locks (void)
     free (p);
   }
   img_cache_close (&c);
-  rt_rm_rf_at (AT_FDCWD, dir, &e);
-  rt_err_free (&e);
+  cm_rm_rf_at (AT_FDCWD, dir, &e);
+  cm_err_free (&e);
 }
 
 int

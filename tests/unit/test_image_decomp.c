@@ -128,7 +128,7 @@ run (const struct blob *in, size_t bytewise, struct blob *out, char *msg, size_t
 {
   struct src s = { in->buf, in->len, 0, bytewise };
   struct img_decomp *d = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   const void *buf;
   ssize_t n;
   out->buf = NULL;
@@ -137,7 +137,7 @@ run (const struct blob *in, size_t bytewise, struct blob *out, char *msg, size_t
   if (img_decomp_open (&d, src_read, &s, "layer", &e) < 0)
     {
       snprintf (msg, msglen, "%s", e->msg);
-      rt_err_free (&e);
+      cm_err_free (&e);
       return -1;
     }
   while ((n = img_decomp_read (d, &buf)) > 0)
@@ -266,7 +266,7 @@ main (void)
       /* read_into copies a plain stream, in blocks of at most the block size */
       struct src sp = { p.buf, p.len, 0, 0 };
       struct img_decomp *d = NULL;
-      struct rt_err *e = NULL;
+      struct cm_err *e = NULL;
       uint8_t *blk = xmalloc (IMG_DECOMP_BLOCK);
       struct blob got = { 0 };
       ssize_t n;

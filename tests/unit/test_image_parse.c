@@ -24,7 +24,7 @@ man_doc (const char *own, const char *ct, const char *lt, const char *extra)
 
 /* parse with |served|, then check as an image; 0 or -1 with *e set. */
 static int
-parse_check (const char *doc, const char *served, struct rt_err **e)
+parse_check (const char *doc, const char *served, struct cm_err **e)
 {
   struct img_manifest *m = NULL;
   int r = img_manifest_parse (doc, strlen (doc), served, "t", &m, e);
@@ -38,7 +38,7 @@ static void
 media_types (void)
 {
   const char *gz = "application/vnd.oci.image.layer.v1.tar+gzip";
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct
   {
     const char *own, *served, *ct, *lt, *extra, *want;   /* want NULL: accepted */
@@ -81,14 +81,14 @@ media_types (void)
       else
         ok (r < 0 && e && strstr (e->msg, c[i].want), "refused (%s): %s", c[i].want,
             e ? e->msg : "accepted");
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
   {
     const char *doc = "{\"schemaVersion\":2,\"config\":{\"digest\":\"" D1 "\",\"size\":1},"
                       "\"layers\":[]}";
     ok (parse_check (doc, NULL, &e) < 0 && strstr (e->msg, "config.mediaType: missing"),
         "a config descriptor without mediaType: %s", e ? e->msg : "accepted");
-    rt_err_free (&e);
+    cm_err_free (&e);
   }
 }
 
@@ -103,7 +103,7 @@ manifests (void)
                     "{\"digest\":\"" D2 "\",\"size\":2,\"platform\":{\"os\":\"linux\",\"architecture\":\"arm64\"}}]}";
   struct img_manifest *m = NULL;
   const struct img_desc *d = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
 
   ok (img_manifest_parse (man, strlen (man), NULL, "t", &m, &e) == 0 && !m->is_index
       && m->n == 1 && m->descs[0].size == 5 && strcmp (m->config.digest, D1) == 0,
@@ -116,29 +116,29 @@ manifests (void)
   ok (img_index_select (m, "linux/arm64/v8", "t", &d, &e) == 0, "arm64 v8 matches no variant");
   ok (img_index_select (m, "linux/s390x", "t", &d, &e) < 0 && strstr (e->msg, "linux/amd64, linux/arm64"),
       "no match lists the platforms: %s", e ? e->msg : "");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (img_index_select (m, "linux", "t", &d, &e) < 0, "bad --platform");
-  rt_err_free (&e);
+  cm_err_free (&e);
   img_manifest_free (m);
   ok (img_manifest_parse ("{\"schemaVersion\":1,\"fsLayers\":[]}", 33, NULL, "t", &m, &e) < 0
       && strstr (e->msg, "schema1"), "schema1 refused");
-  rt_err_free (&e);
+  cm_err_free (&e);
   {
     const char *b = "{\"config\":{\"digest\":\"sha256:12\",\"size\":1},\"layers\":[]}";
     ok (img_manifest_parse (b, strlen (b), MT_OCI_MANIFEST, "t", &m, &e) < 0
         && strstr (e->msg, "config.digest"), "bad digest names the path");
   }
-  rt_err_free (&e);
+  cm_err_free (&e);
   {
     const char *b = "{\"config\":{\"digest\":\"" D1 "\",\"size\":-1},\"layers\":[]}";
     ok (img_manifest_parse (b, strlen (b), MT_OCI_MANIFEST, "t", &m, &e) < 0
         && strstr (e->msg, "config.size"), "negative size refused");
   }
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (img_manifest_parse ("[1]", 3, NULL, "t", &m, &e) < 0, "non-object refused");
-  rt_err_free (&e);
+  cm_err_free (&e);
   ok (img_manifest_parse ("{", 1, NULL, "t", &m, &e) < 0, "truncated JSON refused");
-  rt_err_free (&e);
+  cm_err_free (&e);
 }
 
 static void
@@ -167,7 +167,7 @@ authfile (void)
   char path[] = "/tmp/test_image_auth.XXXXXX";
   int fd = mkstemp (path);
   char *up = NULL, *note = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   const char *j = "{\"auths\":{\"https://index.docker.io/v1/\":{\"auth\":\"dTpw\"},"
                   "\"reg.example:5000\":{\"auth\":\"YWxpY2U6czNjcmV0\"}},"
                   "\"credHelpers\":{\"other.example\":\"pass\"}}";
@@ -194,7 +194,7 @@ authfile_bad (const char *auth, const char *what)
   char path[] = "/tmp/test_image_auth.XXXXXX";
   int fd = mkstemp (path);
   char *up = NULL, *note = NULL, *j;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   j = xasprintf ("{\"auths\":{\"reg.example:5000\":{\"auth\":\"%s\"}}}", auth);
   ok (fd >= 0 && write (fd, j, strlen (j)) == (ssize_t) strlen (j), "write auth file (%s)", what);
   close (fd);
@@ -202,7 +202,7 @@ authfile_bad (const char *auth, const char *what)
       && strstr (e->msg, path) && strstr (e->msg, "reg.example:5000")
       && strstr (e->msg, "not base64 of user:password") && up == NULL,
       "auth %s: error names the file and the registry: %s", what, e && e->msg ? e->msg : "?");
-  rt_err_free (&e);
+  cm_err_free (&e);
   free (j);
   unlink (path);
 }

@@ -8,12 +8,12 @@ check (const char *in, const char *reg, const char *repo, const char *tag,
        const char *digest)
 {
   struct img_ref *r = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int ret = img_ref_parse (in, &r, &e);
   ok (ret == 0, "parse %s%s%s", in, e ? ": " : "", e ? e->msg : "");
   if (ret < 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return;
     }
   is_str (r->registry, reg, "%s registry", in);
@@ -31,10 +31,10 @@ static void
 bad (const char *in, const char *why)
 {
   struct img_ref *r = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int ret = img_ref_parse (in, &r, &e);
   ok (ret < 0 && e && strstr (e->msg, why), "refuse %s (%s)", in, e ? e->msg : "accepted");
-  rt_err_free (&e);
+  cm_err_free (&e);
   img_ref_free (r);
 }
 
@@ -45,7 +45,7 @@ main (void)
   _cleanup_free_ char *withd = xasprintf ("docker://busybox@%s", d);
   _cleanup_free_ char *both = xasprintf ("docker://busybox:1@%s", d);
   struct img_ref *r = NULL;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
 
   check ("docker://busybox", "registry-1.docker.io", "library/busybox", "latest", NULL);
   check ("docker://docker.io/busybox:1.36", "registry-1.docker.io", "library/busybox", "1.36", NULL);

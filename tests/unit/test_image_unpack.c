@@ -148,7 +148,7 @@ build (struct mem *m, const char *const *ents)
 }
 
 static int
-apply (int root, const char *const *ents, uint64_t limit, struct rt_err **err)
+apply (int root, const char *const *ents, uint64_t limit, struct cm_err **err)
 {
   static struct mem m;
   struct img_unpack_stats st = { 0 };
@@ -161,10 +161,10 @@ file_is (int root, const char *path, const char *want)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  struct rt_err *e = NULL;
-  if (rt_read_file_at (root, path, 4096, &buf, &len, &e) < 0)
+  struct cm_err *e = NULL;
+  if (cm_read_file_at (root, path, 4096, &buf, &len, &e) < 0)
     {
-      rt_err_free (&e);
+      cm_err_free (&e);
       return false;
     }
   return strcmp (buf, want) == 0;
@@ -173,11 +173,11 @@ file_is (int root, const char *path, const char *want)
 static void
 refused (int root, const char *const *ents, const char *entry, const char *what)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   int r = apply (root, ents, 1 << 20, &e);
   ok (r < 0 && e && strstr (e->msg, entry), "%s refused naming %s (%s)", what, entry,
       e ? e->msg : "accepted");
-  rt_err_free (&e);
+  cm_err_free (&e);
 }
 
 int
@@ -187,7 +187,7 @@ main (void)
   char *dir = mkdtemp (tmpl);
   _cleanup_free_ char *outside = NULL;
   int root;
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct stat a, b;
 
   if (dir == NULL)
@@ -248,7 +248,7 @@ main (void)
     build (&m, l);
     ok (img_unpack_layer (root, mem_read, &m, 0, 540, 0, "layer", NULL, &st, &e) < 0 && strstr (e->msg, "bomb"),
         "over the byte bound refused");
-    rt_err_free (&e);
+    cm_err_free (&e);
     (void) l;
   }
   {
@@ -278,7 +278,7 @@ main (void)
             && strcmp (got.exact, want) == 0 && file_is (root, "dd/x", "diff id content"),
             "%s layer: diff_id %s is the raw tar's %s %s", names[i], got.exact, want,
             e ? e->msg : "");
-        rt_err_free (&e);
+        cm_err_free (&e);
       }
     build_filter = ARCHIVE_FILTER_NONE;
     m.len = 0;
@@ -288,7 +288,7 @@ main (void)
       img_sha256_str ("", 0, want);
       ok (img_unpack_layer (root, mem_read, &m, 0, 1 << 20, 0, "layer", &got, &st, &e) == 0
           && strcmp (got.exact, want) == 0, "empty layer: diff_id of nothing %s", e ? e->msg : "");
-      rt_err_free (&e);
+      cm_err_free (&e);
     }
   }
   {
@@ -318,12 +318,12 @@ main (void)
         && !img_diff_id_matches (&got, other),
         "a tar without its padding matches the padded diff_id, not any other %s",
         e ? e->msg : "");
-    rt_err_free (&e);
+    cm_err_free (&e);
     m.len = end - 100;          /* cut inside the data: no padding can help */
     m.done = false;
     ok (img_unpack_layer (root, mem_read, &m, 0, 1 << 20, 0, "layer", &got, &st, &e) < 0,
         "a tar cut inside an entry fails");
-    rt_err_free (&e);
+    cm_err_free (&e);
   }
   {
     /* A layer of many decompressed blocks: the diff_id spans them all. */
@@ -346,7 +346,7 @@ main (void)
             && strcmp (got.exact, want) == 0 && fstatat (root, "big", &bs, 0) == 0
             && bs.st_size == (20 << 20), "20 MiB gzip layer%s: diff_id %s is %s %s",
             threaded ? " (threaded)" : "", got.exact, want, e ? e->msg : "");
-        rt_err_free (&e);
+        cm_err_free (&e);
         unlinkat (root, "big", 0);
       }
     {
@@ -357,14 +357,14 @@ main (void)
       ok (img_unpack_layer (root, big_read, &bl, UINT64_MAX, 1u << 30, 0, "layer", &got, &st, &e) < 0
           && e && strstr (e->msg, "truncated"), "threaded: a truncated layer fails: %s",
           e ? e->msg : "accepted");
-      rt_err_free (&e);
+      cm_err_free (&e);
       bl.len = full;
       /* Stopped by the reader (the bomb bound) while the thread runs. */
       bl.off = 0;
       ok (img_unpack_layer (root, big_read, &bl, UINT64_MAX, 1u << 20, 0, "layer", &got, &st, &e) < 0
           && e && strstr (e->msg, "bomb"), "threaded: the reader's error stops the thread: %s",
           e ? e->msg : "accepted");
-      rt_err_free (&e);
+      cm_err_free (&e);
       unlinkat (root, "big", 0);
     }
     free (bl.buf);
@@ -404,7 +404,7 @@ main (void)
                               0, "layer", &got, &st, &e) < 0
             && strstr (e->msg, "after the end of the tar"), "65 MiB after the tar refused%s: %s",
             threaded ? " (threaded)" : "", e ? e->msg : "accepted");
-        rt_err_free (&e);
+        cm_err_free (&e);
         unlinkat (root, "tiny", 0);
       }
     free (bl.buf);
@@ -432,11 +432,11 @@ main (void)
     ok (apply (root2, l, 1 << 20, &e) == 0 && file_is (root2, "x/file", "1")
         && file_is (root2, "y/a", "1"), "first layer: whiteouts hide nothing of its own %s",
         e ? e->msg : "");
-    rt_err_free (&e);
+    cm_err_free (&e);
     {
-      struct rt_err *e2 = NULL;
-      rt_rm_rf_at (AT_FDCWD, r2, &e2);
-      rt_err_free (&e2);
+      struct cm_err *e2 = NULL;
+      cm_rm_rf_at (AT_FDCWD, r2, &e2);
+      cm_err_free (&e2);
     }
     close (root2);
   }
@@ -480,7 +480,7 @@ main (void)
       }
     else
       skip ("owner checks need root");
-    rt_err_free (&e);
+    cm_err_free (&e);
   }
   {
     /* What is in the way is replaced, never followed. */
@@ -498,15 +498,15 @@ main (void)
         "a directory replaces a symlink to the host, not following it");
     ok (fstatat (root, "rep/h", &st, 0) == 0 && fstatat (root, "etc/passwd", &pw, 0) == 0
         && st.st_ino == pw.st_ino, "a hardlink replaces a file");
-    rt_err_free (&e);
+    cm_err_free (&e);
   }
   {
-    struct rt_err *e2 = NULL;
+    struct cm_err *e2 = NULL;
     _cleanup_free_ char *r = xasprintf ("%s/root", dir);
-    rt_rm_rf_at (AT_FDCWD, r, &e2);
+    cm_rm_rf_at (AT_FDCWD, r, &e2);
     rmdir (dir);
     rmdir (outside);
-    rt_err_free (&e2);
+    cm_err_free (&e2);
   }
   close (root);
   return tap_done ();

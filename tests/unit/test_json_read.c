@@ -12,21 +12,21 @@
 static bool
 refused (const char *buf, size_t len, const char *want)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   yajl_val v = cm_json_parse (buf, len, 1 << 20, "doc", &e);
   bool r = v == NULL && e && strstr (e->msg, want);
   if (!r)
     printf ("#   got %s\n", e ? e->msg : "a tree");
   if (v)
     yajl_tree_free (v);
-  rt_err_free (&e);
+  cm_err_free (&e);
   return r;
 }
 
 int
 main (void)
 {
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   struct img_config_doc *cd = NULL;
   _cleanup_free_ char *deep = xmalloc (2 * 300 + 32);
   yajl_val v;
@@ -38,12 +38,12 @@ main (void)
   ok (v != NULL, "at the cap %s", e ? e->msg : "");
   if (v)
     yajl_tree_free (v);
-  rt_err_free (&e);
+  cm_err_free (&e);
   {
-    struct rt_err *e2 = NULL;
+    struct cm_err *e2 = NULL;
     ok (cm_json_parse ("{\"a\":1}", 7, 3, "doc", &e2) == NULL && e2
         && strstr (e2->msg, "too large (7 bytes, limit 3)"), "over the cap");
-    rt_err_free (&e2);
+    cm_err_free (&e2);
   }
   ok (refused ("{\"a\":\"x\\u0000y\"}", 16, "\\u0000 in a string"),
       "\\u0000 in a string");
@@ -56,7 +56,7 @@ main (void)
   ok (v && cm_json_get (v, "n") == NULL, "null reads as absent");
   if (v)
     yajl_tree_free (v);
-  rt_err_free (&e);
+  cm_err_free (&e);
 
   /* image/: a config nested 300 deep is refused before yajl builds it. */
   n = (size_t) sprintf (deep, "{\"config\":");
@@ -68,7 +68,7 @@ main (void)
   ok (img_config_parse (deep, n, &cd, &e) < 0 && e
       && strstr (e->msg, "nested deeper than 128"),
       "image config: nesting refused: %s", e ? e->msg : "accepted");
-  rt_err_free (&e);
+  cm_err_free (&e);
   img_config_doc_free (cd);
   cd = NULL;
   {
@@ -79,7 +79,7 @@ main (void)
         && strcmp (cd->arch, "amd64") == 0,
         "image config: a duplicate architecture reads as the last one (%s) %s",
         cd && cd->arch ? cd->arch : "?", e ? e->msg : "");
-    rt_err_free (&e);
+    cm_err_free (&e);
     img_config_doc_free (cd);
   }
   return tap_done ();

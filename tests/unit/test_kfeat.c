@@ -43,7 +43,7 @@ static void
 test_v1_controllers (void)
 {
   struct cg_host h = { 0 };
-  struct rt_err *e = NULL;
+  struct cm_err *e = NULL;
   char *s;
   static const char mi[] =
       "30 25 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
@@ -64,7 +64,7 @@ test_v1_controllers (void)
   is_str (s, "", "v1 controllers: none on pure v2");
   free (s);
   cg_host_clear (&h);
-  rt_err_free (&e);
+  cm_err_free (&e);
 }
 
 static int

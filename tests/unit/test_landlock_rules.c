@@ -27,11 +27,11 @@ parse (const char *annotations)
       "\"annotations\":{%s},"
       "\"linux\":{\"namespaces\":[{\"type\":\"mount\"}]}}", annotations);
   struct rt_config *c = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   if (oci_spec_parse (json, strlen (json), &c, &err) < 0)
     {
       printf ("# parse: %s\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   free (json);
   return c;
@@ -68,7 +68,7 @@ test_big_readable (void)
       "\"run.oci.sandlock.fs_denied\":\"/r/1\"", list);
   struct rt_config *c = parse (ann);
   struct rt_ll_policy p;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   ok (c != NULL, "config with a %d-path fs_readable parses", 2 * N);
   if (c == NULL)
     return;
@@ -83,7 +83,7 @@ test_big_readable (void)
       /* "/", the std device nodes, N readable minus the denied /r/1, /w. */
       size_t want = 0;
       for (size_t i = 0; i < p.rules_len; i++)
-        want += rt_startswith (p.rules[i].path, "/r/");
+        want += cm_startswith (p.rules[i].path, "/r/");
       ok (want == N - 1, "one rule per distinct path (%zu of %d)", want,
           N - 1);
       const struct rt_ll_rule *a = rt_ll_policy_find (&p, "/r/39999");
@@ -101,7 +101,7 @@ test_big_readable (void)
       ok (order, "no hole left by removed rules");
       rt_ll_policy_clear (&p);
     }
-  rt_err_free (&err);
+  cm_err_free (&err);
   rt_config_free (c);
 }
 
@@ -112,7 +112,7 @@ test_pins (void)
 {
   struct rt_config *c = parse ("\"run.oci.sandlock.fs_readable\":\"/\"");
   struct rt_ll_policy p;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   if (c == NULL || rt_ll_policy_build (c, rt_ll_abi () ? rt_ll_abi () : 7, &p,
                                        &err) < 0)
     {
@@ -123,11 +123,11 @@ test_pins (void)
   ok (rt_ll_pins_use (&p, NULL, 0, &err) < 0 && err
           && strstr (err->msg, "landlock.pins") != NULL,
       "exec without a record is refused: %s", err ? err->msg : "");
-  rt_err_free (&err);
+  cm_err_free (&err);
   ok (rt_ll_pins_use (&p, "garbage!garbage!garbage!", 24, &err) < 0 && err
           && strstr (err->msg, "landlock.pins: not a Landlock rule record"),
       "a foreign file is refused: %s", err ? err->msg : "");
-  rt_err_free (&err);
+  cm_err_free (&err);
 
   if (rt_ll_abi () == 0)
     {
@@ -165,7 +165,7 @@ test_pins (void)
       ok (rt_ll_pins_use (&p, rec, len, &err) < 0 && err
               && strstr (err->msg, "does not match the config"),
           "a record that disagrees with the config is refused");
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   free (rec);
   rt_ll_policy_clear (&p);

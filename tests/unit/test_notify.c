@@ -30,12 +30,12 @@ refusal (const int *nr, size_t n)
   struct rt_notify_ops ops = { .syscalls = nr, .syscalls_len = n,
                                .handle = handle, .log_fd = -1 };
   struct sock_filter *f = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   size_t len = 0;
   char *msg = NULL;
   if (rt_notify_filter (&ops, &f, &len, &err) < 0)
     msg = xstrdup (err->msg);
-  rt_err_free (&err);
+  cm_err_free (&err);
   free (f);
   return msg;
 }
@@ -76,7 +76,7 @@ child_without_listener (const int *nr, size_t n)
   struct rt_notify_ops ops = { .syscalls = nr, .syscalls_len = n,
                                .handle = handle, .log_fd = -1 };
   struct sock_filter *f = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   size_t len;
   if (rt_notify_filter (&ops, &f, &len, &err) < 0)
     return 10;

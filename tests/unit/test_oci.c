@@ -63,7 +63,7 @@ test_state (void)
   struct oci_globals g = { 0 };
   struct oci_state st = { .dirfd = -1 }, st2 = { .dirfd = -1 },
                    st3 = { .dirfd = -1 };
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   _cleanup_free_ char *json = NULL;
   struct rt_kv ann = { (char *) "k", (char *) "v\"quoted\"" };
 
@@ -89,7 +89,7 @@ test_state (void)
   ok (oci_state_save (&st, &err) == 0, "save state.json");
   ok (oci_state_create (&g, "c1", &st2, &err) < 0 && err
       && strstr (err->msg, "already exists"), "a duplicate id is refused");
-  rt_err_free (&err);
+  cm_err_free (&err);
   oci_state_free (&st2);
   oci_state_free (&st);          /* releases the lock */
 
@@ -114,7 +114,7 @@ test_state (void)
   oci_state_free (&st3);
   ok (oci_state_load (&g, "c1", &st3, &err) < 0 && err
       && strstr (err->msg, "does not exist"), "gone after remove");
-  rt_err_free (&err);
+  cm_err_free (&err);
   oci_state_free (&st3);
   rmdir (tmpl);
 }
@@ -125,7 +125,7 @@ test_default_config (void)
   struct oci_default_opts o = { .root_readonly = true, .rootless = true };
   _cleanup_free_ char *j = oci_default_config_json (&o);
   struct rt_config *c = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   bool has_user = false;
   ok (oci_spec_parse (j, strlen (j), &c, &err) == 0,
       "the default config parses with our own parser");

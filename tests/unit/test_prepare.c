@@ -55,7 +55,7 @@ test_pure_plan (pid_t holder, const char *dir)
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   char *json;
   struct rt_config *c = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct rt_plan p;
   struct rt_prepared pp = RT_PREPARED_INIT;
   int ls = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -87,7 +87,7 @@ test_pure_plan (pid_t holder, const char *dir)
   ok (conn < 0 && errno == EAGAIN, "plan: listenerPath not connected");
   ok (rt_prepare (&p, &pp, &err) < 0 && strstr (err->msg, "exec fifo"),
       "prepare: fails at the exec fifo");
-  rt_err_free (&err);
+  cm_err_free (&err);
   conn = accept (ls, NULL, NULL);
   ok (conn >= 0, "prepare: listenerPath connected before that");
   ok (!same_file ("/proc/self/ns/pid_for_children", "/proc/self/ns/pid"),
@@ -110,7 +110,7 @@ main (void)
 {
   char *json, rootfs[] = "/tmp/test-prepare.XXXXXX";
   struct rt_config *c = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct rt_created out = { 0 };
   pid_t holder;
   int fds_before;
@@ -149,7 +149,7 @@ main (void)
         "create fails opening the exec fifo");
     if (err)
       printf ("# %s\n", err->msg);
-    rt_err_free (&err);
+    cm_err_free (&err);
   }
   ok (same_file ("/proc/self/ns/pid_for_children", "/proc/self/ns/pid"),
       "after the failed create, children are born in the caller's own pid "

@@ -37,11 +37,11 @@ config_ns (const char *args, const char *linux_extra)
       "{\"type\":\"pid\"},{\"type\":\"ipc\"},{\"type\":\"uts\"}%s]}}", args,
       linux_extra);
   struct rt_config *c = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   if (oci_spec_parse (json, strlen (json), &c, &err) < 0)
     {
       printf ("# parse: %s\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   free (json);
   return c;
@@ -131,7 +131,7 @@ run_err (const char *tag, const struct rt_config *c, struct rt_payload pl,
                        .lowers_len = 2, .upper = up, .work = work },
   };
   struct rt_created out = { 0 };
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   int st = -1, ret = -1;
 
   if (rt_container_create (&o, &out, &err) < 0)
@@ -144,7 +144,7 @@ run_err (const char *tag, const struct rt_config *c, struct rt_payload pl,
     printf ("# start: %s\n", err->msg);
   if (out.pid > 0 && waitpid (out.pid, &st, 0) == out.pid && WIFEXITED (st))
     ret = WEXITSTATUS (st);
-  rt_err_free (&err);
+  cm_err_free (&err);
   free (out.landlock_pins);
   free (out.warning);
   free (out.cgroup_path);

@@ -19,13 +19,13 @@
 static char *
 slurp (const char *path, size_t *len)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   char *buf = NULL;
-  if (rt_read_file_at (AT_FDCWD, path, OCI_SPEC_MAX_BYTES, &buf, len, &err)
+  if (cm_read_file_at (AT_FDCWD, path, OCI_SPEC_MAX_BYTES, &buf, len, &err)
       < 0)
     {
       printf ("# %s\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
       return NULL;
     }
   return buf;
@@ -35,11 +35,11 @@ static struct rt_config *
 load (const char *path)
 {
   struct rt_config *cfg = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   if (oci_spec_load (path, &cfg, &err) < 0)
     {
       printf ("# %s\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
       return NULL;
     }
   return cfg;
@@ -88,7 +88,7 @@ test_podman (void)
   ok (c->namespaces_len == 5
       && strcmp (c->namespaces[1].type, "network") == 0
       && c->namespaces[1].path
-      && rt_startswith (c->namespaces[1].path, "/run/netns/")
+      && cm_startswith (c->namespaces[1].path, "/run/netns/")
       && c->namespaces[0].path == NULL, "podman: namespaces with a path");
   ok (c->resources && c->resources->pids_present
       && c->resources->pids.limit_present && c->resources->pids.limit == 2048,
@@ -141,13 +141,13 @@ parse_process_file (const char *path)
   size_t len = 0;
   _cleanup_free_ char *buf = slurp (path, &len);
   struct rt_process *p = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   if (buf == NULL)
     return NULL;
   if (oci_process_parse (buf, len, &p, &err) < 0)
     {
       printf ("# %s\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   return p;
 }
@@ -323,7 +323,7 @@ static void
 expect_err_len (const char *json, size_t len, const char *msg, bool prefix)
 {
   struct rt_config *cfg = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   int r = oci_spec_parse (json, len, &cfg, &err);
   const char *got = err ? err->msg : NULL;
 
@@ -337,7 +337,7 @@ expect_err_len (const char *json, size_t len, const char *msg, bool prefix)
     }
   else
     is_str (got, msg, "message '%s'", msg);
-  rt_err_free (&err);
+  cm_err_free (&err);
   rt_config_free (cfg);
 }
 
@@ -558,14 +558,14 @@ test_bad (void)
   /* Brackets inside strings do not count towards depth. */
   {
     struct rt_config *c = NULL;
-    struct rt_err *err = NULL;
+    struct cm_err *err = NULL;
     char json[600];
     snprintf (json, sizeof json, "{%s,\"hostname\":\"%0300d\"}", V, 0);
     memset (strstr (json, "\"hostname\":\"") + 12, '[', 290);
     ok (oci_spec_parse (json, strlen (json), &c, &err) == 0,
         "brackets inside strings are not nesting");
     rt_config_free (c);
-    rt_err_free (&err);
+    cm_err_free (&err);
   }
 
   /* Oversize input. */
@@ -589,12 +589,12 @@ static struct rt_config *
 parse_ok (const char *json, const char *what)
 {
   struct rt_config *c = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   int r = oci_spec_parse (json, strlen (json), &c, &err);
   ok (r == 0 && c != NULL, "accepted: %s", what);
   if (err)
     printf ("#   %s\n", err->msg);
-  rt_err_free (&err);
+  cm_err_free (&err);
   return c;
 }
 
@@ -672,7 +672,7 @@ static void
 test_process_parse (void)
 {
   struct rt_process *p = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   static const struct
   {
     const char *json, *msg;
@@ -706,7 +706,7 @@ test_process_parse (void)
       if (err && (prefix ? strncmp (err->msg, m, strlen (m)) != 0
                          : strcmp (err->msg, m) != 0))
         printf ("#   got '%s'\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
 }
 
@@ -714,7 +714,7 @@ static void
 test_load_errors (void)
 {
   struct rt_config *c = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   char dir[] = "/tmp/test_spec.XXXXXX", path[64];
   FILE *f;
 
@@ -722,7 +722,7 @@ test_load_errors (void)
       && err && err->errno_ == ENOENT
       && strstr (err->msg, "does-not-exist.json") != NULL,
       "load: missing file names the path");
-  rt_err_free (&err);
+  cm_err_free (&err);
 
   if (mkdtemp (dir) == NULL)
     {
@@ -734,22 +734,22 @@ test_load_errors (void)
   fputs ("{\"ociVersion\":\"1.0.0\",\"process\":{\"cwd\":\"/\"}}", f);
   fclose (f);
   ok (oci_spec_load (path, &c, &err) < 0 && err
-      && rt_startswith (err->msg, path)
+      && cm_startswith (err->msg, path)
       && strstr (err->msg, ": process.args: required") != NULL,
       "load: path errors are prefixed with the file");
   if (err && getenv ("TEST_VERBOSE"))
     printf ("#   got '%s'\n", err->msg);
-  rt_err_free (&err);
+  cm_err_free (&err);
   f = fopen (path, "w");
   fputs ("{oops", f);
   fclose (f);
   ok (oci_spec_load (path, &c, &err) < 0 && err
-      && rt_startswith (err->msg, path)
+      && cm_startswith (err->msg, path)
       && strstr (err->msg, ": invalid JSON: ") != NULL,
       "load: invalid JSON names the file");
   if (err && getenv ("TEST_VERBOSE"))
     printf ("#   got '%s'\n", err->msg);
-  rt_err_free (&err);
+  cm_err_free (&err);
   unlink (path);
   rmdir (dir);
 }

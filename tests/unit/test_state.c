@@ -16,7 +16,7 @@
 #include "tap.h"
 
 static int
-parse (const char *json, struct oci_state *st, struct rt_err **err)
+parse (const char *json, struct oci_state *st, struct cm_err **err)
 {
   memset (st, 0, sizeof *st);
   st->dirfd = -1;
@@ -28,11 +28,11 @@ static void
 refused (const char *json, const char *want, const char *what)
 {
   struct oci_state st;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   int r = parse (json, &st, &err);
   ok (r < 0 && err && strstr (err->msg, want), "%s: refused (%s)", what,
       err ? err->msg : "accepted");
-  rt_err_free (&err);
+  cm_err_free (&err);
   oci_state_free (&st);
 }
 
@@ -41,7 +41,7 @@ test_big_annotations (void)
 {
   size_t n = 4u << 20;          /* over the old 1 MiB loader cap */
   struct oci_state st = { .dirfd = -1 }, back;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   _cleanup_free_ char *v = xmalloc (n + 1), *j = NULL;
   struct rt_kv kv = { (char *) "big", v };
 
@@ -56,7 +56,7 @@ test_big_annotations (void)
   ok (parse (j, &back, &err) == 0 && back.annotations_len == 1
           && strlen (back.annotations[0].value) == n,
       "a 4 MiB annotation round-trips through state.json");
-  rt_err_free (&err);
+  cm_err_free (&err);
   oci_state_free (&back);
 }
 
@@ -97,7 +97,7 @@ test_status_names (void)
   for (enum oci_status s = OCI_CREATING; s <= OCI_STOPPED; s++)
     {
       struct oci_state st = { .dirfd = -1 }, back;
-      struct rt_err *err = NULL;
+      struct cm_err *err = NULL;
       _cleanup_free_ char *j = NULL;
       st.id = (char *) "c1";
       st.status = s;
@@ -106,7 +106,7 @@ test_status_names (void)
       ok (parse (j, &back, &err) == 0 && back.status == s
               && oci_status_from_name (oci_status_name (s)) == s,
           "status %s round-trips", oci_status_name (s));
-      rt_err_free (&err);
+      cm_err_free (&err);
       oci_state_free (&back);
     }
 }
@@ -158,7 +158,7 @@ test_salvage (void)
   char tmpl[] = "/tmp/sandlock-unit.XXXXXX";
   struct oci_globals g = { 0 };
   struct oci_state st = { .dirfd = -1 };
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   _cleanup_free_ char *dir = NULL;
   _cleanup_fd_ int dfd = -1;
   static const char bad[] = "{\"status\":\"created\",\"pid\":1,";
@@ -176,15 +176,15 @@ test_salvage (void)
   dir = xasprintf ("%s/c1", tmpl);
   mkdir (dir, 0700);
   dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  ok (rt_atomic_write_at (dfd, "state.json", bad, strlen (bad), 0600, &err)
+  ok (cm_atomic_write_at (dfd, "state.json", bad, strlen (bad), 0600, &err)
           == 0
-          && rt_atomic_write_at (dfd, "config.json", config, strlen (config),
+          && cm_atomic_write_at (dfd, "config.json", config, strlen (config),
                                  0600, &err) == 0,
       "write a corrupt state.json and a config.json");
   ok (oci_state_load (&g, "c1", &st, &err) < 0 && err
           && strstr (err->msg, "corrupt"),
       "load refuses it, naming it corrupt");
-  rt_err_free (&err);
+  cm_err_free (&err);
   oci_state_free (&st);
   ok (oci_state_load_any (&g, "c1", &st, &err) == 0, "load_any takes it");
   is_str (oci_status_name (st.status), "stopped", "as stopped");

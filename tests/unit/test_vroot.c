@@ -122,11 +122,11 @@ parse_ann (const char *mounts, const char *ann)
       "\"annotations\":{%s},\"mounts\":[%s],"
       "\"linux\":{\"namespaces\":[{\"type\":\"mount\"}]}}", ann, mounts);
   struct rt_config *c = NULL;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   if (oci_spec_parse (json, strlen (json), &c, &err) < 0)
     {
       printf ("# parse: %s\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   free (json);
   return c;
@@ -151,7 +151,7 @@ rule_at (const struct rt_ll_policy *p, const char *path)
 static void
 setup (void)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct vr_setup s;
   char *state = host ("state"), *data = host ("data");
   char *m = xasprintf ("{\"destination\":\"/data\",\"type\":\"none\","
@@ -166,7 +166,7 @@ setup (void)
   ok (vr_setup_prepare (&s, c, rootfs, state, &err) == 0,
       "prepare a namespace-less container");
   if (err)
-    printf ("# %s\n", err->msg), rt_err_free (&err);
+    printf ("# %s\n", err->msg), cm_err_free (&err);
   char *made = host ("rootfs/usr/lib/made"), *tmp0 = host ("state/vroot/tmpfs/tmpfs-1");
   struct stat st;
   ok (s.cwd && strcmp (s.cwd, "/usr/lib/made") == 0 && stat (made, &st) == 0
@@ -181,7 +181,7 @@ setup (void)
   ok (vr_setup_prepare (&s, c, rootfs, state, &err) < 0 && err
       && strstr (err->msg, "process.cwd") != NULL, "a cwd that is a file is "
       "refused naming process.cwd");
-  rt_err_free (&err);
+  cm_err_free (&err);
   rt_config_free (c);
   free (made), free (tmp0), free (state), free (data), free (m), free (rootfs);
 }
@@ -190,7 +190,7 @@ setup (void)
 static void
 policy (const char *rootfs)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct vroot v;
   struct rt_ll_policy p;
   char *data = host ("data"), *m = xasprintf (
@@ -204,7 +204,7 @@ policy (const char *rootfs)
       && rt_ll_policy_build (c, rt_ll_abi () ? rt_ll_abi () : 6, &p, &err) == 0
       && vr_ll_translate (&v, &p, &err) == 0, "policy translated for the view");
   if (err)
-    printf ("# %s\n", err->msg), rt_err_free (&err);
+    printf ("# %s\n", err->msg), cm_err_free (&err);
   char *usrlib = host ("rootfs/usr/lib"), *sub2 = host ("data/sub2");
   const struct rt_ll_rule *r;
   ok ((r = rule_at (&p, v.e[0].host)) && (r->access & RT_LL_FS_WRITE_FILE),
@@ -218,7 +218,7 @@ policy (const char *rootfs)
       "fs_writable inside a read-only mount grants no write");
   bool host_paths = true;
   for (size_t i = 0; i < p.rules_len; i++)
-    host_paths &= rt_startswith (p.rules[i].path, top);
+    host_paths &= cm_startswith (p.rules[i].path, top);
   ok (host_paths && p.rules_len == 4, "every rule is a host path in the view "
       "(%zu rules; the missing fs_readable grants nothing)", p.rules_len);
   rt_ll_policy_clear (&p);
@@ -231,7 +231,7 @@ policy (const char *rootfs)
       && vr_ll_translate (&v, &p, &err) < 0 && err
       && strstr (err->msg, "fs_denied") != NULL,
       "a fs_denied that needs a mask is refused, naming the annotation");
-  rt_err_free (&err);
+  cm_err_free (&err);
   rt_ll_policy_clear (&p);
   rt_config_free (c);
   vr_free (&v);
@@ -242,7 +242,7 @@ policy (const char *rootfs)
 static void
 from_config (const char *rootfs)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct vr_mount_spec *m = NULL;
   size_t n = 0;
   char **owned = NULL;
@@ -269,7 +269,7 @@ from_config (const char *rootfs)
       "devpts and sysfs left out (%zu)", n);
   ok (vr_build (&v, rootfs, false, m, n, &err) == 0, "view from the config");
   if (err)
-    printf ("# %s\n", err->msg), rt_err_free (&err);
+    printf ("# %s\n", err->msg), cm_err_free (&err);
   ok (vr_resolve (&v, &ctx, "/", "/dev/null", 0, &p) == 0 && !p.ent->dir
       && vr_landlock_access (p.ent) == RT_LL_FS_DEVICE,
       "/dev/null is the host's node, device rights only");
@@ -285,7 +285,7 @@ from_config (const char *rootfs)
       "a noexec bind gets no EXECUTE right");
   vr_free (&v);
   free (m);
-  rt_strv_free (owned);
+  cm_strv_free (owned);
   rt_config_free (c);
   free (mounts);
   mounts = xasprintf ("{\"destination\":\"/n\",\"type\":\"nfs\","
@@ -294,7 +294,7 @@ from_config (const char *rootfs)
   ok (c && vr_specs_from_config (c, priv, &m, &n, &owned, &err) < 0 && err
       && strstr (err->msg, "mounts[0].type") != NULL,
       "a mount type the view cannot draw is refused, naming the field");
-  rt_err_free (&err);
+  cm_err_free (&err);
   rt_config_free (c);
   free (mounts), free (priv), free (data);
 }
@@ -303,7 +303,7 @@ int
 main (void)
 {
   struct vroot v;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   struct vr_path p;
   char out[PATH_MAX];
   tree ();
@@ -319,7 +319,7 @@ main (void)
   if (vr_build (&v, rootfs, false, m, ARRAY_SIZE (m), &err) < 0)
     {
       printf ("Bail out! vr_build: %s\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
       return 1;
     }
   struct vr_ctx c = { .tgid = getpid (), .tid = getpid (), .cwd = "/",
@@ -393,7 +393,7 @@ main (void)
     ok (r < 0 && access (f, F_OK) < 0 && strstr (err->msg, "mounts[0]"),
         "a mount destination through an absolute symlink to a host path "
         "never creates on the host");
-    rt_err_free (&err);
+    cm_err_free (&err);
     free (f);
   }
 
@@ -465,17 +465,17 @@ main (void)
   ok (vr_build (&w, rootfs, false, bad, 1, &err) < 0 && err
       && strstr (err->msg, "mounts[0].destination") != NULL,
       "relative destination refused, naming the field");
-  rt_err_free (&err);
+  cm_err_free (&err);
   struct vr_mount_spec gone[] = { { "/x", "/nonexistent-src", VR_BIND, false, false } };
   ok (vr_build (&w, rootfs, false, gone, 1, &err) < 0 && err
       && strstr (err->msg, "mounts[0]") != NULL, "missing source named");
-  rt_err_free (&err);
+  cm_err_free (&err);
 
   vr_free (&v);
   from_config (rootfs);
   policy (rootfs);
   setup ();
-  rt_rm_rf_at (AT_FDCWD, top, &err);
-  rt_err_free (&err);
+  cm_rm_rf_at (AT_FDCWD, top, &err);
+  cm_err_free (&err);
   return tap_done ();
 }

@@ -259,7 +259,7 @@ reads (void)
       snprintf (l2, sizeof l2, "/proc/self/fd/%d", outside_fd);
       int n2 = (int) readlink (l2, t2, sizeof t2 - 1);
       t2[n2 < 0 ? 0 : n2] = '\0';
-      T (n2 > 0 && rt_startswith (t2, "file:["), "readlink of an fd inherited "
+      T (n2 > 0 && cm_startswith (t2, "file:["), "readlink of an fd inherited "
          "from outside the view names no host path: '%s'", t2);
       T (open (l2, O_RDWR) < 0 && errno == EACCES,
          "and it does not reopen through /proc/self/fd");
@@ -602,10 +602,10 @@ child (int sock, const char *execdir)
     _exit (5);
   if (nest_view)
     {
-      struct rt_err *err = NULL;
+      struct cm_err *err = NULL;
       T (vr_landlock_self (nest_view, nest_exec_dir, NULL, &err) == 0,
          "the container enters its own domain, nested in the supervisor's");
-      rt_err_free (&err);
+      cm_err_free (&err);
     }
   int lfd = install_filter ();
   if (lfd < 0)
@@ -682,7 +682,7 @@ session (struct vroot *v, const char *execdir, bool confine, int rp[2])
   _cleanup_fd_ int xd = open (execdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (confine)
     {
-      struct rt_err *err = NULL;
+      struct cm_err *err = NULL;
       /* The container may bind nothing and connect nowhere over TCP. */
       struct vr_net net = { .tcp = rt_ll_abi () >= 4 };
       pid_t sup = fork ();
@@ -738,12 +738,12 @@ session (struct vroot *v, const char *execdir, bool confine, int rp[2])
 static void
 empty_dir (const char *dir)
 {
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   DIR *d = opendir (dir);
   struct dirent *e;
   while (d && (e = readdir (d)) != NULL)
     if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0)
-      rt_rm_rf_at (dirfd (d), e->d_name, &err), rt_err_free (&err);
+      cm_rm_rf_at (dirfd (d), e->d_name, &err), cm_err_free (&err);
   if (d)
     closedir (d);
 }
@@ -764,7 +764,7 @@ int
 main (void)
 {
   struct vroot v;
-  struct rt_err *err = NULL;
+  struct cm_err *err = NULL;
   tree ();
   _cleanup_free_ char *rootfs = host ("rootfs"), *data = host ("data"),
                       *tmpfs = host ("tmpfs"), *hn = host ("hostname"),
@@ -779,7 +779,7 @@ main (void)
   if (vr_build (&v, rootfs, false, m, ARRAY_SIZE (m), &err) < 0)
     {
       printf ("Bail out! vr_build: %s\n", err->msg);
-      rt_err_free (&err);
+      cm_err_free (&err);
       return 1;
     }
   char *hs = host ("host/hs");
@@ -822,7 +822,7 @@ main (void)
       empty_dir (tmpfs);      /* the view pins the directory itself */
     }
   vr_free (&v);
-  rt_rm_rf_at (AT_FDCWD, top, &err);
-  rt_err_free (&err);
+  cm_rm_rf_at (AT_FDCWD, top, &err);
+  cm_err_free (&err);
   return tap_done ();
 }
