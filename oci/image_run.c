@@ -221,7 +221,10 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
     }
   /* The cached rootfs as an overlay lower when the kernel allows it, else
    * a copy (docs/cow.md). */
-  const char *why = oci_cow_image_unusable ();
+  const char *why = c.o.allow_devices
+                        ? "--allow-devices: the image's device nodes are "
+                          "given in a copy only (the overlay is nodev)"
+                        : oci_cow_image_unusable ();
   c.cow = why == NULL;
   if (why)
     {
