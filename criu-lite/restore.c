@@ -4,9 +4,11 @@
  * Everything that can fail with a message happens before the first step
  * that cannot be undone. */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,11 +261,15 @@ set_rlimits (const struct cl_proc *p)
 static void
 rseq_unregister (void)
 {
+  /* glibc's __rseq_offset/__rseq_size live in ld.so: read through dlsym,
+   * so the binary does not name ld-linux as a needed library. */
+  const ptrdiff_t *off = dlsym (RTLD_DEFAULT, "__rseq_offset");
+  const unsigned int *size = dlsym (RTLD_DEFAULT, "__rseq_size");
   char *area;
-  if (__rseq_size == 0)
+  if (off == NULL || size == NULL || *size == 0)
     return;
-  area = (char *) __builtin_thread_pointer () + __rseq_offset;
-  if (syscall (SYS_rseq, area, __rseq_size, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) < 0)
+  area = (char *) __builtin_thread_pointer () + *off;
+  if (syscall (SYS_rseq, area, *size, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) < 0)
     syscall (SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
 }
 
