@@ -76,20 +76,20 @@ sha256 (const void *p, size_t n, uint8_t out[32])
   cm_err_free (&e);
 }
 
+/* pages.img's XXH64, read through a mapping: the check before restore. */
 static int
-sha256_fd (int fd, uint64_t len, uint8_t out[32], struct cm_err **err)
+pages_xxh64 (int fd, uint64_t len, uint64_t *out, struct cm_err **err)
 {
   void *m;
   if (len == 0)
     {
-      sha256 ("", 0, out);
+      *out = cl_xxh64 ("", 0);
       return 0;
     }
-  m = mmap (NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+  m = mmap (NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   if (m == MAP_FAILED)
     return cm_err_set (err, errno, "pages.img: map for its checksum");
-  madvise (m, len, MADV_SEQUENTIAL);
-  sha256 (m, len, out);
+  *out = cl_xxh64 (m, len);
   munmap (m, len);
   return 0;
 }
@@ -120,8 +120,7 @@ cl_image_write (int dirfd, struct cl_dump *d, struct cm_err **err)
   h.xcr0 = cl_xcr0 ();
   h.xstate_size = d->xstate_size;
   h.pages_len = d->pages_len;
-  if (sha256_fd (d->pages_fd, d->pages_len, h.pages_sha256, err) < 0)
-    return -1;
+  h.pages_xxh64 = cl_xxh64_digest (&d->pages_hash);  /* hashed as copied */
 
   cl_buf_add (&out, &h, sizeof h);
   for (unsigned i = 1; i <= CL_S_COUNT; i++)
@@ -362,7 +361,7 @@ load_pages (const char *dir, struct cl_image *img, struct cm_err **err)
 {
   _cleanup_free_ char *path = xasprintf ("%s/pages.img", dir);
   struct stat st;
-  uint8_t md[32];
+  uint64_t md;
 
   img->pages_fd = open (path, O_RDONLY | O_CLOEXEC);
   if (img->pages_fd < 0)
@@ -375,9 +374,9 @@ load_pages (const char *dir, struct cl_image *img, struct cm_err **err)
                                                                   : "too long",
                        (unsigned long long) st.st_size,
                        (unsigned long long) img->hdr.pages_len);
-  if (sha256_fd (img->pages_fd, img->hdr.pages_len, md, err) < 0)
+  if (pages_xxh64 (img->pages_fd, img->hdr.pages_len, &md, err) < 0)
     return -1;
-  if (memcmp (md, img->hdr.pages_sha256, 32) != 0)
+  if (md != img->hdr.pages_xxh64)
     return cm_err_set (err, 0, "pages.img: checksum mismatch (corrupted)");
   return 0;
 }

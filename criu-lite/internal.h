@@ -15,7 +15,23 @@
 #include "common/err.h"
 
 #define CL_MAGIC "CRIULITE"
-#define CL_VERSION 1
+#define CL_VERSION 2
+
+/* XXH64, seed 0, of pages.img (criu-lite/xxh64.c), one-shot or streamed:
+ * every update but the last takes a multiple of 32 bytes; the last one's
+ * data must still be there at the digest. */
+struct cl_xxh64
+{
+  uint64_t v[4];
+  uint64_t len;
+  const void *tail;
+  size_t ntail;
+};
+void cl_xxh64_init (struct cl_xxh64 *s);
+void cl_xxh64_update (struct cl_xxh64 *s, const void *p, size_t n);
+uint64_t cl_xxh64_digest (const struct cl_xxh64 *s);
+uint64_t cl_xxh64 (const void *p, size_t n);
+
 #define CL_PAGE 4096ull
 #define CL_TASK_TOP 0x7ffffffff000ull   /* 47-bit user address space */
 #define CL_XSTATE_MAX 65536u
@@ -51,7 +67,8 @@ struct cl_header
   uint32_t xstate_size;        /* NT_X86_XSTATE size per thread */
   uint32_t pad;
   uint64_t pages_len;          /* size of pages.img */
-  uint8_t pages_sha256[32];
+  uint64_t pages_xxh64;         /* XXH64 of pages.img (xxh64.c says why) */
+  uint8_t pad2[24];
   struct cl_sect_desc sect[CL_S_COUNT];
   uint8_t header_sha256[32];   /* over everything above */
 };
@@ -192,6 +209,7 @@ struct cl_dump
   struct cl_buf threads, vmas, runs, fds, strings;
   int pages_fd;                /* pages.img being written */
   uint64_t pages_len;
+  struct cl_xxh64 pages_hash;  /* over what was written so far */
   uint32_t xstate_size;
   pid_t *tids;
   size_t ntids;
