@@ -43,8 +43,7 @@ int criu_dump (const struct criu_dump_opts *opts, struct cm_err **err)
 /* Reads and verifies the image in |image_dir| (tree.img and every
  * process's header, sections and pages.img: sha256/XXH64, kernel
  * release, CPU xstate features; or one process's directory) without
- * touching the
- * calling process.  Returns 0 when a restore from it may proceed. */
+ * touching the calling process.  Returns 0 when a restore from it may proceed. */
 int criu_image_check (const char *image_dir, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
 
