@@ -32,6 +32,7 @@ dump_free (struct cl_dump *d)
   free (d->runs.p);
   free (d->fds.p);
   free (d->strings.p);
+  free (d->pipes.p);
   if (d->pages_fd >= 0)
     close (d->pages_fd);
 }

@@ -18,6 +18,7 @@
 static const char *const sect_names[CL_S_COUNT + 1] = {
   [CL_S_PROC] = "proc", [CL_S_THREADS] = "threads", [CL_S_VMAS] = "vmas",
   [CL_S_PAGES] = "pages", [CL_S_FDS] = "fds", [CL_S_STRINGS] = "strings",
+  [CL_S_PIPES] = "pipes",
 };
 
 void
@@ -105,6 +106,7 @@ cl_image_write (int dirfd, struct cl_dump *d, struct cm_err **err)
   struct cl_buf *parts[CL_S_COUNT + 1] = {
     [CL_S_THREADS] = &d->threads, [CL_S_VMAS] = &d->vmas,
     [CL_S_PAGES] = &d->runs, [CL_S_FDS] = &d->fds, [CL_S_STRINGS] = &d->strings,
+    [CL_S_PIPES] = &d->pipes,
   };
   struct cl_buf proc = { .p = (char *) &d->proc, .len = sizeof d->proc };
   _cleanup_free_ char *buf = NULL;
@@ -288,6 +290,46 @@ check_threads (struct cl_image *img, struct cm_err **err)
   return 0;
 }
 
+/* Walks the pipes section: NULL when a record overruns it. */
+static const struct cl_pipe *
+pipe_next (const struct cl_image *img, size_t *off)
+{
+  const struct cl_pipe *p;
+  size_t left = img->pipes_len - *off;
+  if (left < sizeof *p)
+    return NULL;
+  p = (const void *) (img->pipes + *off);
+  if (p->len > p->cap || p->cap > CL_PIPE_MAX || p->cap < CL_PAGE
+      || p->len > left - sizeof *p)
+    return NULL;
+  *off += (sizeof *p + p->len + 7) & ~(size_t) 7;
+  return p;
+}
+
+const struct cl_pipe *
+cl_image_pipe (const struct cl_image *img, uint64_t id)
+{
+  size_t off = 0;
+  const struct cl_pipe *p;
+  while (off < img->pipes_len && (p = pipe_next (img, &off)) != NULL)
+    if (p->id == id)
+      return p;
+  return NULL;
+}
+
+static int
+check_pipes (struct cl_image *img, struct cm_err **err)
+{
+  size_t off = 0, n = 0;
+  if ((uintptr_t) img->pipes % 8)
+    return cm_err_set (err, 0, "section pipes: misaligned");
+  for (; off < img->pipes_len; n++)
+    if (pipe_next (img, &off) == NULL)
+      return cm_err_set (err, 0, "section pipes: record %zu overruns the "
+                         "section or has a bad size", n);
+  return 0;
+}
+
 static int
 check_fds (struct cl_image *img, struct cm_err **err)
 {
@@ -295,7 +337,8 @@ check_fds (struct cl_image *img, struct cm_err **err)
     {
       const struct cl_fd *f = &img->fds[i];
       if (f->fd < 0 || f->fd >= CL_MAX_FD || f->kind < CL_FD_FILE
-          || f->kind > CL_FD_SKIPPED || !check_str (img, f->path)
+          || f->kind > CL_FD_PIPE || !check_str (img, f->path)
+          || (f->kind == CL_FD_PIPE && cl_image_pipe (img, f->pos) == NULL)
           || (i && f->fd <= img->fds[i - 1].fd)
           || (f->kind == CL_FD_INHERIT && f->pos > 2))
         return cm_err_set (err, 0, "section fds: entry %zu (fd %d) is invalid",
@@ -344,6 +387,8 @@ load_core (const char *dir, struct cl_image *img, struct cm_err **err)
   img->nfds = len[CL_S_FDS] / sizeof (struct cl_fd);
   img->strings = sect[CL_S_STRINGS];
   img->strings_len = len[CL_S_STRINGS];
+  img->pipes = sect[CL_S_PIPES];
+  img->pipes_len = len[CL_S_PIPES];
   if (len[CL_S_VMAS] % sizeof (struct cl_vma) || len[CL_S_PAGES] % sizeof (struct cl_run)
       || len[CL_S_FDS] % sizeof (struct cl_fd))
     return cm_err_set (err, 0, "core.img: a record section has a partial record");
@@ -351,7 +396,7 @@ load_core (const char *dir, struct cl_image *img, struct cm_err **err)
     return cm_err_set (err, 0, "section strings: not NUL-terminated");
   if (check_proc (img, len[CL_S_PROC], err) < 0 || check_threads (img, err) < 0
       || check_vmas (img, err) < 0 || check_runs (img, err) < 0
-      || check_fds (img, err) < 0)
+      || check_pipes (img, err) < 0 || check_fds (img, err) < 0)
     return -1;
   return 0;
 }

@@ -46,7 +46,8 @@ enum cl_sect
   CL_S_PAGES,     /* runs of pages.img: where each lands */
   CL_S_FDS,
   CL_S_STRINGS,
-  CL_S_COUNT = CL_S_STRINGS
+  CL_S_PIPES,     /* what each pipe held: struct cl_pipe + its bytes */
+  CL_S_COUNT = CL_S_PIPES
 };
 
 struct cl_sect_desc
@@ -146,7 +147,17 @@ enum cl_fd_kind
   CL_FD_INHERIT,               /* the root's stdio: a dup of the restorer's
                                   fd |pos| (0-2) */
   CL_FD_SKIPPED,               /* --skip-unsupported: listed, not restored */
+  CL_FD_PIPE,                  /* one end of pipe |pos| (its inode) */
 };
+
+/* A pipe's buffered bytes, as every process holding it saw them; |len|
+ * bytes follow, then padding to 8. */
+struct cl_pipe
+{
+  uint64_t id;                 /* the pipe's inode where captured */
+  uint32_t len, cap;           /* bytes held; F_GETPIPE_SZ */
+};
+#define CL_PIPE_MAX (1u << 20) /* /proc/sys/fs/pipe-max-size's default */
 
 struct cl_fd
 {
@@ -172,6 +183,8 @@ struct cl_image
   size_t nruns;
   const struct cl_fd *fds;
   size_t nfds;
+  const char *pipes;           /* section pipes, checked */
+  size_t pipes_len;
   const char *strings;
   size_t strings_len;
   int pages_fd;
@@ -206,7 +219,7 @@ struct cl_dump
   uint64_t scratch;              /* a page mapped in the tracee for
                                     injected syscalls' results */
   struct cl_proc proc;
-  struct cl_buf threads, vmas, runs, fds, strings;
+  struct cl_buf threads, vmas, runs, fds, strings, pipes;
   int pages_fd;                /* pages.img being written */
   uint64_t pages_len;
   struct cl_xxh64 pages_hash;  /* over what was written so far */
@@ -219,6 +232,18 @@ size_t cl_thread_rec_size (uint32_t xstate_len);
 
 /* sha256 of |n| bytes (criu-lite/sha.c: libcrypto, loaded on first use). */
 int cl_sha256 (const void *p, size_t n, uint8_t out[32], struct cm_err **err);
+
+struct stat;
+/* An fd that is a pipe: its record and buffered bytes (dump-pipe.c). */
+int cl_dump_pipe (struct cl_dump *d, int fd, const struct stat *st,
+                  struct cl_fd *f, struct cm_err **err);
+
+/* The pipes of a whole tree, made before any restorer forks so that every
+ * process inherits them (restore-pipe.c); an fd of |f|'s end, or -1. */
+const struct cl_pipe *cl_image_pipe (const struct cl_image *img, uint64_t id);
+int cl_pipes_make (const struct cl_image *imgs, size_t n, struct cm_err **err);
+int cl_pipes_end (const struct cl_fd *f);
+void cl_pipes_close (void);
 
 /* The /proc every capture reads, as a directory fd: opened before the
  * capture chroots into the target's root so that paths read from it are
