@@ -263,3 +263,14 @@ wait_for() { # file regex
   [ "$(head -1 "$out2")" = in-flight-7b3 ]
   [ "$(first_count "$out2")" -ge 1 ]
 }
+
+@test "checkpoint --leave-running: the bytes in a pipe stay there for its reader" {
+  cmd /bin/sh -c '{ echo in-flight-7b3; exec /bin/cl_counter -m 1 </dev/null; } | { sleep 1; exec cat; }'
+  id=$(cid)
+  start "$id"
+  sleep 0.3
+  rt checkpoint --leave-running --image-path "$IMG" "$id"
+  ! grep -q in-flight "$OUT"
+  wait_for "$OUT" "^count "
+  [ "$(head -1 "$OUT")" = in-flight-7b3 ]
+}
