@@ -180,6 +180,14 @@ open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
         }
       if (f->kind == CL_FD_INHERIT || f->kind == CL_FD_SKIPPED)
         continue;
+      if (f->kind == CL_FD_PIPE)
+        {
+          /* the tree's pipe, inherited from the root restorer */
+          r->fd_tmp[i] = lift (r, dup (cl_pipes_end (f)), path, err);
+          if (r->fd_tmp[i] < 0)
+            return -1;
+          continue;
+        }
       fd = open (path, (int) (f->flags & ~(uint32_t) (O_CREAT | O_EXCL | O_TRUNC))
                            | O_NOCTTY | O_CLOEXEC);
       if (fd < 0)
@@ -601,12 +609,15 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
   t.same_pids = getpid () == t.recs[0].pid;
   ret = set_ids (&t, 0, err);
   if (ret == 0)
+    ret = cl_pipes_make (ci->procs, ci->n, err);
+  if (ret == 0)
     ret = restore_prepare (&r, &ci->procs[0], t.recs[0].pid, o->report_fd, o,
                            err);
   if (ret == 0 && t.n > 1 && (ret = restore_tree (&t, err)) < 0)
     restore_abort (&r, &ci->procs[0]);
   if (ret == 0)
     restore_commit (&r);
+  cl_pipes_close ();
   free (t.now);
   return ret;
 }
