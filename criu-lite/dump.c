@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/sha256.h"
 #include "common/util.h"
 #include "criu-lite/criu.h"
 #include "criu-lite/tree.h"
@@ -281,7 +282,7 @@ criu_dump (const struct criu_dump_opts *o, struct cm_err **err)
   if (o->pid <= 0)
     return cm_err_set (err, EINVAL, "checkpoint: no process");
   /* libcrypto loaded (and OpenSSL's config read) here, before any chroot */
-  if (cl_sha256 ("", 0, warm, err) < 0)
+  if (cm_sha256 ("", 0, warm, err) < 0)
     return -1;
   if (cm_mkdir_p (o->image_dir, 0700, err) < 0)
     return -1;

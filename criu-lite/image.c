@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "common/sha256.h"
 #include "common/util.h"
 #include "criu-lite/criu.h"
 #include "criu-lite/internal.h"
@@ -72,7 +73,7 @@ static void
 sha256 (const void *p, size_t n, uint8_t out[32])
 {
   struct cm_err *e = NULL;
-  if (cl_sha256 (p, n, out, &e) < 0)
+  if (cm_sha256 (p, n, out, &e) < 0)
     memset (out, 0xff, 32);
   cm_err_free (&e);
 }

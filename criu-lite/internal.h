@@ -230,9 +230,6 @@ struct cl_dump
 
 size_t cl_thread_rec_size (uint32_t xstate_len);
 
-/* sha256 of |n| bytes (criu-lite/sha.c: libcrypto, loaded on first use). */
-int cl_sha256 (const void *p, size_t n, uint8_t out[32], struct cm_err **err);
-
 struct stat;
 /* An fd that is a pipe: its record and buffered bytes (dump-pipe.c). */
 int cl_dump_pipe (struct cl_dump *d, int fd, const struct stat *st,
