@@ -32,6 +32,7 @@ dump_free (struct cl_dump *d)
   free (d->runs.p);
   free (d->fds.p);
   free (d->strings.p);
+  free (d->pipes.p);
   if (d->pages_fd >= 0)
     close (d->pages_fd);
 }
@@ -171,6 +172,7 @@ capture (struct cl_dump *d, int dirfd, const struct criu_dump_opts *o,
                         0600);
   if (d->pages_fd < 0)
     return cm_err_set (err, errno, "create %s/pages.img", name);
+  cl_xxh64_init (&d->pages_hash);
   /* The memory first: the injections after it map a scratch page. */
   if (cl_dump_mm (d, err) < 0 || cl_inject_prepare (d, err) < 0
       || cl_dump_threads (d, err) < 0 || cl_dump_signals (d, err) < 0
