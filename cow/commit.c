@@ -1,15 +1,19 @@
 /* Commit: merge the upper into the lower (cow/cow.h; docs/cow.md "Commit"
  * and "Crash recovery").
  *
- * Every step is idempotent and the upper is left untouched until the end,
- * so the journal is the decision itself: meta says `committing` (written
+ * Every step is idempotent and the upper loses only what is merged, so
+ * the journal is the decision itself: meta says `committing` (written
  * durably before the first change to the lower) and a commit run again
- * replays the whole walk.  Hence no fsync per file: whatever a power loss
+ * replays the walk.  Hence no fsync per file: whatever a power loss
  * leaves half-written is rewritten by the replay, and one syncfs of the
  * lower before meta says `committed` (and the upper goes) makes it all
  * durable at once.  Every destination is opened beneath the lower with no
  * symlink followed and no mount crossed (cow_open_beneath); leaves are
- * replaced by rename from a temp name in the same directory. */
+ * replaced by rename from a temp name in the same directory, or moved
+ * from the upper when it shares the lower's filesystem: a moved file is
+ * gone from the upper, so a replay does not see it, and an opaque
+ * directory loses its mark once the lower one is emptied (apply_dir_pre)
+ * so a replay does not empty it again. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,6 +42,7 @@ struct commit
   unsigned step;
   struct link_seen *links;
   size_t nlinks;
+  bool no_move; /* the upper is on another filesystem: copy */
 };
 
 static void
@@ -170,6 +175,44 @@ place_other (const struct cow_entry *e, int pfd, struct cm_err **err)
   return 0;
 }
 
+/* Strips the overlayfs private xattrs a moved file must not carry into
+ * the lower (a copied-up file has `overlay.origin`, …). */
+static int
+strip_private (int fd)
+{
+  char names[65536];
+  ssize_t n = flistxattr (fd, names, sizeof names);
+  if (n < 0)
+    return errno == ENOTSUP ? 0 : -1;
+  for (char *p = names; p < names + n; p += strlen (p) + 1)
+    if (cow_xattr_private (p) && fremovexattr (fd, p) < 0 && errno != ENODATA)
+      return -1;
+  return 0;
+}
+
+/* Moves a regular file with one name from the upper into place: its data,
+ * owner, mode, times and own xattrs are already what the lower gets.  A
+ * killed commit is resumable because the walk replays what is still in
+ * the upper, and a moved file is already where it belongs (an opaque
+ * directory is emptied only once: apply_dir_pre).  1 when moved, 0 when
+ * the upper is on another filesystem (the caller copies). */
+static int
+move_file (struct commit *c, const struct cow_entry *e, int pfd,
+           const char *leaf, struct cm_err **err)
+{
+  _cleanup_fd_ int fd
+      = openat (e->dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || strip_private (fd) < 0)
+    return cm_err_set (err, errno, "upper `%s`", e->rel);
+  stepped (c); /* ready in the upper, not yet in place */
+  if (renameat (e->dirfd, e->name, pfd, leaf) == 0)
+    return 1;
+  if (errno != EXDEV)
+    return cm_err_set (err, errno, "commit `%s`", e->rel);
+  c->no_move = true;
+  return 0;
+}
+
 /* A second name of an inode already committed: link it again.  0 when
  * this is the first name, 1 when the link is at the temp name, 2 when the
  * name already is that inode (a replayed commit). */
@@ -209,7 +252,9 @@ apply_leaf (struct commit *c, const struct cow_entry *e, int pfd,
   if (clear_for_leaf (pfd, leaf, err) < 0)
     return -1;
   if (S_ISREG (e->st.st_mode) && e->st.st_nlink > 1)
-    r = place_link (c, e, pfd, leaf, err);
+    r = place_link (c, e, pfd, leaf, err); /* 2: already in place */
+  else if (S_ISREG (e->st.st_mode) && !c->no_move)
+    r = move_file (c, e, pfd, leaf, err) * 2; /* -2, 0 (copy) or 2 */
   if (r < 0)
     return -1;
   if (r == 0
@@ -225,9 +270,30 @@ apply_leaf (struct commit *c, const struct cow_entry *e, int pfd,
   return 0;
 }
 
+/* An opaque directory has replaced the lower one: from now on the upper
+ * says "merge", so a replayed commit does not empty the lower directory
+ * again (files already moved into it would be lost). */
 static int
-apply_dir_pre (const struct cow_entry *e, int pfd, const char *leaf,
-               struct cm_err **err)
+unmark_opaque (const struct cow_entry *e, struct cm_err **err)
+{
+  static const char *const names[]
+      = { "trusted.overlay.opaque", "user.overlay.opaque" };
+  _cleanup_fd_ int fd
+      = openat (e->dirfd, e->name,
+                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return cm_err_set (err, errno, "upper `%s`", e->rel);
+  for (size_t i = 0; i < ARRAY_SIZE (names); i++)
+    if (fgetxattr (fd, names[i], NULL, 0) >= 0 /* trusted.*: hidden */
+        && fremovexattr (fd, names[i]) < 0)
+      return cm_err_set (err, errno, "upper `%s`: remove %s", e->rel,
+                         names[i]);
+  return 0;
+}
+
+static int
+apply_dir_pre (struct commit *c, const struct cow_entry *e, int pfd,
+               const char *leaf, struct cm_err **err)
 {
   struct stat st;
   bool have = fstatat (pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
@@ -239,7 +305,12 @@ apply_dir_pre (const struct cow_entry *e, int pfd, const char *leaf,
     }
   if (!have && mkdirat (pfd, leaf, 0700) < 0)
     return cm_err_set (err, errno, "commit mkdir `%s`", e->rel);
-  return 0;
+  if (!e->opaque)
+    return 0;
+  stepped (c); /* the lower directory is empty, the upper still opaque */
+  if (syncfs (pfd) < 0) /* the emptying is durable before the mark goes */
+    return cm_err_set (err, errno, "syncfs below `%s`", e->rel);
+  return unmark_opaque (e, err);
 }
 
 static int
@@ -272,7 +343,7 @@ apply_one (const struct cow_entry *e, void *arg, struct cm_err **err)
                        "crossed)",
                        e->rel);
   int r = e->whiteout               ? cm_rm_rf_at (pfd, leaf, err)
-          : S_ISDIR (e->st.st_mode) ? apply_dir_pre (e, pfd, leaf, err)
+          : S_ISDIR (e->st.st_mode) ? apply_dir_pre (c, e, pfd, leaf, err)
                                     : apply_leaf (c, e, pfd, leaf, err);
   if (r < 0)
     return -1;
@@ -359,6 +430,19 @@ finish (struct cow_branch *b, struct cm_err **err)
   return cow_remove (b->storage, err);
 }
 
+/* The upper's data is durable before any of it is moved: a moved file
+ * leaves the upper, so a replay after a power loss could not rewrite it
+ * (renames are journalled, file data not until written back). */
+static int
+sync_upper (const struct cow_branch *b, struct cm_err **err)
+{
+  _cleanup_fd_ int fd
+      = open (b->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || syncfs (fd) < 0)
+    return cm_err_set (err, errno, "syncfs `%s`", b->upper);
+  return 0;
+}
+
 int
 cow_commit (struct cow_branch *b, const struct cow_commit_opts *o,
             char ***conflicts, struct cm_err **err)
@@ -372,6 +456,11 @@ cow_commit (struct cow_branch *b, const struct cow_commit_opts *o,
   c.lowerfd = open (b->lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (c.lowerfd < 0)
     return cm_err_set (err, errno, "cow lower `%s`", b->lower);
+  if (sync_upper (b, err) < 0)
+    {
+      close (c.lowerfd);
+      return -1;
+    }
   ret = cow_walk_upper (b, apply_one, &c, err);
   if (ret == 0 && syncfs (c.lowerfd) < 0)
     ret = cm_err_set (err, errno, "syncfs `%s`", b->lower);

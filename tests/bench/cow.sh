@@ -14,8 +14,8 @@ S=$PWD/sandlock-oci
 dir=$(mktemp -d /var/tmp/sandlock-bench-cow.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 source tests/lib/common.bash
-# BENCH=image or BENCH=commit runs one part (default both)
-if [ "${BENCH:-all}" != commit ]; then
+# BENCH=image, BENCH=copyup or BENCH=commit runs one part (default all)
+if [ "${BENCH:-all}" = all ] || [ "${BENCH:-all}" = image ]; then
 make_rootfs "$dir/l"
 python3 - "$dir/l/data" "$FILES" "$SIZE_MB" <<'PY'
 import os, sys
@@ -50,7 +50,50 @@ for n, x in zip(names, r):
     print(f"| {n} | {x['median']*1e3:.2f} | {x['mean']*1e3:.2f} | {x['stddev']*1e3:.2f} | {(x['median']-floor)*1e3:+.2f} ms |")
 PY
 fi
-[ "${BENCH:-all}" = image ] && exit 0
+
+# 2. copy-up: the first write to a COPYUP_MB (default 100) MiB file of a
+# `cow` mount (overlayfs copies the whole file into the upper) against `cp`
+# of the same file on the same filesystem.  A container that appends one
+# byte to the big file, against the same container appending to a 1-byte
+# file (the floor: start, a tiny copy-up, exit); the branch is kept, so no
+# removal is timed, and aborted in --prepare.  copy-up = big - floor.
+# Also `cp` followed by an fsync of the copy: overlayfs fsyncs a copied-up
+# file before it links it into the upper.
+if [ "${BENCH:-all}" = all ] || [ "${BENCH:-all}" = copyup ]; then
+u=$dir/copyup MB=${COPYUP_MB:-100}
+mkdir -p "$u/host" "$u/s"
+head -c $((MB * 1024 * 1024)) /dev/urandom > "$u/host/big"
+echo x > "$u/host/small"
+for w in big small; do
+  make_bundle "$u/b-$w" sh -c "echo >> /data/$w" >/dev/null
+  jq --arg h "$u/host" '.mounts += [{"destination":"/data","type":"bind","source":$h,"options":["bind","cow"]}]
+    | .annotations["run.oci.sandlock.cow.on_exit"]="keep"' "$u/b-$w/config.json" > "$u/j" && mv "$u/j" "$u/b-$w/config.json"
+done
+cat "$u/host/big" > /dev/null   # both sides read it from the page cache
+hyperfine -N --runs "${COPYUP_RUNS:-10}" --export-json "$dir/u.json" \
+  --prepare "sh -c '$S --root $u/s abort cu 2>/dev/null; sync; true'" \
+  "$S --root $u/s run -b $u/b-big cu" \
+  --prepare "sh -c '$S --root $u/s abort cu 2>/dev/null; sync; true'" \
+  "$S --root $u/s run -b $u/b-small cu" \
+  --prepare "sh -c 'rm -f $u/host/copy; sync'" \
+  "cp $u/host/big $u/host/copy" \
+  --prepare "sh -c 'rm -f $u/host/copy; sync'" \
+  "sh -c 'cp $u/host/big $u/host/copy && sync $u/host/copy'" >/dev/null 2>&1
+"$S" --root "$u/s" abort cu 2>/dev/null || true
+echo "copy-up of a $MB MiB file (first write) vs cp"
+python3 - "$dir/u.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+big, small, cp, cps = (x["median"] for x in r)
+print("| | median ms | mean ms | stddev ms |")
+print("|---|---|---|---|")
+for n, x in zip(["container: first write to the big file", "container: first write to a 1-byte file", "cp of the big file", "cp, then fsync of the copy"], r):
+    print(f"| {n} | {x['median']*1e3:.1f} | {x['mean']*1e3:.1f} | {x['stddev']*1e3:.1f} |")
+print(f"| copy-up (big - 1-byte) | {(big-small)*1e3:.1f} | | |")
+print(f"copy-up / cp: {(big-small)/cp:.2f}x; copy-up / (cp + fsync): {(big-small)/cps:.2f}x")
+PY
+fi
+[ "${BENCH:-all}" = all ] || [ "${BENCH:-all}" = commit ] || exit 0
 
 # commit of a change set of COMMIT_FILES new files (1 KiB, 100 per
 # directory) vs `rsync -a` of the same upper into the same host tree, and
