@@ -67,9 +67,6 @@ rt_vroot_plan (struct rt_plan *p, struct cm_err **err)
   if (c->devices_len)
     return cm_err_set (err, 0, "linux.devices: making device nodes needs "
                        "privileges the namespace-less mode does not have");
-  if ((c->hostname && *c->hostname) || (c->domainname && *c->domainname))
-    return cm_err_set (err, 0, "hostname: there is no UTS namespace to set "
-                       "it in (namespace-less mode)");
   if (c->sysctl_len)
     return cm_err_set (err, 0, "linux.sysctl: there is no namespace to set "
                        "it in (namespace-less mode)");

@@ -100,3 +100,28 @@ while True: s.accept()[0].close()" > "$D/port" 3>&- &
   run as_user delete -f nd4
   [ "$status" -eq 0 ]
 }
+
+@test "nsless uname: the default spec's hostname is drawn by uname, sethostname refused" {
+  # The bundle as `spec` writes it (hostname and all), but for the user
+  # and the terminal, which this mode cannot have.
+  (cd "$D/bundle" && rm config.json && "$SANDLOCK_OCI" spec)
+  jqc '.process.terminal=false | .process.user={uid:65534,gid:65534}
+       | .hostname="box.example" | .domainname="example"'
+  args sh -c 'uname -n; hostname; cat /proc/sys/kernel/domainname >/dev/null; sysc sethostname 0 0; uname -s'
+  run as_user run nu1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = box.example ]
+  [ "${lines[1]}" = box.example ]
+  [ "${lines[2]}" = EPERM ]
+  [ "${lines[3]}" = Linux ]
+  # The default spec's own hostname, unchanged, runs too.
+  (cd "$D/bundle" && rm config.json && "$SANDLOCK_OCI" spec)
+  jqc '.process.terminal=false | .process.user={uid:65534,gid:65534}'
+  want=$(jq -r .hostname "$D/bundle/config.json")
+  args uname -n
+  run as_user run nu2
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$want" ]
+}
