@@ -5,7 +5,8 @@
  * Capture stops every thread of the process with ptrace (SEIZE+INTERRUPT),
  * reads registers, xstate, signal mask, mappings and the pages that hold
  * data, the mm layout, cwd, umask, rlimits and file descriptors, and writes
- * core.img + pages.img (0600, sha256 per section and per file).
+ * core.img + pages.img (0600, sha256 per section and file, XXH64 of the
+ * page data).
  *
  * Restore runs in the process that is to become the saved one: it verifies
  * the image, reopens files, then jumps to a position-independent stub that
@@ -40,9 +41,9 @@ int criu_dump (const struct criu_dump_opts *opts, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
 
 /* Reads and verifies the image in |image_dir| (tree.img and every
- * process's header, sections and pages.img: sha256, kernel release, CPU
- * xstate features; or one process's directory) without touching the
- * calling process.  Returns 0 when a restore from it may proceed. */
+ * process's header, sections and pages.img: sha256/XXH64, kernel
+ * release, CPU xstate features; or one process's directory) without
+ * touching the calling process.  Returns 0 when a restore from it may proceed. */
 int criu_image_check (const char *image_dir, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
 

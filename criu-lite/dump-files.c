@@ -110,6 +110,11 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct cm_err **err)
     f.kind = CL_FD_DIR;
   else if (link[0] == '/' && S_ISCHR (st.st_mode))
     f.kind = CL_FD_DEV;
+  else if (link[0] != '/' && S_ISFIFO (st.st_mode))
+    {
+      if (cl_dump_pipe (d, fd, &st, &f, err) < 0)
+        return -1;
+    }
   else if (skip)
     {
       f.kind = CL_FD_SKIPPED;

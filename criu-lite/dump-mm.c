@@ -42,6 +42,7 @@ copy_run (struct mm_ctx *c, uint64_t addr, uint64_t len, struct cm_err **err)
                            "read memory at %#" PRIx64 " (%zu bytes)", addr, n);
       if (cm_write_all (c->d->pages_fd, c->buf, n) < 0)
         return cm_err_set (err, errno, "write pages.img");
+      cl_xxh64_update (&c->d->pages_hash, c->buf, n);  /* still in cache */
       addr += n;
       len -= n;
       c->d->pages_len += n;

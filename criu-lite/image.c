@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "common/sha256.h"
 #include "common/util.h"
 #include "criu-lite/criu.h"
 #include "criu-lite/internal.h"
@@ -18,6 +19,7 @@
 static const char *const sect_names[CL_S_COUNT + 1] = {
   [CL_S_PROC] = "proc", [CL_S_THREADS] = "threads", [CL_S_VMAS] = "vmas",
   [CL_S_PAGES] = "pages", [CL_S_FDS] = "fds", [CL_S_STRINGS] = "strings",
+  [CL_S_PIPES] = "pipes",
 };
 
 void
@@ -71,25 +73,25 @@ static void
 sha256 (const void *p, size_t n, uint8_t out[32])
 {
   struct cm_err *e = NULL;
-  if (cl_sha256 (p, n, out, &e) < 0)
+  if (cm_sha256 (p, n, out, &e) < 0)
     memset (out, 0xff, 32);
   cm_err_free (&e);
 }
 
+/* pages.img's XXH64, read through a mapping: the check before restore. */
 static int
-sha256_fd (int fd, uint64_t len, uint8_t out[32], struct cm_err **err)
+pages_xxh64 (int fd, uint64_t len, uint64_t *out, struct cm_err **err)
 {
   void *m;
   if (len == 0)
     {
-      sha256 ("", 0, out);
+      *out = cl_xxh64 ("", 0);
       return 0;
     }
-  m = mmap (NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+  m = mmap (NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   if (m == MAP_FAILED)
     return cm_err_set (err, errno, "pages.img: map for its checksum");
-  madvise (m, len, MADV_SEQUENTIAL);
-  sha256 (m, len, out);
+  *out = cl_xxh64 (m, len);
   munmap (m, len);
   return 0;
 }
@@ -105,6 +107,7 @@ cl_image_write (int dirfd, struct cl_dump *d, struct cm_err **err)
   struct cl_buf *parts[CL_S_COUNT + 1] = {
     [CL_S_THREADS] = &d->threads, [CL_S_VMAS] = &d->vmas,
     [CL_S_PAGES] = &d->runs, [CL_S_FDS] = &d->fds, [CL_S_STRINGS] = &d->strings,
+    [CL_S_PIPES] = &d->pipes,
   };
   struct cl_buf proc = { .p = (char *) &d->proc, .len = sizeof d->proc };
   _cleanup_free_ char *buf = NULL;
@@ -120,8 +123,7 @@ cl_image_write (int dirfd, struct cl_dump *d, struct cm_err **err)
   h.xcr0 = cl_xcr0 ();
   h.xstate_size = d->xstate_size;
   h.pages_len = d->pages_len;
-  if (sha256_fd (d->pages_fd, d->pages_len, h.pages_sha256, err) < 0)
-    return -1;
+  h.pages_xxh64 = cl_xxh64_digest (&d->pages_hash);  /* hashed as copied */
 
   cl_buf_add (&out, &h, sizeof h);
   for (unsigned i = 1; i <= CL_S_COUNT; i++)
@@ -289,6 +291,46 @@ check_threads (struct cl_image *img, struct cm_err **err)
   return 0;
 }
 
+/* Walks the pipes section: NULL when a record overruns it. */
+static const struct cl_pipe *
+pipe_next (const struct cl_image *img, size_t *off)
+{
+  const struct cl_pipe *p;
+  size_t left = img->pipes_len - *off;
+  if (left < sizeof *p)
+    return NULL;
+  p = (const void *) (img->pipes + *off);
+  if (p->len > p->cap || p->cap > CL_PIPE_MAX || p->cap < CL_PAGE
+      || p->len > left - sizeof *p)
+    return NULL;
+  *off += (sizeof *p + p->len + 7) & ~(size_t) 7;
+  return p;
+}
+
+const struct cl_pipe *
+cl_image_pipe (const struct cl_image *img, uint64_t id)
+{
+  size_t off = 0;
+  const struct cl_pipe *p;
+  while (off < img->pipes_len && (p = pipe_next (img, &off)) != NULL)
+    if (p->id == id)
+      return p;
+  return NULL;
+}
+
+static int
+check_pipes (struct cl_image *img, struct cm_err **err)
+{
+  size_t off = 0, n = 0;
+  if ((uintptr_t) img->pipes % 8)
+    return cm_err_set (err, 0, "section pipes: misaligned");
+  for (; off < img->pipes_len; n++)
+    if (pipe_next (img, &off) == NULL)
+      return cm_err_set (err, 0, "section pipes: record %zu overruns the "
+                         "section or has a bad size", n);
+  return 0;
+}
+
 static int
 check_fds (struct cl_image *img, struct cm_err **err)
 {
@@ -296,7 +338,8 @@ check_fds (struct cl_image *img, struct cm_err **err)
     {
       const struct cl_fd *f = &img->fds[i];
       if (f->fd < 0 || f->fd >= CL_MAX_FD || f->kind < CL_FD_FILE
-          || f->kind > CL_FD_SKIPPED || !check_str (img, f->path)
+          || f->kind > CL_FD_PIPE || !check_str (img, f->path)
+          || (f->kind == CL_FD_PIPE && cl_image_pipe (img, f->pos) == NULL)
           || (i && f->fd <= img->fds[i - 1].fd)
           || (f->kind == CL_FD_INHERIT && f->pos > 2))
         return cm_err_set (err, 0, "section fds: entry %zu (fd %d) is invalid",
@@ -345,6 +388,8 @@ load_core (const char *dir, struct cl_image *img, struct cm_err **err)
   img->nfds = len[CL_S_FDS] / sizeof (struct cl_fd);
   img->strings = sect[CL_S_STRINGS];
   img->strings_len = len[CL_S_STRINGS];
+  img->pipes = sect[CL_S_PIPES];
+  img->pipes_len = len[CL_S_PIPES];
   if (len[CL_S_VMAS] % sizeof (struct cl_vma) || len[CL_S_PAGES] % sizeof (struct cl_run)
       || len[CL_S_FDS] % sizeof (struct cl_fd))
     return cm_err_set (err, 0, "core.img: a record section has a partial record");
@@ -352,7 +397,7 @@ load_core (const char *dir, struct cl_image *img, struct cm_err **err)
     return cm_err_set (err, 0, "section strings: not NUL-terminated");
   if (check_proc (img, len[CL_S_PROC], err) < 0 || check_threads (img, err) < 0
       || check_vmas (img, err) < 0 || check_runs (img, err) < 0
-      || check_fds (img, err) < 0)
+      || check_pipes (img, err) < 0 || check_fds (img, err) < 0)
     return -1;
   return 0;
 }
@@ -362,7 +407,7 @@ load_pages (const char *dir, struct cl_image *img, struct cm_err **err)
 {
   _cleanup_free_ char *path = xasprintf ("%s/pages.img", dir);
   struct stat st;
-  uint8_t md[32];
+  uint64_t md;
 
   img->pages_fd = open (path, O_RDONLY | O_CLOEXEC);
   if (img->pages_fd < 0)
@@ -375,9 +420,9 @@ load_pages (const char *dir, struct cl_image *img, struct cm_err **err)
                                                                   : "too long",
                        (unsigned long long) st.st_size,
                        (unsigned long long) img->hdr.pages_len);
-  if (sha256_fd (img->pages_fd, img->hdr.pages_len, md, err) < 0)
+  if (pages_xxh64 (img->pages_fd, img->hdr.pages_len, &md, err) < 0)
     return -1;
-  if (memcmp (md, img->hdr.pages_sha256, 32) != 0)
+  if (md != img->hdr.pages_xxh64)
     return cm_err_set (err, 0, "pages.img: checksum mismatch (corrupted)");
   return 0;
 }

@@ -15,7 +15,23 @@
 #include "common/err.h"
 
 #define CL_MAGIC "CRIULITE"
-#define CL_VERSION 1
+#define CL_VERSION 2
+
+/* XXH64, seed 0, of pages.img (criu-lite/xxh64.c), one-shot or streamed:
+ * every update but the last takes a multiple of 32 bytes; the last one's
+ * data must still be there at the digest. */
+struct cl_xxh64
+{
+  uint64_t v[4];
+  uint64_t len;
+  const void *tail;
+  size_t ntail;
+};
+void cl_xxh64_init (struct cl_xxh64 *s);
+void cl_xxh64_update (struct cl_xxh64 *s, const void *p, size_t n);
+uint64_t cl_xxh64_digest (const struct cl_xxh64 *s);
+uint64_t cl_xxh64 (const void *p, size_t n);
+
 #define CL_PAGE 4096ull
 #define CL_TASK_TOP 0x7ffffffff000ull   /* 47-bit user address space */
 #define CL_XSTATE_MAX 65536u
@@ -30,7 +46,8 @@ enum cl_sect
   CL_S_PAGES,     /* runs of pages.img: where each lands */
   CL_S_FDS,
   CL_S_STRINGS,
-  CL_S_COUNT = CL_S_STRINGS
+  CL_S_PIPES,     /* what each pipe held: struct cl_pipe + its bytes */
+  CL_S_COUNT = CL_S_PIPES
 };
 
 struct cl_sect_desc
@@ -51,7 +68,8 @@ struct cl_header
   uint32_t xstate_size;        /* NT_X86_XSTATE size per thread */
   uint32_t pad;
   uint64_t pages_len;          /* size of pages.img */
-  uint8_t pages_sha256[32];
+  uint64_t pages_xxh64;         /* XXH64 of pages.img (xxh64.c says why) */
+  uint8_t pad2[24];
   struct cl_sect_desc sect[CL_S_COUNT];
   uint8_t header_sha256[32];   /* over everything above */
 };
@@ -129,7 +147,17 @@ enum cl_fd_kind
   CL_FD_INHERIT,               /* the root's stdio: a dup of the restorer's
                                   fd |pos| (0-2) */
   CL_FD_SKIPPED,               /* --skip-unsupported: listed, not restored */
+  CL_FD_PIPE,                  /* one end of pipe |pos| (its inode) */
 };
+
+/* A pipe's buffered bytes, as every process holding it saw them; |len|
+ * bytes follow, then padding to 8. */
+struct cl_pipe
+{
+  uint64_t id;                 /* the pipe's inode where captured */
+  uint32_t len, cap;           /* bytes held; F_GETPIPE_SZ */
+};
+#define CL_PIPE_MAX (1u << 20) /* /proc/sys/fs/pipe-max-size's default */
 
 struct cl_fd
 {
@@ -155,6 +183,8 @@ struct cl_image
   size_t nruns;
   const struct cl_fd *fds;
   size_t nfds;
+  const char *pipes;           /* section pipes, checked */
+  size_t pipes_len;
   const char *strings;
   size_t strings_len;
   int pages_fd;
@@ -189,9 +219,10 @@ struct cl_dump
   uint64_t scratch;              /* a page mapped in the tracee for
                                     injected syscalls' results */
   struct cl_proc proc;
-  struct cl_buf threads, vmas, runs, fds, strings;
+  struct cl_buf threads, vmas, runs, fds, strings, pipes;
   int pages_fd;                /* pages.img being written */
   uint64_t pages_len;
+  struct cl_xxh64 pages_hash;  /* over what was written so far */
   uint32_t xstate_size;
   pid_t *tids;
   size_t ntids;
@@ -199,8 +230,17 @@ struct cl_dump
 
 size_t cl_thread_rec_size (uint32_t xstate_len);
 
-/* sha256 of |n| bytes (criu-lite/sha.c: libcrypto, loaded on first use). */
-int cl_sha256 (const void *p, size_t n, uint8_t out[32], struct cm_err **err);
+struct stat;
+/* An fd that is a pipe: its record and buffered bytes (dump-pipe.c). */
+int cl_dump_pipe (struct cl_dump *d, int fd, const struct stat *st,
+                  struct cl_fd *f, struct cm_err **err);
+
+/* The pipes of a whole tree, made before any restorer forks so that every
+ * process inherits them (restore-pipe.c); an fd of |f|'s end, or -1. */
+const struct cl_pipe *cl_image_pipe (const struct cl_image *img, uint64_t id);
+int cl_pipes_make (const struct cl_image *imgs, size_t n, struct cm_err **err);
+int cl_pipes_end (const struct cl_fd *f);
+void cl_pipes_close (void);
 
 /* The /proc every capture reads, as a directory fd: opened before the
  * capture chroots into the target's root so that paths read from it are

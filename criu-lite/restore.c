@@ -4,9 +4,11 @@
  * Everything that can fail with a message happens before the first step
  * that cannot be undone. */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +180,14 @@ open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
         }
       if (f->kind == CL_FD_INHERIT || f->kind == CL_FD_SKIPPED)
         continue;
+      if (f->kind == CL_FD_PIPE)
+        {
+          /* the tree's pipe, inherited from the root restorer */
+          r->fd_tmp[i] = lift (r, dup (cl_pipes_end (f)), path, err);
+          if (r->fd_tmp[i] < 0)
+            return -1;
+          continue;
+        }
       fd = open (path, (int) (f->flags & ~(uint32_t) (O_CREAT | O_EXCL | O_TRUNC))
                            | O_NOCTTY | O_CLOEXEC);
       if (fd < 0)
@@ -259,11 +269,15 @@ set_rlimits (const struct cl_proc *p)
 static void
 rseq_unregister (void)
 {
+  /* glibc's __rseq_offset/__rseq_size live in ld.so: read through dlsym,
+   * so the binary does not name ld-linux as a needed library. */
+  const ptrdiff_t *off = dlsym (RTLD_DEFAULT, "__rseq_offset");
+  const unsigned int *size = dlsym (RTLD_DEFAULT, "__rseq_size");
   char *area;
-  if (__rseq_size == 0)
+  if (off == NULL || size == NULL || *size == 0)
     return;
-  area = (char *) __builtin_thread_pointer () + __rseq_offset;
-  if (syscall (SYS_rseq, area, __rseq_size, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) < 0)
+  area = (char *) __builtin_thread_pointer () + *off;
+  if (syscall (SYS_rseq, area, *size, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) < 0)
     syscall (SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
 }
 
@@ -595,12 +609,15 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
   t.same_pids = getpid () == t.recs[0].pid;
   ret = set_ids (&t, 0, err);
   if (ret == 0)
+    ret = cl_pipes_make (ci->procs, ci->n, err);
+  if (ret == 0)
     ret = restore_prepare (&r, &ci->procs[0], t.recs[0].pid, o->report_fd, o,
                            err);
   if (ret == 0 && t.n > 1 && (ret = restore_tree (&t, err)) < 0)
     restore_abort (&r, &ci->procs[0]);
   if (ret == 0)
     restore_commit (&r);
+  cl_pipes_close ();
   free (t.now);
   return ret;
 }

@@ -39,6 +39,7 @@
 #define NR_mprotect 10
 #define NR_munmap 11
 #define NR_pread64 17
+#define NR_madvise 28
 #define NR_mremap 25
 #define NR_exit 60
 #define NR_arch_prctl 158
@@ -118,6 +119,10 @@ stub_pages (struct cl_plan *p)
   for (uint32_t i = 0; i < p->nrun; i++)
     {
       uint64_t done = 0;
+      /* fault the run in with one call rather than one fault per page
+       * inside pread (MADV_POPULATE_WRITE, 5.14; older kernels: EINVAL,
+       * and pread faults them as before) */
+      sc (NR_madvise, (long) r[i].addr, (long) r[i].len, 23, 0, 0, 0);
       while (done < r[i].len)
         {
           long n = sc (NR_pread64, p->pages_fd, (long) (r[i].addr + done),

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/sha256.h"
 #include "common/util.h"
 #include "criu-lite/tree.h"
 
@@ -24,7 +25,7 @@ static void
 digest (const void *p, size_t n, uint8_t out[32])
 {
   struct cm_err *e = NULL;
-  if (cl_sha256 (p, n, out, &e) < 0)
+  if (cm_sha256 (p, n, out, &e) < 0)
     memset (out, 0xff, 32);  /* no file has it: the check fails */
   cm_err_free (&e);
 }

@@ -81,5 +81,9 @@ oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
   src->lowers_len = 1;
   src->upper = (*b)->upper;
   src->work = (*b)->work;
+  /* The lower is the shared cache, whose tree may hold the device nodes a
+   * `--allow-devices` pull created: only a copy (--allow-devices, 0600)
+   * may hand them to a container. */
+  src->nodev = true;
   return 1;
 }

@@ -91,11 +91,12 @@ new_build_dir (struct oci_globals *g, char **tmp, int *lockfd,
   if (mkdtemp (path) == NULL)
     return cm_err_set (err, errno, "create a build directory in `%s`", dir);
   fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || lock_fd (fd, LOCK_EX, path, err) < 0 || fchmod (fd, 0755) < 0)
+  if ((fd < 0 || fchmod (fd, 0755) < 0
+           ? cm_err_set (err, errno, "build directory `%s`", path)
+           : lock_fd (fd, LOCK_EX, path, err))
+      < 0)
     {
       struct cm_err *e = NULL;
-      if (*err == NULL)
-        cm_err_set (err, errno, "build directory `%s`", path);
       if (cm_rm_rf_at (AT_FDCWD, path, &e) < 0)
         cm_err_free (&e);
       return -1;
@@ -221,7 +222,10 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
     }
   /* The cached rootfs as an overlay lower when the kernel allows it, else
    * a copy (docs/cow.md). */
-  const char *why = oci_cow_image_unusable ();
+  const char *why = c.o.allow_devices
+                        ? "--allow-devices: the image's device nodes are "
+                          "given in a copy only (the overlay is nodev)"
+                        : oci_cow_image_unusable ();
   c.cow = why == NULL;
   if (why)
     {

@@ -181,23 +181,15 @@ step_process (struct rt_child *ch, struct cm_err **err)
   return rt_proc_chdir (pr, err);
 }
 
-/* Landlock while the process still holds its capabilities (it needs
- * CAP_SYS_ADMIN or no_new_privs), then the user and capability switch.
- * rlimits once the setup has opened its last fd (a low RLIMIT_NOFILE must
- * not fail the Landlock ruleset), before the capability drop (a raise
- * needs CAP_SYS_RESOURCE). */
+/* Landlock, rlimits, user and capabilities, umask (rt_proc_confine says
+ * why in that order). */
 static int
 step_confine (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   const struct rt_process *pr = p->c->process;
-  if (rt_confine_child_landlock (p->confine, err) < 0
-      || rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0
-      || rt_caps_child_apply (p->caps, &pr->user, pr->no_new_privileges, err)
-             < 0)
-    return -1;
-  umask (pr->user.umask_present ? pr->user.umask & 0777 : 022);
-  return 0;
+  return rt_proc_confine (p->confine, p->rlimits, p->rlimits_len, p->caps,
+                          pr, false, err);
 }
 
 /* Until the park; the order is the container's setup sequence. */

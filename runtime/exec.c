@@ -104,14 +104,8 @@ exec_setup (struct exec_plan *p, struct cm_err **err)
   if (rt_proc_sched (pr, err) < 0
       || rt_personality_apply (p->personality, err) < 0)
     return -1;
-  /* rlimits after Landlock (it needs fds), before the capability drop. */
-  if (rt_confine_child_landlock (p->confine, err) < 0
-      || rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0
-      || rt_caps_child_apply (p->caps, &pr->user, pr->no_new_privileges, err)
-             < 0)
-    return -1;
-  umask (pr->user.umask_present ? pr->user.umask & 0777 : 022);
-  return 0;
+  return rt_proc_confine (p->confine, p->rlimits, p->rlimits_len, p->caps,
+                          pr, false, err);
 }
 
 static void __attribute__ ((noreturn))

@@ -266,6 +266,20 @@ int rt_proc_plan_rlimits (const struct rt_process *pr,
                           struct cm_err **err);
 int rt_proc_apply_rlimits (const struct rt_rlimit_plan *rl, size_t n,
                            struct cm_err **err);
+/* The last steps before the program, in their one order (create, exec,
+ * the namespace-less create): Landlock while the process still holds its
+ * capabilities (it needs CAP_SYS_ADMIN or no_new_privs); the rlimits once
+ * the setup has opened its last fd (a low RLIMIT_NOFILE must not fail the
+ * ruleset) and before the capability drop (a raise needs
+ * CAP_SYS_RESOURCE); the user and capabilities, unless |keep_user| (an
+ * ordinary caller has none to give or drop); the umask. */
+struct rt_confine;
+struct rt_caps_plan;
+int rt_proc_confine (const struct rt_confine *cf,
+                     const struct rt_rlimit_plan *rl, size_t n,
+                     const struct rt_caps_plan *caps,
+                     const struct rt_process *pr, bool keep_user,
+                     struct cm_err **err);
 int rt_proc_sched (const struct rt_process *pr, struct cm_err **err);
 /* pty from the current /dev/ptmx; master sent over |console_fd| (if >= 0),
  * slave made stdio and controlling terminal. */

@@ -19,6 +19,8 @@
 
 #include "common/fdpass.h"
 #include "common/util.h"
+#include "caps.h"
+#include "confine.h"
 #include "internal.h"
 
 static const struct
@@ -292,4 +294,20 @@ rt_close_fds_except (int from, int *keep, size_t n)
       from = keep[i] + 1;
     }
   syscall (SYS_close_range, from, ~0U, 0);
+}
+
+int
+rt_proc_confine (const struct rt_confine *cf,
+                 const struct rt_rlimit_plan *rl, size_t n,
+                 const struct rt_caps_plan *caps, const struct rt_process *pr,
+                 bool keep_user, struct cm_err **err)
+{
+  if (rt_confine_child_landlock (cf, err) < 0
+      || rt_proc_apply_rlimits (rl, n, err) < 0)
+    return -1;
+  if (!keep_user
+      && rt_caps_child_apply (caps, &pr->user, pr->no_new_privileges, err) < 0)
+    return -1;
+  umask (pr->user.umask_present ? pr->user.umask & 0777 : 022);
+  return 0;
 }

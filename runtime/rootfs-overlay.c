@@ -117,7 +117,8 @@ rt_rootfs_overlay (const struct rt_rootfs_source *src, const char *rootfs,
   _cleanup_free_ char *opts = overlay_options (src, userns, err);
   if (opts == NULL)
     return -1;
-  if (mount ("overlay", rootfs, "overlay", 0, opts) < 0)
+  if (mount ("overlay", rootfs, "overlay", src->nodev ? MS_NODEV : 0, opts)
+      < 0)
     {
       int e = errno;
       if (userns && e == EINVAL)

@@ -106,6 +106,7 @@ struct rt_rootfs_source
   const char *const *lowers;
   size_t lowers_len;
   const char *upper, *work;
+  bool nodev;                   /* no device node of the layers opens */
 };
 
 /* What the init becomes once confined and started. */

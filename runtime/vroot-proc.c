@@ -35,17 +35,6 @@ is_proc_root (const struct vroot *v, int fd)
   return false;
 }
 
-static bool
-numeric (const char *s)
-{
-  if (*s == '\0')
-    return false;
-  for (; *s; s++)
-    if (*s < '0' || *s > '9')
-      return false;
-  return true;
-}
-
 /* Keeps the entries of |buf| (|n| bytes) the caller may see; returns the
  * new length. */
 static size_t
@@ -59,7 +48,7 @@ filter (struct vr_call *c, char *buf, size_t n)
       bool keep = true;
       if (len == 0 || in + len > n)
         break;
-      if (numeric (d->name))
+      if (vr_all_digits (d->name))
         {
           pid_t pid = (pid_t) atoi (d->name);
           keep = pid == c->task->tgid || c->ctx.pid_ok (c->ctx.ud, pid);

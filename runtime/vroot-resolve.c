@@ -129,8 +129,8 @@ splice_in (struct walk *w, const char *target, const char *left, bool slash)
   return 0;
 }
 
-static bool
-all_digits (const char *s)
+bool
+vr_all_digits (const char *s)
 {
   if (*s == '\0')
     return false;
@@ -162,7 +162,7 @@ proc_root_step (struct walk *w, const char *comp, const char *left,
       int r = splice_in (w, t, left, slash);
       return r < 0 ? r : 1;
     }
-  if (all_digits (comp))
+  if (vr_all_digits (comp))
     {
       long pid = strtol (comp, NULL, 10);
       if (pid != c->tgid && !(c->pid_ok && c->pid_ok (c->ud, (pid_t) pid)))

@@ -226,15 +226,8 @@ rt_vroot_child_confine (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   const struct rt_process *pr = p->c->process;
-  if (rt_confine_child_landlock (p->confine, err) < 0
-      || rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err) < 0)
-    return -1;
-  if (geteuid () == 0
-      && rt_caps_child_apply (p->caps, &pr->user, pr->no_new_privileges, err)
-             < 0)
-    return -1;
-  umask (pr->user.umask_present ? pr->user.umask & 0777 : 022);
-  return 0;
+  return rt_proc_confine (p->confine, p->rlimits, p->rlimits_len, p->caps,
+                          pr, geteuid () != 0, err);
 }
 
 /* process.args[0] looked up in the view: a name through PATH, each

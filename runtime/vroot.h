@@ -187,6 +187,8 @@ struct vr_path
 /* Resolves |path| (absolute, or relative to the virtual directory |base|,
  * canonical) in the view.  0, or -errno (ENOENT, ENOTDIR, ELOOP,
  * ENAMETOOLONG, EACCES for a refused /proc path). */
+/* A /proc pid name: one or more decimal digits and nothing else. */
+bool vr_all_digits (const char *s);
 int vr_resolve (const struct vroot *v, const struct vr_ctx *ctx,
                 const char *base, const char *path, int flags,
                 struct vr_path *out) __attribute__ ((nonnull (1, 2, 3, 4, 6)));

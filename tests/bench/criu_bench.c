@@ -23,8 +23,11 @@ now (void)
   return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
 }
 
+/* The counter, its buffer filled; *outr is the read end of its stdout,
+ * kept open until it is saved: a closed one would kill it with SIGPIPE at
+ * its next "count" line (5 ms), before a checkpoint under load. */
 static pid_t
-spawn (const char *helper, const char *mib)
+spawn (const char *helper, const char *mib, int *outr)
 {
   int out[2];
   char c;
@@ -45,7 +48,7 @@ spawn (const char *helper, const char *mib)
   /* "ready" comes once the buffer is filled */
   while (read (out[0], &c, 1) == 1 && c != '\n')
     ;
-  close (out[0]);   /* later writes fail: cl_counter exits 3 — after */
+  *outr = out[0];
   return pid;
 }
 
@@ -78,7 +81,7 @@ main (int argc, char **argv)
       char dir[] = "/tmp/criu_bench.XXXXXX", cmd[256];
       struct cm_err *err = NULL;
       struct criu_dump_opts d = { 0 };
-      int rep[2];
+      int rep[2], outr;
       int32_t code = -1;
       double t0, td, tr, tm;
       pid_t pid, r;
@@ -88,7 +91,7 @@ main (int argc, char **argv)
       if (mkdtemp (dir) == NULL)
         return 1;
       /* a pipe as stdout would be refused: /dev/null is a device */
-      pid = spawn (helper, mib);
+      pid = spawn (helper, mib, &outr);
       d.pid = pid;
       d.image_dir = dir;
       t0 = now ();
@@ -98,6 +101,7 @@ main (int argc, char **argv)
           return 1;
         }
       td = now () - t0;
+      close (outr);
       waitpid (pid, NULL, 0);
       if (pipe (rep) < 0)
         return 1;

@@ -85,11 +85,17 @@ serve() {
   a=$(cid dev) b=$(cid nodev)
   rt run -d --cache-dir "$C" --allow-devices --image "oci:$T/lay:n" "$a" -- /bin/busybox sleep 100
   [ "$(stat -c '%F %a %u' "$ROOT/image-bundles/$a/rootfs/dev/sda")" = "block special file 600 0" ]
-  rt run -d --cache-dir "$C" --image "oci:$T/lay:n" "$b" -- /bin/busybox sleep 100
-  [ -x "$ROOT/image-bundles/$b/rootfs/bin/busybox" ]
-  [ ! -e "$ROOT/image-bundles/$b/rootfs/dev/sda" ]
+  # Without it the root may be an overlay of the cached tree (docs/cow.md),
+  # which now holds the node: mounted nodev, so that no node of it opens.
+  run rt run --cache-dir "$C" --image "oci:$T/lay:n" "$b" -- \
+    /bin/busybox sh -c '/bin/busybox test -x /bin/busybox && echo has-busybox; /bin/busybox grep " / / " /proc/self/mountinfo'
+  echo "$output"
+  [[ "$output" == *has-busybox* ]]
+  # (a copy, where overlayfs cannot be used, has no node to open)
+  if [[ "$output" == *" - overlay "* ]]; then
+    [[ "$(echo "$output" | grep ' / / ' | cut -d' ' -f6)" == *nodev* ]]
+  fi
   rt delete -f "$a"
-  rt delete -f "$b"
 }
 
 @test "bundle keeps the mode, times and xattrs of FIFOs" {

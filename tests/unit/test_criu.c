@@ -485,6 +485,22 @@ test_bad_images (const char *dir, pid_t pid, const char *tmp)
   }
   refused (top, "pages.img: truncated", "a truncated pages.img");
 
+  /* one flipped bit in the page data, the length unchanged */
+  snprintf (a, sizeof a, "%s/%d/pages.img", dir, (int) pid);
+  copy_file (a, b);
+  {
+    struct stat st;
+    char c = 0;
+    fd = open (b, O_RDWR);
+    if (fd < 0 || fstat (fd, &st) < 0 || pread (fd, &c, 1, st.st_size / 2) != 1)
+      perror ("pages.img");
+    c ^= 0x01;
+    if (pwrite (fd, &c, 1, st.st_size / 2) != 1)
+      perror ("pwrite");
+    close (fd);
+  }
+  refused (top, "pages.img: checksum mismatch", "a corrupted pages.img");
+
   snprintf (b, sizeof b, "%s/core.img", bad);
   fd = open (b, O_RDWR);
   if (pwrite (fd, "NOTCRIU!", 8, 0) != 8)
@@ -496,6 +512,28 @@ test_bad_images (const char *dir, pid_t pid, const char *tmp)
   if (truncate (b, 50) < 0)
     perror ("truncate");
   refused (top, "tree.img: truncated", "a truncated tree.img");
+}
+
+/* pages.img's check is XXH64: the reference vectors, and streamed in
+ * page-sized pieces as the dump writes it equals one pass over the file. */
+static void
+test_xxh64 (void)
+{
+  static const char spam[] = "Nobody inspects the spammish repetition";
+  static char buf[3 * 4096];
+  struct cl_xxh64 s;
+
+  ok (cl_xxh64 ("", 0) == 0xEF46DB3751D8E999ull, "XXH64 of nothing");
+  ok (cl_xxh64 ("abc", 3) == 0x44BC2CF5AD770999ull, "XXH64 of abc");
+  ok (cl_xxh64 (spam, sizeof spam - 1) == 0xFBCEA83C8A378BF1ull,
+      "XXH64 of 39 bytes (stripes and every tail)");
+  for (size_t i = 0; i < sizeof buf; i++)
+    buf[i] = (char) (i * 7 + (i >> 9));
+  cl_xxh64_init (&s);
+  for (size_t i = 0; i < sizeof buf; i += 4096)
+    cl_xxh64_update (&s, buf + i, 4096);
+  ok (cl_xxh64_digest (&s) == cl_xxh64 (buf, sizeof buf),
+      "XXH64 streamed by pages equals one pass");
 }
 
 /* A binary replaced (here: touched) after the checkpoint is refused. */
@@ -589,6 +627,7 @@ main (void)
   snprintf (dir2, sizeof dir2, "%s/img2", tmp);
   snprintf (dir3, sizeof dir3, "%s/img3", tmp);
   test_stub_is_self_contained ();
+  test_xxh64 ();
   pid = test_counter (dir, tmp);
   test_threads (dir2);
   test_tree (dir3);
