@@ -47,6 +47,28 @@ become_child (const struct rt_plan *p, struct rt_prepared *pp)
   rt_child_main (&ch);
 }
 
+struct spawn
+{
+  const struct rt_plan *p;
+  struct rt_prepared *pp;
+  struct rt_parent *pa;
+  const struct rt_create_opts *o;
+  pid_t pid;
+};
+
+/* The notify supervisor is forked before the init, never its parent. */
+static int
+spawn (void *ud, struct cm_err **err)
+{
+  struct spawn *s = ud;
+  if (rt_notify_spawn (s->o, err) < 0)
+    return -1;
+  s->pid = rt_parent_clone (s->p, s->pa, err);
+  if (s->pid == 0)
+    become_child (s->p, s->pp);
+  return s->pid < 0 ? -1 : 0;
+}
+
 int
 rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
                      struct cm_err **err)
@@ -72,14 +94,12 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
         goto out;
       so = &vo;
     }
-  /* The notify supervisor is forked before the init, never its parent. */
-  if (rt_notify_spawn (so, err) < 0)
+  struct spawn sp = { .p = &p, .pp = &pp, .pa = &pa, .o = so, .pid = -1 };
+  if ((rt_vroot_mode (&p)
+           ? rt_vroot_spawn (spawn, &sp, pa.cg, err)
+           : spawn (&sp, err)) < 0)
     goto out;
-  pid = rt_parent_clone (&p, &pa, err);
-  if (pid < 0)
-    goto out;
-  if (pid == 0)
-    become_child (&p, &pp);
+  pid = sp.pid;
   close (pp.sock[1]);
   pp.sock[1] = -1;
   if (rt_notify_parent (pid, pa.cg ? rt_cgroup_path (pa.cg) : NULL, err) < 0

@@ -20,6 +20,7 @@
 #include "common/util.h"
 #include "confine.h"
 #include "internal.h"
+#include "vroot-run.h"
 
 /* Moves |fd| above the preserved range so it cannot clobber a passed fd. */
 static int
@@ -110,7 +111,8 @@ check_uts (const struct rt_plan *p, const struct rt_ns_fds *ns,
   const char *key = c->hostname && *c->hostname ? "hostname"
                     : c->domainname && *c->domainname ? "domainname" : NULL;
   int fd = rt_ns_joined_fd (ns, CLONE_NEWUTS);
-  if (key == NULL || p->new_uts)
+  /* Namespace-less: nothing is set, uname draws them (vroot-uname.c). */
+  if (key == NULL || p->new_uts || rt_vroot_mode (p))
     return 0;
   if (fd < 0)
     return cm_err_set (err, 0, "%s: needs a new \"uts\" namespace (or one "

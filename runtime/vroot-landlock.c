@@ -68,7 +68,7 @@ static int
 ports (int rfd, const uint16_t *p, size_t n, uint64_t access,
        struct cm_err **err)
 {
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; access && i < n; i++)
     {
       struct vr_ll_port np = { .allowed_access = access, .port = p[i] };
       if (syscall (__NR_landlock_add_rule, rfd, 2, &np, 0) < 0)
@@ -88,15 +88,18 @@ ruleset (int abi, const struct vr_net *net, struct cm_err **err)
   size_t size = 8;
   int rfd;
   if (net && net->tcp && abi >= 4)
-    a.net = RT_LL_NET_BIND_TCP | RT_LL_NET_CONNECT_TCP, size = 16;
+    a.net = net->handled ? net->handled
+                         : RT_LL_NET_BIND_TCP | RT_LL_NET_CONNECT_TCP,
+    size = 16;
   if (abi >= 6)
     a.scoped = RT_LL_SCOPE_ABSTRACT_UNIX, size = 24;
   rfd = (int) syscall (__NR_landlock_create_ruleset, &a, size, 0);
   if (rfd < 0)
     return cm_err_set (err, errno, "landlock: supervisor ruleset");
-  if (a.net && (ports (rfd, net->bind, net->nbind, RT_LL_NET_BIND_TCP, err) < 0
+  if (a.net && (ports (rfd, net->bind, net->nbind,
+                       a.net & RT_LL_NET_BIND_TCP, err) < 0
                 || ports (rfd, net->connect, net->nconnect,
-                          RT_LL_NET_CONNECT_TCP, err) < 0))
+                          a.net & RT_LL_NET_CONNECT_TCP, err) < 0))
     {
       close (rfd);
       return -1;
@@ -107,6 +110,15 @@ ruleset (int abi, const struct vr_net *net, struct cm_err **err)
 int
 vr_landlock_self (const struct vroot *v, int exec_dir, const struct vr_net *net,
                   struct cm_err **err)
+{
+  return vr_landlock_self_with (v, exec_dir, net, NULL, 0, err);
+}
+
+int
+vr_landlock_self_with (const struct vroot *v, int exec_dir,
+                       const struct vr_net *net,
+                       const struct vr_ll_extra *extra, size_t n,
+                       struct cm_err **err)
 {
   int abi = rt_ll_abi ();
   uint64_t h = handled (abi);
@@ -129,6 +141,9 @@ vr_landlock_self (const struct vroot *v, int exec_dir, const struct vr_net *net,
       || add (rfd, exec_dir, RT_LL_FS_MAKE_SYM | RT_LL_FS_READ_DIR, h,
               "the exec directory", err) < 0)
     return -1;
+  for (size_t i = 0; i < n; i++)
+    if (add (rfd, extra[i].fd, extra[i].access, h, extra[i].what, err) < 0)
+      return -1;
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
       || syscall (__NR_landlock_restrict_self, rfd, 0) < 0)
     return cm_err_set (err, errno, "landlock: restrict the supervisor");

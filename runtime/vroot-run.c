@@ -7,6 +7,7 @@
  * sequence.  One create per process, so the state lives here, as the
  * notify seam's does in notify.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,12 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "cgroup.h"
 #include "common/util.h"
 #include "confine.h"
 #include "internal.h"
 #include "landlock.h"
+#include "vroot-domain.h"
 #include "vroot-run.h"
 #include "vroot-setup.h"
 
@@ -28,6 +31,7 @@ static struct vr_setup setup;
 static bool active;
 static const struct rt_config *config;  /* for the supervisor's rebuild */
 static char *rootfs, *state, *exec_path;
+static const struct rt_ll_policy *policy;      /* the container's */
 
 bool
 rt_vroot_mode (const struct rt_plan *p)
@@ -63,9 +67,6 @@ rt_vroot_plan (struct rt_plan *p, struct cm_err **err)
   if (c->devices_len)
     return cm_err_set (err, 0, "linux.devices: making device nodes needs "
                        "privileges the namespace-less mode does not have");
-  if ((c->hostname && *c->hostname) || (c->domainname && *c->domainname))
-    return cm_err_set (err, 0, "hostname: there is no UTS namespace to set "
-                       "it in (namespace-less mode)");
   if (c->sysctl_len)
     return cm_err_set (err, 0, "linux.sysctl: there is no namespace to set "
                        "it in (namespace-less mode)");
@@ -119,6 +120,7 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   struct rt_ll_policy *ll
       = (struct rt_ll_policy *) rt_confine_landlock_policy (p->confine);
   config = p->c;
+  policy = ll;
   rootfs = xstrdup (o->rootfs);
   state = dir_of (o->exec_fifo);
   /* Landlock is the boundary of the view: without its fs protection a
@@ -145,9 +147,48 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   return 0;
 }
 
+/* The supervisor's domain: the view's grants (vr_landlock_self), the
+ * container's TCP ports, and what the supervisor itself needs: /dev/null
+ * for its stdio, and the container's cgroup (its watcher's cgroup.kill;
+ * the init is cloned into it). */
+int
+rt_vroot_spawn (int (*fn) (void *, struct cm_err **), void *ud,
+                struct rt_cgroup *cg, struct cm_err **err)
+{
+  static struct vr_net net;
+  static struct vr_ll_extra extra[2];
+  size_t n = 0;
+  net = (struct vr_net) {
+    .tcp = policy->handled_net != 0, .handled = policy->handled_net,
+    .bind = policy->bind_ports, .nbind = policy->bind_ports_len,
+    .connect = policy->connect_ports, .nconnect = policy->connect_ports_len };
+  int null = open ("/dev/null", O_PATH | O_CLOEXEC);
+  if (null < 0)
+    return cm_err_set (err, errno, "namespace-less mode: open /dev/null");
+  extra[n++] = (struct vr_ll_extra) { null, RT_LL_FS_READ_FILE
+                                      | RT_LL_FS_WRITE_FILE, "/dev/null" };
+  /* The v2 directory (a hybrid host's v1 hierarchies are not granted:
+   * there the watcher falls back to the init's pidfd, and delete — the
+   * runtime, unconfined — kills through them). */
+  struct cm_err *e = NULL;
+  int cgfd = cg ? rt_cgroup_clone_fd (cg, &e) : -1;
+  cm_err_free (&e);
+  if (cgfd >= 0)
+    extra[n++] = (struct vr_ll_extra) { cgfd, RT_LL_FS_READ_FILE
+                                        | RT_LL_FS_WRITE_FILE
+                                        | RT_LL_FS_READ_DIR,
+                                        "the container's cgroup" };
+  int r = vr_domain_fork (&setup.v, setup.exec_dir, &net, extra, n, fn, ud,
+                          err);
+  for (size_t i = 0; i < n; i++)
+    close (extra[i].fd);
+  return r;
+}
+
 void
 rt_vroot_end (void)
 {
+  vr_domain_release ();
   if (active)
     vr_setup_free (&setup);
   active = false;

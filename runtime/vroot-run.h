@@ -11,6 +11,7 @@
 
 struct rt_plan;
 struct rt_child;
+struct rt_cgroup;
 
 bool rt_vroot_mode (const struct rt_plan *p);
 
@@ -24,6 +25,12 @@ int rt_vroot_plan (struct rt_plan *p, struct cm_err **err);
  * copy of the caller's options). */
 int rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
                       struct cm_err **err);
+
+/* Runs |fn| (which forks the supervisor and clones the init) on a
+ * thread in the supervisor's own Landlock domain (runtime/vroot-domain.c);
+ * |cg|: the container's cgroup, or NULL. */
+int rt_vroot_spawn (int (*fn) (void *, struct cm_err **), void *ud,
+                    struct rt_cgroup *cg, struct cm_err **err);
 
 /* The runtime's side is done (success or not). */
 void rt_vroot_end (void);

@@ -82,6 +82,8 @@ vr_setup_prepare (struct vr_setup *s, const struct rt_config *c,
     goto fail;
   s->ntrapped = vr_trapped_syscalls (s->trapped, ARRAY_SIZE (s->trapped));
   vr_sup_init (&s->sup, &s->v, 0, s->cwd, s->exec_dir);
+  s->sup.hostname = c->hostname && *c->hostname ? c->hostname : NULL;
+  s->sup.domainname = c->domainname && *c->domainname ? c->domainname : NULL;
   return 0;
 fail:
   vr_setup_free (s);

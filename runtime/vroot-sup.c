@@ -27,7 +27,7 @@ const char *const vr_serviced_syscalls[] = {
   "fchmodat2", "chown", "lchown", "fchownat", "truncate", "utimensat",
   "mknod", "mknodat", "connect", "bind", "getdents64", "socket", "socketpair",
   "getxattr", "lgetxattr", "setxattr", "lsetxattr", "listxattr", "llistxattr",
-  "removexattr", "lremovexattr", NULL,
+  "removexattr", "lremovexattr", "uname", NULL,
 };
 
 const char *const vr_refused_syscalls[] = {
@@ -44,6 +44,9 @@ const char *const vr_refused_syscalls[] = {
   /* without an IPC namespace these are the host's */
   "mq_open", "mq_unlink", "shmget", "shmat", "shmdt", "shmctl", "msgget",
   "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semctl", "semtimedop",
+  /* without a UTS namespace a root container would rename the host; the
+   * names it sees are config.json's (uname is serviced) */
+  "sethostname", "setdomainname",
   NULL,
 };
 
@@ -219,6 +222,8 @@ handler_for (int nr)
     case SYS_lsetxattr: case SYS_listxattr: case SYS_llistxattr:
     case SYS_removexattr: case SYS_lremovexattr:
       return vr_do_xattr;
+    case SYS_uname:
+      return vr_do_uname;
     default:
       return vr_do_write;
     }

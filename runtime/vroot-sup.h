@@ -34,6 +34,9 @@ struct vr_sup
    * exec path rewritten in place to its own last name runs the file the
    * supervisor injected (runtime/vroot-exec.c).  Borrowed. */
   int exec_dir;
+  /* config.json's hostname and domainname for uname (NULL: the host's).
+   * Borrowed. */
+  const char *hostname, *domainname;
 };
 
 /* The fd numbers exec injects at (ADDFD_FLAG_SETFD, O_CLOEXEC except the
@@ -103,6 +106,7 @@ int64_t vr_do_sock (struct vr_call *c);
 int64_t vr_do_getdents (struct vr_call *c);
 int64_t vr_do_socket (struct vr_call *c);
 int64_t vr_do_xattr (struct vr_call *c);
+int64_t vr_do_uname (struct vr_call *c);
 
 /* Caller memory: strings are read page by page (an unmapped next page is
  * not an error), then the notification is re-validated.  -errno. */

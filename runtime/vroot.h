@@ -126,6 +126,7 @@ int vr_ll_translate (const struct vroot *v, struct rt_ll_policy *p,
 struct vr_net
 {
   bool tcp;                     /* the container's domain restricts TCP */
+  uint64_t handled;             /* which of bind/connect (0: both) */
   const uint16_t *bind, *connect;
   size_t nbind, nconnect;
 };
@@ -136,6 +137,22 @@ struct vr_net
  * abstract-unix scope (vroot-landlock.c).  Sets no_new_privs. */
 int vr_landlock_self (const struct vroot *v, int exec_dir,
                       const struct vr_net *net, struct cm_err **err);
+
+/* A grant beyond the view's, for what a supervisor in a create needs
+ * (/dev/null, the container's cgroup): |fd| an O_PATH fd, |what| for
+ * errors. */
+struct vr_ll_extra
+{
+  int fd;
+  uint64_t access;
+  const char *what;
+};
+
+/* vr_landlock_self plus |n| |extra| grants. */
+int vr_landlock_self_with (const struct vroot *v, int exec_dir,
+                           const struct vr_net *net,
+                           const struct vr_ll_extra *extra, size_t n,
+                           struct cm_err **err);
 
 /* ---- resolution ---- */
 

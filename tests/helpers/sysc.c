@@ -21,6 +21,8 @@
  *   sysc personality <persona>
  *   sysc loop <n>                   n x (getpid + open/close /dev/null);
  *                                   prints nanoseconds per iteration
+ *   sysc sloop <n> <path>           n x (stat + open + close of path);
+ *                                   prints nanoseconds per iteration
  *   sysc listen-notify <path>       seccomp agent: accept a listener fd,
  *                                   print the state, answer one
  *                                   notification with EPERM... (see below)
@@ -302,6 +304,26 @@ main (int argc, char **argv)
           int fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
           if (fd >= 0)
             close (fd);
+        }
+      clock_gettime (CLOCK_MONOTONIC, &t1);
+      double ns = (double) (t1.tv_sec - t0.tv_sec) * 1e9
+                  + (double) (t1.tv_nsec - t0.tv_nsec);
+      printf ("%.1f\n", iters > 0 ? ns / (double) iters : 0.0);
+      return 0;
+    }
+  if (strcmp (c, "sloop") == 0 && n == 2)
+    {
+      long iters = num (a[0]);
+      struct timespec t0, t1;
+      struct stat st;
+      clock_gettime (CLOCK_MONOTONIC, &t0);
+      for (long i = 0; i < iters; i++)
+        {
+          int fd = stat (a[1], &st) == 0 ? open (a[1], O_RDONLY | O_CLOEXEC)
+                                         : -1;
+          if (fd < 0)
+            return report (-1);
+          close (fd);
         }
       clock_gettime (CLOCK_MONOTONIC, &t1);
       double ns = (double) (t1.tv_sec - t0.tv_sec) * 1e9

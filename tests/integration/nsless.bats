@@ -165,11 +165,6 @@ while True: s.accept()[0].close()" &
 
 @test "nsless: what needs privilege is refused, naming the field" {
   args true
-  jq '.hostname="box"' "$D/bundle/config.json" > "$D/c" && mv "$D/c" "$D/bundle/config.json"
-  chown nobody "$D/bundle/config.json"
-  run as_user run n7
-  [ "$status" -ne 0 ]
-  [[ "$output" == *hostname* ]]
   jq 'del(.hostname) | .mounts += [{"destination":"/n","type":"nfs","source":"x"}]' \
     "$D/bundle/config.json" > "$D/c" && mv "$D/c" "$D/bundle/config.json"
   chown nobody "$D/bundle/config.json"

@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# Namespace-less mode: the notify supervisor runs under its own Landlock
+# domain (docs/nsless.md "The supervisor's domain"), so what it does on the
+# container's behalf is no wider than the container's own grants.  As
+# nsless.bats: an ordinary user, user namespaces made unavailable by
+# tests/helpers/nouserns.
+load ../lib/common
+
+setup() {
+  require_root
+  [ -x "$SANDLOCK_HELPERS/nouserns" ] || skip "build the helpers (make helpers)"
+  "$SANDLOCK_OCI" check | grep -q '^isolation landlock (no namespaces): yes' \
+    || skip "namespace-less mode unavailable here: $("$SANDLOCK_OCI" check | grep '^isolation landlock')"
+  D=$(mktemp -d /tmp/sandlock-nsdom.XXXXXX)
+  chmod 755 "$D"
+  make_rootfs "$D/bundle/rootfs"
+  mkdir -p "$D/xdg" "$D/devnull"
+  (cd "$D/bundle" && "$SANDLOCK_OCI" spec)
+  jq '.process.terminal=false | .root.readonly=false | del(.hostname)
+      | .process.user={uid:65534,gid:65534}' "$D/bundle/config.json" > "$D/c"
+  mv "$D/c" "$D/bundle/config.json"
+  chown -R nobody "$D"
+  cat > "$D/enter.sh" <<EOS
+#!/bin/sh
+if ! su nobody -s /bin/sh -c 'test -w /dev/null'; then
+  mount -t tmpfs none $D/devnull && mknod -m 666 $D/devnull/null c 1 3 \
+    && mount --bind $D/devnull/null /dev/null || exit 99
+fi
+exec su nobody -s /bin/sh -c "cd $D/bundle && XDG_RUNTIME_DIR=$D/xdg exec $SANDLOCK_HELPERS/nouserns $SANDLOCK_OCI --root $D/state \$*"
+EOS
+  chmod 755 "$D/enter.sh"
+}
+
+teardown() {
+  [ -n "${LISTENER:-}" ] && kill "$LISTENER" 2>/dev/null
+  if [ -d "${D:-}/state" ]; then
+    for id in $(as_user list -q 2>/dev/null); do as_user delete -f "$id"; done
+  fi
+  rm -rf "$D"
+}
+
+as_user() { unshare -m --propagation private "$D/enter.sh" "$@"; }
+jqc() { jq "$1" "$D/bundle/config.json" > "$D/c" && mv "$D/c" "$D/bundle/config.json" && chown nobody "$D/bundle/config.json"; }
+args() {
+  local a='[]' x
+  for x in "$@"; do a=$(jq -c --arg x "$x" '. + [$x]' <<<"$a"); done
+  jqc ".process.args=$a"
+}
+
+# A TCP listener on the host's loopback; prints its port.
+tcp_listener() {
+  python3 -c "
+import socket, sys
+s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(8)
+print(s.getsockname()[1]); sys.stdout.flush(); sys.stdout.close()
+while True: s.accept()[0].close()" > "$D/port" 3>&- &
+  LISTENER=$!
+  for _ in $(seq 50); do [ -s "$D/port" ] && break; read -rt 0.1 <> <(:) || true; done
+  cat "$D/port"
+}
+
+@test "nsless domain: an on-behalf TCP connect obeys the container's net_allow_connect" {
+  port=$(tcp_listener)
+  [ -n "$port" ]
+  # Control: the same user reaches the listener outside the container.
+  su nobody -s /bin/sh -c "$SANDLOCK_HELPERS/sysc connect $port" | grep -qx OK
+  # connect is serviced by the supervisor (done on a dup of the caller's
+  # socket): an unconfined supervisor connects wherever the container's
+  # own domain would have refused.
+  jqc '.annotations["run.oci.sandlock.net_allow_connect"]="7"'
+  args sh -c "sysc connect $port; sysc connect 7"
+  run as_user run nd1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = EACCES ]
+  [ "${lines[1]}" = ECONNREFUSED ]   # an allowed port is still reached
+}
+
+@test "nsless domain: an on-behalf TCP bind obeys the container's net_allow_bind" {
+  jqc '.annotations["run.oci.sandlock.net_allow_bind"]="7"'
+  args sh -c 'sysc bind 20123'
+  run as_user run nd2
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = EACCES ]
+}
+
+@test "nsless domain: the container still runs: busybox, a cwd, /dev/null, a created container starts" {
+  jqc '.process.cwd="/tmp/w"'
+  args sh -c 'pwd; echo x > /dev/null && echo null-ok; ls / >/dev/null && echo ls-ok'
+  run as_user run nd3
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *$'/tmp/w\nnull-ok\nls-ok'* ]]
+  args sh -c 'echo started > /tmp/started'
+  as_user create nd4 </dev/null >/dev/null 2>&1
+  as_user start nd4 </dev/null >/dev/null 2>&1
+  for _ in $(seq 50); do [ -s "$D/bundle/rootfs/tmp/started" ] && break; read -rt 0.1 <> <(:) || true; done
+  [ "$(cat "$D/bundle/rootfs/tmp/started")" = started ]
+  run as_user delete -f nd4
+  [ "$status" -eq 0 ]
+}
+
+@test "nsless uname: the default spec's hostname is drawn by uname, sethostname refused" {
+  # The bundle as `spec` writes it (hostname and all), but for the user
+  # and the terminal, which this mode cannot have.
+  (cd "$D/bundle" && rm config.json && "$SANDLOCK_OCI" spec)
+  jqc '.process.terminal=false | .process.user={uid:65534,gid:65534}
+       | .hostname="box.example" | .domainname="example"'
+  args sh -c 'uname -n; hostname; cat /proc/sys/kernel/domainname >/dev/null; sysc sethostname 0 0; uname -s'
+  run as_user run nu1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = box.example ]
+  [ "${lines[1]}" = box.example ]
+  [ "${lines[2]}" = EPERM ]
+  [ "${lines[3]}" = Linux ]
+  # The default spec's own hostname, unchanged, runs too.
+  (cd "$D/bundle" && rm config.json && "$SANDLOCK_OCI" spec)
+  jqc '.process.terminal=false | .process.user={uid:65534,gid:65534}'
+  want=$(jq -r .hostname "$D/bundle/config.json")
+  args uname -n
+  run as_user run nu2
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$want" ]
+}
