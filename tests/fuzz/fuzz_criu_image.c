@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "common/sha256.h"
 #include "common/util.h"
 #include "criu-lite/internal.h"
 
@@ -43,9 +44,9 @@ fix_up (char *buf, size_t size, int pages_fd)
     {
       struct cl_sect_desc *s = &h.sect[i];
       if (s->offset <= size && s->length <= size - s->offset)
-        cl_sha256 (buf + s->offset, s->length, s->sha256, &e);
+        cm_sha256 (buf + s->offset, s->length, s->sha256, &e);
     }
-  cl_sha256 (&h, offsetof (struct cl_header, header_sha256), h.header_sha256, &e);
+  cm_sha256 (&h, offsetof (struct cl_header, header_sha256), h.header_sha256, &e);
   if (e)
     abort ();  /* libcrypto must load here */
   memcpy (buf, &h, sizeof h);
