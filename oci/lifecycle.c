@@ -374,6 +374,23 @@ oci_create (struct oci_globals *g, const struct oci_create_args *a,
  * (a frozen parent) or stuck in uninterruptible sleep never goes. */
 #define DESTROY_WAIT_MS 10000
 
+/* The notify supervisor exits by itself once the listener hangs up, i.e.
+ * with the container: give it a moment (a pidfd wait, no polling), so
+ * that its watcher does not take an orderly exit for a death; a
+ * supervisor stuck in a handler must not outlive the delete. */
+static void
+supervisor_gone (const struct oci_state *st)
+{
+  struct rt_handle *h = NULL;
+  struct cm_err *e = NULL;
+  if (rt_handle_open (st->supervisor_pid, st->supervisor_start_time, NULL, &h,
+                      &e) < 0
+      || rt_handle_wait (h, 2000, &e) < 0)
+    rt_proc_signal (st->supervisor_pid, st->supervisor_start_time, SIGKILL);
+  rt_handle_free (h);
+  cm_err_free (&e);
+}
+
 int
 oci_delete (const struct oci_globals *g, struct oci_state *st,
             struct cm_err **err)
@@ -394,10 +411,8 @@ oci_delete (const struct oci_globals *g, struct oci_state *st,
    * later `delete -f` retries. */
   r = rt_handle_destroy (h, DESTROY_WAIT_MS, err);
   rt_handle_free (h);
-  /* It exits once the listener hangs up, i.e. with the container; a
-   * supervisor stuck in a handler must not outlive the delete. */
   if (r == 0 && st->supervisor_pid > 0)
-    rt_proc_signal (st->supervisor_pid, st->supervisor_start_time, SIGKILL);
+    supervisor_gone (st);
   if (r < 0)
     return cm_err_wrap (err, "container \"%s\" is kept; run `delete -f` "
                         "again once its processes can exit", st->id);

@@ -125,3 +125,17 @@ while True: s.accept()[0].close()" > "$D/port" 3>&- &
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "$want" ]
 }
+
+@test "nsless: an orderly run says nothing of the supervisor (delete waits for it to leave)" {
+  # As root, where the watcher can reach the cgroup: delete used to kill
+  # the supervisor before it noticed the hang-up, and its watcher reported
+  # a death and tried to kill a removed cgroup.
+  jq '.process.user={uid:0,gid:0} | .process.args=["/bin/true"]' "$D/bundle/config.json" > "$D/c"
+  mv "$D/c" "$D/bundle/config.json"
+  for i in 1 2 3 4 5 6 7 8; do
+    run "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" "o$i"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+  done
+}
