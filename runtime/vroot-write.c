@@ -145,7 +145,13 @@ object_fd (struct vr_call *c, int dirfd, uint64_t addr, int flags, int oflags)
     return -EACCES;
   if (vr_readonly (&p))
     return -EROFS;
-  return vr_open (&p, oflags, 0);
+  r = vr_open (&p, oflags, 0);
+  if (r >= 0 && vr_host_node (r))
+    {
+      close (r);
+      return -EPERM;
+    }
+  return r;
 }
 
 static int64_t

@@ -46,6 +46,11 @@ pin (struct vr_call *c, char proc[64])
     return -EROFS;
   if ((fd = vr_open (&p, O_PATH, 0)) < 0)
     return fd;
+  if (writes (nr) && vr_host_node (fd))
+    {
+      close (fd);
+      return -EPERM;
+    }
   snprintf (proc, 64, "/proc/self/fd/%d", fd);
   return fd;
 }

@@ -229,3 +229,10 @@ fail:
   vr_free (v);
   return -1;
 }
+
+bool
+vr_host_node (int fd)
+{
+  struct stat st;
+  return fstat (fd, &st) == 0 && (S_ISCHR (st.st_mode) || S_ISBLK (st.st_mode));
+}

@@ -212,6 +212,13 @@ vr_creates (int oflags)
   return (oflags & O_CREAT) || (oflags & O_TMPFILE) == O_TMPFILE;
 }
 
+/* Device nodes in the view are the host's own inodes (the /dev defaults
+ * are bound from the host, and the rootfs is a host directory): their
+ * mode, owner, times and xattrs are never changed on the container's
+ * behalf — a namespaced container changes only its private copies.  True
+ * when |fd| (opened on the resolved object) is a char or block device. */
+bool vr_host_node (int fd);
+
 /* True when a write to the resolved object must be refused (EROFS). */
 static inline bool
 vr_readonly (const struct vr_path *p)

@@ -139,3 +139,21 @@ while True: s.accept()[0].close()" > "$D/port" 3>&- &
     [ -z "$output" ]
   done
 }
+
+@test "nsless: the host's device nodes in the view keep their mode, owner and times" {
+  # The /dev defaults are bound from the host: a root container's chmod or
+  # touch of /dev/null used to change the host's node (the supervisor did
+  # it on its behalf).  A namespaced container changes only its own copy.
+  before=$(stat -c '%a %u %g %Y' /dev/null /dev/random)
+  jq '.process.user={uid:0,gid:0} | .process.args=["/bin/sh","-c","chmod 755 /dev/null; echo chmod=$?; touch -d 2001-01-01 /dev/random; echo touch=$?; chown 1 /dev/null; echo chown=$?"]' \
+    "$D/bundle/config.json" > "$D/c"
+  mv "$D/c" "$D/bundle/config.json"
+  run "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" devmeta
+  echo "$output"
+  after=$(stat -c '%a %u %g %Y' /dev/null /dev/random)
+  # put the host right before asserting, whatever happened
+  chmod 666 /dev/null /dev/random
+  [ "$before" = "$after" ]
+  [[ "$output" == *"chmod=1"* ]]
+  [[ "$output" == *"touch=1"* ]]
+}
