@@ -79,6 +79,10 @@ int rt_plan_new (const struct rt_create_opts *o, struct rt_plan *p,
                  struct cm_err **err);
 /* Frees what the plan owns (not the prepared fds).  Accepts a zeroed plan. */
 void rt_plan_free (struct rt_plan *p);
+/* root.path must not be the host's own root (a bind or symlink of it
+ * included): a container needs a root filesystem of its own.  Both modes
+ * check it (runtime/mount.c). */
+int rt_check_rootfs (const char *rootfs, struct cm_err **err);
 int rt_plan_mounts (struct rt_plan *p, struct cm_err **err);
 /* Advice for the user about the plan (malloc'd), or NULL. */
 char *rt_plan_warning (const struct rt_plan *p);

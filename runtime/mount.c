@@ -172,8 +172,8 @@ plan_one (const struct rt_mount *m, size_t i, struct rt_mount_plan *mp,
  * config would land on the host's own paths, and the Landlock rule for the
  * rootfs would grant the whole host.  (It also made the v1 cgroup mount
  * below see its own mounts appear under /sys/fs/cgroup.) */
-static int
-check_rootfs (const char *rootfs, struct cm_err **err)
+int
+rt_check_rootfs (const char *rootfs, struct cm_err **err)
 {
   struct stat r, h;
   if (rootfs == NULL)
@@ -193,7 +193,7 @@ int
 rt_plan_mounts (struct rt_plan *p, struct cm_err **err)
 {
   const struct rt_config *c = p->c;
-  if (check_rootfs (p->o->rootfs, err) < 0
+  if (rt_check_rootfs (p->o->rootfs, err) < 0
       || (p->host_mount_ns && rt_plan_host_mount_ns (p, err) < 0))
     return -1;
   p->mounts = xcalloc (c->mounts_len, sizeof *p->mounts);

@@ -51,6 +51,8 @@ rt_vroot_plan (struct rt_plan *p, struct cm_err **err)
 {
   const struct rt_config *c = p->c;
   const struct rt_process *pr = c->process;
+  if (rt_check_rootfs (p->o->rootfs, err) < 0)
+    return -1;
   for (size_t i = 0; i < c->namespaces_len; i++)
     if (c->namespaces[i].path && *c->namespaces[i].path)
       return cm_err_set (err, 0, "linux.namespaces[%zu].path: joining a "

@@ -157,3 +157,14 @@ while True: s.accept()[0].close()" > "$D/port" 3>&- &
   [[ "$output" == *"chmod=1"* ]]
   [[ "$output" == *"touch=1"* ]]
 }
+
+@test "nsless: root.path of the host's / is refused, as in the namespaced mode" {
+  jq '.root.path="/" | .process.user={uid:0,gid:0} | .process.args=["/bin/true"]' \
+    "$D/bundle/config.json" > "$D/c"
+  mv "$D/c" "$D/bundle/config.json"
+  run "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" hostroot
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"root.path"*"host's root directory"* ]]
+  [ -z "$(ls -A "$D/rstate" 2>/dev/null)" ]
+}
