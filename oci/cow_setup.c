@@ -70,8 +70,7 @@ parse_annotations (const struct rt_config *cfg, const struct oci_cow_flags *f,
               : cm_err_set (
                   err, 0,
                   "annotation %s: unknown (this runtime knows " OCI_COW_ANN
-                  "on_exit, on_error, storage, "
-                  "rootfs_lower; max_disk is not implemented)",
+                  "on_exit, on_error, storage, rootfs_lower)",
                   k))
         return -1;
       if (strcmp (s, "storage") == 0)
