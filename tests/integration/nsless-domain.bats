@@ -5,47 +5,10 @@
 # nsless.bats: an ordinary user, user namespaces made unavailable by
 # tests/helpers/nouserns.
 load ../lib/common
+load ../lib/nsless
 
-setup() {
-  require_root
-  [ -x "$SANDLOCK_HELPERS/nouserns" ] || skip "build the helpers (make helpers)"
-  "$SANDLOCK_OCI" check | grep -q '^isolation landlock (no namespaces): yes' \
-    || skip "namespace-less mode unavailable here: $("$SANDLOCK_OCI" check | grep '^isolation landlock')"
-  D=$(mktemp -d /tmp/sandlock-nsdom.XXXXXX)
-  chmod 755 "$D"
-  make_rootfs "$D/bundle/rootfs"
-  mkdir -p "$D/xdg" "$D/devnull"
-  (cd "$D/bundle" && "$SANDLOCK_OCI" spec)
-  jq '.process.terminal=false | .root.readonly=false | del(.hostname)
-      | .process.user={uid:65534,gid:65534}' "$D/bundle/config.json" > "$D/c"
-  mv "$D/c" "$D/bundle/config.json"
-  chown -R nobody "$D"
-  cat > "$D/enter.sh" <<EOS
-#!/bin/sh
-if ! su nobody -s /bin/sh -c 'test -w /dev/null'; then
-  mount -t tmpfs none $D/devnull && mknod -m 666 $D/devnull/null c 1 3 \
-    && mount --bind $D/devnull/null /dev/null || exit 99
-fi
-exec su nobody -s /bin/sh -c "cd $D/bundle && XDG_RUNTIME_DIR=$D/xdg exec $SANDLOCK_HELPERS/nouserns $SANDLOCK_OCI --root $D/state \$*"
-EOS
-  chmod 755 "$D/enter.sh"
-}
-
-teardown() {
-  [ -n "${LISTENER:-}" ] && kill "$LISTENER" 2>/dev/null
-  if [ -d "${D:-}/state" ]; then
-    for id in $(as_user list -q 2>/dev/null); do as_user delete -f "$id"; done
-  fi
-  rm -rf "$D"
-}
-
-as_user() { unshare -m --propagation private "$D/enter.sh" "$@"; }
-jqc() { jq "$1" "$D/bundle/config.json" > "$D/c" && mv "$D/c" "$D/bundle/config.json" && chown nobody "$D/bundle/config.json"; }
-args() {
-  local a='[]' x
-  for x in "$@"; do a=$(jq -c --arg x "$x" '. + [$x]' <<<"$a"); done
-  jqc ".process.args=$a"
-}
+setup() { nsless_setup; }
+teardown() { nsless_teardown; }
 
 # A TCP listener on the host's loopback; prints its port.
 tcp_listener() {

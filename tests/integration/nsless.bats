@@ -5,58 +5,20 @@
 # and everything it starts) runs busybox containers whose rootfs and mounts
 # are a view drawn by the notify supervisor, confined by Landlock alone.
 load ../lib/common
+load ../lib/nsless
 
 setup() {
-  require_root
-  [ -x "$SANDLOCK_HELPERS/nouserns" ] || skip "build the helpers (make helpers)"
-  "$SANDLOCK_OCI" check | grep -q '^isolation landlock (no namespaces): yes' \
-    || skip "namespace-less mode unavailable here: $("$SANDLOCK_OCI" check | grep '^isolation landlock')"
-  D=$(mktemp -d /tmp/sandlock-nsless.XXXXXX)
-  chmod 755 "$D"
-  make_rootfs "$D/bundle/rootfs"
+  nsless_setup
   printf 'HOST-SECRET\n' > "$D/secret"
   ln -s "$D" "$D/bundle/rootfs/abs"
   ln -s "../../../../../../../../../..$D" "$D/bundle/rootfs/rel"
   printf '#!/bin/sh -e\necho script-ran "$@" "$0"\n' > "$D/bundle/rootfs/bin/s.sh"
   cp "$D/bundle/rootfs/bin/s.sh" "$D/bundle/rootfs/usr/bin/long-script.sh"
   chmod 755 "$D/bundle/rootfs/bin/s.sh" "$D/bundle/rootfs/usr/bin/long-script.sh"
-  mkdir -p "$D/xdg" "$D/devnull"
-  (cd "$D/bundle" && "$SANDLOCK_OCI" spec)
-  jq '.process.terminal=false | .root.readonly=false | del(.hostname)
-      | .process.user={uid:65534,gid:65534}' "$D/bundle/config.json" > "$D/c"
-  mv "$D/c" "$D/bundle/config.json"
-  chown -R nobody "$D"
-  # The notify supervisor opens /dev/null; where the host's is not
-  # writable by an ordinary user, a private mount namespace of the test
-  # gets a good one (nothing of the host changes).
-  cat > "$D/enter.sh" <<EOF
-#!/bin/sh
-if ! su nobody -s /bin/sh -c 'test -w /dev/null'; then
-  mount -t tmpfs none $D/devnull && mknod -m 666 $D/devnull/null c 1 3 \
-    && mount --bind $D/devnull/null /dev/null || exit 99
-fi
-exec su nobody -s /bin/sh -c "cd $D/bundle && XDG_RUNTIME_DIR=$D/xdg exec $SANDLOCK_HELPERS/nouserns $SANDLOCK_OCI --root $D/state \$*"
-EOF
-  chmod 755 "$D/enter.sh"
+  chown -R nobody "$D/secret" "$D/bundle/rootfs/bin/s.sh" "$D/bundle/rootfs/usr/bin/long-script.sh"
 }
 
-teardown() {
-  [ -n "${LISTENER:-}" ] && kill "$LISTENER" 2>/dev/null
-  if [ -d "${D:-}/state" ]; then
-    for id in $(as_user list -q 2>/dev/null); do as_user delete -f "$id"; done
-  fi
-  rm -rf "$D"
-}
-
-# The runtime as nobody, user namespaces unavailable.
-as_user() { unshare -m --propagation private "$D/enter.sh" "$@"; }
-args() {
-  local a='[]' x
-  for x in "$@"; do a=$(jq -c --arg x "$x" '. + [$x]' <<<"$a"); done
-  jq --argjson a "$a" '.process.args=$a' "$D/bundle/config.json" > "$D/c" \
-    && mv "$D/c" "$D/bundle/config.json"
-  chown nobody "$D/bundle/config.json"
-}
+teardown() { nsless_teardown; }
 
 @test "nsless: auto picks the view when user namespaces are unavailable; busybox scripts run in it" {
   args sh -c 'echo hi; pwd; cd /bin; pwd; cd ..; cd ..; cd ..; pwd; id -u; head -1 /etc/passwd; echo x > /tmp/f && cat /tmp/f'
