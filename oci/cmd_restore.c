@@ -99,13 +99,24 @@ parse (int argc, char **argv, struct oci_create_args *a, const char **img,
   return 0;
 }
 
+/* What a checkpoint with --skip-unsupported recorded and the restore
+ * cannot bring back: said on the restored container's stderr (the
+ * engine's log), one line each, before the processes resume. */
+static void
+report_skipped (void *arg, const char *what)
+{
+  (void) arg;
+  dprintf (STDERR_FILENO, "sandlock-oci: restore: not restored: %s\n", what);
+}
+
 /* In the container's init, every confinement in place (runtime.h,
  * RT_PAYLOAD_FN): become the saved tree.  Returns only on failure. */
 static int
 restore_payload (void *arg)
 {
   struct restore_ctx *c = arg;
-  struct criu_restore_opts o = { .report_fd = c->report_fd };
+  struct criu_restore_opts o = { .report_fd = c->report_fd,
+                                 .skipped = report_skipped };
   struct cm_err *err = NULL;
   int32_t fail = -1;
   criu_restore_image (c->img, &o, &err);

@@ -274,3 +274,23 @@ wait_for() { # file regex
   wait_for "$OUT" "^count "
   [ "$(head -1 "$OUT")" = in-flight-7b3 ]
 }
+
+@test "checkpoint: a socket fails the checkpoint by name; --skip-unsupported records it and restore says it is not restored" {
+  cmd /bin/sh -c 'nc -l -p 5555 </dev/null & exec /bin/cl_counter -m 1'
+  id=$(cid)
+  start "$id"
+  counts_past 0
+  run rt checkpoint --leave-running --image-path "$IMG" "$id"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"socket"* ]]
+  run rt checkpoint --skip-unsupported --image-path "$IMG" "$id"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  out2=$BATS_TEST_TMPDIR/out2
+  run restore_as "$(cid r)" "$out2"
+  [ "$status" -eq 0 ]
+  wait_for "$out2" "^count "
+  cat "$out2"
+  grep -q "not restored: fd [0-9]* (socket)" "$out2"
+}
