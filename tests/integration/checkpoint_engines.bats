@@ -1,0 +1,63 @@
+#!/usr/bin/env bats
+bats_require_minimum_version 1.5.0
+# checkpoint/restore beyond the basics of checkpoint.bats: the page-data
+# checksum library (libxxhash0, dlopen'd), the CRIU-only flags, a
+# --leave-running checkpoint leaving no trace, containerd's `ctr`.
+
+load ../lib/common
+
+setup_file() { common_setup_file; }
+setup() {
+  common_setup
+  require_root
+  OUT=$BATS_TEST_TMPDIR/out
+  IMG=$BATS_TEST_TMPDIR/img
+}
+teardown() { common_teardown; }
+
+start() { # id
+  (cd "$BUNDLE" && rt run -d "$1" < /dev/null > "$OUT" 2>&1)
+}
+
+# Waits (up to 5 s) for a line matching $1 in the container's output.
+wait_out() { # regex
+  local i
+  for i in $(seq 50); do
+    grep -q -- "$1" "$OUT" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+status_of() { rt state "$1" | jq -r .status; }
+
+# Runs sandlock-oci in a private mount namespace where libxxhash.so.0 is
+# /dev/null: a host without the package, for this command only.
+rt_without_xxhash() {
+  local lib
+  lib=$(readlink -f "$(ldconfig -p | awk '/libxxhash\.so\.0 .*x86-64/ { print $NF; exit }')")
+  [ -f "$lib" ] || skip "libxxhash0 is not installed"
+  unshare -m --propagation private sh -c \
+    'mount --bind /dev/null "$1" && shift && exec "$@"' sh "$lib" \
+    "$SANDLOCK_OCI" --root "$ROOT" "$@"
+}
+
+@test "libxxhash0 missing: checkpoint and restore fail naming the package, nothing left" {
+  cmd /bin/cl_counter -m 1
+  id=$(cid)
+  start "$id"
+  wait_out '^count '
+  run rt_without_xxhash checkpoint --leave-running --image-path "$IMG" "$id"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"libxxhash0"* ]]
+  [ "$(status_of "$id")" = running ]
+  [ ! -e "$IMG/1/pages.img" ]
+  # with the library, the checkpoint works; a restore without it does not
+  rt checkpoint --leave-running --image-path "$IMG" "$id"
+  id2=$(cid r)
+  run rt_without_xxhash restore -d --image-path "$IMG" -b "$BUNDLE" "$id2"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"libxxhash0"* ]]
+  run rt state "$id2"
+  [ "$status" -ne 0 ]
+}
