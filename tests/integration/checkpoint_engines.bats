@@ -61,3 +61,19 @@ rt_without_xxhash() {
   run rt state "$id2"
   [ "$status" -ne 0 ]
 }
+
+# Pages are read with process_vm_readv, which honours protections: a page
+# written and then made PROT_NONE must still be saved (through
+# /proc/PID/mem) and come back with its bytes.
+@test "checkpoint: a PROT_NONE page that holds data is saved and restored" {
+  cmd /bin/cl_counter -m 1 -g -V 20
+  id=$(cid)
+  start "$id"
+  wait_out '^verify ok'
+  rt checkpoint --image-path "$IMG" "$id"
+  out2=$BATS_TEST_TMPDIR/out2
+  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$(cid r)" < /dev/null > "$out2" 2>&1)
+  OUT=$out2 wait_out '^verify '
+  ! grep -q '^verify bad' "$out2"
+  grep -q '^verify ok' "$out2"
+}
