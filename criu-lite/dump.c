@@ -180,6 +180,7 @@ capture (struct cl_dump *d, int dirfd, const struct criu_dump_opts *o,
   if (cl_dump_mm (d, err) < 0 || cl_inject_prepare (d, err) < 0
       || cl_dump_threads (d, err) < 0 || cl_dump_signals (d, err) < 0
       || cl_dump_files (d, o->skip_unsupported, err) < 0
+      || cl_dump_locks (d, err) < 0
       || cl_dump_misc (d, err) < 0 || cl_image_write (sub, d, err) < 0)
     return cm_err_wrap (err, "process %d", d->pid);
   return 0;

@@ -263,6 +263,9 @@ int cl_dump_mm (struct cl_dump *d, struct cm_err **err);
 int cl_dump_files (struct cl_dump *d, bool skip_unsupported,
                    struct cm_err **err);
 int cl_dump_misc (struct cl_dump *d, struct cm_err **err);
+/* Fails naming the first fd of d->fds through which a file lock is held
+ * (dump-locks.c). */
+int cl_dump_locks (struct cl_dump *d, struct cm_err **err);
 void cl_stdio_of_root (struct cl_dump *d);
 int cl_seize (struct cl_dump *d, struct cm_err **err);
 void cl_normalize_restart (struct user_regs_struct *r);

@@ -14,8 +14,7 @@
 
 #define USAGE                                                                \
   "usage: sandlock-oci checkpoint [--image-path DIR] [--work-path DIR]\n"   \
-  "       [--leave-running] [--tcp-established] [--ext-unix-sk]\n"          \
-  "       [--shell-job] [--file-locks] [--skip-unsupported] ID\n"
+  "       [--leave-running] [--shell-job] [--skip-unsupported] ID\n"
 
 struct ckpt_opts
 {
@@ -34,6 +33,12 @@ static const char *const refused[][2] = {
   { "manage-cgroups-mode", "CRIU's cgroup handling" },
   { "empty-ns", "external namespaces" },
   { "ext-unix-sk-fd", "external unix sockets" },
+  /* CRIU's permissions to save what criu-lite cannot restore: granting
+   * them would promise what restore does not keep */
+  { "tcp-established", "restore of established TCP connections" },
+  { "ext-unix-sk", "restore of unix sockets connected outside the container" },
+  { "file-locks", "restore of file locks (a process holding one fails the "
+                  "checkpoint naming the fd)" },
 };
 
 static int
@@ -44,12 +49,13 @@ parse (int argc, char **argv, struct ckpt_opts *o, struct cm_err **err)
     { "work-path", required_argument, 0, 'w' },
     { "leave-running", no_argument, 0, 'l' },
     { "skip-unsupported", no_argument, 0, 's' },
-    /* permissions for CRIU to dump these kinds; criu-lite still refuses
-     * (or, with --skip-unsupported, lists) an fd it cannot restore */
-    { "tcp-established", no_argument, 0, 'p' },
-    { "ext-unix-sk", no_argument, 0, 'p' },
+    /* CRIU's permission for a tree with a terminal: criu-lite always
+     * grants it (the container's stdio, a terminal or not, is the
+     * engine's and is rebound to the restoring side's) */
     { "shell-job", no_argument, 0, 'p' },
-    { "file-locks", no_argument, 0, 'p' },
+    { "tcp-established", no_argument, 0, 'r' },
+    { "ext-unix-sk", no_argument, 0, 'r' },
+    { "file-locks", no_argument, 0, 'r' },
     { "pre-dump", no_argument, 0, 'r' },
     { "parent-path", required_argument, 0, 'r' },
     { "page-server", required_argument, 0, 'r' },
@@ -147,10 +153,13 @@ OCI_COMMAND (checkpoint_command, "checkpoint", "save a running container's proce
              "each with all its threads) with criu-lite into --image-path\n"
              "(default ./checkpoint).  Without --leave-running the container's\n"
              "processes are killed once saved and its state is \"stopped\".\n"
-             "--tcp-established, --ext-unix-sk, --shell-job and --file-locks\n"
-             "are accepted as runc's permissions; an fd criu-lite cannot restore\n"
-             "still fails the checkpoint naming it, or with --skip-unsupported\n"
-             "is listed when restoring.  --pre-dump, --parent-path, --page-server,\n"
-             "--lazy-pages, --auto-dedup, --status-fd, --manage-cgroups-mode and\n"
-             "--empty-ns are refused.  See docs/checkpoint.md.\n",
+             "An fd criu-lite cannot restore fails the checkpoint naming it, or\n"
+             "with --skip-unsupported is listed when restoring; a file lock held\n"
+             "fails it.  --shell-job is accepted and always in effect: the\n"
+             "container's stdio, a terminal or not, is rebound to the restoring\n"
+             "side's.  Refused, as criu-lite cannot restore what they permit:\n"
+             "--tcp-established, --ext-unix-sk, --file-locks; and, as they need\n"
+             "CRIU itself: --pre-dump, --parent-path, --page-server, --lazy-pages,\n"
+             "--auto-dedup, --status-fd, --manage-cgroups-mode, --empty-ns.\n"
+             "See docs/checkpoint.md.\n",
              cmd_checkpoint)

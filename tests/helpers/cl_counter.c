@@ -1,6 +1,7 @@
 /* cl_counter: the process criu-lite tests checkpoint and restore.  Static.
  *
  *   cl_counter [-m MiB] [-t THREADS] [-f FILE] [-a FILE] [-j] [-c] [-V N] [-g]
+ *              [-l FILE]
  *
  * Fills a MiB buffer with a known pattern, then loops: the counter goes up
  * and "count N" is printed every 5 ms (poll on stdin).  Commands on stdin:
@@ -16,6 +17,7 @@
  * -V N verifies the buffer every N counts by itself ("verify ok ...").
  * -g keeps one more page of the pattern under PROT_NONE (a guard written
  * before it was protected); every verify checks it too.
+ * -l FILE holds an exclusive flock(2) on FILE (created).
  * -c forks a child (in a process group of their own) that prints
  * "kid count N" every 5 ms.
  * Each thread i blocks SIGRTMIN+i only, so a mask restored to the wrong
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -184,8 +187,14 @@ main (int argc, char **argv)
   stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
   struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
 
-  while ((opt = getopt (argc, argv, "m:t:f:a:jcV:g")) != -1)
-    if (opt == 'g')
+  while ((opt = getopt (argc, argv, "m:t:f:a:jcV:gl:")) != -1)
+    if (opt == 'l')
+      {
+        int fd = open (optarg, O_RDWR | O_CREAT, 0600);
+        if (fd < 0 || flock (fd, LOCK_EX) < 0)
+          return 2;
+      }
+    else if (opt == 'g')
       {
         guard = mmap (NULL, 4096, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -77,3 +77,45 @@ rt_without_xxhash() {
   ! grep -q '^verify bad' "$out2"
   grep -q '^verify ok' "$out2"
 }
+
+@test "checkpoint/restore: flags for what criu-lite cannot restore are refused by name; --shell-job is accepted" {
+  cmd /bin/cl_counter -m 1
+  id=$(cid)
+  start "$id"
+  wait_out '^count '
+  for f in --tcp-established --ext-unix-sk --file-locks; do
+    run rt checkpoint --image-path "$IMG" $f "$id"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"checkpoint: $f is not supported: criu-lite has no restore of"* ]]
+  done
+  [ ! -e "$IMG" ]
+  [ "$(status_of "$id")" = running ]
+  run rt checkpoint --help
+  [[ "$output" == *"--shell-job is accepted and always in effect"* ]]
+  [[ "$output" != *"[--tcp-established]"* ]]
+  run rt checkpoint --shell-job --leave-running --image-path "$IMG" "$id"
+  [ "$status" -eq 0 ]
+  for f in --tcp-established --ext-unix-sk --file-locks; do
+    run rt restore -d --image-path "$IMG" -b "$BUNDLE" $f "$(cid r)"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"restore: $f is not supported"* ]]
+    run rt state "$(cid r)"
+    [ "$status" -ne 0 ]
+  done
+}
+
+# A lock criu-lite would drop at restore (another process could then take
+# it while the restored one believes it holds it) fails the checkpoint.
+@test "checkpoint: a process holding a file lock is refused naming the fd, and runs on" {
+  cmd /bin/cl_counter -m 1 -l /dev/shm/lock
+  id=$(cid)
+  start "$id"
+  wait_out '^count '
+  run rt checkpoint --image-path "$IMG" "$id"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"fd 3 holds a file lock (FLOCK  ADVISORY  WRITE"*"which criu-lite cannot save or restore"* ]]
+  [ "$(status_of "$id")" = running ]
+  [ ! -e "$IMG/1/pages.img" ]
+  n=$(grep -c '^count ' "$OUT")
+  wait_out "^count $((n + 5))\$"
+}
