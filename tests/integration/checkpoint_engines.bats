@@ -119,3 +119,34 @@ rt_without_xxhash() {
   n=$(grep -c '^count ' "$OUT")
   wait_out "^count $((n + 5))\$"
 }
+
+# The last "obs K end" line of $OUT, as K.
+last_obs() { grep '^obs [0-9]* end ' "$OUT" | tail -1 | cut -d' ' -f2; }
+# Observation K without its prefix.
+obs_block() { grep "^obs $1: " "$OUT" | sed "s/^obs $1: //"; }
+
+# checkpoint --leave-running stops every thread with ptrace, injects
+# syscalls (sigaltstack, rt_sigaction, a scratch mmap/munmap, ...) and
+# puts each back: from inside, nothing may differ but the time that
+# passed.  cl_observe reports what a process can see of itself
+# (tests/helpers/cl_observe.c): signal masks, pending and caught sets,
+# handlers, altstack, tracer, threads, children, fds with offsets and
+# flags, cwd, maps, limits, itimers, prctl state.
+@test "checkpoint --leave-running: the container cannot tell from inside" {
+  cmd /bin/cl_observe -n 20
+  id=$(cid)
+  start "$id"
+  wait_out '^obs 2 end '
+  before=$(last_obs)
+  rt checkpoint --leave-running --image-path "$IMG" "$id"
+  [ -f "$IMG/1/pages.img" ]
+  during=$(last_obs)
+  after=$((during + 2))   # begun after the checkpoint returned
+  wait_out "^obs $after end "
+  diff <(obs_block "$before") <(obs_block "$after")
+  [ -n "$(obs_block "$before" | grep 'TracerPid:.0$')" ]
+  [ "$(obs_block "$before" | grep -c '^/proc/self/task/.*/children')" -eq 0 ]
+  # the counter went on by one at a time: no count lost or repeated
+  grep '^count ' "$OUT" | cut -d' ' -f2 | awk 'NR > 1 && $1 != p + 1 { bad = 1 } { p = $1 } END { exit bad }'
+  [ "$(status_of "$id")" = running ]
+}
