@@ -3,6 +3,7 @@
  * branch whose lower is the mount's source: the runtime mounts it like any
  * other filesystem, and Landlock grants write on the destination, i.e.
  * the container's overlay view, never on the host directory itself. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -194,6 +195,31 @@ make_branches (const struct oci_globals *g, const char *id,
   return 0;
 }
 
+/* ROOT/cow-branches/ID without a record: a create of this id that died
+ * before writing it (the record is written before the container exists,
+ * and the directory goes with its last branch; a create in progress holds
+ * the id's state directory, so this create is not racing one).  What is
+ * in it is that create's own: the quota tmpfs it may have mounted go, and
+ * so does the directory. */
+static bool
+reclaim_dead_create (const char *dir)
+{
+  _cleanup_free_ char *rec = xasprintf ("%s/record", dir);
+  struct dirent *de;
+  DIR *d;
+  if (access (rec, F_OK) == 0 || errno != ENOENT
+      || (d = opendir (dir)) == NULL)
+    return false;
+  while ((de = readdir (d)) != NULL)
+    if (de->d_name[0] != '.')
+      {
+        _cleanup_free_ char *p = xasprintf ("%s/%s", dir, de->d_name);
+        cow_quota_release_at (AT_FDCWD, p);
+      }
+  closedir (d);
+  return cm_rm_rf_at (AT_FDCWD, dir, NULL) == 0 && mkdir (dir, 0700) == 0;
+}
+
 static int
 open_record_dir (const struct oci_globals *g, const char *id,
                  struct oci_cow_record *r, struct cm_err **err)
@@ -202,14 +228,17 @@ open_record_dir (const struct oci_globals *g, const char *id,
   _cleanup_free_ char *dir = xasprintf ("%s/%s", top, id);
   if (mkdir (top, 0700) < 0 && errno != EEXIST)
     return cm_err_set (err, errno, "mkdir `%s`", top);
-  if (mkdir (dir, 0700) < 0)
-    return cm_err_set (err, errno,
-                       errno == EEXIST
+  int e = mkdir (dir, 0700) < 0 ? errno : 0;
+  if (e == EEXIST && reclaim_dead_create (dir))
+    e = 0;
+  if (e)
+    return cm_err_set (err, e,
+                       e == EEXIST
                            ? "container id \"%s\" still has undecided cow "
                              "branches (`sandlock-oci branches`): commit or "
                              "abort them first"
                            : "mkdir `%s`",
-                       errno == EEXIST ? id : dir);
+                       e == EEXIST ? id : dir);
   r->dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (r->dirfd < 0)
     return cm_err_set (err, errno, "open `%s`", dir);

@@ -213,6 +213,27 @@ DD='exec 3>/data/big || { echo "open failed"; exit 9; }; dd if=/dev/zero bs=4096
   no_mounts
 }
 
+@test "quota: a create that died after mounting a branch's tmpfs: the next create of the id reclaims it" {
+  ann max_disk 1m
+  # what a runtime killed inside create leaves (before the record exists):
+  # the id's branch directory with a mounted quota tmpfs and no record
+  local d=$ROOT/cow-branches/$(cid)/7
+  mkdir -p "$d/quota"
+  mount -t tmpfs -o size=1m tmpfs "$d/quota"
+  mkdir "$d/quota/upper" "$d/quota/work"
+  echo stale > "$d/quota/upper/f"
+  run rt branches
+  [[ "$output" != *"$(cid)"* ]]
+  cmd sh -c 'cat /data/f; echo fresh > /data/f'
+  run rt run -b "$BUNDLE" "$(cid)"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = old ]
+  [ "$(cat "$HOST/f")" = fresh ]
+  [ ! -e "$ROOT/cow-branches/$(cid)" ]
+  no_mounts
+}
+
 bad() {
   run rt create -b "$BUNDLE" "$(cid)"
   echo "$output"
