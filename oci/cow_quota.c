@@ -46,9 +46,9 @@ oci_cow_quota_wrap (struct cm_err **err, uint64_t max_disk, const char *fmt,
   va_end (ap);
   if (max_disk && (*err)->errno_ == EPERM)
     cm_err_wrap (err,
-                 "%s: annotation " OCI_COW_ANN "max_disk: the quota is a "
-                 "tmpfs this runtime mounts on the host, which needs "
-                 "CAP_SYS_ADMIN there (a rootless container cannot have one)",
+                 "annotation " OCI_COW_ANN "max_disk: the quota is a tmpfs "
+                 "this runtime mounts on the host, which needs CAP_SYS_ADMIN "
+                 "there (a rootless container cannot have one): %s",
                  ctx ? ctx : fmt);
   else
     cm_err_wrap (err, "%s", ctx ? ctx : fmt);
