@@ -150,6 +150,26 @@ DD='exec 3>/data/big || { echo "open failed"; exit 9; }; dd if=/dev/zero bs=4096
   no_mounts
 }
 
+@test "quota: with the storage annotation the tmpfs is under that directory" {
+  local st=$BATS_TEST_TMPDIR/st
+  mkdir "$st"
+  ann max_disk 1m
+  ann storage "$st"
+  ann on_exit defer
+  cmd sh -c "$DD"
+  run rt run -b "$BUNDLE" "$(cid)"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"No space left on device"* ]]
+  [[ "$output" == *"deferred branch $st/$(cid).7"* ]]
+  no_mounts
+  grep -q "^quota=disk$" "$st/$(cid).7/meta"
+  [ "$(stat -c %s "$st/$(cid).7/upper/big")" = 1048576 ]
+  rt commit "$(cid)"
+  [ "$(stat -c %s "$HOST/big")" = 1048576 ]
+  [ ! -e "$st/$(cid).7" ]
+  no_mounts
+}
+
 @test "quota: a failure aborts straight from the tmpfs; nothing stays mounted" {
   ann max_disk 1m
   cmd sh -c 'echo bad > /data/f; exit 3'

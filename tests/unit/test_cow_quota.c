@@ -245,6 +245,31 @@ test_lost (const char *h)
   cow_branch_free (r);
 }
 
+/* A persist killed after meta says quota=disk, before the unmount: the
+ * branch is on disk, and the leftover tmpfs goes with the next abort. */
+static void
+test_persist_killed_late (const char *h)
+{
+  _cleanup_free_ char *s = at (base, "late-st"), *q = at (base, "late-st/quota");
+  struct cow_branch *b = quota_branch (h, s), *r = NULL;
+  struct cm_err *e = NULL;
+  put (b->upper, "f", "late", 0644);
+  cow_branch_set_state (b, COW_DEFERRED, &e);
+  if (cow_branch_persist (b, &e) < 0)
+    exit (2);
+  cow_branch_free (b);
+  mkdir (q, 0700);
+  if (mount ("tmpfs", q, "tmpfs", 0, "size=64k") < 0)
+    exit (2);
+  ok (cow_branch_open (s, &r, &e) == 0 && !r->in_tmpfs && !r->lost
+          && exists (s, "upper/f"),
+      "meta says disk: the branch is read from disk, the leftover mount "
+      "ignored");
+  ok (cow_abort (r, &e) == 0 && !mounted (q) && !exists (base, "late-st"),
+      "abort unmounts the leftover tmpfs and removes the storage");
+  cow_branch_free (r);
+}
+
 /* abort unmounts before it removes: nothing stays mounted. */
 static void
 test_abort (const char *h)
@@ -347,6 +372,7 @@ main (void)
   cow_branch_free (b2);
   test_lost (h1);
   test_abort (h1);
+  test_persist_killed_late (h1);
   test_no_cap (h1);
   cm_rm_rf_at (AT_FDCWD, base, NULL);
   return tap_done ();
