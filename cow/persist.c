@@ -18,7 +18,8 @@ copy_to_disk (const struct cow_branch *b, struct cm_err **err)
   _cleanup_free_ char *up = xasprintf ("%s/upper", b->storage);
   _cleanup_free_ char *wk = xasprintf ("%s/work", b->storage);
   _cleanup_fd_ int src = -1, dst = -1;
-  if (cm_rm_rf_at (AT_FDCWD, up, err) < 0 || cm_rm_rf_at (AT_FDCWD, wk, err) < 0)
+  if (cm_rm_rf_at (AT_FDCWD, up, err) < 0
+      || cm_rm_rf_at (AT_FDCWD, wk, err) < 0)
     return -1;
   if (mkdir (up, 0700) < 0 || mkdir (wk, 0700) < 0)
     return cm_err_set (err, errno, "cow persist: mkdir in `%s`", b->storage);

@@ -250,7 +250,8 @@ test_lost (const char *h)
 static void
 test_persist_killed_late (const char *h)
 {
-  _cleanup_free_ char *s = at (base, "late-st"), *q = at (base, "late-st/quota");
+  _cleanup_free_ char *s = at (base, "late-st");
+  _cleanup_free_ char *q = at (base, "late-st/quota");
   struct cow_branch *b = quota_branch (h, s), *r = NULL;
   struct cm_err *e = NULL;
   put (b->upper, "f", "late", 0644);
