@@ -158,6 +158,35 @@ obs_block() { grep "^obs $1: " "$OUT" | sed "s/^obs $1: //"; }
   [ "$(status_of "$id")" = running ]
 }
 
+# containerd pauses a task before it checkpoints it.  A paused container is
+# saved, and stays paused when it runs on; kill of the stopped one answers
+# in runc's words (the shim reads them as "already exited").
+@test "checkpoint of a paused container: paused again with --leave-running, stopped without" {
+  cmd /bin/cl_counter -m 1
+  id=$(cid)
+  start "$id"
+  wait_out '^count '
+  rt pause "$id"
+  [ "$(status_of "$id")" = paused ]
+  rt checkpoint --leave-running --image-path "$IMG" "$id"
+  [ -f "$IMG/1/pages.img" ]
+  [ "$(status_of "$id")" = paused ]
+  n=$(grep -c '^count ' "$OUT")
+  sleep 0.2
+  [ "$(grep -c '^count ' "$OUT")" -eq "$n" ]
+  rt resume "$id"
+  wait_out "^count $((n + 3))\$"
+  rt pause "$id"
+  rt checkpoint --image-path "$IMG.2" "$id"
+  [ "$(status_of "$id")" = stopped ]
+  run rt kill "$id" KILL
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"container not running"* ]]
+  # the image of the paused container restores
+  (cd "$BUNDLE" && rt restore -d --image-path "$IMG.2" "$(cid r)" < /dev/null > "$OUT.r" 2>&1)
+  OUT=$OUT.r wait_out '^count '
+}
+
 # An engine may give the container one file as stdin, stdout and stderr
 # (/dev/null: containerd's --null-io); each comes back as the restoring
 # side's fd of the same number, not all as its stdin.
