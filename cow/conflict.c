@@ -5,7 +5,6 @@
  * an older ctime (a change in the same clock tick before the branch counts
  * too: false positives, never a missed conflict).  ctime cannot be set by
  * utimensat, so a writer cannot hide a change. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -39,35 +38,22 @@ add (struct conflicts *c, const char *path)
   c->v[c->n] = NULL;
 }
 
-/* Any entry below the lower directory |rel| changed since the branch. */
+/* Any entry below the lower directory |rel| changed since the branch:
+ * listed, and not descended into. */
+static int
+subtree_one (const struct cow_lower_entry *e, void *arg, struct cm_err **err)
+{
+  struct conflicts *c = arg;
+  if (!newer (c, &e->st))
+    return 1;
+  add (c, e->rel);
+  return 0;
+}
+
 static int
 subtree (struct conflicts *c, const char *rel, struct cm_err **err)
 {
-  int fd = cow_open_beneath (c->lowerfd, rel, O_RDONLY | O_DIRECTORY);
-  DIR *d = fd < 0 ? NULL : fdopendir (fd);
-  struct dirent *de;
-  int ret = 0;
-  if (d == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return cm_err_set (err, errno, "lower `%s`", rel);
-    }
-  while (ret == 0 && (de = readdir (d)) != NULL)
-    {
-      struct stat st;
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      _cleanup_free_ char *p = xasprintf ("%s/%s", rel, de->d_name);
-      if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        ret = errno == ENOENT ? 0 : cm_err_set (err, errno, "lower `%s`", p);
-      else if (newer (c, &st))
-        add (c, p);
-      else if (S_ISDIR (st.st_mode))
-        ret = subtree (c, p, err);
-    }
-  closedir (d);
-  return ret;
+  return cow_walk_lower (c->lowerfd, rel, subtree_one, c, err);
 }
 
 static int
