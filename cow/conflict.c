@@ -56,6 +56,28 @@ subtree (struct conflicts *c, const char *rel, struct cm_err **err)
   return cow_walk_lower (c->lowerfd, rel, subtree_one, c, err);
 }
 
+/* The upper entry |e| has no lower path.  An addition, unless the lower
+ * had it when the branch was made and the host removed it since: a
+ * whiteout says the lower had it (overlayfs whites out only what a lower
+ * holds), and so does a copy-up (overlay.origin: the branch modified it),
+ * while the lower parent's ctime says whether its entries changed since
+ * the branch (a copy-up renamed in the branch has no lower path either,
+ * in a parent the host left alone).  |pfd|: the lower parent, or < 0
+ * when it is gone too (the entry that was that parent is the conflict). */
+static int
+absent (struct conflicts *c, const struct cow_entry *e, int pfd,
+        struct cm_err **err)
+{
+  struct stat pst;
+  if (pfd < 0)
+    return 0;
+  if (fstat (pfd, &pst) < 0)
+    return cm_err_set (err, errno, "lower parent of `%s`", e->rel);
+  if (e->whiteout || (newer (c, &pst) && cow_entry_copied_up (e)))
+    add (c, e->rel);
+  return 0;
+}
+
 static int
 check_one (const struct cow_entry *e, void *arg, struct cm_err **err)
 {
@@ -68,10 +90,10 @@ check_one (const struct cow_entry *e, void *arg, struct cm_err **err)
       = cow_dircache_parent (&c->parent, c->lowerfd, e->rel, O_PATH, &leaf);
   if (dfd < 0 || fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
     {
-      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP
-          || errno == EXDEV)
-        return 0; /* absent: an addition */
-      return cm_err_set (err, errno, "lower `%s`", e->rel);
+      if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP
+          && errno != EXDEV)
+        return cm_err_set (err, errno, "lower `%s`", e->rel);
+      return absent (c, e, dfd, err);
     }
   bool both_dirs = S_ISDIR (st.st_mode) && S_ISDIR (e->st.st_mode);
   /* A directory kept as a directory merges: its own ctime moves with every
