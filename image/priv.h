@@ -342,6 +342,16 @@ int img_cache_read_records (struct img_cache *c, struct img_image ***out,
                             size_t *n, struct cm_err **err);
 char *img_cache_rootfs_path (struct img_cache *c, const char *mdigest);
 
+/* ---- pin.c ---- */
+/* The live pins of rootfs/|hex|: their count, and their holders' names in
+ * *names ("a, b"; owned; may be NULL).  With |drop_stale| (the cache lock
+ * held exclusively) stale pins are removed, and pins/HEX when none is
+ * left. */
+int img_cache_pins (struct img_cache *c, const char *hex, bool drop_stale,
+                    char **names);
+/* img_cache_pins (drop_stale) over every pins/HEX. */
+void img_cache_sweep_pins (struct img_cache *c);
+
 /* ---- platform.c ---- */
 /* |p| is "os/arch[/variant]", or an error naming --platform. */
 int img_platform_check (const char *p, struct cm_err **err);

@@ -105,12 +105,26 @@ cmd_prune (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1 };
   uint64_t freed = 0;
+  _cleanup_strv_ char **kept = NULL;
   int n;
-  if (parse ("prune", &c, argc, argv, 0, err) < 0 || (n = img_prune (&c.o, &freed, err)) < 0)
+  if (parse ("prune", &c, argc, argv, 0, err) < 0
+      || (n = img_prune (&c.o, &freed, &kept, err)) < 0)
     return -1;
   if (c.json)
-    printf ("{\"removed\":%d,\"freed\":%" PRIu64 "}\n", n, freed);
-  else if (!c.quiet)
+    {
+      printf ("{\"removed\":%d,\"freed\":%" PRIu64 ",\"kept\":[", n, freed);
+      for (size_t i = 0; kept && kept[i]; i++)
+        {
+          printf ("%s", i ? "," : "");
+          cm_json_write_str (stdout, kept[i]);
+        }
+      printf ("]}\n");
+      return 0;
+    }
+  /* a rootfs still in use is kept, and said so even with -q */
+  for (size_t i = 0; kept && kept[i]; i++)
+    fprintf (stderr, "sandlock-oci: prune: kept rootfs %s\n", kept[i]);
+  if (!c.quiet)
     printf ("removed %d entries, %.1f MB\n", n, freed / 1e6);
   return 0;
 }

@@ -13,6 +13,9 @@
 #include "state.h"
 
 #define OCI_COW_ANN "run.oci.sandlock.cow."
+/* ROOT/ID/image-pin: the holder file of the image cache's pin on the
+ * container's rootfs lower (image/image.h img_pin). */
+#define OCI_COW_IMAGE_PIN "image-pin"
 
 enum oci_cow_action
 {

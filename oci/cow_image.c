@@ -5,7 +5,8 @@
  * state directory, ROOT/ID/layer, gone with the container.  The init
  * mounts the overlay in its own mount namespace (runtime
  * RT_ROOTFS_OVERLAY).  The layer is a cow branch (docs/cow.md) that is
- * never committed. */
+ * never committed.  A lower in the image cache is pinned there
+ * (ROOT/ID/image-pin) so that rmi and prune leave it alone. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 
 #include "common/util.h"
 #include "cow_branch.h"
+#include "image/image.h"
 #include "runtime/runtime.h"
 
 int
@@ -47,6 +49,7 @@ oci_cow_layer_release (int dirfd)
 {
   if (dirfd < 0)
     return;
+  img_unpin_at (dirfd, OCI_COW_IMAGE_PIN);
   fchmodat (dirfd, "layer/work/work", 0700, AT_SYMLINK_NOFOLLOW);
   fchmodat (dirfd, "layer/work", 0700, AT_SYMLINK_NOFOLLOW);
 }
@@ -73,7 +76,13 @@ oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
   if (realpath (g->root, root) == NULL)
     return cm_err_set (err, errno, "--root `%s`", g->root);
   _cleanup_free_ char *layer = xasprintf ("%s/%s/layer", root, id);
-  if (cow_layer_create (lower, layer, b, err) < 0)
+  _cleanup_free_ char *pin = xasprintf ("%s/%s/" OCI_COW_IMAGE_PIN, root, id);
+  _cleanup_free_ char *who = xasprintf ("container %s", id);
+  /* A cached rootfs is pinned under the container whose lower it is, for
+   * as long as its state directory holds the pin (docs/image.md "Pins"):
+   * rmi refuses it, prune keeps it. */
+  if (img_pin (lower, pin, who, err) < 0
+      || cow_layer_create (lower, layer, b, err) < 0)
     return cm_err_wrap (err, "annotation " OCI_COW_ANN "rootfs_lower");
   lowers[0] = (*b)->lower;
   src->kind = RT_ROOTFS_OVERLAY;

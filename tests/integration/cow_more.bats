@@ -28,7 +28,7 @@ make_image() {
   mkdir -p "$l"/{bin,etc,data/sub}
   cp "$BUSYBOX" "$l/bin/busybox"
   for a in sh ls cat echo true rm mv chmod mkdir touch grep sleep id; do
-    ln -s busybox "$l/bin/$a"
+    ln -sf busybox "$l/bin/$a"
   done
   echo orig > "$l/data/f"; echo deep > "$l/data/sub/g"; echo h > "$l/etc/hosts"
   python3 "$SANDLOCK_TESTS_DIR/lib/mkimage.py" image "$BATS_TEST_TMPDIR/lay" \
@@ -65,4 +65,81 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   rt commit --force "$(cid)"
   [ "$(cat "$HOST/mod")" = "$(printf 'm\n1')" ]
   [ "$(cat "$HOST/quiet/q")" = "$(printf 'q\n1')" ]
+}
+
+@test "image pins: rmi refuses the lower of a running or stopped container, naming it" {
+  make_image
+  rt run -d --image "$IMG" --cache-dir "$CACHE" "$(cid a)" -- sleep 100
+  rt run --keep --image "$IMG" --cache-dir "$CACHE" "$(cid b)" -- true
+  before=$(cache_tree)
+  run rt rmi --cache-dir "$CACHE" "$IMG"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"in use by"*"container $(cid a)"* ]]
+  [[ "$output" == *"container $(cid b)"* ]]
+  [[ "$output" == *"nothing removed"* ]]
+  [ "$(cache_tree)" = "$before" ]
+  [ -n "$(rt images --cache-dir "$CACHE" -q)" ]
+  # the container still sees its image
+  [ "$(rt exec "$(cid a)" cat /data/f)" = orig ]
+  rt delete -f "$(cid a)"
+  run rt rmi --cache-dir "$CACHE" "$IMG"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"container $(cid b)"* ]] && [[ "$output" != *"$(cid a)"* ]]
+  # delete releases the pin: a stopped container's too
+  rt delete "$(cid b)"
+  rt rmi --cache-dir "$CACHE" "$IMG"
+  [ -z "$(ls "$CACHE/rootfs")" ]
+}
+
+@test "image pins: prune keeps an unreferenced rootfs a container uses, and says so" {
+  make_image t
+  rt run -d --image "$IMG" --cache-dir "$CACHE" "$(cid)" -- sleep 100
+  old=$(basename "$(echo "$CACHE"/rootfs/*)")
+  # the tag moves to another image: the running container's rootfs is
+  # referenced by no record any more
+  echo other > "$BATS_TEST_TMPDIR/l1/data/f"
+  make_image t
+  rt pull --cache-dir "$CACHE" "$IMG" >/dev/null
+  [ "$(ls "$CACHE/rootfs" | wc -l)" = 2 ]
+  run rt prune --cache-dir "$CACHE"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"kept rootfs $old (in use by container $(cid))"* ]]
+  [ -d "$CACHE/rootfs/$old" ]
+  [ "$(rt exec "$(cid)" cat /data/f)" = orig ]
+  run rt prune --cache-dir "$CACHE" --format json
+  [ "$(jq -r '.kept[0]' <<<"$output")" = "$old (in use by container $(cid))" ]
+  rt delete -f "$(cid)"
+  run rt prune --cache-dir "$CACHE"
+  [[ "$output" != *kept* ]]
+  [ ! -e "$CACHE/rootfs/$old" ]
+  [ "$(ls "$CACHE/rootfs" | wc -l)" = 1 ]
+}
+
+@test "image pins: a pin whose holder is gone, or names another pin, is stale" {
+  make_image
+  rt run -d --image "$IMG" --cache-dir "$CACHE" "$(cid)" -- sleep 100
+  [ -f "$ROOT/$(cid)/image-pin" ]
+  [ "$(ls "$CACHE"/pins/*/ | wc -l)" = 1 ]
+  # the holder's record lost (a state directory removed by hand, a crash
+  # between the two): the pin no longer counts, and the sweep drops it
+  cp "$ROOT/$(cid)/image-pin" "$BATS_TEST_TMPDIR/pin"
+  rm "$ROOT/$(cid)/image-pin"
+  rt rmi --cache-dir "$CACHE" "$IMG"
+  [ -z "$(ls "$CACHE/rootfs")" ] && [ -z "$(ls "$CACHE/pins")" ]
+  rt delete -f "$(cid)"
+  # a holder at the same path that names another pin is not the old one
+  make_image
+  rt run -d --image "$IMG" --cache-dir "$CACHE" "$(cid)" -- sleep 100
+  hex=$(basename "$(echo "$CACHE"/rootfs/*)")
+  printf 'holder=%s\nname=container old\n' "$ROOT/$(cid)/image-pin" \
+    > "$CACHE/pins/$hex/0123456789abcdef0123456789abcdef"
+  run rt rmi --cache-dir "$CACHE" "$IMG"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"in use by container $(cid)"* ]]
+  [[ "$output" != *"container old"* ]]
+  [ ! -e "$CACHE/pins/$hex/0123456789abcdef0123456789abcdef" ]
+  rt delete -f "$(cid)"
+  [ -z "$(ls "$CACHE/pins/$hex")" ]
 }
