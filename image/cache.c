@@ -102,6 +102,16 @@ img_cache_put_blob (struct img_cache *c, const char *digest, const void *buf,
   return 0;
 }
 
+DIR *
+img_cache_opendir (struct img_cache *c, const char *sub)
+{
+  int fd = openat (c->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  if (d == NULL && fd >= 0)
+    close (fd);
+  return d;
+}
+
 bool
 img_cache_has_rootfs (struct img_cache *c, const char *mdigest)
 {

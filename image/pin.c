@@ -178,17 +178,13 @@ img_cache_pins (struct img_cache *c, const char *hex, bool drop_stale,
                 char **names)
 {
   _cleanup_free_ char *sub = xasprintf ("pins/%.64s", hex);
-  int fd = openat (c->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
-  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  DIR *d = img_cache_opendir (c, sub);
   struct dirent *de;
+  int n = 0;
   if (names)
     *names = NULL;
   if (d == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return 0;
-    }
+    return 0;
   while ((de = readdir (d)))
     {
       _cleanup_free_ char *t = NULL, *name = NULL;
@@ -221,15 +217,10 @@ img_cache_pins (struct img_cache *c, const char *hex, bool drop_stale,
 void
 img_cache_sweep_pins (struct img_cache *c)
 {
-  int fd = openat (c->dirfd, "pins", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  DIR *d = img_cache_opendir (c, "pins");
   struct dirent *de;
   if (d == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return;
-    }
+    return;
   while ((de = readdir (d)))
     if (is_hex (de->d_name, 64))
       img_cache_pins (c, de->d_name, true, NULL);

@@ -4,6 +4,7 @@
 #ifndef SANDLOCK_IMAGE_PRIV_H
 #define SANDLOCK_IMAGE_PRIV_H
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -329,6 +330,8 @@ void img_cache_clean_tmp (struct img_cache *c);
 /* Unlinks every lock file nobody holds but cache.lock; returns how many. */
 int img_cache_sweep_locks (struct img_cache *c);
 bool img_cache_has_rootfs (struct img_cache *c, const char *mdigest);
+/* The cache's subdirectory |sub| for reading, or NULL (errno). */
+DIR *img_cache_opendir (struct img_cache *c, const char *sub);
 /* The image record refs/KEY.json, KEY from the reference and the
  * platform (one record per pair); replaces a record an earlier version
  * wrote for the same reference and platform (KEY from the reference
