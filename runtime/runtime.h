@@ -109,6 +109,14 @@ struct rt_rootfs_source
   bool nodev;                   /* no device node of the layers opens */
 };
 
+/* Whether the kernel takes an overlay of |src| (RT_ROOTFS_OVERLAY; its
+ * directories exist) as the init would mount it: in a user namespace,
+ * with "userxattr", when |userns|.  Nothing is mounted (runtime/
+ * overlay-try.c); |userns| costs a fork, the other case none.  1 when it
+ * does; 0 when it refuses, with *why (owned) the kernel's reason. */
+int rt_overlay_try (const struct rt_rootfs_source *src, bool userns,
+                    char **why, struct cm_err **err);
+
 /* What the init becomes once confined and started. */
 enum rt_payload_kind
 {

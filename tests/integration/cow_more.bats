@@ -15,7 +15,17 @@ setup() {
   common_setup
 }
 
-teardown() { common_teardown; }
+teardown() {
+  # the copy-fallback test's --root on an overlayfs mount
+  if [ -n "${OVROOT:-}" ]; then
+    for id in $("$SANDLOCK_OCI" --root "$OVROOT" list -q 2>/dev/null); do
+      "$SANDLOCK_OCI" --root "$OVROOT" delete -f "$id" >/dev/null 2>&1 || true
+    done
+    umount "$OVROOT" 2>/dev/null || true
+  fi
+  [ -z "${RL:-}" ] || rm -rf "$RL"
+  common_teardown
+}
 
 ann() { cfg ".annotations[\"run.oci.sandlock.cow.$1\"]=\"$2\""; }
 tree() { (cd "$1" && find . -printf '%p %y %m %s\n' | sort; \
@@ -142,4 +152,67 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   [ ! -e "$CACHE/pins/$hex/0123456789abcdef0123456789abcdef" ]
   rt delete -f "$(cid)"
   [ -z "$(ls "$CACHE/pins/$hex")" ]
+}
+
+@test "cow rootless: run --image mounts the cached rootfs as an overlay lower; the cache is never written" {
+  su nobody -s /bin/sh -c 'unshare -Ur true' 2>/dev/null \
+    || skip "unprivileged user namespaces are not available"
+  command -v python3 >/dev/null || skip "python3 missing"
+  RL=$(mktemp -d /tmp/sandlock-cowmore.XXXXXX)
+  chmod 755 "$RL"
+  BATS_TEST_TMPDIR=$RL make_image
+  chown -R nobody:nogroup "$RL"
+  nb() { su nobody -s /bin/sh -c "HOME=$RL $SANDLOCK_OCI --root $RL/state $*"; }
+  nb pull --cache-dir "$RL/cache" "oci:$RL/lay:t" >/dev/null
+  CACHE=$RL/cache
+  before=$(cache_tree)
+  run nb check
+  [[ "$output" == *"overlay userxattr: yes"* ]]
+  [[ "$output" == *"run --image rootfs: overlay over the cached rootfs"* ]]
+  run nb run --image "oci:$RL/lay:t" --cache-dir "$RL/cache" rl1 -- sh -c \
+    "'grep -c \" / / .* - overlay overlay .*userxattr\" /proc/self/mountinfo; echo w > /data/f; echo n > /data/new; rm /etc/hosts; rm -r /data/sub; mv /bin/ls /bin/ls2; chmod 700 /data; cat /data/f'"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"copying"* ]]
+  [ "${lines[0]}" = 1 ]
+  [ "${lines[-1]}" = w ]
+  [ "$(cache_tree)" = "$before" ]
+  # the layer and the pin went with the container
+  [ ! -e "$RL/state/rl1" ]
+  [ -z "$(ls "$RL/cache/pins/"*/ 2>/dev/null)" ]
+}
+
+@test "cow: where overlayfs refuses the upper (--root on an overlayfs), one warning, a copy, the cache untouched" {
+  make_image
+  rt pull --cache-dir "$CACHE" "$IMG" >/dev/null
+  before=$(cache_tree)
+  ov=$BATS_TEST_TMPDIR/ov
+  mkdir -p "$ov"/{l,u,w,m}
+  mount -t overlay overlay -o "lowerdir=$ov/l,upperdir=$ov/u,workdir=$ov/w" "$ov/m" \
+    || skip "cannot mount an overlayfs here"
+  OVROOT=$ov/m
+  ort() { "$SANDLOCK_OCI" --root "$OVROOT" "$@"; }
+  ort run -d --image "$IMG" --cache-dir "$CACHE" "$(cid)" -- sh -c \
+    'echo w > /data/f; rm /etc/hosts; echo done > /data/done; exec sleep 100' \
+    </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/err"
+  cat "$BATS_TEST_TMPDIR/err"
+  [ "$(grep -c . "$BATS_TEST_TMPDIR/err")" = 1 ]
+  grep -q "copying the rootfs lower \`$(echo "$CACHE"/rootfs/*)\`: overlayfs refused the layer: .*not supported as upperdir" "$BATS_TEST_TMPDIR/err"
+  for _ in $(seq 200); do
+    [ -e "$OVROOT/$(cid)/rootfs/data/done" ] && break
+    sleep 0.05
+  done
+  # the container works on a copy of its own, under its state directory
+  [ "$(ort exec "$(cid)" cat /data/f)" = w ]
+  [ "$(cat "$OVROOT/$(cid)/rootfs/data/f")" = w ]
+  [ ! -e "$OVROOT/$(cid)/layer" ]
+  # (its / is a bind of that copy: an overlayfs only because the --root is)
+  mi=$(ort exec "$(cid)" cat /proc/self/mountinfo | awk '$5 == "/"')
+  [[ "$mi" != *layer/upper* ]] && [[ "$mi" != *"$CACHE"* ]]
+  [ "$(cache_tree)" = "$before" ]
+  # a copy holds no pin: the image can go while it runs
+  [ -z "$(ls "$CACHE/pins/"*/ 2>/dev/null)" ]
+  ort delete -f "$(cid)"
+  [ ! -e "$OVROOT/$(cid)" ]
+  [ "$(cache_tree)" = "$before" ]
 }
