@@ -76,7 +76,7 @@ void oci_cow_layer_release (int dirfd);
  * ROOT/ID/layer, which goes with the state directory: makes the layer and
  * returns 1 with |src| filled (pointing into *b and |lowers|, which must
  * outlive it); 0 without the annotation.  Where the kernel refuses that
- * overlay (rt_overlay_try), warns and copies DIR to ROOT/ID/rootfs
+ * overlay (rt_overlay_prepare), warns and copies DIR to ROOT/ID/rootfs
  * instead: returns 0 with *rootfs (owned) the copy to bind. */
 struct rt_rootfs_source;
 /* The annotation naming a cached rootfs as the overlay lower, or NULL. */

@@ -145,8 +145,9 @@ oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
   src->nodev = true;
   /* Asked of the kernel with these very layers (the upper's filesystem
    * decides too: not an overlayfs, ...), where the init will mount them:
-   * no fork outside a user namespace. */
-  int r = rt_overlay_try (src, in_user_namespace (cfg), &why, err);
+   * outside a user namespace the answer is the overlay itself, made here
+   * (no fork); the caller closes src->mount_fd. */
+  int r = rt_overlay_prepare (src, in_user_namespace (cfg), &why, err);
   if (r < 0)
     return -1;
   if (r > 0)

@@ -270,7 +270,10 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
   };
   oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
              st->rootfs);
-  if (rt_container_create (&o, &out, err) < 0)
+  int created = rt_container_create (&o, &out, err);
+  if (src.premade)
+    close (src.mount_fd); /* the init attached its own copy */
+  if (created < 0)
     {
       /* The runtime killed and reaped it and removed its cgroup. */
       st->pid = 0;

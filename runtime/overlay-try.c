@@ -1,17 +1,19 @@
 /* Whether overlayfs takes these very layers, asked of the kernel before
- * clone (runtime.h rt_overlay_try): a filesystem context is made with the
- * new mount API and created (FSCONFIG_CMD_CREATE runs overlayfs's whole
- * mount-time check of the upper: xattrs, d_type, the upper not itself an
- * overlay, ...) but never attached anywhere, and dropped.  Nothing is
- * mounted; overlayfs leaves only its work/work directory, which the real
- * mount makes again.
+ * clone (runtime.h rt_overlay_prepare): a filesystem context is made with
+ * the new mount API and created (FSCONFIG_CMD_CREATE runs overlayfs's
+ * whole mount-time check of the upper: xattrs, d_type, the upper not
+ * itself an overlay, ...).
  *
- * Outside a user namespace (rootful) this runs in the caller: no fork.  A
- * container in a user namespace mounts its overlay there, with
- * "userxattr": that is tried in a child that makes a user and a mount
- * namespace of its own, maps the caller to root, and reports back over a
- * pipe (the only way an unprivileged process learns whether overlayfs
- * mounts in a user namespace here: docs/cow.md). */
+ * Outside a user namespace (rootful) this runs in the caller, no fork, and
+ * is the container's overlay itself: fsmount() makes it a detached mount
+ * that the init only attaches (move_mount) in its own mount namespace, so
+ * the answer costs no second superblock (dropping one syncs the upper's
+ * whole filesystem).  A container in a user namespace mounts its overlay
+ * there, with "userxattr": that is tried in a child that makes a user and
+ * a mount namespace of its own, maps the caller to root, and reports back
+ * over a pipe; the superblock it made goes with it (the only way an
+ * unprivileged process learns whether overlayfs mounts in a user
+ * namespace here: docs/cow.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -34,6 +36,12 @@
 #endif
 #ifndef FSOPEN_CLOEXEC
 #define FSOPEN_CLOEXEC 1
+#endif
+#ifndef FSMOUNT_CLOEXEC
+#define FSMOUNT_CLOEXEC 1
+#endif
+#ifndef MOUNT_ATTR_NODEV
+#define MOUNT_ATTR_NODEV 0x4
 #endif
 
 /* The last error the filesystem context logged ("e overlayfs: ..."), or
@@ -63,10 +71,11 @@ set_string (int fd, const char *key, const char *val)
   return (int) syscall (SYS_fsconfig, fd, FSCONFIG_SET_STRING, key, val, 0);
 }
 
-/* 1: the kernel made the overlay; 0: it refused, |why| says why. */
+/* 1: the kernel made the overlay (with |mfd|: as a detached mount, its
+ * fd there); 0: it refused, |why| says why. */
 static int
 try_here (const struct rt_rootfs_source *src, bool userxattr, char *why,
-          size_t len)
+          size_t len, int *mfd)
 {
   _cleanup_fd_ int fd = (int) syscall (SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
   _cleanup_free_ char *lower = xstrdup ("");
@@ -83,7 +92,8 @@ try_here (const struct rt_rootfs_source *src, bool userxattr, char *why,
       free (lower);
       lower = n;
     }
-  if (set_string (fd, "lowerdir", lower) < 0
+  if (set_string (fd, "source", "overlay") < 0 /* as mount(2) names it */
+      || set_string (fd, "lowerdir", lower) < 0
       || set_string (fd, "upperdir", src->upper) < 0
       || set_string (fd, "workdir", src->work) < 0
       || (userxattr
@@ -91,6 +101,15 @@ try_here (const struct rt_rootfs_source *src, bool userxattr, char *why,
                       0)
                  < 0)
       || syscall (SYS_fsconfig, fd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    {
+      context_reason (fd, errno, why, len);
+      return 0;
+    }
+  if (mfd == NULL)
+    return 1;
+  *mfd = (int) syscall (SYS_fsmount, fd, FSMOUNT_CLOEXEC,
+                        src->nodev ? MOUNT_ATTR_NODEV : 0);
+  if (*mfd < 0)
     {
       context_reason (fd, errno, why, len);
       return 0;
@@ -154,7 +173,8 @@ try_in_userns (const struct rt_rootfs_source *src, char *why, size_t len)
       char msg[512] = "";
       char r = enter_userns (uid, gid, msg + 1, sizeof msg - 1) < 0
                    ? 0
-                   : (char) try_here (src, true, msg + 1, sizeof msg - 1);
+                   : (char) try_here (src, true, msg + 1, sizeof msg - 1,
+                                      NULL);
       msg[0] = r;
       if (write (p[1], msg, 1 + strlen (msg + 1))) {}
       _exit (0);
@@ -177,12 +197,18 @@ try_in_userns (const struct rt_rootfs_source *src, char *why, size_t len)
 }
 
 int
-rt_overlay_try (const struct rt_rootfs_source *src, bool userns, char **why,
-                struct cm_err **err)
+rt_overlay_prepare (struct rt_rootfs_source *src, bool userns, char **why,
+                    struct cm_err **err)
 {
   char reason[512] = "";
+  int mfd = -1;
   int r = userns ? try_in_userns (src, reason, sizeof reason)
-                 : try_here (src, false, reason, sizeof reason);
+                 : try_here (src, false, reason, sizeof reason, &mfd);
+  if (r > 0 && mfd >= 0)
+    {
+      src->premade = true;
+      src->mount_fd = mfd;
+    }
   if (r < 0)
     return cm_err_set (err, errno, "rootfs overlay: trying the layers");
   if (r == 0)
