@@ -77,7 +77,9 @@ void oci_cow_layer_release (int dirfd);
  * returns 1 with |src| filled (pointing into *b and |lowers|, which must
  * outlive it); 0 without the annotation.  Where the kernel refuses that
  * overlay (rt_overlay_prepare), warns and copies DIR to ROOT/ID/rootfs
- * instead: returns 0 with *rootfs (owned) the copy to bind. */
+ * instead: returns 0 with *rootfs (owned) the copy to bind.  When it
+ * returns 1 with src->premade, the caller closes src->mount_fd once
+ * rt_container_create returned. */
 struct rt_rootfs_source;
 /* The annotation naming a cached rootfs as the overlay lower, or NULL. */
 const char *oci_cow_rootfs_lower (const struct rt_config *cfg);
