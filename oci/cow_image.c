@@ -53,6 +53,8 @@ oci_cow_layer_release (int dirfd)
   img_unpin_at (dirfd, OCI_COW_IMAGE_PIN);
   fchmodat (dirfd, "layer/work/work", 0700, AT_SYMLINK_NOFOLLOW);
   fchmodat (dirfd, "layer/work", 0700, AT_SYMLINK_NOFOLLOW);
+  /* max_disk: the layer's upper is on a tmpfs that must go first */
+  cow_quota_release_at (dirfd, "layer");
 }
 
 const char *
@@ -117,10 +119,13 @@ oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
                        char **rootfs, struct cm_err **err)
 {
   const char *lower = oci_cow_rootfs_lower (cfg);
+  struct cow_create_opts o = { .nosync = true };
   char root[PATH_MAX];
   _cleanup_free_ char *why = NULL;
   if (lower == NULL)
     return 0;
+  if (oci_cow_max_disk (cfg, &o.max_disk, err) < 0)
+    return -1;
   if (realpath (g->root, root) == NULL)
     return cm_err_set (err, errno, "--root `%s`", g->root);
   _cleanup_free_ char *dir = xasprintf ("%s/%s", root, id);
@@ -130,9 +135,11 @@ oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
   /* A cached rootfs is pinned under the container whose lower it is, for
    * as long as its state directory holds the pin (docs/image.md "Pins"):
    * rmi refuses it, prune keeps it. */
-  if (img_pin (lower, pin, who, err) < 0
-      || cow_layer_create (lower, layer, b, err) < 0)
+  if (img_pin (lower, pin, who, err) < 0)
     return cm_err_wrap (err, "annotation " OCI_COW_ANN "rootfs_lower");
+  if (cow_branch_create_opts (lower, layer, &o, b, err) < 0)
+    return oci_cow_quota_wrap (err, o.max_disk,
+                               "annotation " OCI_COW_ANN "rootfs_lower");
   lowers[0] = (*b)->lower;
   src->kind = RT_ROOTFS_OVERLAY;
   src->lowers = lowers;
@@ -152,6 +159,14 @@ oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
     return -1;
   if (r > 0)
     return 1;
+  /* a copy cannot carry the quota: a caller who asked for one does not
+   * get a root without it */
+  if (o.max_disk)
+    return cm_err_set (err, 0,
+                       "annotation " OCI_COW_ANN "max_disk: overlayfs "
+                       "refused the root's layer (%s), and a copied root "
+                       "would have no quota",
+                       why);
   src->kind = RT_ROOTFS_BIND;
   if (copy_fallback (g, dir, b, why, rootfs, err) < 0)
     return cm_err_wrap (err, "annotation " OCI_COW_ANN "rootfs_lower");
