@@ -56,6 +56,36 @@ subtree (struct conflicts *c, const char *rel, struct cm_err **err)
   return cow_walk_lower (c->lowerfd, rel, subtree_one, c, err);
 }
 
+/* overlayfs's origin of a copy-up: struct ovl_fb, a 21-byte header
+ * (version, magic 0xfb, length, flags, handle type, the layer's uuid) and
+ * the lower inode's file handle (fs/overlayfs/overlayfs.h). */
+#define OVL_FB_MAGIC 0xfb
+#define OVL_FB_HEADER 21
+
+/* True when the directory |e| was copied up from another inode than the
+ * lower's |leaf| in |dfd| now is: their file handles differ.  An origin
+ * without a handle (a lower that cannot encode one) proves nothing. */
+static bool
+replaced (const struct cow_entry *e, int dfd, const char *leaf)
+{
+  unsigned char fb[OVL_FB_HEADER + MAX_HANDLE_SZ];
+  ssize_t n = cow_entry_origin (e, fb, sizeof fb);
+  union
+  {
+    struct file_handle fh;
+    unsigned char raw[sizeof (struct file_handle) + MAX_HANDLE_SZ];
+  } h = { .fh.handle_bytes = MAX_HANDLE_SZ };
+  int mnt;
+  if (n <= OVL_FB_HEADER || fb[1] != OVL_FB_MAGIC || fb[2] != n)
+    return false;
+  if (name_to_handle_at (dfd, leaf, &h.fh, &mnt, 0) < 0)
+    return false;
+  return h.fh.handle_type != fb[4]
+         || h.fh.handle_bytes != (unsigned) (n - OVL_FB_HEADER)
+         || memcmp (h.fh.f_handle, fb + OVL_FB_HEADER, h.fh.handle_bytes)
+                != 0;
+}
+
 /* The upper entry |e| has no lower path.  An addition, unless the lower
  * had it when the branch was made and the host removed it since: a
  * whiteout says the lower had it (overlayfs whites out only what a lower
@@ -97,9 +127,15 @@ check_one (const struct cow_entry *e, void *arg, struct cm_err **err)
     }
   bool both_dirs = S_ISDIR (st.st_mode) && S_ISDIR (e->st.st_mode);
   /* A directory kept as a directory merges: its own ctime moves with every
-   * entry added or removed in it, so only its changed children count. */
+   * entry added or removed in it, so only its changed children count,
+   * unless the lower one is another directory than the branch copied up
+   * (the host deleted it and made it again). */
   if (both_dirs && !e->opaque)
-    return 0;
+    {
+      if (replaced (e, dfd, leaf))
+        add (c, e->rel);
+      return 0;
+    }
   if (newer (c, &st))
     {
       add (c, e->rel);

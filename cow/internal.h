@@ -53,6 +53,10 @@ int cow_walk_lower (int lowerfd, const char *rel, cow_lower_fn fn, void *arg,
  * overlay.origin: overlayfs sets it at every copy-up, a null handle where
  * the lower cannot encode one), as opposed to made in the upper. */
 bool cow_entry_copied_up (const struct cow_entry *e);
+/* The overlay.origin value of |e| into |buf| (its length), or -1 when it
+ * has none. */
+ssize_t cow_entry_origin (const struct cow_entry *e, unsigned char *buf,
+                          size_t len);
 
 /* Opens |rel| (relative, no "..") beneath |rootfd| without following any
  * symlink or crossing a mount point (common/openat2.h: RESOLVE_BENEATH |

@@ -238,16 +238,24 @@ cow_walk_lower (int lowerfd, const char *rel, cow_lower_fn fn, void *arg,
   return walk_lower_dir (lowerfd, rel, 1, fn, arg, err);
 }
 
-bool
-cow_entry_copied_up (const struct cow_entry *e)
+ssize_t
+cow_entry_origin (const struct cow_entry *e, unsigned char *buf, size_t len)
 {
   _cleanup_free_ char *p = xasprintf ("/proc/self/fd/%d/%s", e->dirfd, e->name);
   for (size_t i = 0; i < ARRAY_SIZE (ovl_prefixes); i++)
     {
       char name[64];
       snprintf (name, sizeof name, "%sorigin", ovl_prefixes[i]);
-      if (lgetxattr (p, name, NULL, 0) >= 0)
-        return true;
+      ssize_t n = lgetxattr (p, name, buf, len);
+      if (n >= 0 || errno == ERANGE)
+        return n < 0 ? (ssize_t) len : n;
     }
-  return false;
+  return -1;
+}
+
+bool
+cow_entry_copied_up (const struct cow_entry *e)
+{
+  unsigned char fh[256];
+  return cow_entry_origin (e, fh, sizeof fh) >= 0;
 }

@@ -87,6 +87,8 @@ main (void)
   mkd (h, "both");                 /* both add different names */
   put (h, "both/old", "o0", 0644);
   put (h, "quiet", "q0", 0644);    /* branch modifies, host leaves alone */
+  mkd (h, "re");                   /* branch adds inside, host remakes it */
+  put (h, "re/old", "o0", 0644);
   settle ();
   if (cow_branch_create (h, s, &b, &e) < 0)
     {
@@ -101,11 +103,11 @@ main (void)
     }
   sh (m, "echo m1 >> mod && rm gone && echo r1 >> retyped && rm delretyped"
          " && echo i1 >> d/in && echo n > d/new && mv rd/ren rd/renamed"
-         " && echo b > both/branch && echo q1 >> quiet");
+         " && echo b > both/branch && echo q1 >> quiet && echo n > re/new");
   umount (m);
   settle ();
   sh (h, "rm mod gone retyped delretyped && mkdir retyped delretyped"
-         " && rm -r d && echo h > both/host");
+         " && rm -r d && echo h > both/host && rm -r re && mkdir re");
 
   ok (cow_conflicts (b, &cf, &e) >= 0, "conflicts listed: %s",
       e ? e->msg : "ok");
@@ -125,6 +127,9 @@ main (void)
   ok (!has (cf, "both/branch") && !has (cf, "both"),
       "different names added on each side: no conflict");
   ok (!has (cf, "quiet"), "a path only the branch changed: no conflict");
+  ok (has (cf, "re"), "a directory the branch added to, deleted and made "
+                      "again by the host (another inode than the copy-up's "
+                      "origin)");
   cm_strv_free (cf);
   cm_err_free (&e);
 
