@@ -50,23 +50,24 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
 
 @test "cow conflicts: host-side deletes and retypes of paths the branch changed" {
   HOST=$BATS_TEST_TMPDIR/host
-  mkdir -p "$HOST/d" "$HOST/quiet"
+  mkdir -p "$HOST/d" "$HOST/quiet" "$HOST/remade"
   echo m > "$HOST/mod"; echo g > "$HOST/gone"; echo i > "$HOST/d/in"
   echo r > "$HOST/retyped"; echo q > "$HOST/quiet/q"
   cfg_in "$BUNDLE" ".mounts += [{\"destination\":\"/data\",\"type\":\"bind\",
     \"source\":\"$HOST\",\"options\":[\"bind\",\"cow\"]}]"
   ann on_exit defer
-  cmd sh -c 'echo 1 >> /data/mod; rm /data/gone; echo 1 >> /data/d/in; echo 1 >> /data/retyped; echo 1 >> /data/quiet/q'
+  cmd sh -c 'echo 1 >> /data/mod; rm /data/gone; echo 1 >> /data/d/in; echo 1 >> /data/retyped; echo 1 >> /data/quiet/q; echo n > /data/remade/n'
   rt run -b "$BUNDLE" "$(cid)" 2>/dev/null
   # the host, meanwhile: deletes what the branch modified or deleted too,
-  # a directory the branch wrote in, and makes a file a directory
+  # a directory the branch wrote in, makes a file a directory, and
+  # deletes and makes again a directory the branch added to
   rm "$HOST/mod" "$HOST/gone" "$HOST/retyped"
-  rm -r "$HOST/d"
-  mkdir "$HOST/retyped"
+  rm -r "$HOST/d" "$HOST/remade"
+  mkdir "$HOST/retyped" "$HOST/remade"
   run rt commit "$(cid)"
   echo "$output"
   [ "$status" -ne 0 ]
-  for p in mod gone d retyped; do
+  for p in mod gone d retyped remade; do
     [[ "$output" == *"conflict: $HOST/$p"* ]]
   done
   [[ "$output" != *"conflict: $HOST/quiet"* ]]
