@@ -74,7 +74,9 @@ OCI_COMMAND (rmi_command, "rmi", "remove a cached image",
              "usage: sandlock-oci rmi [--cache-dir DIR] [--platform OS/ARCH[/VARIANT]] REF|DIGEST\n\n"
              "Removes the reference (every platform of it cached, or the one\n"
              "--platform names); its rootfs and blobs go when no other\n"
-             "reference uses them.\n", cmd_rmi)
+             "reference uses them.  Refused, naming them, while containers\n"
+             "use its rootfs as their overlay lower (run --image, bundle --cow).\n",
+             cmd_rmi)
 
 static int
 cmd_inspect (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
@@ -129,4 +131,6 @@ cmd_prune (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
   return 0;
 }
 OCI_COMMAND (prune_command, "prune", "remove cache entries no image references",
-             "usage: sandlock-oci prune [--cache-dir DIR] [-q] [--format json]\n", cmd_prune)
+             "usage: sandlock-oci prune [--cache-dir DIR] [-q] [--format json]\n\n"
+             "A rootfs that containers use as their overlay lower is kept, and\n"
+             "said so on stderr (\"kept\" in --format json).\n", cmd_prune)
