@@ -246,10 +246,11 @@ probe_overlay (void)
   /* fsopen loads the module when it can: a listed overlay is one that
    * a mount would find. */
   fd = (int) syscall (SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
-  kf.overlay_userxattr = fd < 0 && errno != ENODEV ? RT_KF_UNKNOWN : 0;
+  int en = fd < 0 ? errno : 0;
+  kf.overlay_userxattr = fd < 0 && en != ENODEV ? RT_KF_UNKNOWN : 0;
   kf.overlay = read_small ("/proc/filesystems", &fs) == 0
                && rt_kf_has_filesystem (fs, "overlay");
-  if (fd < 0 && kf.overlay && errno == EPERM)
+  if (fd < 0 && kf.overlay && en == EPERM)
     kf.overlay_userxattr = rt_kf_overlay_userns ();
   if (fd < 0)
     return;
