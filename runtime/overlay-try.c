@@ -57,11 +57,7 @@ context_reason (int fd, int en, char *why, size_t len)
       buf[n] = '\0';
       buf[strcspn (buf, "\n")] = '\0';
       if (buf[0] == 'e' && buf[1] == ' ')
-        {
-          _cleanup_free_ char *m = xasprintf ("%s (%s)", buf + 2,
-                                              strerror (en));
-          snprintf (why, len, "%s", m);
-        }
+        snprintf (why, len, "%.400s (%.80s)", buf + 2, strerror (en));
     }
 }
 
@@ -73,24 +69,31 @@ set_string (int fd, const char *key, const char *val)
 
 /* 1: the kernel made the overlay (with |mfd|: as a detached mount, its
  * fd there); 0: it refused, |why| says why. */
+static char *
+lowerdir (const struct rt_rootfs_source *src)
+{
+  char *lower = xstrdup ("");
+  for (size_t i = 0; i < src->lowers_len; i++)
+    {
+      char *n = xasprintf ("%s%s%s", lower, i ? ":" : "", src->lowers[i]);
+      free (lower);
+      lower = n;
+    }
+  return lower;
+}
+
+/* No allocation here: it also runs in a forked child. */
 static int
-try_here (const struct rt_rootfs_source *src, bool userxattr, char *why,
-          size_t len, int *mfd)
+try_here (const struct rt_rootfs_source *src, const char *lower,
+          bool userxattr, char *why, size_t len, int *mfd)
 {
   _cleanup_fd_ int fd = (int) syscall (SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
-  _cleanup_free_ char *lower = xstrdup ("");
   if (fd < 0)
     {
       snprintf (why, len, "%s",
                 errno == ENODEV ? "this kernel has no overlayfs"
                                 : strerror (errno));
       return 0;
-    }
-  for (size_t i = 0; i < src->lowers_len; i++)
-    {
-      char *n = xasprintf ("%s%s%s", lower, i ? ":" : "", src->lowers[i]);
-      free (lower);
-      lower = n;
     }
   if (set_string (fd, "source", "overlay") < 0 /* as mount(2) names it */
       || set_string (fd, "lowerdir", lower) < 0
@@ -154,7 +157,8 @@ fail:
 
 /* The child's answer: one byte (1 can, 0 cannot) and the reason. */
 static int
-try_in_userns (const struct rt_rootfs_source *src, char *why, size_t len)
+try_in_userns (const struct rt_rootfs_source *src, const char *lower,
+               char *why, size_t len)
 {
   int p[2];
   uid_t uid = geteuid ();
@@ -173,8 +177,8 @@ try_in_userns (const struct rt_rootfs_source *src, char *why, size_t len)
       char msg[512] = "";
       char r = enter_userns (uid, gid, msg + 1, sizeof msg - 1) < 0
                    ? 0
-                   : (char) try_here (src, true, msg + 1, sizeof msg - 1,
-                                      NULL);
+                   : (char) try_here (src, lower, true, msg + 1,
+                                      sizeof msg - 1, NULL);
       msg[0] = r;
       if (write (p[1], msg, 1 + strlen (msg + 1))) {}
       _exit (0);
@@ -200,10 +204,11 @@ int
 rt_overlay_prepare (struct rt_rootfs_source *src, bool userns, char **why,
                     struct cm_err **err)
 {
+  _cleanup_free_ char *lower = lowerdir (src);
   char reason[512] = "";
   int mfd = -1;
-  int r = userns ? try_in_userns (src, reason, sizeof reason)
-                 : try_here (src, false, reason, sizeof reason, &mfd);
+  int r = userns ? try_in_userns (src, lower, reason, sizeof reason)
+                 : try_here (src, lower, false, reason, sizeof reason, &mfd);
   if (r > 0 && mfd >= 0)
     {
       src->premade = true;
