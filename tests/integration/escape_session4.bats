@@ -25,7 +25,8 @@ teardown() {
 }
 
 ann() { cfg ".annotations[\"run.oci.sandlock.cow.$1\"]=\"$2\""; }
-# Runs "$@" as nobody (another local user).
+# Runs "$@" as nobody (another local user).  setpriv resolves the program
+# with root's path access: run paths that matter through a shell.
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 # The storage annotation names a directory another local user can write:
@@ -68,4 +69,55 @@ as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
   rt run -b "$BUNDLE" "$(cid)2"
   ann storage /tmp
   rt run -b "$BUNDLE" "$(cid)3"
+}
+
+# The copy fallback (overlayfs refuses the layer, here for a --root on an
+# overlayfs) put the container's root at ROOT/ID/rootfs: the state
+# directory is 0711 and the copy's root takes the image root's mode
+# (0755), so a setuid-root program the container made there ran as root
+# for any local user who could reach --root.
+@test "escape: the copy-fallback rootfs cannot be reached by another user" {
+  grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null \
+    || skip "no overlayfs in this kernel"
+  command -v python3 >/dev/null || skip "python3 missing"
+  local l=$BATS_TEST_TMPDIR/l1 a
+  mkdir -p "$l"/{bin,etc}
+  cp "$BUSYBOX" "$l/bin/busybox"
+  for a in sh chmod sleep; do ln -sf busybox "$l/bin/$a"; done
+  # exits 0 when it runs as root
+  printf '#include <unistd.h>\nint main(void){return geteuid()!=0;}\n' \
+    > "$BATS_TEST_TMPDIR/euid.c"
+  cc -static -o "$l/bin/euid" "$BATS_TEST_TMPDIR/euid.c" 2>/dev/null \
+    || skip "no static C toolchain"
+  python3 "$SANDLOCK_TESTS_DIR/lib/mkimage.py" image "$BATS_TEST_TMPDIR/lay" \
+    "$l" --tag t >/dev/null
+  ATT=$(mktemp -d /tmp/sl-audit-ov.XXXXXX)
+  chmod 0755 "$ATT"
+  mkdir -p "$ATT"/{l,u,w,m}
+  mount -t overlay overlay -o "lowerdir=$ATT/l,upperdir=$ATT/u,workdir=$ATT/w" \
+    "$ATT/m" || skip "cannot mount an overlayfs here"
+  ort() { "$SANDLOCK_OCI" --root "$ATT/m" "$@"; }
+  ort run -d --image "oci:$BATS_TEST_TMPDIR/lay:t" \
+    --cache-dir "$BATS_TEST_TMPDIR/cache" "$(cid)" -- sh -c \
+    'chmod 4755 /bin/euid && exec sleep 100' \
+    </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/err" || {
+      cat "$BATS_TEST_TMPDIR/err"; false; }
+  grep -q "copying the rootfs lower" "$BATS_TEST_TMPDIR/err"
+  s=
+  for _ in $(seq 100); do
+    s=$(find "$ATT/m/$(cid)" -name euid -perm -4000 2>/dev/null | head -n1)
+    [ -n "$s" ] && break
+    sleep 0.05
+  done
+  [ -n "$s" ] && [ "$(stat -c %u "$s")" = 0 ]
+  "$s" # root runs it as root: the test can tell
+  # the container runs on, its non-root users too ...
+  [ "$(ort exec "$(cid)" sh -c 'echo ok')" = ok ]
+  [ "$(ort exec --user 1000:1000 "$(cid)" sh -c 'echo ok')" = ok ]
+  # ... and another local user cannot run the program as root
+  # (exec'd by a shell: setpriv's own exec still has root's path access)
+  run as_nobody sh -c 'exec "$0"' "$s"
+  [ "$status" -ne 0 ]
+  ort delete -f "$(cid)"
+  umount "$ATT/m"
 }
