@@ -104,29 +104,36 @@ hygiene (struct rt_notify_sup *s)
 
 /* What stays: CAP_SYS_PTRACE to read a caller's memory (/proc/PID/mem of
  * a process of another uid), CAP_KILL and CAP_DAC_OVERRIDE to kill the
- * container (its init, its cgroup.kill).  Everything else goes, from the
- * bounding set too, and no_new_privs holds it there.  A runtime without
- * capabilities has nothing to drop. */
+ * container (its init, its cgroup.kill); with |setid| (ops->switch_creds),
+ * CAP_SETUID and CAP_SETGID permitted but not effective, for a handler
+ * that acts in its caller's fs credentials (runtime/vroot-cred.c).
+ * Everything else goes, from the bounding set too, and no_new_privs holds
+ * it there.  A runtime without capabilities has nothing to drop. */
 static void
-drop_privileges (void)
+drop_privileges (bool setid)
 {
   static const cap_value_t keep[] = { CAP_SYS_PTRACE, CAP_KILL,
-                                      CAP_DAC_OVERRIDE };
+                                      CAP_DAC_OVERRIDE, CAP_SETUID,
+                                      CAP_SETGID };
+  size_t nkeep = setid ? 5 : 3;
   cap_t c = cap_get_proc ();
   cap_flag_value_t have;
   for (cap_value_t i = 0; prctl (PR_CAPBSET_READ, i) >= 0; i++)
     {
-      bool k = i == keep[0] || i == keep[1] || i == keep[2];
+      bool k = false;
+      for (size_t j = 0; j < nkeep; j++)
+        k = k || i == keep[j];
       if (!k)
         prctl (PR_CAPBSET_DROP, i);
     }
   prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   cap_t n = cap_init ();
-  for (size_t i = 0; c && i < ARRAY_SIZE (keep); i++)
+  for (size_t i = 0; c && i < nkeep; i++)
     if (cap_get_flag (c, keep[i], CAP_PERMITTED, &have) == 0 && have)
       {
         cap_set_flag (n, CAP_PERMITTED, 1, &keep[i], CAP_SET);
-        cap_set_flag (n, CAP_EFFECTIVE, 1, &keep[i], CAP_SET);
+        if (i < 3)
+          cap_set_flag (n, CAP_EFFECTIVE, 1, &keep[i], CAP_SET);
       }
   if (cap_set_proc (n) < 0)
     logf_ ("drop capabilities: %s", strerror (errno));
@@ -318,7 +325,7 @@ rt_notify_supervise (struct rt_notify_sup *s)
     msg = err && err->msg ? err->msg : "init failed";
   if (send (s->sock, msg, strlen (msg), MSG_NOSIGNAL) < 0 || err)
     _exit (1);
-  drop_privileges ();
+  drop_privileges (s->ops->switch_creds);
   int status = supervise (s);
   if (s->ops->fini)
     s->ops->fini (s->ops->ud);

@@ -230,9 +230,14 @@ static int
 exec_name (struct vr_call *c, const char *name)
 {
   char target[32];
+  int r, e;
   snprintf (target, sizeof target, "/proc/self/fd/%d", VR_EXEC_FD);
-  if (symlinkat (target, c->s->exec_dir, name) < 0 && errno != EEXIST)
-    return -errno;
+  bool was = vr_cred_out ();    /* the supervisor's directory */
+  r = symlinkat (target, c->s->exec_dir, name);
+  e = errno;
+  vr_cred_back (was);
+  if (r < 0 && e != EEXIST)
+    return -e;
   return 0;
 }
 

@@ -106,7 +106,7 @@ sup_init (void *ud, struct cm_err **err)
 }
 
 static struct rt_notify_ops ops = { .init = sup_init, .handle = handle,
-                                    .log_fd = -1 };
+                                    .log_fd = -1, .switch_creds = true };
 
 static char *lookup (const struct rt_process *pr, const char *name);
 

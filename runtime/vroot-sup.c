@@ -175,9 +175,14 @@ magic (void *ud, pid_t pid, const char *name, char out[PATH_MAX])
   if (strcmp (name, "exe") != 0 && !cm_startswith (name, "fd/"))
     return -EACCES;
   snprintf (link, sizeof link, "/proc/%d/%s", (int) pid, name);
+  /* The caller reads its own links whatever its ids (the kernel lets a
+   * thread group); another's only as its own credentials allow. */
+  bool was = pid == c->task->tgid && vr_cred_out ();
   n = readlink (link, host, sizeof host - 1);
+  int e = errno;
+  vr_cred_back (was);
   if (n < 0)
-    return -errno;
+    return -e;
   host[n] = '\0';
   if (host[0] != '/')           /* pipe:[…], socket:[…], anon_inode:… */
     return snprintf (out, PATH_MAX, "%s", host), 0;
@@ -286,7 +291,10 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
   c.ctx = (struct vr_ctx) { .tgid = (pid_t) tgid, .tid = c.tid,
                             .cwd = c.task->cwd, .pid_ok = pid_ok,
                             .magic = magic, .ud = &c };
-  r = (serviced (req->data.nr) ? handler_for (req->data.nr) : refuse) (&c);
+  /* Whose rights: the caller's (vroot-cred.c). */
+  if ((r = vr_cred_enter (c.tid, false)) >= 0)
+    r = (serviced (req->data.nr) ? handler_for (req->data.nr) : refuse) (&c);
+  vr_cred_leave ();
   if (r == VR_ANSWERED)
     return 1;
   if (r == VR_CONTINUE)

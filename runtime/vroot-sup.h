@@ -139,6 +139,19 @@ int vr_at (struct vr_call *c, const struct vr_path *p, char name[NAME_MAX + 1],
 /* Injects |fd| as the call's result (ADDFD_FLAG_SEND); fails closed. */
 int64_t vr_inject (struct vr_call *c, int fd, bool cloexec);
 
+/* Whose rights (vroot-cred.c): the handlers act in the calling thread's
+ * fs credentials.  vr_cred_enter sets them on this thread (|real|: the
+ * real ids, as access(2) checks) — 1 when switched, 0 when the supervisor
+ * has no capability and so already has them, -errno; vr_cred_leave
+ * restores the supervisor's own.  vr_cred_out steps out to the
+ * supervisor's own for one of its own actions (the caller's memory and
+ * fds, the exec directory) and returns what vr_cred_back needs to step
+ * back in. */
+int vr_cred_enter (pid_t tid, bool real);
+void vr_cred_leave (void);
+bool vr_cred_out (void);
+void vr_cred_back (bool was);
+
 /* The caller's umask (from /proc/<tid>/status). */
 mode_t vr_umask (struct vr_call *c);
 

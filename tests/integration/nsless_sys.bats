@@ -1,0 +1,119 @@
+#!/usr/bin/env bats
+# Namespace-less mode: the supervisor's rights (docs/nsless.md "Whose
+# rights"), unix datagram sockets, execveat and the *xattrat calls, the
+# supervisor's domain on a hybrid cgroup host, a bind of a host char
+# device.  Tests marked "as root" run the runtime as root (process.user 0,
+# the only user it may then have), which is where the supervisor has
+# capabilities the container may lack; the others run as nobody with user
+# namespaces made unavailable (tests/lib/nsless.bash).
+load ../lib/common
+load ../lib/nsless
+
+setup() { nsless_setup; }
+teardown() { nsless_teardown; }
+
+R() { echo "$D/bundle/rootfs"; }
+# The runtime as root, namespace-less.
+as_root() { "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" "$@"; }
+# The rootfs owned by root, as an image unpacked by root is (nsless_setup
+# gives it to nobody).
+root_rootfs() { chown -R 0:0 "$D/bundle/rootfs"; chmod 1777 "$D/bundle/rootfs/tmp"; }
+# process.user root, process.args "sh -c $1", capabilities the default set
+# plus $2 (a jq array of names, default none).
+root_sh() {
+  local extra=${2:-[]}
+  jqc ".process.user={uid:0,gid:0} | .process.args=[\"/bin/sh\",\"-c\",$(jq -Rn --arg s "$1" '$s')]
+       | .process.capabilities |= with_entries(.value += $extra | .value |= unique)"
+}
+
+@test "nsless rights (as root): root without CAP_DAC_OVERRIDE cannot create in or write another user's tree" {
+  # The default capability set has no CAP_DAC_OVERRIDE; the supervisor of a
+  # root runtime keeps it (to kill the container).  Done on its behalf,
+  # the container used to create and write where the kernel refuses it.
+  root_rootfs
+  mkdir -p "$(R)/home/u"
+  echo orig > "$(R)/home/u/f"
+  chown -R 1000:1000 "$(R)/home/u"
+  chmod 755 "$(R)/home/u"; chmod 644 "$(R)/home/u/f"
+  root_sh 'echo x > /home/u/new; echo create=$?; echo x >> /home/u/f; echo write=$?
+           mkdir /home/u/d; echo mkdir=$?; mknod /home/u/p p; echo fifo=$?
+           vrsys access /home/u/f w; cat /home/u/f'
+  run as_root rights1
+  echo "$output"
+  [[ "$output" == *"create=1"* ]]
+  [[ "$output" == *"write=1"* ]]
+  [[ "$output" == *"mkdir=1"* ]]
+  [[ "$output" == *"fifo=1"* ]]
+  [[ "$output" == *$'EACCES\norig'* ]]   # access(2): the real ids' answer
+  [ ! -e "$(R)/home/u/new" ] && [ ! -e "$(R)/home/u/d" ] && [ ! -e "$(R)/home/u/p" ]
+  [ "$(cat "$(R)/home/u/f")" = orig ]
+}
+
+@test "nsless rights (as root): a process that dropped to another uid cannot change root's files" {
+  # vrsys asuser drops to 1000:1000 with no groups (CAP_SETUID/SETGID given for
+  # that); the supervisor stayed uid 0, the owner of the rootfs.
+  root_rootfs
+  echo orig > "$(R)/etc/motd"
+  chmod 644 "$(R)/etc/motd"
+  touch -d 2001-01-01 "$(R)/etc/motd"
+  echo mine > "$(R)/tmp/own"; chown 1000:0 "$(R)/tmp/own"; chmod 755 "$(R)/tmp/own"
+  before=$(stat -c '%a %u %g %Y %s' "$(R)/etc/motd" "$(R)/bin/busybox" "$(R)/etc")
+  root_sh 'exec vrsys asuser 1000 1000 /bin/sh -c "
+    id -u; chmod 4755 /bin/busybox; echo setuid=\$?
+    chmod 666 /etc/motd; echo chmod=\$?
+    touch -d 2020-01-01 /etc/motd; echo utimes=\$?
+    truncate -s 0 /etc/motd; echo truncate=\$?
+    echo x >> /etc/motd; echo write=\$?
+    echo x > /etc/new; echo create=\$?
+    vrsys setxattr /etc/motd user.x y
+    chown 1000 /etc/passwd; echo chown=\$?
+    mknod /tmp/null c 1 3; echo mknod=\$?
+    chmod 2755 /tmp/own; echo own=\$?"' '["CAP_SETUID","CAP_SETGID"]'
+  run as_root rights2
+  echo "$output"
+  after=$(stat -c '%a %u %g %Y %s' "$(R)/etc/motd" "$(R)/bin/busybox" "$(R)/etc")
+  [ "${lines[0]}" = 1000 ]
+  for w in setuid chmod utimes truncate write create chown mknod; do
+    [[ "$output" == *"$w=1"* ]] || { echo "$w was done"; false; }
+  done
+  [[ "$output" == *$'create=1\nEACCES'* ]]   # the xattr
+  [ "$before" = "$after" ]
+  [ ! -e "$(R)/etc/new" ] && [ ! -e "$(R)/tmp/null" ]
+  python3 -c 'import os,sys; sys.exit(1 if "user.x" in os.listxattr(sys.argv[1]) else 0)' "$(R)/etc/motd"
+  # Its own file: chmod works, but the setgid bit of a group it is not in
+  # is dropped, as the kernel does without CAP_FSETID.
+  [[ "$output" == *"own=0"* ]]
+  [ "$(stat -c %a "$(R)/tmp/own")" = 755 ]
+}
+
+@test "nsless rights (as root): what the caller may do still works, with its own ids" {
+  # Control for the two above: root with the default set writes root's
+  # files; a process that dropped to 1000 creates files owned by 1000.
+  root_rootfs
+  mkdir -p "$(R)/home/u"; chown 1000:1000 "$(R)/home/u"
+  root_sh 'echo x > /etc/new && echo root-create=$?
+    exec vrsys asuser 1000 1000 /bin/sh -c "
+      echo y > /home/u/g; echo user-create=\$?; mkdir /home/u/d; ln -s g /home/u/l
+      chmod 600 /home/u/g; touch -d 2001-01-01 /home/u/g; ls /home/u | wc -l"' \
+    '["CAP_SETUID","CAP_SETGID"]'
+  run as_root rights3
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *$'root-create=0\nuser-create=0\n3'* ]]
+  [ "$(stat -c '%u %g %a' "$(R)/home/u/g")" = "1000 1000 600" ]
+  [ "$(stat -c '%u %g' "$(R)/home/u/d" "$(R)/etc/new")" = $'1000 1000\n0 0' ]
+}
+
+@test "nsless rights: a read-only bind and the host's device nodes stay unchanged (as nobody)" {
+  # Regression guards (refused before this work too): writes through a
+  # read-only bind are EROFS, device nodes cannot be made.
+  mkdir -p "$D/robind"; echo orig > "$D/robind/f"; chown -R nobody "$D/robind"
+  jqc ".mounts += [{destination:\"/ro\",type:\"bind\",source:\"$D/robind\",options:[\"rbind\",\"ro\"]}]"
+  args sh -c 'echo x > /ro/f; echo write=$?; chmod 600 /ro/f; echo chmod=$?; touch /ro/n; echo create=$?; mknod /tmp/z c 1 5; echo mknod=$?'
+  run as_user run rights4
+  echo "$output"
+  [[ "$output" == *"write=1"*"chmod=1"*"create=1"*"mknod=1"* ]]
+  [ "$(cat "$D/robind/f")" = orig ]
+  [ "$(stat -c %a "$D/robind/f")" = 644 ]
+  [ ! -e "$D/robind/n" ]
+}
