@@ -27,7 +27,9 @@ const char *const vr_serviced_syscalls[] = {
   "fchmodat2", "chown", "lchown", "fchownat", "truncate", "utimensat",
   "mknod", "mknodat", "connect", "bind", "getdents64", "socket", "socketpair",
   "getxattr", "lgetxattr", "setxattr", "lsetxattr", "listxattr", "llistxattr",
-  "removexattr", "lremovexattr", "uname", NULL,
+  "removexattr", "lremovexattr", "uname",
+  "fchmod", "fchown", "fsetxattr", "fremovexattr",
+  "setxattrat", "getxattrat", "listxattrat", "removexattrat", NULL,
 };
 
 const char *const vr_refused_syscalls[] = {
@@ -36,7 +38,7 @@ const char *const vr_refused_syscalls[] = {
   "move_mount", "fsopen", "fspick", "mount_setattr", "name_to_handle_at",
   "open_by_handle_at", "inotify_add_watch", "fanotify_mark", "uselib",
   "swapon", "swapoff", "acct", "quotactl", "utime", "utimes", "futimesat",
-  "setxattrat", "getxattrat", "listxattrat", "removexattrat", "getdents",
+  "getdents",
   "statmount", "listmount", "file_getattr", "file_setattr",
   /* io_uring does opens, stats and connects without system calls: none of
    * them would pass through the view */
@@ -226,9 +228,13 @@ handler_for (int nr)
     case SYS_getxattr: case SYS_lgetxattr: case SYS_setxattr:
     case SYS_lsetxattr: case SYS_listxattr: case SYS_llistxattr:
     case SYS_removexattr: case SYS_lremovexattr:
+    case 463: case 464: case 465: case 466:   /* the *xattrat calls */
       return vr_do_xattr;
     case SYS_uname:
       return vr_do_uname;
+    case SYS_fchmod: case SYS_fchown: case SYS_fsetxattr:
+    case SYS_fremovexattr:
+      return vr_do_fdmeta;
     default:
       return vr_do_write;
     }

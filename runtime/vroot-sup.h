@@ -107,6 +107,12 @@ int64_t vr_do_getdents (struct vr_call *c);
 int64_t vr_do_socket (struct vr_call *c);
 int64_t vr_do_xattr (struct vr_call *c);
 int64_t vr_do_uname (struct vr_call *c);
+int64_t vr_do_fdmeta (struct vr_call *c);
+
+/* 0 when metadata may be changed through |dup| (a dup of a caller's fd):
+ * -EROFS under a read-only entry or path of the view, -EPERM for a host
+ * device node (vroot-fdmeta.c). */
+int vr_fd_writable (struct vr_call *c, int dup);
 
 /* Caller memory: strings are read page by page (an unmapped next page is
  * not an error), then the notification is re-validated.  -errno. */

@@ -5,6 +5,9 @@
  *
  *   vrsys asuser <uid> <gid> <prog> [args]   no groups, the ids, exec
  *   vrsys access <path> <r|w|x>          access(2) (real ids)
+ *   vrsys fd-meta <path>                 open O_RDONLY, then fchmod 04777,
+ *                                        fchown to its own ids, fsetxattr
+ *                                        user.x, futimens: one line each
  *   vrsys setxattr <path> <name> <value>
  *   vrsys xattrat set|get|list|remove <dir> <name-in-dir> [<xattr> [<value>]]
  *                                        the *xattrat calls (Linux 6.13) on
@@ -28,6 +31,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <grp.h>
@@ -155,6 +159,17 @@ main (int argc, char **argv)
         return report (-1);
       execv (a[2], a + 2);
       return report (-1);
+    }
+  if (strcmp (c, "fd-meta") == 0 && n == 1)
+    {
+      struct timespec ts[2] = { { 1, 0 }, { 1, 0 } };
+      int fd = open (a[0], O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        return report (-1);
+      report (fchmod (fd, 04777));
+      report (fchown (fd, getuid (), getgid ()));
+      report (fsetxattr (fd, "user.x", "y", 1, 0));
+      return report (futimens (fd, ts));
     }
   if (strcmp (c, "access") == 0 && n == 2)
     return report (access (a[0], a[1][0] == 'r' ? R_OK
