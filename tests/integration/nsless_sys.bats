@@ -192,3 +192,42 @@ root_sh() {
   [ "${lines[0]}" = "$want" ]
   [ "${lines[1]}" = EACCES ]     # the default /dev/null gets no ioctl, as namespaced
 }
+
+@test "nsless: an orderly exit is never taken for the supervisor's death (the interleaving forced)" {
+  # The race nsless-domain.bats' "orderly run" guards, made to happen
+  # every time: the supervisor is stopped before the container exits, so
+  # it cannot see its listener hang up before delete acts.  delete used to
+  # SIGKILL it right after the container was gone; its watcher took that
+  # for a death, said so and killed a removed cgroup (f8780f5 made delete
+  # wait for it on a pidfd).  The supervisor is let go only once delete
+  # waits on its pidfd — or once delete is over, which is when the old
+  # binary had already killed it.
+  jqc '.process.user={uid:0,gid:0} | .process.args=["/bin/sh","-c","echo > /tmp/ready; read x; exit 0"]'
+  mkfifo "$D/in" "$D/errp"
+  exec 5<>"$D/in"
+  # create's stderr is the supervisor's and its watcher's: read to EOF,
+  # which comes when the last of them has exited.
+  cat "$D/errp" > "$D/err" & catpid=$!
+  "$SANDLOCK_OCI" --root "$D/rstate" create --isolation landlock -b "$D/bundle" ord \
+    <"$D/in" >/dev/null 2>"$D/errp"
+  sup=$(jq -r .supervisor_pid "$D/rstate/ord/state.json")
+  pid=$(jq -r .pid "$D/rstate/ord/state.json")
+  [ "$sup" -gt 0 ]
+  "$SANDLOCK_OCI" --root "$D/rstate" start ord
+  for _ in $(seq 100); do [ -e "$(R)/tmp/ready" ] && break; read -rt 0.05 <> <(:) || true; done
+  [ -e "$(R)/tmp/ready" ]
+  kill -STOP "$sup"
+  echo go >&5
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; read -rt 0.05 <> <(:) || true; done
+  "$SANDLOCK_OCI" --root "$D/rstate" delete ord & del=$!
+  while kill -0 "$del" 2>/dev/null; do
+    grep -qsE "^Pid:[[:space:]]+$sup\$" /proc/"$del"/fdinfo/* && break
+    read -rt 0.02 <> <(:) || true
+  done
+  kill -CONT "$sup" 2>/dev/null || true
+  wait "$del"
+  exec 5>&-
+  wait "$catpid"
+  cat "$D/err"
+  [ ! -s "$D/err" ]
+}
