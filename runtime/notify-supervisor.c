@@ -65,8 +65,14 @@ kill_container (const struct target *t)
     {
       struct rt_cgroup *cg = NULL;
       struct cm_err *e = NULL;
-      if (rt_cgroup_open (t->cgroup, &cg, &e) < 0
-          || rt_cgroup_kill (cg, SIGKILL, &e) < 0)
+      /* cgroup.kill of the v2 directory first: the init was cloned into
+       * it and every process of the container is born there.  It is all
+       * a namespace-less supervisor's domain grants of a hybrid host (not
+       * the v1 hierarchies), and all it needs. */
+      int r = rt_cgroup_open (t->cgroup, &cg, &e);
+      if (r == 0 && (r = rt_cgroup_kill_v2 (cg, &e)) == 0)
+        r = rt_cgroup_kill (cg, SIGKILL, &e);
+      if (r < 0)
         logf_ ("kill cgroup %s: %s", t->cgroup, e->msg);
       cm_err_free (&e);
       rt_cgroup_free (cg);
@@ -151,6 +157,38 @@ recv_fd (int sock, char *text, size_t max, int *fd)
   if (*fd < 0)
     return errno == ENODATA ? 0 : -1;
   text[len] = '\0';
+  return 1;
+}
+
+/* The init's listener: it writes "listener:N" and waits (write and read:
+ * trapped calls would wait for a supervisor with no listener yet); the
+ * fd is taken with pidfd_getfd, then the init is told to go on.  1, 0 at
+ * EOF (the init died: a failed create), -1. */
+static int
+take_listener (int sock, int pidfd, int *lfd)
+{
+  char text[32];
+  ssize_t r;
+  int n;
+  while ((r = recv (sock, text, sizeof text - 1, 0)) < 0 && errno == EINTR)
+    ;
+  if (r <= 0)
+    return r == 0 ? 0 : -1;
+  text[r] = '\0';
+  if (sscanf (text, "listener:%d", &n) != 1)
+    return -1;
+  *lfd = (int) syscall (SYS_pidfd_getfd, pidfd, n, 0);
+  if (*lfd < 0)
+    {
+      logf_ ("take the listener from the init: %s", strerror (errno));
+      return -1;
+    }
+  if (send (sock, "k", 1, MSG_NOSIGNAL) != 1)
+    {
+      close (*lfd);
+      *lfd = -1;
+      return 0;                 /* the init is gone */
+    }
   return 1;
 }
 
@@ -300,7 +338,7 @@ supervise (struct rt_notify_sup *s)
   if (!wait_sock (s->sock, watch_r))
     r = -1;
   else
-    r = recv_fd (s->sock, text, sizeof text, &lfd);
+    r = take_listener (s->sock, t.pidfd, &lfd);
   close (s->sock);
   /* EOF: the init died (a failed create, a delete before start). */
   if (r > 0)

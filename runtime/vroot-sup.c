@@ -25,11 +25,12 @@ const char *const vr_serviced_syscalls[] = {
   "mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat",
   "renameat2", "symlink", "symlinkat", "link", "linkat", "chmod", "fchmodat",
   "fchmodat2", "chown", "lchown", "fchownat", "truncate", "utimensat",
-  "mknod", "mknodat", "connect", "bind", "getdents64", "socket", "socketpair",
+  "mknod", "mknodat", "connect", "bind", "getdents64",
   "getxattr", "lgetxattr", "setxattr", "lsetxattr", "listxattr", "llistxattr",
   "removexattr", "lremovexattr", "uname",
   "fchmod", "fchown", "fsetxattr", "fremovexattr",
-  "setxattrat", "getxattrat", "listxattrat", "removexattrat", NULL,
+  "setxattrat", "getxattrat", "listxattrat", "removexattrat",
+  "sendto", "sendmsg", "sendmmsg", NULL,
 };
 
 const char *const vr_refused_syscalls[] = {
@@ -223,8 +224,6 @@ handler_for (int nr)
       return vr_do_sock;
     case SYS_getdents64:
       return vr_do_getdents;
-    case SYS_socket: case SYS_socketpair:
-      return vr_do_socket;
     case SYS_getxattr: case SYS_lgetxattr: case SYS_setxattr:
     case SYS_lsetxattr: case SYS_listxattr: case SYS_llistxattr:
     case SYS_removexattr: case SYS_lremovexattr:
@@ -232,6 +231,8 @@ handler_for (int nr)
       return vr_do_xattr;
     case SYS_uname:
       return vr_do_uname;
+    case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
+      return vr_do_send;
     case SYS_fchmod: case SYS_fchown: case SYS_fsetxattr:
     case SYS_fremovexattr:
       return vr_do_fdmeta;

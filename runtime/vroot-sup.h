@@ -104,10 +104,10 @@ int64_t vr_do_cwd (struct vr_call *c);
 int64_t vr_do_write (struct vr_call *c);
 int64_t vr_do_sock (struct vr_call *c);
 int64_t vr_do_getdents (struct vr_call *c);
-int64_t vr_do_socket (struct vr_call *c);
 int64_t vr_do_xattr (struct vr_call *c);
 int64_t vr_do_uname (struct vr_call *c);
 int64_t vr_do_fdmeta (struct vr_call *c);
+int64_t vr_do_send (struct vr_call *c);
 
 /* 0 when metadata may be changed through |dup| (a dup of a caller's fd):
  * -EROFS under a read-only entry or path of the view, -EPERM for a host

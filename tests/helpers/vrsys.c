@@ -13,7 +13,7 @@
  *                                        the *xattrat calls (Linux 6.13) on
  *                                        open(<dir>) + a relative name
  *   vrsys xattrat-empty get <path> <xattr>   getxattrat(fd, "", AT_EMPTY_PATH)
- *   vrsys execveat-empty <path> [args]   execveat(open(path, O_PATH), "",
+ *   vrsys execveat-empty <path> [args]   execveat(open(path), "",
  *                                        AT_EMPTY_PATH)
  *   vrsys execveat-rel <dir> <name> [args]   execveat(open(dir), name, 0)
  *   vrsys dgram-send <path> <text>       unix datagram sendto
@@ -192,7 +192,9 @@ main (int argc, char **argv)
     }
   if (strcmp (c, "execveat-empty") == 0 && n >= 1)
     {
-      int fd = open (a[0], O_PATH | O_CLOEXEC);
+      /* O_RDONLY: an O_PATH fd cannot be injected (ADDFD), so the view
+       * cannot hand one out.  Inherited: a script reads it. */
+      int fd = open (a[0], O_RDONLY);
       if (fd < 0)
         return report (-1);
       return report (syscall (SYS_execveat, fd, "", a + 1, environ,

@@ -231,3 +231,107 @@ root_sh() {
   cat "$D/err"
   [ ! -s "$D/err" ]
 }
+
+@test "nsless datagrams: unix datagram sockets are drawn in the view, never a host socket" {
+  # They used to be refused (socket: EPERM).  Now sendto/sendmsg/sendmmsg
+  # with an address are done on-behalf from copies, the path resolved in
+  # the view: a receiver in the view gets them, a host socket by its host
+  # path, through a symlink planted in the rootfs or a .. chain does not.
+  python3 -c "
+import socket, sys, os
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o777); print('up', flush=True); sys.stdout.close()
+s.settimeout(30)
+try:
+    print(s.recv(100).decode(), file=open(sys.argv[2], 'w'))
+except Exception: pass" "$D/host.sock" "$D/host.got" > "$D/host.up" &
+  LISTENER=$!
+  for _ in $(seq 50); do [ -s "$D/host.up" ] && break; read -rt 0.1 <> <(:) || true; done
+  ln -s "$D/host.sock" "$(R)/tmp/hl"; chown -h nobody "$(R)/tmp/hl"
+  args sh -c "vrsys dgram-recv /tmp/in.sock > /tmp/got & while [ ! -S /tmp/in.sock ]; do :; done
+    vrsys dgram-send /tmp/in.sock via-sendto; wait; cat /tmp/got
+    vrsys dgram-recv /tmp/in2.sock > /tmp/got2 & while [ ! -S /tmp/in2.sock ]; do :; done
+    vrsys dgram-sendmsg /tmp/in2.sock via-sendmsg; wait; cat /tmp/got2
+    vrsys dgram-send $D/host.sock escape1; vrsys dgram-sendmsg $D/host.sock escape2
+    vrsys dgram-send /tmp/hl escape3; vrsys dgram-sendmsg ../../../..$D/host.sock escape4"
+  run as_user run dg1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = OK ]
+  [ "${lines[1]}" = READY ]
+  [ "${lines[2]}" = via-sendto ]
+  [ "${lines[3]}" = OK ]
+  [ "${lines[4]}" = READY ]
+  [ "${lines[5]}" = via-sendmsg ]
+  [ "${lines[6]}" = ENOENT ]
+  [ "${lines[7]}" = ENOENT ]
+  [ "${lines[8]}" = ENOENT ]
+  [ "${lines[9]}" = ENOENT ]
+  # the host socket got nothing: the control sends a datagram to it now
+  su nobody -s /bin/sh -c "$SANDLOCK_HELPERS/vrsys dgram-send $D/host.sock control" | grep -qx OK
+  wait "$LISTENER" || true
+  [ "$(cat "$D/host.got")" = control ]
+}
+
+@test "nsless execveat: by a dirfd and a relative name, or AT_EMPTY_PATH, in the view" {
+  # execveat used to be refused (ENOSYS).  Now it is serviced like execve:
+  # the name resolved from the dirfd in the view, or the fd's own file —
+  # a static ELF as it is, a #! script through the view's interpreter;
+  # a host binary (by a symlink planted in the rootfs, a .. chain) is not
+  # found, a noexec mount refuses.
+  cp /bin/busybox "$D/hostbin"; chmod 755 "$D/hostbin"
+  cp "$(R)/bin/busybox" "$(R)/usr/bin/busybox-copy-long"
+  printf '#!/bin/sh\necho script-ok "$0" "$@"\n' > "$(R)/usr/bin/s.sh"; chmod 755 "$(R)/usr/bin/s.sh"
+  ln -s "$D/hostbin" "$(R)/usr/bin/hb"
+  chown -R nobody "$(R)/usr"
+  jqc '.mounts += [{destination:"/nx",type:"tmpfs",source:"tmpfs",options:["noexec"]}]'
+  args sh -c "vrsys execveat-rel /usr/bin busybox-copy-long echo rel-ok
+    vrsys execveat-empty /bin/busybox echo empty-ok
+    vrsys execveat-empty /usr/bin/s.sh s.sh a1
+    vrsys execveat-rel /usr/bin hb echo escaped; vrsys execveat-rel / ../..$D/hostbin echo escaped
+    vrsys execveat-empty $D/hostbin echo escaped
+    cp /bin/busybox /nx/bb; vrsys execveat-empty /nx/bb echo escaped; vrsys execveat-rel /nx bb echo escaped"
+  run as_user run xa1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = rel-ok ]
+  [ "${lines[1]}" = empty-ok ]
+  [[ "${lines[2]}" == "script-ok "*" a1" ]]
+  [ "${lines[3]}" = ENOENT ]
+  [ "${lines[4]}" = ENOENT ]
+  [ "${lines[5]}" = ENOENT ]
+  [ "${lines[6]}" = EACCES ]
+  [ "${lines[7]}" = EACCES ]
+  [[ "$output" != *escaped* ]]
+}
+
+@test "nsless hybrid cgroups (as root): the supervisor's death kills every process through the v2 directory alone" {
+  # The supervisor's domain grants the container's cgroup v2 directory
+  # only, never the v1 hierarchies of a hybrid host.  That is enough: the
+  # init is cloned into the v2 directory (CLONE_INTO_CGROUP), every
+  # process it makes is born there, and none can leave it (no cgroup file
+  # is in its Landlock grants), so cgroup.kill there reaches them all —
+  # a setsid'd grandchild included.  The watcher says nothing of the v1
+  # hierarchies it cannot reach.
+  [ -d /sys/fs/cgroup/unified ] && [ -d /sys/fs/cgroup/memory ] || skip "not a hybrid cgroup host"
+  jqc '.process.user={uid:0,gid:0} | .linux.cgroupsPath="/sandlock-nsless-sys/hy1"
+       | .process.args=["/bin/sh","-c","setsid sh -c \"exec sleep 1000\" </dev/null >/dev/null 2>&1 & exec sleep 1000"]'
+  mkfifo "$D/errp"
+  cat "$D/errp" > "$D/err" & catpid=$!
+  "$SANDLOCK_OCI" --root "$D/rstate" create --isolation landlock -b "$D/bundle" hy1 \
+    </dev/null >/dev/null 2>"$D/errp"
+  "$SANDLOCK_OCI" --root "$D/rstate" start hy1
+  sup=$(jq -r .supervisor_pid "$D/rstate/hy1/state.json")
+  procs=/sys/fs/cgroup/unified/sandlock-nsless-sys/hy1/cgroup.procs
+  for _ in $(seq 100); do [ "$(wc -l < "$procs")" -ge 2 ] && break; read -rt 0.05 <> <(:) || true; done
+  pids=$(cat "$procs" | tr '\n' ' ')
+  echo "container: $pids"
+  [ "$(wc -w <<<"$pids")" -ge 2 ]
+  kill -9 "$sup"
+  for _ in $(seq 100); do [ -z "$(cat "$procs")" ] && break; read -rt 0.05 <> <(:) || true; done
+  for p in $pids; do ! kill -0 "$p" 2>/dev/null; done
+  "$SANDLOCK_OCI" --root "$D/rstate" delete -f hy1
+  wait "$catpid"
+  cat "$D/err"
+  ! grep -q "kill cgroup" "$D/err"
+}
