@@ -4,6 +4,10 @@
  * copied into test root filesystems by tests/lib/common.bash.
  *
  *   vrsys asuser <uid> <gid> <prog> [args]   no groups, the ids, exec
+ *   vrsys asuser-meta <uid> <gid> <file> <new>   the ids as asuser, then
+ *                                        in the same process: chmod 04755,
+ *                                        utimensat, truncate, setxattr of
+ *                                        <file>, creat <new>: a line each
  *   vrsys access <path> <r|w|x>          access(2) (real ids)
  *   vrsys fd-meta <path>                 open O_RDONLY, then fchmod 04777,
  *                                        fchown to its own ids, fsetxattr
@@ -170,6 +174,20 @@ main (int argc, char **argv)
       report (fchown (fd, getuid (), getgid ()));
       report (fsetxattr (fd, "user.x", "y", 1, 0));
       return report (futimens (fd, ts));
+    }
+  if (strcmp (c, "asuser-meta") == 0 && n == 4)
+    {
+      uid_t u = (uid_t) atoi (a[0]);
+      gid_t g = (gid_t) atoi (a[1]);
+      struct timespec ts[2] = { { 1, 0 }, { 1, 0 } };
+      if (setgroups (0, NULL) < 0 || setresgid (g, g, g) < 0
+          || setresuid (u, u, u) < 0)
+        return report (-1);
+      report (chmod (a[2], 04755));
+      report (utimensat (AT_FDCWD, a[2], ts, 0));
+      report (truncate (a[2], 0));
+      report (setxattr (a[2], "user.x", "y", 1, 0));
+      return report (open (a[3], O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
     }
   if (strcmp (c, "access") == 0 && n == 2)
     return report (access (a[0], a[1][0] == 'r' ? R_OK
