@@ -77,9 +77,11 @@ static int
 dump_fd (struct cl_dump *d, int fd, bool skip, struct cm_err **err)
 {
   char path[64], link[4096], what[256];
+  const char *why = NULL;
   struct stat st;
   struct cl_fd f;
   ssize_t n;
+  int r;
 
   snprintf (path, sizeof path, "%d/fd/%d", d->pid, fd);
   n = readlinkat (cl_proc_dir (), path, link, sizeof link - 1);
@@ -110,22 +112,28 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct cm_err **err)
     f.kind = CL_FD_DIR;
   else if (link[0] == '/' && S_ISCHR (st.st_mode))
     f.kind = CL_FD_DEV;
-  else if (link[0] != '/' && S_ISFIFO (st.st_mode))
+  else if (S_ISFIFO (st.st_mode))
     {
-      if (cl_dump_pipe (d, fd, &st, &f, err) < 0)
+      /* an anonymous pipe, or a named FIFO reopened by its path */
+      if (cl_dump_pipe (d, fd, &st, &f, link[0] == '/', err) < 0)
         return -1;
     }
+  else if ((r = cl_dump_fdx (d, fd, link, &st, &f, &why, err)) < 0)
+    return -1;
+  else if (r == 0)
+    ;
   else if (skip)
     {
       f.kind = CL_FD_SKIPPED;
-      snprintf (what, sizeof what, "fd %d (%.200s)", fd, kind_of (st.st_mode, link));
+      snprintf (what, sizeof what, "fd %d (%.200s)", fd,
+                why ? why : kind_of (st.st_mode, link));
       f.path = cl_str_add (&d->strings, what);
       cl_buf_add (&d->fds, &f, sizeof f);
       return 0;
     }
   else
     return cm_err_set (err, 0, "fd %d is a %s (`%s`), which criu-lite cannot "
-                       "restore", fd, kind_of (st.st_mode, link), link);
+                       "restore", fd, why ? why : kind_of (st.st_mode, link), link);
   f.path = cl_str_add (&d->strings, link);
   cl_buf_add (&d->fds, &f, sizeof f);
   return 0;

@@ -34,6 +34,7 @@ dump_free (struct cl_dump *d)
   free (d->fds.p);
   free (d->strings.p);
   free (d->pipes.p);
+  free (d->fdx.p);
   if (d->pages_fd >= 0)
     close (d->pages_fd);
 }

@@ -6,6 +6,7 @@
 #define SANDLOCK_CRIU_LITE_INTERNAL_H
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +16,7 @@
 #include "common/err.h"
 
 #define CL_MAGIC "CRIULITE"
-#define CL_VERSION 2
+#define CL_VERSION 3
 
 /* XXH64, seed 0, of pages.img (criu-lite/xxh64.c), one-shot or streamed:
  * every update but the last takes a multiple of 32 bytes; the last one's
@@ -47,7 +48,9 @@ enum cl_sect
   CL_S_FDS,
   CL_S_STRINGS,
   CL_S_PIPES,     /* what each pipe held: struct cl_pipe + its bytes */
-  CL_S_COUNT = CL_S_PIPES
+  CL_S_FDX,       /* state of eventfd/timerfd/signalfd/epoll/listening
+                     socket fds: struct cl_fdx + its payload */
+  CL_S_COUNT = CL_S_FDX
 };
 
 struct cl_sect_desc
@@ -148,6 +151,65 @@ enum cl_fd_kind
                                   fd |pos| (0-2) */
   CL_FD_SKIPPED,               /* --skip-unsupported: listed, not restored */
   CL_FD_PIPE,                  /* one end of pipe |pos| (its inode) */
+  CL_FD_FIFO,                  /* named FIFO |path|, bytes in pipe |pos| */
+  CL_FD_EVENTFD,               /* these five: state in section fdx */
+  CL_FD_TIMERFD,
+  CL_FD_SIGNALFD,
+  CL_FD_EPOLL,
+  CL_FD_LISTEN,                /* a listening TCP or unix stream socket */
+};
+#define CL_FD_KIND_MAX CL_FD_LISTEN
+/* The status flags a restored pipe, FIFO or fdx fd gets back (F_SETFL). */
+#define CL_FD_STATUS (O_NONBLOCK | O_APPEND | O_DIRECT)
+
+/* Section fdx: one record per fd of kinds EVENTFD..LISTEN, in fd order,
+ * |len| bytes of payload after it, padded to 8. */
+struct cl_fdx
+{
+  int32_t fd;
+  uint32_t kind;               /* CL_FD_* */
+  uint32_t len;
+  uint32_t pad;
+};
+
+struct cl_fdx_eventfd
+{
+  uint64_t count;
+  uint32_t semaphore, pad;
+};
+
+struct cl_fdx_timerfd
+{
+  int32_t clockid;
+  uint32_t settime_flags;      /* TFD_TIMER_ABSTIME... as set */
+  uint64_t ticks;              /* expirations not read yet */
+  uint64_t value_ns, interval_ns; /* it_value is what was left */
+};
+
+struct cl_fdx_signalfd
+{
+  uint64_t sigmask;
+};
+
+/* Payload of an epoll: |len| / sizeof of these, one per watched fd. */
+struct cl_fdx_epoll
+{
+  int32_t tfd;
+  uint32_t events;
+  uint64_t data;
+};
+#define CL_EPOLL_MAX 4096u
+
+#define CL_SOCK_REUSEADDR 1u
+#define CL_SOCK_REUSEPORT 2u
+#define CL_SOCK_V6ONLY 4u
+struct cl_fdx_listen
+{
+  uint32_t family, type, protocol;
+  uint32_t opts;               /* CL_SOCK_* */
+  uint32_t backlog;            /* 0: not known (listen with SOMAXCONN) */
+  uint32_t addrlen;
+  uint8_t addr[128];           /* getsockname */
 };
 
 /* A pipe's buffered bytes, as every process holding it saw them; |len|
@@ -185,6 +247,8 @@ struct cl_image
   size_t nfds;
   const char *pipes;           /* section pipes, checked */
   size_t pipes_len;
+  const char *fdx;             /* section fdx, checked */
+  size_t fdx_len;
   const char *strings;
   size_t strings_len;
   int pages_fd;
@@ -219,7 +283,7 @@ struct cl_dump
   uint64_t scratch;              /* a page mapped in the tracee for
                                     injected syscalls' results */
   struct cl_proc proc;
-  struct cl_buf threads, vmas, runs, fds, strings, pipes;
+  struct cl_buf threads, vmas, runs, fds, strings, pipes, fdx;
   int pages_fd;                /* pages.img being written */
   uint64_t pages_len;
   struct cl_xxh64 pages_hash;  /* over what was written so far */
@@ -231,9 +295,31 @@ struct cl_dump
 size_t cl_thread_rec_size (uint32_t xstate_len);
 
 struct stat;
-/* An fd that is a pipe: its record and buffered bytes (dump-pipe.c). */
+/* An fd that is a pipe or (|named|) a FIFO: its record and buffered
+ * bytes (dump-pipe.c). */
 int cl_dump_pipe (struct cl_dump *d, int fd, const struct stat *st,
-                  struct cl_fd *f, struct cm_err **err);
+                  struct cl_fd *f, bool named, struct cm_err **err);
+
+/* An fd that is an eventfd, timerfd, signalfd, epoll or socket: its
+ * record and its state in section fdx (dump-fdx.c); 1 when it is none
+ * of the kinds restore re-creates (|*why| then says what it is, when
+ * known: a socket that is not listening). */
+int cl_dump_fdx (struct cl_dump *d, int fd, const char *link,
+                 const struct stat *st, struct cl_fd *f, const char **why,
+                 struct cm_err **err);
+/* Section fdx's records checked (bounds, sizes, clock ids, addresses),
+ * then every epoll's watched fds against the fds section (image-fdx.c). */
+int cl_check_fdx (const struct cl_image *img, struct cm_err **err);
+int cl_check_epolls (const struct cl_image *img, struct cm_err **err);
+/* The fdx record of fd |fd|, or NULL (image-fdx.c). */
+const struct cl_fdx *cl_image_fdx (const struct cl_image *img, int32_t fd);
+/* A new fd with the state of |x| (restore-fdx.c); epoll registrations
+ * and status flags come later, once every fd has its number. */
+int cl_fdx_open (const struct cl_image *img, const struct cl_fd *f,
+                 struct cm_err **err);
+/* Registers what each epoll of |img| watched, the fds at their numbers:
+ * 0, or an errno. */
+int cl_fdx_epoll_fill (const struct cl_image *img);
 
 /* The pipes of a whole tree, made before any restorer forks so that every
  * process inherits them (restore-pipe.c); an fd of |f|'s end, or -1. */
@@ -273,6 +359,10 @@ int cl_peek (struct cl_dump *d, uint64_t addr, void *out, size_t n,
              struct cm_err **err);
 void cl_inject_finish (struct cl_dump *d);
 void cl_release (struct cl_dump *d, bool kill_it);
+
+/* Past the point of no return, outside the stub (phases 1-10 are the
+ * stub's, docs/checkpoint.md): the epoll registrations. */
+#define CL_PHASE_EPOLL 11
 
 /* ---- the restore stub (stub.c) ------------------------------------- */
 

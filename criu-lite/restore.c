@@ -180,11 +180,21 @@ open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
         }
       if (f->kind == CL_FD_INHERIT || f->kind == CL_FD_SKIPPED)
         continue;
-      if (f->kind == CL_FD_PIPE)
+      if (f->kind == CL_FD_PIPE || f->kind == CL_FD_FIFO)
         {
           /* the tree's pipe, inherited from the root restorer */
-          r->fd_tmp[i] = lift (r, dup (cl_pipes_end (f)), path, err);
+          fd = dup (cl_pipes_end (f));
+          if (fd < 0)
+            return cm_err_set (err, errno, "fd %d: its pipe", f->fd);
+          r->fd_tmp[i] = lift (r, fd, path, err);
           if (r->fd_tmp[i] < 0)
+            return -1;
+          continue;
+        }
+      if (f->kind >= CL_FD_EVENTFD && f->kind <= CL_FD_LISTEN)
+        {
+          fd = cl_fdx_open (img, f, err);
+          if (fd < 0 || (r->fd_tmp[i] = lift (r, fd, "fd", err)) < 0)
             return -1;
           continue;
         }
@@ -228,6 +238,21 @@ install_fds (struct cl_restore *r)
   for (size_t i = 0; i < img->nfds; i++)
     if (r->fd_tmp[i] >= 0)
       dup3 (r->fd_tmp[i], img->fds[i].fd, img->fds[i].flags & O_CLOEXEC);
+}
+
+/* The epolls' registrations, the fds at their numbers.  The image was
+ * checked (every watched fd is restored), so this fails only if the
+ * kernel refuses what it once accepted: reported like a stub failure. */
+static void
+epoll_fill (struct cl_restore *r)
+{
+  int e = cl_fdx_epoll_fill (r->img);
+  int32_t code = (CL_PHASE_EPOLL << 16) | (e & 0xffff);
+  if (e == 0)
+    return;
+  if (r->report_fd >= 0 && write (r->report_fd, &code, 4) < 0)
+    e = errno;
+  _exit (120 + CL_PHASE_EPOLL);
 }
 
 /* Signal actions as saved (every signal is blocked until rt_sigreturn
@@ -355,6 +380,7 @@ restore_commit (struct cl_restore *r)
       = getpid () == (pid_t) ((const struct cl_thread *) img->threads)->tid;
   reset_process (img->proc);
   install_fds (r);
+  epoll_fill (r);
   set_rlimits (img->proc);
   rseq_unregister ();
   __asm__ volatile ("mov %0, %%rsp\n\t"
