@@ -364,6 +364,57 @@ void cl_release (struct cl_dump *d, bool kill_it);
  * stub's, docs/checkpoint.md): the epoll registrations. */
 #define CL_PHASE_EPOLL 11
 
+/* tmpfs.img: the contents of the tree's tmpfs mounts (dump-tmpfs.c,
+ * restore-tmpfs.c; docs/checkpoint.md).  A header, |count| mount
+ * records, then each mount's entries at its |off|: struct cl_tmpfs_ent,
+ * the name (relative to the mount, no NUL), the data (a file's bytes, a
+ * symlink's target), padding to 8.  Directories come before what they
+ * hold. */
+#define CL_TMPFS_MAGIC "CLTMPFS\0"
+#define CL_TMPFS_MOUNTS 64u
+#define CL_TMPFS_NAME 4096u
+struct cl_tmpfs_hdr
+{
+  char magic[8];
+  uint32_t version, count;
+  uint64_t len;                /* of the whole file */
+  uint8_t sha256[32];          /* over everything after the header */
+};
+
+struct cl_tmpfs_mount
+{
+  char path[256];              /* where it is mounted, as the tree saw it */
+  uint64_t off, len;           /* its entries in the file */
+};
+
+enum cl_tmpfs_type
+{
+  CL_T_DIR = 1,
+  CL_T_REG,
+  CL_T_LNK,
+  CL_T_FIFO,
+};
+
+struct cl_tmpfs_ent
+{
+  uint32_t type, mode, uid, gid;
+  int64_t mtime_sec;
+  uint32_t mtime_nsec, name_len;
+  uint64_t data_len;
+};
+
+/* Writes |dirfd|/tmpfs.img: the contents of those of the |n| mount
+ * points |paths| that are tmpfs mounts of process |pid|'s namespace,
+ * read from the caller's root, which must be the process's
+ * (criu_dump_opts.target_root). */
+int cl_tmpfs_dump (int dirfd, pid_t pid, const char *const *paths, size_t n,
+                   struct cm_err **err);
+/* Verifies tmpfs.img held open as |fd| (checksum, every record and
+ * name), then (restore) writes its contents into the caller's tmpfs
+ * mounts, which must be there and be tmpfs. */
+int cl_tmpfs_check (int fd, struct cm_err **err);
+int cl_tmpfs_restore (int fd, struct cm_err **err);
+
 /* ---- the restore stub (stub.c) ------------------------------------- */
 
 struct cl_stub_vma

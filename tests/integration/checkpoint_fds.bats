@@ -36,7 +36,12 @@ cycle() { # id [checkpoint flags...]
   (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
   wait_for "$OUT" "^ready"
   rt checkpoint "$@" --image-path "$IMG" "$id"
-  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$id-r" < /dev/null > "$OUT2" 2>&1)
+  restore_to "$id-r" "$OUT2"
+}
+
+# Restores $IMG as $1 (detached), its output to file $2.
+restore_to() { # id file
+  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$1" < /dev/null > "$2" 2>&1)
 }
 
 # SIGUSR1 to the restored container's init, then its report ($N: which).
@@ -142,4 +147,122 @@ report() { # id n
   # the listener beside them is back
   run nsenter -t "$(pid_of "$id-r")" -n "$SANDLOCK_HELPERS/cl_fds" -C tcp:7003
   [ "$output" = "hello tcp:7003" ]
+}
+
+# A tmpfs on /tmp, as engines mount one.
+tmpfs_tmp() {
+  cfg '.mounts += [{"destination":"/tmp","type":"tmpfs","source":"tmpfs","options":["nosuid","nodev","mode=1777"]}]'
+}
+
+@test "restore: the contents of the container's tmpfs mounts (/tmp, /dev/shm) come back" {
+  tmpfs_tmp
+  cmd /bin/sh -c 'echo tmp-data > /tmp/a; mkdir -p /tmp/d/e; echo nested > /tmp/d/e/f; chmod 640 /tmp/d/e/f; ln -s /etc/passwd /tmp/link; mkfifo /tmp/p; echo shm-data > /dev/shm/s; exec /bin/cl_fds'
+  id=$(cid)
+  run cycle "$id"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  pid=$(pid_of "$id-r")
+  [ "$(cat /proc/$pid/root/tmp/a)" = tmp-data ]
+  [ "$(cat /proc/$pid/root/tmp/d/e/f)" = nested ]
+  [ "$(stat -c %a /proc/$pid/root/tmp/d/e/f)" = 640 ]
+  [ "$(readlink /proc/$pid/root/tmp/link)" = /etc/passwd ]
+  [ -p /proc/$pid/root/tmp/p ]
+  [ "$(cat /proc/$pid/root/dev/shm/s)" = shm-data ]
+  # the tmpfs of the new container, not the bundle's rootfs
+  [ ! -e "$BUNDLE/rootfs/tmp/a" ]
+  # the image file is 0600 like the others
+  [ "$(stat -c %a "$IMG/tmpfs.img")" = 600 ]
+}
+
+@test "restore: a FIFO held open in a tmpfs /tmp comes back there with its bytes" {
+  tmpfs_tmp
+  cmd /bin/cl_fds -f /tmp/fifo
+  id=$(cid)
+  run cycle "$id"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -p "/proc/$(pid_of "$id-r")/root/tmp/fifo" ]
+  report "$id" 1
+  cat "$OUT2"
+  grep -q '^fifo nonblock=1/0 data=fifo-bytes$' "$OUT2"
+}
+
+# Rewrites $IMG/tmpfs.img with one mount, /tmp, holding the entries given
+# as TYPE:NAME[:DATA] (d dir, f file, l symlink), its checksum made to
+# match: what a hostile image can do.
+forge_tmpfs() {
+  python3 - "$IMG/tmpfs.img" "$@" <<'PY'
+import hashlib, struct, sys
+path, specs = sys.argv[1], sys.argv[2:]
+types = {'d': 1, 'f': 2, 'l': 3}
+ents = b''
+for s in specs:
+    t, name, *data = s.split(':', 2)
+    data = (data[0] if data else '').encode()
+    name = name.encode()
+    e = struct.pack('<IIIIqIIQ', types[t], 0o755, 0, 0, 0, 0, len(name), len(data)) + name + data
+    ents += e + b'\0' * (-len(e) % 8)
+hdr_len, table_len = 56, 64 * 272
+table = struct.pack('<256sQQ', b'/tmp', hdr_len + table_len, len(ents)).ljust(table_len, b'\0')
+body = table + ents
+total = hdr_len + len(body)
+hdr = struct.pack('<8sIIQ32s', b'CLTMPFS\0', 3, 1, total, hashlib.sha256(body).digest())
+open(path, 'wb').write(hdr + body)
+PY
+}
+
+@test "restore: a hostile tmpfs.img cannot write outside the tmpfs, and nothing is left" {
+  tmpfs_tmp
+  cfg '.root.readonly=false'
+  cmd /bin/cl_fds
+  id=$(cid)
+  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
+  wait_for "$OUT" "^ready"
+  rt checkpoint --image-path "$IMG" "$id"
+  cp -a "$IMG" "$BATS_TEST_TMPDIR/good"
+  try() { # expected message, entries...
+    local want=$1; shift
+    rm -rf "$IMG"; cp -a "$BATS_TEST_TMPDIR/good" "$IMG"
+    forge_tmpfs "$@"
+    run restore_to "$id-r" "$BATS_TEST_TMPDIR/o"
+    cat "$BATS_TEST_TMPDIR/o"
+    [ "$status" -ne 0 ]
+    grep -qF "$want" "$BATS_TEST_TMPDIR/o"
+    run rt state "$id-r"
+    [ "$status" -ne 0 ]
+  }
+  try "not a plain relative path" "f:../escape:x"
+  try "not a plain relative path" "f:/escape:x"
+  try "not a plain relative path" "f:d/../../escape:x"
+  try "its parent is not a directory of this tmpfs" "l:up:/" "f:up/escape:x"
+  try "its parent is not a directory of this tmpfs" "l:up:.." "d:up/escape"
+  [ ! -e "$BUNDLE/rootfs/escape" ]
+  [ ! -e /escape ]
+  # a file where a directory's entries go: refused, not followed
+  try "its parent is not a directory of this tmpfs" "f:plain:x" "f:plain/inner:y"
+  # the checksum still guards the file: a flipped byte
+  rm -rf "$IMG"; cp -a "$BATS_TEST_TMPDIR/good" "$IMG"
+  printf 'X' | dd of="$IMG/tmpfs.img" bs=1 seek=100 conv=notrunc 2>/dev/null
+  run restore_to "$id-r" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -ne 0 ]
+  grep -q "tmpfs.img: checksum mismatch (corrupted)" "$BATS_TEST_TMPDIR/o"
+  # and the good image still restores
+  rm -rf "$IMG"; cp -a "$BATS_TEST_TMPDIR/good" "$IMG"
+  restore_to "$id-r" "$OUT2"
+}
+
+@test "restore: an image that saved a tmpfs where the new container has none is refused by name" {
+  tmpfs_tmp
+  cmd /bin/sh -c 'echo x > /tmp/a; exec /bin/cl_fds'
+  id=$(cid)
+  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
+  wait_for "$OUT" "^ready"
+  rt checkpoint --image-path "$IMG" "$id"
+  cfg 'del(.mounts[] | select(.destination == "/tmp"))'
+  run restore_to "$id-r" "$BATS_TEST_TMPDIR/o"
+  cat "$BATS_TEST_TMPDIR/o"
+  [ "$status" -ne 0 ]
+  grep -qF 'tmpfs at `/tmp`: not a tmpfs in the restored container' "$BATS_TEST_TMPDIR/o"
+  run rt state "$id-r"
+  [ "$status" -ne 0 ]
 }
