@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "criu-lite/internal.h"
@@ -217,9 +218,9 @@ sock_kind (struct cl_dump *d, int fd, bool *listening, struct cm_err **err)
   return "socket that is not listening (connected or unbound)";
 }
 
-int
-cl_dump_fdx (struct cl_dump *d, int fd, const char *link, const struct stat *st,
-             struct cl_fd *f, const char **why, struct cm_err **err)
+static int
+dump_kind (struct cl_dump *d, int fd, const char *link, const struct stat *st,
+           struct cl_fd *f, const char **why, struct cm_err **err)
 {
   _cleanup_free_ char *info = NULL;
   static const struct { const char *link; uint32_t kind; } anon[] = {
@@ -262,4 +263,46 @@ cl_dump_fdx (struct cl_dump *d, int fd, const char *link, const struct stat *st,
       }
   *why = NULL;
   return 1;
+}
+
+/* Whether |fd| of |d| is the same open file as an fdx-kind fd recorded
+ * in |o| (which may be |d|): kcmp(KCMP_FILE). */
+static int
+shared_in (const struct cl_dump *d, int fd, const struct cl_dump *o)
+{
+  const struct cl_fd *f = (const void *) o->fds.p;
+  for (size_t k = 0; k < o->fds.len / sizeof *f; k++)
+    if (f[k].kind >= CL_FD_EVENTFD && f[k].kind <= CL_FD_LISTEN
+        && syscall (SYS_kcmp, d->pid, o->pid, 0 /* KCMP_FILE */, fd, f[k].fd) == 0)
+      return f[k].fd;
+  return -1;
+}
+
+/* Each process gets its own object back: one shared (inherited across
+ * fork, or dup'ed) would silently come back as two. */
+static int
+refuse_shared (const struct cl_dump *d, int fd, const char *link,
+               struct cm_err **err)
+{
+  int other = shared_in (d, fd, d);
+  if (other >= 0)
+    return cm_err_set (err, 0, "fd %d (`%s`) is also fd %d of the same "
+                       "process: a shared %s criu-lite cannot restore", fd,
+                       link, other, link);
+  for (size_t i = 0; i < d->nprev; i++)
+    if ((other = shared_in (d, fd, &d->prev[i])) >= 0)
+      return cm_err_set (err, 0, "fd %d (`%s`) is shared with process %d "
+                         "(its fd %d), which criu-lite cannot restore", fd,
+                         link, d->prev[i].pid, other);
+  return 0;
+}
+
+int
+cl_dump_fdx (struct cl_dump *d, int fd, const char *link, const struct stat *st,
+             struct cl_fd *f, const char **why, struct cm_err **err)
+{
+  int r = dump_kind (d, fd, link, st, f, why, err);
+  if (r == 0 && refuse_shared (d, fd, link, err) < 0)
+    return -1;
+  return r;
 }

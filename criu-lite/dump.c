@@ -209,6 +209,8 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct cm_err **err)
   for (size_t i = 0; r == 0 && i < t.n; i++)
     {
       memcpy (t.procs[i].stdio, t.procs[0].stdio, sizeof t.procs[0].stdio);
+      t.procs[i].prev = t.procs;
+      t.procs[i].nprev = i;
       r = capture (&t.procs[i], dirfd, o, err);
     }
   /* every process stopped: the tmpfs contents are of the same instant */

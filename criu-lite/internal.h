@@ -290,6 +290,10 @@ struct cl_dump
   uint32_t xstate_size;
   pid_t *tids;
   size_t ntids;
+  /* the processes of the tree captured before this one (dump-fdx.c
+   * refuses an eventfd, epoll, … one of them shares) */
+  const struct cl_dump *prev;
+  size_t nprev;
 };
 
 size_t cl_thread_rec_size (uint32_t xstate_len);

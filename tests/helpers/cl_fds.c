@@ -11,6 +11,7 @@
  *   -E  an epoll watching the eventfd (-e) with data 0xe1e1
  *   -p  a pipe, both ends nonblocking, "pipe-bytes" in it
  *   -f  a FIFO made at FIFO, "fifo-bytes" in it, read end nonblocking
+ *   -F  once set up, fork a child that holds every fd too and pauses
  *   -P  a connected unix socket pair (which criu-lite cannot restore)
  *   -l  a listening socket (SO_REUSEADDR, nonblocking) that answers every
  *       connection with "hello SPEC" and prints "accepted SPEC"
@@ -265,7 +266,8 @@ main (int argc, char **argv)
 {
   struct sigaction sa = { .sa_handler = on_usr1 };
   int c;
-  while ((c = getopt (argc, argv, "etsEpPf:l:C:")) != -1)
+  int fork_kid = 0;
+  while ((c = getopt (argc, argv, "etsEpPFf:l:C:")) != -1)
     switch (c)
       {
       case 'C':
@@ -298,6 +300,9 @@ main (int argc, char **argv)
       case 'E':
         have_ep = 1;
         break;
+      case 'F':
+        fork_kid = 1;
+        break;
       case 'P':
         {
           int sp[2];
@@ -324,6 +329,9 @@ main (int argc, char **argv)
         return 2;
       }
   setup_more ();
+  if (fork_kid && fork () == 0)
+    for (;;)
+      pause ();
   sigaction (SIGUSR1, &sa, NULL);  /* no SA_RESTART: poll returns */
   say ("ready\n");
   for (;;)

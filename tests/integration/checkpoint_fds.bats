@@ -129,6 +129,19 @@ report() { # id n
   done
 }
 
+@test "checkpoint: an eventfd shared by two processes fails by name (it would come back as two)" {
+  cmd /bin/cl_fds -e -F
+  id=$(cid)
+  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
+  wait_for "$OUT" "^ready"
+  run rt checkpoint --leave-running --image-path "$IMG" "$id"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"fd 10 (\`anon_inode:[eventfd]\`) is shared with process"* ]]
+  [ ! -e "$IMG/tree.img" ]
+  [ "$(rt state "$id" | jq -r .status)" = running ]
+}
+
 @test "checkpoint: a connected socket still fails by name; --skip-unsupported lists it" {
   cmd /bin/cl_fds -P -l tcp:7003
   id=$(cid)
