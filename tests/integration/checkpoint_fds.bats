@@ -279,3 +279,49 @@ PY
   run rt state "$id-r"
   [ "$status" -ne 0 ]
 }
+
+# Rewrites the first record of section fdx of $IMG/1/core.img: field at
+# byte $1 of the record (0 fd, 4 kind, 8 len, 16 the payload's first
+# word) set to the signed 32-bit $2, every checksum made to match.
+forge_fdx() { # offset value
+  python3 - "$IMG/1/core.img" "$1" "$2" <<'PY'
+import hashlib, struct, sys
+path, at, val = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+b = bytearray(open(path, 'rb').read())
+sect0, desc, nsect = 144, 56, struct.unpack_from('<I', b, 12)[0]
+for i in range(nsect):
+    d = sect0 + i * desc
+    typ, _, off, ln = struct.unpack_from('<IIQQ', b, d)
+    if typ == 8:  # fdx
+        struct.pack_into('<i', b, off + at, val)
+        b[d + 24:d + 56] = hashlib.sha256(b[off:off + ln]).digest()
+hs = sect0 + nsect * desc
+b[hs:hs + 32] = hashlib.sha256(b[:hs]).digest()
+open(path, 'wb').write(b)
+PY
+}
+
+@test "restore: a forged fdx record (bad clock id, fd number, size) is refused by name, nothing left" {
+  cmd /bin/cl_fds -t
+  id=$(cid)
+  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
+  wait_for "$OUT" "^ready"
+  rt checkpoint --image-path "$IMG" "$id"
+  cp -a "$IMG" "$BATS_TEST_TMPDIR/good"
+  for c in "16 99 fd 11 has a bad clock id" \
+           "0 -5 has a bad fd number -5" \
+           "8 100000 overruns the section" \
+           "4 3 fd 11 has an unknown kind"; do
+    set -- $c
+    rm -rf "$IMG"; cp -a "$BATS_TEST_TMPDIR/good" "$IMG"
+    forge_fdx "$1" "$2"
+    shift 2
+    run restore_to "$id-r" "$BATS_TEST_TMPDIR/o"
+    cat "$BATS_TEST_TMPDIR/o"
+    [ "$status" -ne 0 ]
+    grep -qF "section fdx: " "$BATS_TEST_TMPDIR/o"
+    grep -qF "$*" "$BATS_TEST_TMPDIR/o"
+    run rt state "$id-r"
+    [ "$status" -ne 0 ]
+  done
+}
