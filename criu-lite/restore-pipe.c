@@ -60,7 +60,7 @@ end_of (const struct cl_fd *f)
 }
 
 static int
-fill (struct made *m, const struct cl_pipe *p, int w, struct cm_err **err)
+fill (const struct cl_pipe *p, int w, struct cm_err **err)
 {
   if (fcntl (w, F_SETPIPE_SZ, (int) p->cap) < 0)
     return cm_err_set (err, errno, "pipe %llu: size it to %u bytes",
@@ -68,7 +68,6 @@ fill (struct made *m, const struct cl_pipe *p, int w, struct cm_err **err)
   if (p->len && write (w, p + 1, p->len) != (ssize_t) p->len)
     return cm_err_set (err, errno, "pipe %llu: refill its %u bytes",
                        (unsigned long long) p->id, p->len);
-  (void) m;
   return 0;
 }
 
@@ -104,10 +103,10 @@ make_one (const struct cl_image *img, const struct cl_fd *f, struct cm_err **err
       if (pipe2 (e, O_CLOEXEC | O_NONBLOCK) < 0)
         return cm_err_set (err, errno, "pipe %llu", (unsigned long long) p->id);
       m->end[0] = e[0], m->end[1] = e[1];
-      return fill (m, p, m->end[1], err);
+      return fill (p, m->end[1], err);
     }
   if ((m->end[2] = open_fifo (path, O_RDWR, err)) < 0
-      || fill (m, p, m->end[2], err) < 0
+      || fill (p, m->end[2], err) < 0
       || (m->end[0] = open_fifo (path, O_RDONLY, err)) < 0
       || (m->end[1] = open_fifo (path, O_WRONLY, err)) < 0)
     return -1;
@@ -170,7 +169,7 @@ cl_pipes_make (const struct cl_image *imgs, size_t n, struct cm_err **err)
             || make_variant (&imgs[i], f, err) < 0)
           {
             cl_pipes_close ();
-            return cm_err_wrap (err, "process %zu's fd %d", i, f->fd);
+            return cm_err_wrap (err, "fd %d", f->fd);
           }
       }
   return 0;
