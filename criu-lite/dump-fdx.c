@@ -265,44 +265,44 @@ dump_kind (struct cl_dump *d, int fd, const char *link, const struct stat *st,
   return 1;
 }
 
-/* Whether |fd| of |d| is the same open file as an fdx-kind fd recorded
- * in |o| (which may be |d|): kcmp(KCMP_FILE). */
-static int
-shared_in (const struct cl_dump *d, int fd, const struct cl_dump *o)
+/* The object id of the fdx-kind fd of |o| (which may be |d|) that is
+ * the same open file as |fd| of |d| (kcmp KCMP_FILE), or 0. */
+static uint64_t
+shared_in (const struct cl_dump *d, int fd, const struct cl_dump *o,
+           uint32_t *kind)
 {
   const struct cl_fd *f = (const void *) o->fds.p;
   for (size_t k = 0; k < o->fds.len / sizeof *f; k++)
     if (f[k].kind >= CL_FD_EVENTFD && f[k].kind <= CL_FD_LISTEN
         && syscall (SYS_kcmp, d->pid, o->pid, 0 /* KCMP_FILE */, fd, f[k].fd) == 0)
-      return f[k].fd;
-  return -1;
+      {
+        *kind = f[k].kind;
+        return f[k].pos;
+      }
+  return 0;
 }
 
-/* Each process gets its own object back: one shared (inherited across
- * fork, or dup'ed) would silently come back as two. */
-static int
-refuse_shared (const struct cl_dump *d, int fd, const char *link,
-               struct cm_err **err)
+/* An object held by an fd recorded before (an earlier fd of this
+ * process, dup'ed; or an earlier process's, inherited across fork): the
+ * same id, no record of its own; restore makes it once. */
+static bool
+shared (const struct cl_dump *d, int fd, struct cl_fd *f)
 {
-  int other = shared_in (d, fd, d);
-  if (other >= 0)
-    return cm_err_set (err, 0, "fd %d (`%s`) is also fd %d of the same "
-                       "process: a shared %s criu-lite cannot restore", fd,
-                       link, other, link);
-  for (size_t i = 0; i < d->nprev; i++)
-    if ((other = shared_in (d, fd, &d->prev[i])) >= 0)
-      return cm_err_set (err, 0, "fd %d (`%s`) is shared with process %d "
-                         "(its fd %d), which criu-lite cannot restore", fd,
-                         link, d->prev[i].pid, other);
-  return 0;
+  uint64_t id = shared_in (d, fd, d, &f->kind);
+  for (size_t i = 0; id == 0 && i < d->nprev; i++)
+    id = shared_in (d, fd, &d->prev[i], &f->kind);
+  f->pos = id;
+  return id != 0;
 }
 
 int
 cl_dump_fdx (struct cl_dump *d, int fd, const char *link, const struct stat *st,
              struct cl_fd *f, const char **why, struct cm_err **err)
 {
-  int r = dump_kind (d, fd, link, st, f, why, err);
-  if (r == 0 && refuse_shared (d, fd, link, err) < 0)
-    return -1;
-  return r;
+  if ((S_ISSOCK (st->st_mode) || cm_startswith (link, "anon_inode:"))
+      && shared (d, fd, f))
+    return 0;
+  /* its owner: the tree-order index of the process and the fd */
+  f->pos = ((uint64_t) (d->nprev + 1) << 32) | (uint32_t) fd;
+  return dump_kind (d, fd, link, st, f, why, err);
 }

@@ -348,9 +348,12 @@ fd_refs_ok (const struct cl_image *img, const struct cl_fd *f)
   if ((f->kind == CL_FD_PIPE || f->kind == CL_FD_FIFO)
       && cl_image_pipe (img, f->pos) == NULL)
     return false;
-  if (is_fdx_kind (f->kind) != (x != NULL))
+  if (!is_fdx_kind (f->kind) && x != NULL)
     return false;
-  return x == NULL || x->kind == f->kind;
+  /* an object's owner holds its record; another holder refers to it by
+   * id, checked when the tree's objects are made */
+  return x == NULL || (x->kind == f->kind
+                       && (uint32_t) f->pos == (uint32_t) f->fd);
 }
 
 static int

@@ -158,6 +158,9 @@ enum cl_fd_kind
   CL_FD_EPOLL,
   CL_FD_LISTEN,                /* a listening TCP or unix stream socket */
 };
+/* EVENTFD..LISTEN: |pos| is the object's id, (tree index + 1) << 32 | fd
+ * of the fd that holds its fdx record; other fds holding the same open
+ * file (fork, dup) carry the same id and no record. */
 #define CL_FD_KIND_MAX CL_FD_LISTEN
 /* The status flags a restored pipe, FIFO or fdx fd gets back (F_SETFL). */
 #define CL_FD_STATUS (O_NONBLOCK | O_APPEND | O_DIRECT)
@@ -290,8 +293,9 @@ struct cl_dump
   uint32_t xstate_size;
   pid_t *tids;
   size_t ntids;
-  /* the processes of the tree captured before this one (dump-fdx.c
-   * refuses an eventfd, epoll, … one of them shares) */
+  /* the processes of the tree captured before this one, in tree order
+   * (dump-fdx.c: an eventfd, epoll, … shared with one of them is
+   * recorded as that one's) */
   const struct cl_dump *prev;
   size_t nprev;
 };
@@ -317,10 +321,12 @@ int cl_check_fdx (const struct cl_image *img, struct cm_err **err);
 int cl_check_epolls (const struct cl_image *img, struct cm_err **err);
 /* The fdx record of fd |fd|, or NULL (image-fdx.c). */
 const struct cl_fdx *cl_image_fdx (const struct cl_image *img, int32_t fd);
-/* A new fd with the state of |x| (restore-fdx.c); epoll registrations
- * and status flags come later, once every fd has its number. */
-int cl_fdx_open (const struct cl_image *img, const struct cl_fd *f,
-                 struct cm_err **err);
+/* Every fdx object of the tree made from its record, in the root
+ * restorer before the others fork (restore-fdx.c), as the pipes are;
+ * the fd of |f|'s object, or -1; all of them closed. */
+int cl_fdx_make (const struct cl_image *imgs, size_t n, struct cm_err **err);
+int cl_fdx_fd (const struct cl_fd *f);
+void cl_fdx_close (void);
 /* Registers what each epoll of |img| watched, the fds at their numbers:
  * 0, or an errno. */
 int cl_fdx_epoll_fill (const struct cl_image *img);

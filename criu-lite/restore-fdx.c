@@ -1,10 +1,12 @@
 /* Eventfds, timerfds, signalfds, epolls and listening sockets made again
- * from their fdx records (image-fdx.c checked them), in the restorer of
- * the process that held them, before the point of no return: every
+ * from their fdx records (image-fdx.c checked them), once per object, in
+ * the root restorer before it forks the others (an object inherited
+ * across fork is shared again), before the point of no return: every
  * failure is still a message.  What needs every fd at its number — the
  * epoll registrations, keyed by (file, fd) — is cl_fdx_epoll_fill's,
  * after the fds are installed. */
 #include <errno.h>
+#include <stdlib.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stddef.h>
@@ -181,22 +183,77 @@ make (const struct cl_fdx *x, struct cm_err **err)
     }
 }
 
+struct made
+{
+  uint64_t id;
+  int fd;
+};
+
+static struct made *objs;
+static size_t nobjs;
+
 int
-cl_fdx_open (const struct cl_image *img, const struct cl_fd *f,
-             struct cm_err **err)
+cl_fdx_fd (const struct cl_fd *f)
+{
+  for (size_t i = 0; i < nobjs; i++)
+    if (objs[i].id == f->pos)
+      return objs[i].fd;
+  return -1;
+}
+
+void
+cl_fdx_close (void)
+{
+  for (size_t i = 0; i < nobjs; i++)
+    close (objs[i].fd);
+  free (objs);
+  objs = NULL;
+  nobjs = 0;
+}
+
+/* The object whose record |f| (of process |i| in tree order) holds. */
+static int
+make_one (const struct cl_image *img, size_t i, const struct cl_fd *f,
+          struct cm_err **err)
 {
   const struct cl_fdx *x = cl_image_fdx (img, f->fd);
-  int fd = x ? make (x, err) : cm_err_set (err, EINVAL, "no record");
+  int fd;
+  if (f->pos >> 32 != i + 1)
+    return cm_err_set (err, 0, "fd %d: object id %#llx is not its own", f->fd,
+                       (unsigned long long) f->pos);
+  fd = make (x, err);
   if (fd < 0)
-    return cm_err_wrap (err, "fd %d", f->fd);
+    return -1;
+  objs = xrealloc (objs, (nobjs + 1) * sizeof *objs);
+  objs[nobjs++] = (struct made) { f->pos, fd };
   if (fcntl (fd, F_SETFL, (int) (f->flags & CL_FD_STATUS)) < 0)
-    {
-      int e = errno;
-      close (fd);
-      return cm_err_set (err, e, "fd %d: status flags %#o", f->fd,
-                         f->flags & CL_FD_STATUS);
-    }
-  return fd;
+    return cm_err_set (err, errno, "status flags %#o", f->flags & CL_FD_STATUS);
+  return 0;
+}
+
+int
+cl_fdx_make (const struct cl_image *imgs, size_t n, struct cm_err **err)
+{
+  /* owners first: a process refers only to objects of itself or of a
+   * process before it in the tree */
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < imgs[i].nfds; k++)
+      {
+        const struct cl_fd *f = &imgs[i].fds[k];
+        if (f->kind < CL_FD_EVENTFD || f->kind > CL_FD_LISTEN)
+          continue;
+        if (cl_image_fdx (&imgs[i], f->fd) != NULL
+            ? make_one (&imgs[i], i, f, err) < 0
+            : cl_fdx_fd (f) < 0
+                  && cm_err_set (err, 0, "it shares an object (id %#llx) no "
+                                 "fd before it holds",
+                                 (unsigned long long) f->pos) < 0)
+          {
+            cl_fdx_close ();
+            return cm_err_wrap (err, "process %zu of the tree, fd %d", i, f->fd);
+          }
+      }
+  return 0;
 }
 
 int

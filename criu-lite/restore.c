@@ -193,8 +193,11 @@ open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
         }
       if (f->kind >= CL_FD_EVENTFD && f->kind <= CL_FD_LISTEN)
         {
-          fd = cl_fdx_open (img, f, err);
-          if (fd < 0 || (r->fd_tmp[i] = lift (r, fd, "fd", err)) < 0)
+          /* the tree's object, inherited from the root restorer */
+          fd = dup (cl_fdx_fd (f));
+          if (fd < 0)
+            return cm_err_set (err, errno, "fd %d: its object", f->fd);
+          if ((r->fd_tmp[i] = lift (r, fd, "fd", err)) < 0)
             return -1;
           continue;
         }
@@ -668,6 +671,8 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
   if (ret == 0)
     ret = cl_pipes_make (ci->procs, ci->n, err);
   if (ret == 0)
+    ret = cl_fdx_make (ci->procs, ci->n, err);
+  if (ret == 0)
     ret = restore_prepare (&r, &ci->procs[0], t.recs[0].pid, o->report_fd, o,
                            err);
   if (ret == 0 && t.n > 1 && (ret = restore_tree (&t, err)) < 0)
@@ -675,6 +680,7 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
   if (ret == 0)
     restore_commit (&r);
   cl_pipes_close ();
+  cl_fdx_close ();
   free (t.now);
   return ret;
 }

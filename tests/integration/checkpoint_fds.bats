@@ -129,17 +129,26 @@ report() { # id n
   done
 }
 
-@test "checkpoint: an eventfd shared by two processes fails by name (it would come back as two)" {
-  cmd /bin/cl_fds -e -F
+@test "restore: an eventfd, epoll and listener shared by two processes come back shared, made once" {
+  cmd /bin/cl_fds -e -E -l tcp:7004 -F
   id=$(cid)
-  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
-  wait_for "$OUT" "^ready"
-  run rt checkpoint --leave-running --image-path "$IMG" "$id"
+  run cycle "$id"
   echo "$output"
-  [ "$status" -ne 0 ]
-  [[ "$output" == *"fd 10 (\`anon_inode:[eventfd]\`) is shared with process"* ]]
-  [ ! -e "$IMG/tree.img" ]
-  [ "$(rt state "$id" | jq -r .status)" = running ]
+  [ "$status" -eq 0 ]
+  pid=$(pid_of "$id-r")
+  kid=$(cut -d' ' -f1 "/proc/$pid/task/$pid/children")
+  [ -n "$kid" ]
+  # one eventfd (the kernel numbers each one), one socket, one epoll
+  [ -n "$(grep eventfd-id /proc/$pid/fdinfo/10)" ]
+  [ "$(grep eventfd-id /proc/$pid/fdinfo/10)" = "$(grep eventfd-id /proc/$kid/fdinfo/10)" ]
+  [ "$(stat -L -c %i /proc/$pid/fd/18)" = "$(stat -L -c %i /proc/$kid/fd/18)" ]
+  [ "$(grep '^ino' /proc/$pid/fdinfo/13)" = "$(grep '^ino' /proc/$kid/fdinfo/13)" ]
+  grep -q '^tfd: *10 ' /proc/$kid/fdinfo/13
+  run nsenter -t "$pid" -n "$SANDLOCK_HELPERS/cl_fds" -C tcp:7004
+  [ "$output" = "hello tcp:7004" ]
+  report "$id" 1
+  grep -q '^epoll n=1 data=e1e1$' "$OUT2"
+  grep -q '^eventfd count=41 nonblock=1$' "$OUT2"
 }
 
 @test "checkpoint: a connected socket still fails by name; --skip-unsupported lists it" {
