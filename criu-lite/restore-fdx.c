@@ -262,9 +262,10 @@ cl_fdx_epoll_fill (const struct cl_image *img)
   for (size_t i = 0; i < img->nfds; i++)
     {
       const struct cl_fdx *x = cl_image_fdx (img, img->fds[i].fd);
-      const struct cl_fdx_epoll *e = (const void *) (x + 1);
+      const struct cl_fdx_epoll *e;
       if (x == NULL || x->kind != CL_FD_EPOLL)
         continue;
+      e = (const void *) (x + 1);
       for (size_t k = 0; k < x->len / sizeof *e; k++)
         {
           struct epoll_event ev = { .events = e[k].events };
