@@ -162,7 +162,7 @@ sockopt (struct cl_dump *d, int fd, int opt, int *val, struct cm_err **err)
 }
 
 static int
-dump_listen (struct cl_dump *d, int fd, struct cm_err **err)
+dump_listen (struct cl_dump *d, int fd, uint64_t ino, struct cm_err **err)
 {
   struct cl_fdx_listen s = { 0 };
   uint32_t len = sizeof s.addr;
@@ -196,6 +196,9 @@ dump_listen (struct cl_dump *d, int fd, struct cm_err **err)
       || len > sizeof s.addr || cl_peek (d, d->scratch, s.addr, len, err) < 0)
     return cm_err_set (err, 0, "fd %d: read its address", fd);
   s.addrlen = len;
+  s.backlog = cl_listen_backlog (d->pid, fam, ino);
+  if (s.backlog > 65535)
+    s.backlog = 0;
   return add_fdx (d, fd, CL_FD_LISTEN, &s, sizeof s);
 }
 
@@ -241,7 +244,7 @@ dump_kind (struct cl_dump *d, int fd, const char *link, const struct stat *st,
           return 1;
         }
       f->kind = CL_FD_LISTEN;
-      return dump_listen (d, fd, err);
+      return dump_listen (d, fd, (uint64_t) st->st_ino, err);
     }
   for (size_t i = 0; i < ARRAY_SIZE (anon); i++)
     if (strcmp (link, anon[i].link) == 0)

@@ -319,6 +319,10 @@ int cl_dump_fdx (struct cl_dump *d, int fd, const char *link,
  * then every epoll's watched fds against the fds section (image-fdx.c). */
 int cl_check_fdx (const struct cl_image *img, struct cm_err **err);
 int cl_check_epolls (const struct cl_image *img, struct cm_err **err);
+/* The backlog of the listening socket of inode |ino| of family
+ * |family| in |pid|'s network namespace, from sock_diag; 0 when not
+ * knowable (dump-sockdiag.c). */
+uint32_t cl_listen_backlog (pid_t pid, int family, uint64_t ino);
 /* The fdx record of fd |fd|, or NULL (image-fdx.c). */
 const struct cl_fdx *cl_image_fdx (const struct cl_image *img, int32_t fd);
 /* Every fdx object of the tree made from its record, in the root

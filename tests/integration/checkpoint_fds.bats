@@ -121,6 +121,12 @@ report() { # id n
   done
   run "$SANDLOCK_HELPERS/cl_fds" -C "unix:/proc/$pid/root/tmp/l.sock"
   [ "$output" = "hello unix:/tmp/l.sock" ]
+  # listen(fd, 8): the backlog came back (ss: Send-Q of a listener)
+  nsenter -t "$pid" -n ss -ltn | awk '$4 ~ /:700[12]$/ { print $3 }' > "$BATS_TEST_TMPDIR/q"
+  nsenter -t "$pid" -n ss -lx | awk '/cl-fds-abs|l.sock/ { print $4 }' >> "$BATS_TEST_TMPDIR/q"
+  cat "$BATS_TEST_TMPDIR/q"
+  [ "$(sort -u "$BATS_TEST_TMPDIR/q")" = 8 ]
+  [ "$(wc -l < "$BATS_TEST_TMPDIR/q")" -eq 4 ]
   report "$id" 1
   cat "$OUT2"
   for spec in tcp:7001 tcp6:7002 unix:/tmp/l.sock unix:@cl-fds-abs; do
