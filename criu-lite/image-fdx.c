@@ -147,12 +147,22 @@ has_fd (const struct cl_image *img, int32_t fd)
 {
   for (size_t i = 0; i < img->nfds; i++)
     if (img->fds[i].fd == fd)
-      return img->fds[i].kind != CL_FD_SKIPPED;
+      return true;
   return false;
 }
 
-/* Every fd an epoll watches must come back at its number: the kernel
- * keys a registration by (file, fd). */
+bool
+cl_image_fd_skipped (const struct cl_image *img, int32_t fd)
+{
+  for (size_t i = 0; i < img->nfds; i++)
+    if (img->fds[i].fd == fd)
+      return img->fds[i].kind == CL_FD_SKIPPED;
+  return false;
+}
+
+/* Every fd an epoll watches must come back at its number (the kernel
+ * keys a registration by (file, fd)), or be one --skip-unsupported left
+ * out, listed as such: the epoll then no longer watches it. */
 int
 cl_check_epolls (const struct cl_image *img, struct cm_err **err)
 {

@@ -323,6 +323,8 @@ int cl_check_epolls (const struct cl_image *img, struct cm_err **err);
  * |family| in |pid|'s network namespace, from sock_diag; 0 when not
  * knowable (dump-sockdiag.c). */
 uint32_t cl_listen_backlog (pid_t pid, int family, uint64_t ino);
+/* Whether fd |fd| of the image is one it could not carry (skipped). */
+bool cl_image_fd_skipped (const struct cl_image *img, int32_t fd);
 /* The fdx record of fd |fd|, or NULL (image-fdx.c). */
 const struct cl_fdx *cl_image_fdx (const struct cl_image *img, int32_t fd);
 /* Every fdx object of the tree made from its record, in the root

@@ -270,6 +270,8 @@ cl_fdx_epoll_fill (const struct cl_image *img)
         {
           struct epoll_event ev = { .events = e[k].events };
           ev.data.u64 = e[k].data;
+          if (cl_image_fd_skipped (img, e[k].tfd))
+            continue;  /* listed as not restored */
           if (epoll_ctl (x->fd, EPOLL_CTL_ADD, e[k].tfd, &ev) < 0)
             return errno ? errno : EINVAL;
         }

@@ -8,7 +8,8 @@
  *   -e  an eventfd (nonblocking, semaphore off) holding 41
  *   -t  a timerfd on CLOCK_MONOTONIC firing every 20 ms
  *   -s  SIGUSR2 blocked and read through a signalfd
- *   -E  an epoll watching the eventfd (-e) with data 0xe1e1
+ *   -E  an epoll watching the eventfd (-e) with data 0xe1e1, and the
+ *       socket pair's first end (-P) with data 0x3030
  *   -p  a pipe, both ends nonblocking, "pipe-bytes" in it
  *   -f  a FIFO made at FIFO, "fifo-bytes" in it, read end nonblocking
  *   -F  once set up, fork a child that holds every fd too and pauses
@@ -235,6 +236,9 @@ setup_more (void)
       ev.data.u64 = 0xe1e1;
       at (epoll_create1 (0), EPFD);
       if (epoll_ctl (EPFD, EPOLL_CTL_ADD, EFD, &ev) < 0)
+        die ("epoll_ctl");
+      ev.data.u64 = 0x3030;
+      if (fcntl (30, F_GETFD) >= 0 && epoll_ctl (EPFD, EPOLL_CTL_ADD, 30, &ev) < 0)
         die ("epoll_ctl");
     }
   if (have_p)

@@ -158,7 +158,8 @@ report() { # id n
 }
 
 @test "checkpoint: a connected socket still fails by name; --skip-unsupported lists it" {
-  cmd /bin/cl_fds -P -l tcp:7003
+  # the epoll watches the connected socket too: restored without it
+  cmd /bin/cl_fds -P -e -E -l tcp:7003
   id=$(cid)
   (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
   wait_for "$OUT" "^ready"
@@ -175,6 +176,8 @@ report() { # id n
   # the listener beside them is back
   run nsenter -t "$(pid_of "$id-r")" -n "$SANDLOCK_HELPERS/cl_fds" -C tcp:7003
   [ "$output" = "hello tcp:7003" ]
+  report "$id" 1
+  grep -q '^epoll n=1 data=e1e1$' "$OUT2"
 }
 
 # A tmpfs on /tmp, as engines mount one.
