@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -161,6 +162,24 @@ sockopt (struct cl_dump *d, int fd, int opt, int *val, struct cm_err **err)
   return sockopt_at (d, fd, SOL_SOCKET, opt, val, err);
 }
 
+/* A unix socket bound to an absolute path: its file's mode and owner
+ * (a server chmods it for its clients), read from the process's root. */
+static void
+sock_file (struct cl_fdx_listen *s)
+{
+  struct sockaddr_un un;
+  struct stat st;
+  memset (&un, 0, sizeof un);
+  memcpy (&un, s->addr, s->addrlen < sizeof un ? s->addrlen : sizeof un);
+  un.sun_path[sizeof un.sun_path - 1] = '\0';
+  if (s->family != AF_UNIX || un.sun_path[0] != '/'
+      || lstat (un.sun_path, &st) < 0 || !S_ISSOCK (st.st_mode))
+    return;
+  s->fmode = st.st_mode & 07777;
+  s->fuid = st.st_uid;
+  s->fgid = st.st_gid;
+}
+
 static int
 dump_listen (struct cl_dump *d, int fd, uint64_t ino, struct cm_err **err)
 {
@@ -196,6 +215,7 @@ dump_listen (struct cl_dump *d, int fd, uint64_t ino, struct cm_err **err)
       || len > sizeof s.addr || cl_peek (d, d->scratch, s.addr, len, err) < 0)
     return cm_err_set (err, 0, "fd %d: read its address", fd);
   s.addrlen = len;
+  sock_file (&s);
   s.backlog = cl_listen_backlog (d->pid, fam, ino);
   if (s.backlog > 65535)
     s.backlog = 0;

@@ -55,6 +55,8 @@ check_listen (const struct cl_fdx_listen *s)
   memcpy (&fam, s->addr, sizeof fam);
   if (s->addrlen > sizeof s->addr || fam != s->family)
     return "an address of another family or size";
+  if (s->fmode & ~07777u || (s->fmode && s->family != AF_UNIX))
+    return "a bad socket file mode";
   if (s->backlog > 65535 || s->opts & ~(CL_SOCK_REUSEADDR | CL_SOCK_REUSEPORT
                                        | CL_SOCK_V6ONLY))
     return "a bad backlog or option";

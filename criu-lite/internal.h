@@ -213,6 +213,8 @@ struct cl_fdx_listen
   uint32_t backlog;            /* 0: not known (listen with SOMAXCONN) */
   uint32_t addrlen;
   uint8_t addr[128];           /* getsockname */
+  uint32_t fmode, fuid, fgid;  /* a unix socket's file (fmode 0: none) */
+  uint32_t pad;
 };
 
 /* A pipe's buffered bytes, as every process holding it saw them; |len|

@@ -125,6 +125,27 @@ unlink_stale (const struct cl_fdx_listen *s)
     unlink (un.sun_path);
 }
 
+/* The socket's file as it was: mode and owner (bind made it by umask). */
+static int
+sock_file (const struct cl_fdx_listen *s)
+{
+  struct sockaddr_un un;
+  struct stat st;
+  memset (&un, 0, sizeof un);
+  memcpy (&un, s->addr, s->addrlen);
+  if (un.sun_path[sizeof un.sun_path - 1] != '\0')
+    {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+  if (lstat (un.sun_path, &st) < 0 || !S_ISSOCK (st.st_mode))
+    return -1;
+  if ((st.st_uid != s->fuid || st.st_gid != s->fgid)
+      && lchown (un.sun_path, s->fuid, s->fgid) < 0)
+    return -1;
+  return chmod (un.sun_path, s->fmode);
+}
+
 static int
 setup_listen (int fd, const struct cl_fdx_listen *s, struct cm_err **err)
 {
@@ -140,6 +161,8 @@ setup_listen (int fd, const struct cl_fdx_listen *s, struct cm_err **err)
     unlink_stale (s);
   if (bind (fd, (const struct sockaddr *) s->addr, s->addrlen) < 0)
     return cm_err_set (err, errno, "socket: bind it to its address");
+  if (s->fmode && sock_file (s) < 0)
+    return cm_err_set (err, errno, "socket: mode and owner of its file");
   if (listen (fd, s->backlog ? (int) s->backlog : SOMAXCONN) < 0)
     return cm_err_set (err, errno, "socket: listen");
   return 0;

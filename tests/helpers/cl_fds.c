@@ -14,7 +14,8 @@
  *   -f  a FIFO made at FIFO, "fifo-bytes" in it, read end nonblocking
  *   -F  once set up, fork a child that holds every fd too and pauses
  *   -P  a connected unix socket pair (which criu-lite cannot restore)
- *   -l  a listening socket (SO_REUSEADDR, nonblocking) that answers every
+ *   -l  a listening socket (SO_REUSEADDR, nonblocking, backlog 8; a unix
+ *       socket's file mode 0666) that answers every
  *       connection with "hello SPEC" and prints "accepted SPEC"
  * Prints "ready" once set up; on SIGUSR1 prints one line per object (its
  * state now: reads what it can).  Each fd number is fixed (dup2 to 10+),
@@ -131,6 +132,9 @@ listen_on (const char *spec, int want)
   if (fd < 0 || setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0
       || bind (fd, (void *) &ss, len) < 0 || listen (fd, 8) < 0)
     die (spec);
+  /* a server lets its clients in: the file's mode must come back */
+  if (fam == AF_UNIX && spec[5] == '/' && chmod (spec + 5, 0666) < 0)
+    die ("chmod");
   at (fd, want);
 }
 

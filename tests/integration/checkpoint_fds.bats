@@ -121,6 +121,7 @@ report() { # id n
   done
   run "$SANDLOCK_HELPERS/cl_fds" -C "unix:/proc/$pid/root/tmp/l.sock"
   [ "$output" = "hello unix:/tmp/l.sock" ]
+  [ "$(stat -c %a "/proc/$pid/root/tmp/l.sock")" = 666 ]
   # listen(fd, 8): the backlog came back (ss: Send-Q of a listener)
   nsenter -t "$pid" -n ss -ltn | awk '$4 ~ /:700[12]$/ { print $3 }' > "$BATS_TEST_TMPDIR/q"
   nsenter -t "$pid" -n ss -lx | awk '/cl-fds-abs|l.sock/ { print $4 }' >> "$BATS_TEST_TMPDIR/q"
