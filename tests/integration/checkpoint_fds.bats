@@ -344,3 +344,20 @@ PY
     [ "$status" -ne 0 ]
   done
 }
+
+@test "restore: a listener whose address is taken fails by name, and nothing is left" {
+  # the host's network: the original, left running, still holds the port
+  cfg 'del(.linux.namespaces[] | select(.type == "network"))'
+  cmd /bin/cl_fds -l tcp:7021
+  id=$(cid)
+  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
+  wait_for "$OUT" "^ready"
+  rt checkpoint --leave-running --image-path "$IMG" "$id"
+  run restore_to "$id-r" "$BATS_TEST_TMPDIR/o"
+  cat "$BATS_TEST_TMPDIR/o"
+  [ "$status" -ne 0 ]
+  grep -q "fd 18: socket: bind it to its address: Address already in use" "$BATS_TEST_TMPDIR/o"
+  run rt state "$id-r"
+  [ "$status" -ne 0 ]
+  [ "$(rt state "$id" | jq -r .status)" = running ]
+}
