@@ -10,8 +10,10 @@
  *   -s  SIGUSR2 blocked and read through a signalfd
  *   -E  an epoll watching the eventfd (-e) with data 0xe1e1, and the
  *       socket pair's first end (-P) with data 0x3030
- *   -p  a pipe, both ends nonblocking, "pipe-bytes" in it
- *   -f  a FIFO made at FIFO, "fifo-bytes" in it, read end nonblocking
+ *   -p  a pipe, both ends nonblocking, "pipe-bytes" in it, and a second
+ *       open file description of its read end, blocking
+ *   -f  a FIFO made at FIFO, "fifo-bytes" in it, read end nonblocking,
+ *       and one more fd opened on it read-write
  *   -F  once set up, fork a child that holds every fd too and pauses
  *   -P  a connected unix socket pair (which criu-lite cannot restore)
  *   -l  a listening socket (SO_REUSEADDR, nonblocking, backlog 8; a unix
@@ -41,7 +43,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-enum { EFD = 10, TFD, SFD, EPFD, PR, PW, FR, FW, L0 };
+enum { EFD = 10, TFD, SFD, EPFD, PR, PW, FR, FW, L0, PR2 = 24, FRW };
 #define MAXL 4
 static const char *lspec[MAXL];
 static int nl;
@@ -180,13 +182,15 @@ report_pipes (void)
     {
       n = read (PR, buf, sizeof buf - 1);
       buf[n > 0 ? n : 0] = '\0';
-      say ("pipe nonblock=%d/%d data=%s\n", nonblock (PR), nonblock (PW), buf);
+      say ("pipe nonblock=%d/%d/%d data=%s\n", nonblock (PR), nonblock (PW),
+           nonblock (PR2), buf);
     }
   if (have_f)
     {
       n = read (FR, buf, sizeof buf - 1);
       buf[n > 0 ? n : 0] = '\0';
-      say ("fifo nonblock=%d/%d data=%s\n", nonblock (FR), nonblock (FW), buf);
+      say ("fifo nonblock=%d/%d data=%s rdwr=%d\n", nonblock (FR), nonblock (FW), buf,
+           (fcntl (FRW, F_GETFL) & O_ACCMODE) == O_RDWR);
     }
 }
 
@@ -254,6 +258,11 @@ setup_more (void)
       at (p[1], PW);
       if (write (PW, "pipe-bytes", 10) != 10)
         die ("write pipe");
+      {
+        char self[64];
+        snprintf (self, sizeof self, "/proc/self/fd/%d", PR);
+        at (open (self, O_RDONLY), PR2);
+      }
     }
 }
 
@@ -264,6 +273,7 @@ fifo (const char *path)
     die ("mkfifo");
   at (open (path, O_RDONLY | O_NONBLOCK), FR);
   at (open (path, O_WRONLY), FW);
+  at (open (path, O_RDWR), FRW);
   if (write (FW, "fifo-bytes", 10) != 10)
     die ("write fifo");
   have_f = 1;
