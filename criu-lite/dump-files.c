@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -229,14 +230,32 @@ dump_cwd_auxv (struct cl_dump *d, struct cm_err **err)
   return 0;
 }
 
+/* prlimit on another process needs its uids to be ours, or
+ * CAP_SYS_RESOURCE (which root lacks on some hosts): a container running
+ * as a user is asked itself, by an injected prlimit64 on itself. */
+static int
+rlimit_of (struct cl_dump *d, int r, struct rlimit *rl, struct cm_err **err)
+{
+  long a[6] = { 0, r, 0, (long) d->scratch, 0, 0 }, ret;
+  if (prlimit (d->pid, r, NULL, rl) == 0)
+    return 0;
+  if (errno != EPERM)
+    return cm_err_set (err, errno, "read rlimit %d", r);
+  if (cl_inject (d, 0, SYS_prlimit64, a, &ret, err) < 0)
+    return -1;
+  if (ret < 0)
+    return cm_err_set (err, (int) -ret, "read rlimit %d", r);
+  return cl_peek (d, d->scratch, rl, sizeof *rl, err);
+}
+
 int
 cl_dump_misc (struct cl_dump *d, struct cm_err **err)
 {
   for (int r = 0; r < 16; r++)
     {
       struct rlimit rl;
-      if (prlimit (d->pid, r, NULL, &rl) < 0)
-        return cm_err_set (err, errno, "read rlimit %d", r);
+      if (rlimit_of (d, r, &rl, err) < 0)
+        return -1;
       d->proc.rlim[r][0] = rl.rlim_cur;
       d->proc.rlim[r][1] = rl.rlim_max;
     }

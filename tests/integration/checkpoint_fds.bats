@@ -362,3 +362,17 @@ PY
   [ "$status" -ne 0 ]
   [ "$(rt state "$id" | jq -r .status)" = running ]
 }
+
+@test "restore: a container running as a user gets its tmpfs files back, owned as they were" {
+  tmpfs_tmp
+  cfg '.process.user = {"uid": 1000, "gid": 1000}'
+  cmd /bin/sh -c 'mkdir /tmp/u; echo mine > /tmp/u/f; exec /bin/cl_fds'
+  id=$(cid)
+  run cycle "$id"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  pid=$(pid_of "$id-r")
+  [ "$(cat /proc/$pid/root/tmp/u/f)" = mine ]
+  [ "$(stat -c %u:%g /proc/$pid/root/tmp/u/f)" = 1000:1000 ]
+  [ "$(stat -c %u /proc/$pid/root/tmp/u)" = 1000 ]
+}
