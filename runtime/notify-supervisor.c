@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -206,27 +207,19 @@ spawn_watcher (const struct target *t, int sock, int *done_w, int *watch_r)
   return w;
 }
 
-/* One notification.  ENOENT: its caller died meanwhile, not an error. */
+/* Answers |req| (received).  -1: the container must be killed. */
 static int
-serve_one (const struct rt_notify_ops *ops, int lfd)
+answer (const struct rt_notify_ops *ops, int lfd,
+        const struct seccomp_notif *req)
 {
-  struct seccomp_notif req;
   struct seccomp_notif_resp resp;
-  memset (&req, 0, sizeof req);
-  if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
-    {
-      if (errno == ENOENT || errno == EINTR)
-        return 0;
-      logf_ ("receive a notification: %s", strerror (errno));
-      return -1;
-    }
   memset (&resp, 0, sizeof resp);
-  resp.id = req.id;
-  int r = ops->handle (ops->ud, lfd, &req, &resp);
+  resp.id = req->id;
+  int r = ops->handle (ops->ud, lfd, req, &resp);
   if (r < 0)
     {
-      logf_ ("handler failed on system call %d of pid %u", req.data.nr,
-             req.pid);
+      logf_ ("handler failed on system call %d of pid %u", req->data.nr,
+             req->pid);
       return -1;
     }
   if (r == 0 && ioctl (lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0
@@ -238,10 +231,28 @@ serve_one (const struct rt_notify_ops *ops, int lfd)
   return 0;
 }
 
-/* Until the listener hangs up (every process of the container is gone):
- * 0; or -1 when the container must be killed. */
+/* One notification.  ENOENT: its caller died meanwhile, not an error. */
 static int
-serve (const struct rt_notify_ops *ops, int lfd, int watch)
+serve_one (const struct rt_notify_ops *ops, int lfd)
+{
+  struct seccomp_notif req;
+  memset (&req, 0, sizeof req);
+  if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+    {
+      if (errno == ENOENT || errno == EINTR)
+        return 0;
+      logf_ ("receive a notification: %s", strerror (errno));
+      return -1;
+    }
+  return answer (ops, lfd, &req);
+}
+
+/* Until the listener hangs up (every process of the container is gone):
+ * 0; or -1 when the container must be killed.  A kernel without
+ * SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: a blocked RECV would not see the
+ * hang-up (it waits on a semaphore), so the loop polls first. */
+static int
+serve_poll (const struct rt_notify_ops *ops, int lfd, int watch)
 {
   struct pollfd pf[2] = { { .fd = lfd, .events = POLLIN },
                           { .fd = watch, .events = 0 } };
@@ -267,6 +278,102 @@ serve (const struct rt_notify_ops *ops, int lfd, int watch)
       else if (pf[0].revents)
         return 0;
     }
+}
+
+/* With SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6, where RECV also returns
+ * once no process uses the filter), one blocking RECV per notification
+ * and no poll: a system call less each time, and a trapped call wakes the
+ * supervisor on its own CPU.  The watcher's death then comes as SIGCHLD
+ * (it is the supervisor's only child).  Between the loop's look at the
+ * flag and the end of RECV the handler leaves by siglongjmp, so a death
+ * is never slept through; a notification the kernel had already copied
+ * out when the signal came (its arch is set) is answered, not lost.  A
+ * signal another thread took (vroot-net's connect jobs) is passed on to
+ * the loop's thread. */
+static sigjmp_buf recv_jmp;
+static volatile sig_atomic_t watcher_sig, recv_armed;
+static pid_t loop_tid;
+static struct seccomp_notif recv_req;
+
+static void
+on_sigchld (int sig)
+{
+  int saved = errno;
+  watcher_sig = 1;
+  if (gettid () != loop_tid)
+    syscall (SYS_tgkill, getpid (), loop_tid, sig);
+  else if (recv_armed)
+    siglongjmp (recv_jmp, 1);
+  errno = saved;
+}
+
+/* True when the watcher is gone (a SIGCHLD from anyone else is not). */
+static bool
+watcher_gone (pid_t watcher)
+{
+  watcher_sig = 0;
+  return waitpid (watcher, NULL, WNOHANG) != 0;
+}
+
+static int
+serve_sync (const struct rt_notify_ops *ops, int lfd, pid_t watcher)
+{
+  struct sigaction sa = { .sa_handler = on_sigchld, .sa_flags = SA_RESTART };
+  struct pollfd pf = { .fd = lfd, .events = POLLIN };
+  sigemptyset (&sa.sa_mask);
+  loop_tid = gettid ();
+  if (sigaction (SIGCHLD, &sa, NULL) < 0)
+    return serve_poll (ops, lfd, -1);
+  watcher_sig = 1;              /* it may have died before the handler */
+  if (sigsetjmp (recv_jmp, 1))   /* the handler blocks SIGCHLD: undone */
+    {
+      recv_armed = 0;
+      if (recv_req.data.arch != 0 && answer (ops, lfd, &recv_req) < 0)
+        return -1;
+    }
+  for (;;)
+    {
+      memset (&recv_req, 0, sizeof recv_req);
+      recv_armed = 1;
+      if (watcher_sig)
+        {
+          recv_armed = 0;
+          if (watcher_gone (watcher))
+            {
+              logf_ ("the watcher died: killing the container");
+              return -1;
+            }
+          continue;
+        }
+      int r = ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, &recv_req);
+      recv_armed = 0;
+      if (r == 0)
+        {
+          if (answer (ops, lfd, &recv_req) < 0)
+            return -1;
+          continue;
+        }
+      if (errno == EINTR)
+        continue;
+      if (errno != ENOENT)
+        {
+          logf_ ("receive a notification: %s", strerror (errno));
+          return -1;
+        }
+      /* A caller that died, or no caller left: the listener says which. */
+      if (poll (&pf, 1, 0) > 0 && (pf.revents & POLLHUP)
+          && !(pf.revents & POLLIN))
+        return 0;
+    }
+}
+
+static int
+serve (const struct rt_notify_ops *ops, int lfd, int watch, pid_t watcher)
+{
+  uint64_t flag = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+  if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flag) == 0)
+    return serve_sync (ops, lfd, watcher);
+  return serve_poll (ops, lfd, watch);
 }
 
 /* After ops->init: the init, the watcher, the listener, the loop.
@@ -297,7 +404,7 @@ supervise (struct rt_notify_sup *s)
   close (s->sock);
   /* EOF: the init died (a failed create, a delete before start). */
   if (r > 0)
-    r = serve (s->ops, lfd, watch_r) < 0 ? -1 : 0;
+    r = serve (s->ops, lfd, watch_r, w) < 0 ? -1 : 0;
   if (r < 0)
     kill_container (&t);
   else if (write (done_w, "d", 1) != 1)
