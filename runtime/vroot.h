@@ -193,6 +193,29 @@ int vr_resolve (const struct vroot *v, const struct vr_ctx *ctx,
                 const char *base, const char *path, int flags,
                 struct vr_path *out) __attribute__ ((nonnull (1, 2, 3, 4, 6)));
 
+/* The fast path (runtime/vroot-fast.c): a path whose spelling is its
+ * canonical virtual form (no ".", "..", trailing slash), under a directory
+ * entry other than /proc and below the entry's own root. */
+struct vr_plain
+{
+  const struct vr_entry *ent;
+  char vpath[PATH_MAX];         /* canonical virtual path */
+  const char *rel;              /* into vpath: under ent */
+  const char *name;             /* into vpath: the last name */
+  bool ro;                      /* vr_readonly's answer */
+};
+
+/* Fills |out| from |path| (absolute, or relative to canonical |base|) and
+ * returns 0; 1: the path needs the walk; -ENOENT: a masked path.  No
+ * system call. */
+int vr_plain (const struct vroot *v, const char *base, const char *path,
+              struct vr_plain *out) __attribute__ ((nonnull));
+
+/* An O_PATH fd of |p|'s parent directory, opened from the entry's pinned
+ * fd in one openat2 that follows no symlink (ELOOP: one is on the way, take
+ * the walk); |*owned| false when it is the entry's fd itself.  -errno. */
+int vr_plain_parent (const struct vr_plain *p, bool *owned);
+
 /* Opens the resolved object from its entry's pinned fd with |oflags|
  * (O_NOFOLLOW added; EROFS for a write into a read-only entry).  Returns
  * the fd (O_CLOEXEC in the caller's process) or -errno. */
