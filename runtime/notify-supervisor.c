@@ -17,7 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <setjmp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,19 +78,23 @@ kill_container (const struct target *t)
     logf_ ("kill the init: %s", strerror (errno));
 }
 
-/* Only the socket and the log stay; stdin/stdout become /dev/null so that
+/* Only the socket, the log and the ops' keep_fds stay; stdin/stdout become /dev/null so that
  * a caller reading the runtime's output to its end is not held up by a
  * process that outlives the runtime. */
 static void
 hygiene (struct rt_notify_sup *s)
 {
-  int keep[1] = { s->sock };
+  size_t n = s->ops->keep_fds_len;
+  _cleanup_free_ int *keep = xcalloc (n + 1, sizeof *keep);
   sigset_t none;
   int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
   if (null < 0 || dup2 (s->log_fd, 2) < 0 || dup2 (null, 0) < 0
       || dup2 (null, 1) < 0)
     _exit (1);
-  rt_close_fds_except (3, keep, 1);
+  keep[0] = s->sock;
+  if (n)
+    memcpy (keep + 1, s->ops->keep_fds, n * sizeof *keep);
+  rt_close_fds_except (3, keep, n + 1);
   /* `run`'s forwarding handlers are the runtime's, not ours. */
   for (int sig = 1; sig < NSIG; sig++)
     signal (sig, SIG_DFL);
@@ -283,73 +287,57 @@ serve_poll (const struct rt_notify_ops *ops, int lfd, int watch)
 /* With SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6, where RECV also returns
  * once no process uses the filter), one blocking RECV per notification
  * and no poll: a system call less each time, and a trapped call wakes the
- * supervisor on its own CPU.  The watcher's death then comes as SIGCHLD
- * (it is the supervisor's only child).  Between the loop's look at the
- * flag and the end of RECV the handler leaves by siglongjmp, so a death
- * is never slept through; a notification the kernel had already copied
- * out when the signal came (its arch is set) is answered, not lost.  A
- * signal another thread took (vroot-net's connect jobs) is passed on to
- * the loop's thread. */
-static sigjmp_buf recv_jmp;
-static volatile sig_atomic_t watcher_sig, recv_armed;
-static pid_t loop_tid;
-static struct seccomp_notif recv_req;
-
-static void
-on_sigchld (int sig)
+ * supervisor on its own CPU.  Nothing polls the watcher's pipe then: a
+ * thread of the supervisor blocks in read() on it and, on EOF while the
+ * loop still runs, kills the container and ends the supervisor.  Not a
+ * signal (SIGCHLD): it would interrupt the loop's own calls, and an
+ * ADDFD with SECCOMP_ADDFD_FLAG_SEND interrupted by one loses its answer
+ * (the kernel marks the notification replied before it queues the fd,
+ * and a restarted ADDFD gets EINPROGRESS): the container's call would
+ * complete without its fd and the supervisor die (nsless_perf.bats
+ * caught it with stray SIGCHLDs). */
+struct watch
 {
-  int saved = errno;
-  watcher_sig = 1;
-  if (gettid () != loop_tid)
-    syscall (SYS_tgkill, getpid (), loop_tid, sig);
-  else if (recv_armed)
-    siglongjmp (recv_jmp, 1);
-  errno = saved;
-}
+  const struct target *t;
+  int fd;                       /* the read end whose writer is the watcher */
+};
+static volatile bool finishing; /* the supervisor ends the watcher itself */
 
-/* True when the watcher is gone (a SIGCHLD from anyone else is not). */
-static bool
-watcher_gone (pid_t watcher)
+static void *
+watch_thread (void *p)
 {
-  watcher_sig = 0;
-  return waitpid (watcher, NULL, WNOHANG) != 0;
+  const struct watch *wa = p;
+  char b;
+  ssize_t r;
+  do
+    r = read (wa->fd, &b, 1);
+  while (r < 0 && errno == EINTR);
+  if (__atomic_load_n (&finishing, __ATOMIC_SEQ_CST))
+    return NULL;
+  logf_ ("the watcher died: killing the container");
+  kill_container (wa->t);
+  _exit (1);
 }
 
 static int
-serve_sync (const struct rt_notify_ops *ops, int lfd, pid_t watcher)
+serve_sync (const struct rt_notify_ops *ops, int lfd, struct watch *wa)
 {
-  struct sigaction sa = { .sa_handler = on_sigchld, .sa_flags = SA_RESTART };
   struct pollfd pf = { .fd = lfd, .events = POLLIN };
-  sigemptyset (&sa.sa_mask);
-  loop_tid = gettid ();
-  if (sigaction (SIGCHLD, &sa, NULL) < 0)
-    return serve_poll (ops, lfd, -1);
-  watcher_sig = 1;              /* it may have died before the handler */
-  if (sigsetjmp (recv_jmp, 1))   /* the handler blocks SIGCHLD: undone */
-    {
-      recv_armed = 0;
-      if (recv_req.data.arch != 0 && answer (ops, lfd, &recv_req) < 0)
-        return -1;
-    }
+  struct seccomp_notif req;
+  pthread_t th;
+  pthread_attr_t at;
+  pthread_attr_init (&at);
+  pthread_attr_setdetachstate (&at, PTHREAD_CREATE_DETACHED);
+  int e = pthread_create (&th, &at, watch_thread, wa);
+  pthread_attr_destroy (&at);
+  if (e != 0)
+    return serve_poll (ops, lfd, wa->fd);
   for (;;)
     {
-      memset (&recv_req, 0, sizeof recv_req);
-      recv_armed = 1;
-      if (watcher_sig)
+      memset (&req, 0, sizeof req);
+      if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0)
         {
-          recv_armed = 0;
-          if (watcher_gone (watcher))
-            {
-              logf_ ("the watcher died: killing the container");
-              return -1;
-            }
-          continue;
-        }
-      int r = ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, &recv_req);
-      recv_armed = 0;
-      if (r == 0)
-        {
-          if (answer (ops, lfd, &recv_req) < 0)
+          if (answer (ops, lfd, &req) < 0)
             return -1;
           continue;
         }
@@ -368,12 +356,12 @@ serve_sync (const struct rt_notify_ops *ops, int lfd, pid_t watcher)
 }
 
 static int
-serve (const struct rt_notify_ops *ops, int lfd, int watch, pid_t watcher)
+serve (const struct rt_notify_ops *ops, int lfd, struct watch *wa)
 {
   uint64_t flag = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
   if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flag) == 0)
-    return serve_sync (ops, lfd, watcher);
-  return serve_poll (ops, lfd, watch);
+    return serve_sync (ops, lfd, wa);
+  return serve_poll (ops, lfd, wa->fd);
 }
 
 /* After ops->init: the init, the watcher, the listener, the loop.
@@ -404,7 +392,11 @@ supervise (struct rt_notify_sup *s)
   close (s->sock);
   /* EOF: the init died (a failed create, a delete before start). */
   if (r > 0)
-    r = serve (s->ops, lfd, watch_r, w) < 0 ? -1 : 0;
+    {
+      struct watch wa = { .t = &t, .fd = watch_r };
+      r = serve (s->ops, lfd, &wa) < 0 ? -1 : 0;
+    }
+  __atomic_store_n (&finishing, true, __ATOMIC_SEQ_CST);
   if (r < 0)
     kill_container (&t);
   else if (write (done_w, "d", 1) != 1)

@@ -153,13 +153,14 @@ EOF
   local id sup w init
   id=$(cid)
   cfg '.process.args=["sh","-c","while :; do cat /etc/passwd >/dev/null || exit 3; done"]'
-  rt create --isolation landlock --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>&1
+  rt create --isolation landlock --bundle "$BUNDLE" "$id" </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1
   rt start "$id"
   sup=$(spid "$id"); init=$(ipid "$id")
   w=$(pgrep -P "$sup")
   [ -n "$w" ] && alive "$init"
   # Signals that are not the watcher's death: the loop goes on serving.
   for _ in $(seq 20); do kill -CHLD "$sup"; done
+  rt state "$id"; cat "$BATS_TEST_TMPDIR/out"
   [ "$(rt state "$id" | jq -r .status)" = running ]
   alive "$sup" && alive "$w" && alive "$init"
   kill -9 "$w"
