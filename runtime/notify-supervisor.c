@@ -413,10 +413,13 @@ rt_notify_supervise (struct rt_notify_sup *s)
   struct cm_err *err = NULL;
   const char *msg = "ok";
   hygiene (s);
-  if (s->ops->init && s->ops->init (s->ops->ud, &err) < 0)
-    msg = err && err->msg ? err->msg : "init failed";
-  if (send (s->sock, msg, strlen (msg), MSG_NOSIGNAL) < 0 || err)
-    _exit (1);
+  if (s->ops->init)
+    {
+      if (s->ops->init (s->ops->ud, &err) < 0)
+        msg = err && err->msg ? err->msg : "init failed";
+      if (send (s->sock, msg, strlen (msg), MSG_NOSIGNAL) < 0 || err)
+        _exit (1);
+    }
   drop_privileges ();
   int status = supervise (s);
   if (s->ops->fini)

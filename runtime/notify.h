@@ -22,7 +22,7 @@
 #endif
 
 /* Parent, before clone: checks the ops against the config, makes the
- * socketpair, forks the supervisor and waits for its ops->init. */
+ * socketpair, forks the supervisor and waits for its ops->init (if any). */
 int rt_notify_spawn (const struct rt_create_opts *o, struct cm_err **err);
 
 /* Parent, right after clone: gives the supervisor a pidfd of the init and

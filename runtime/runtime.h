@@ -62,6 +62,11 @@ struct rt_notify_ops
   int (*handle) (void *ud, int listener_fd, const struct seccomp_notif *req,
                  struct seccomp_notif_resp *resp);
   void (*fini) (void *ud);      /* on the supervisor's exit; may be NULL */
+  /* The runtime's fds the supervisor keeps (it is forked: they are the
+   * same numbers there, e.g. what |init| would otherwise open again); every
+   * other fd is closed before |init|.  Borrowed. */
+  const int *keep_fds;
+  size_t keep_fds_len;
   int log_fd;                   /* the supervisor's errors go here (dup'd);
                                    -1: the runtime's stderr */
 };

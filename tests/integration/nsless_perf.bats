@@ -168,3 +168,16 @@ EOF
   ! alive "$init"
   until_true eval "! alive $sup"
 }
+
+@test "nsless-perf: a create builds the view once (the supervisor keeps the runtime's pinned fds)" {
+  command -v strace >/dev/null || skip "strace not installed"
+  cfg '.process.args=["cat","/etc/passwd"]'
+  run strace -f -e trace=mkdir,mkdirat -o "$BATS_TEST_TMPDIR/tr" \
+    "$SANDLOCK_OCI" --root "$ROOT" run --isolation landlock --bundle "$BUNDLE" "$(cid)"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"root:x:0:0"* ]]
+  grep 'vroot/exec"' "$BATS_TEST_TMPDIR/tr"
+  # Before: the supervisor made the directories and pinned every entry
+  # again in its own process.
+  [ "$(grep -c 'vroot/exec"' "$BATS_TEST_TMPDIR/tr")" -eq 1 ]
+}
