@@ -181,3 +181,17 @@ EOF
   # again in its own process.
   [ "$(grep -c 'vroot/exec"' "$BATS_TEST_TMPDIR/tr")" -eq 1 ]
 }
+
+@test "nsless-perf: mkdir of a name that exists is EEXIST, even / or a mount point (mkdir -p works)" {
+  cfg '.root.readonly=false | .process.args=["sh","-c","mkdir -p /tmp/x/y && echo p=$?; mkdir /proc 2>&1; mkdir -p /proc/self && echo q=$?"]'
+  run rt run --isolation namespaces --bundle "$BUNDLE" "$(cid ns)"
+  local ns=$output
+  rm -rf "$BUNDLE/rootfs/tmp/x"
+  run rt run --isolation landlock --bundle "$BUNDLE" "$(cid ll)"
+  echo "$output"
+  diff <(echo "$ns") <(echo "$output")
+  # Before: "mkdir: can't create directory '/': Device or resource busy".
+  [[ "$output" == *"p=0"* ]]
+  [[ "$output" == *"can't create directory '/proc': File exists"* ]]
+  [[ "$output" == *"q=0"* ]]
+}
