@@ -100,17 +100,34 @@ vr_plain (const struct vroot *v, const char *base, const char *path,
 }
 
 int
-vr_plain_parent (const struct vr_plain *p, bool *owned)
+vr_plain_parent (struct vr_dcache *dc, const struct vr_plain *p, bool *owned)
 {
   char dir[PATH_MAX];
   size_t n = (size_t) (p->name - p->rel);
-  *owned = n > 0;
+  int fd;
+  *owned = false;
   if (n == 0)
     return p->ent->fd;          /* the entry's own directory */
+  /* The parent's virtual path is vpath up to the last slash. */
+  size_t vlen = (size_t) (p->name - 1 - p->vpath);
+  memcpy (dir, p->vpath, vlen);
+  dir[vlen] = '\0';
+  if (dc && (fd = vr_dcache_get (dc, dir)) >= 0)
+    return fd;
   memcpy (dir, p->rel, n - 1);
   dir[n - 1] = '\0';
   struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                           .resolve = IN_ROOT };
-  int fd = (int) syscall (SYS_openat2, p->ent->fd, dir, &how, sizeof how);
-  return fd < 0 ? -errno : fd;
+  fd = (int) syscall (SYS_openat2, p->ent->fd, dir, &how, sizeof how);
+  if (fd < 0)
+    return -errno;
+  if (dc == NULL)
+    *owned = true;
+  else
+    {
+      memcpy (dir, p->vpath, vlen);
+      dir[vlen] = '\0';
+      vr_dcache_put (dc, dir, fd);
+    }
+  return fd;
 }

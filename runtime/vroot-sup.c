@@ -89,6 +89,7 @@ vr_sup_init (struct vr_sup *s, const struct vroot *v, pid_t init,
 void
 vr_sup_fini (struct vr_sup *s)
 {
+  vr_dcache_clear (&s->dcache);
   for (size_t i = 0; i < s->nt; i++)
     free (s->t[i].cwd), free (s->t[i].exe);
   free (s->t);
@@ -286,7 +287,12 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
   c.ctx = (struct vr_ctx) { .tgid = (pid_t) tgid, .tid = c.tid,
                             .cwd = c.task->cwd, .pid_ok = pid_ok,
                             .magic = magic, .ud = &c };
-  r = (serviced (req->data.nr) ? handler_for (req->data.nr) : refuse) (&c);
+  vr_fn fn = serviced (req->data.nr) ? handler_for (req->data.nr) : refuse;
+  r = fn (&c);
+  /* A name may now lead elsewhere: the pinned parents are forgotten
+   * (xattrs too: an ACL changes who may search a directory). */
+  if (fn == vr_do_write || fn == vr_do_xattr)
+    vr_dcache_clear (&s->dcache);
   if (r == VR_ANSWERED)
     return 1;
   if (r == VR_CONTINUE)

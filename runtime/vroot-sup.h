@@ -37,6 +37,9 @@ struct vr_sup
   /* config.json's hostname and domainname for uname (NULL: the host's).
    * Borrowed. */
   const char *hostname, *domainname;
+  /* The fast path's pinned parents; cleared after every call of the
+   * write family (runtime/vroot.h). */
+  struct vr_dcache dcache;
 };
 
 /* The fd numbers exec injects at (ADDFD_FLAG_SETFD, O_CLOEXEC except the

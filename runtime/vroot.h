@@ -211,10 +211,40 @@ struct vr_plain
 int vr_plain (const struct vroot *v, const char *base, const char *path,
               struct vr_plain *out) __attribute__ ((nonnull));
 
+/* The parent directories of recent fast-path lookups, pinned, by
+ * canonical virtual path (runtime/vroot-dcache.c).  What can go stale is
+ * a directory renamed, removed or replaced after it was pinned: the
+ * supervisor clears the cache after every call of the write family it
+ * services (the container renames nothing any other way), and an entry
+ * lives VR_DCACHE_TTL_MS at most, so a change made outside the container
+ * (the host, another container sharing a bind mount) is seen that late at
+ * worst.  Landlock is unaffected: a pinned directory moved out of the
+ * grants is refused to the supervisor as to anyone. */
+#define VR_DCACHE_N 16
+#define VR_DCACHE_TTL_MS 20
+struct vr_dcache
+{
+  struct
+  {
+    char *vpath;                /* NULL: free */
+    int fd;
+    int64_t born;               /* CLOCK_MONOTONIC_COARSE, ms */
+  } s[VR_DCACHE_N];
+  unsigned next;
+};
+
+/* A live entry's fd for |vpath| (borrowed), or -1. */
+int vr_dcache_get (struct vr_dcache *dc, const char *vpath);
+/* Keeps |fd| (owned from now on) for |vpath|, evicting the oldest slot. */
+void vr_dcache_put (struct vr_dcache *dc, const char *vpath, int fd);
+void vr_dcache_clear (struct vr_dcache *dc);
+
 /* An O_PATH fd of |p|'s parent directory, opened from the entry's pinned
  * fd in one openat2 that follows no symlink (ELOOP: one is on the way, take
- * the walk); |*owned| false when it is the entry's fd itself.  -errno. */
-int vr_plain_parent (const struct vr_plain *p, bool *owned);
+ * the walk), or |dc|'s (NULL: no cache); |*owned| false when the caller
+ * must not close it (the entry's fd, or the cache's).  -errno. */
+int vr_plain_parent (struct vr_dcache *dc, const struct vr_plain *p,
+                     bool *owned);
 
 /* Opens the resolved object from its entry's pinned fd with |oflags|
  * (O_NOFOLLOW added; EROFS for a write into a read-only entry).  Returns
