@@ -402,8 +402,10 @@ supervise (struct rt_notify_sup *s)
   else if (write (done_w, "d", 1) != 1)
     logf_ ("tell the watcher: %s", strerror (errno));
   close (done_w);
-  while (waitpid (w, NULL, 0) < 0 && errno == EINTR)
-    ;
+  /* Not waited for: it reads "done" (or EOF) and exits on its own, and
+   * `delete` waits for this process's exit, not the watcher's (two
+   * wake-ups less at the end of every run); whoever reaps this process's
+   * orphans reaps it. */
   return r < 0 ? 1 : 0;
 }
 
