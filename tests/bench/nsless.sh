@@ -19,6 +19,10 @@ command -v bc >/dev/null || { echo "# skip: bc not installed"; exit 0; }
 # shellcheck source=../lib/common.bash
 . tests/lib/common.bash
 dir=$(mktemp -d /tmp/sandlock-bench-nsless.XXXXXX)
+# STATE: the state root (default under the temp dir).  The runtime's own
+# default, /run/sandlock-oci, is a tmpfs on most hosts; the view's private
+# directories live there.
+state=${STATE:-$dir/state}
 trap 'rm -rf "$dir"' EXIT
 make_bundle "$dir/b" true
 # The same bundle in both modes: no hostname (nothing to set either way).
@@ -34,9 +38,9 @@ ms() { # one run of "$@", in ms
   echo "($EPOCHREALTIME - $t0) * 1000" | bc -l
 }
 median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-run_ll() { "$SANDLOCK_OCI" --root "$dir/state" run --isolation landlock --bundle "$dir/b" "bench-ll$1"; }
-run_ns() { "$SANDLOCK_OCI" --root "$dir/state" run --isolation namespaces --bundle "$dir/b" "bench-ns$1"; }
-run_before() { "$BEFORE" --root "$dir/state" run --isolation landlock --bundle "$dir/b" "bench-bf$1"; }
+run_ll() { "$SANDLOCK_OCI" --root "$state" run --isolation landlock --bundle "$dir/b" "bench-ll$1"; }
+run_ns() { "$SANDLOCK_OCI" --root "$state" run --isolation namespaces --bundle "$dir/b" "bench-ns$1"; }
+run_before() { "$BEFORE" --root "$state" run --isolation landlock --bundle "$dir/b" "bench-bf$1"; }
 for i in 1 2 3; do run_ll w >/dev/null; run_ns w >/dev/null; done
 : > "$dir/ll" && : > "$dir/ns" && : > "$dir/bf"
 for i in $(seq "$RUNS"); do
@@ -60,9 +64,9 @@ fi
 cfg_in "$dir/b" ".process.args=[\"sysc\",\"sloop\",\"$ITERS\",\"/etc/passwd\"]"
 : > "$dir/lll" && : > "$dir/lns" && : > "$dir/lh" && : > "$dir/lbf"
 for i in $(seq "$LOOPS"); do
-  [ -z "${BEFORE:-}" ] || "$BEFORE" --root "$dir/state" run --isolation landlock --bundle "$dir/b" "loop-bf$i" >> "$dir/lbf"
-  "$SANDLOCK_OCI" --root "$dir/state" run --isolation landlock --bundle "$dir/b" "loop-ll$i" >> "$dir/lll"
-  "$SANDLOCK_OCI" --root "$dir/state" run --isolation namespaces --bundle "$dir/b" "loop-ns$i" >> "$dir/lns"
+  [ -z "${BEFORE:-}" ] || "$BEFORE" --root "$state" run --isolation landlock --bundle "$dir/b" "loop-bf$i" >> "$dir/lbf"
+  "$SANDLOCK_OCI" --root "$state" run --isolation landlock --bundle "$dir/b" "loop-ll$i" >> "$dir/lll"
+  "$SANDLOCK_OCI" --root "$state" run --isolation namespaces --bundle "$dir/b" "loop-ns$i" >> "$dir/lns"
   "$SANDLOCK_HELPERS/sysc" sloop "$ITERS" /etc/passwd >> "$dir/lh"
 done
 in_ll=$(median < "$dir/lll")
