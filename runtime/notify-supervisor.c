@@ -78,9 +78,9 @@ kill_container (const struct target *t)
     logf_ ("kill the init: %s", strerror (errno));
 }
 
-/* Only the socket, the log and the ops' keep_fds stay; stdin/stdout become /dev/null so that
- * a caller reading the runtime's output to its end is not held up by a
- * process that outlives the runtime. */
+/* Only the socket, the log and the ops' keep_fds stay; stdin/stdout
+ * become /dev/null so that a caller reading the runtime's output to its
+ * end is not held up by a process that outlives the runtime. */
 static void
 hygiene (struct rt_notify_sup *s)
 {
