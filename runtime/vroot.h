@@ -219,7 +219,11 @@ int vr_plain (const struct vroot *v, const char *base, const char *path,
  * lives VR_DCACHE_TTL_MS at most, so a change made outside the container
  * (the host, another container sharing a bind mount) is seen that late at
  * worst.  Landlock is unaffected: a pinned directory moved out of the
- * grants is refused to the supervisor as to anyone. */
+ * grants is refused to the supervisor as to anyone.  A pin skips the
+ * search-permission checks of the directories above it, which is right
+ * while every lookup is done with the supervisor's own credentials; a
+ * supervisor that acted in each caller's credentials would have to key
+ * the pins by them. */
 #define VR_DCACHE_N 16
 #define VR_DCACHE_TTL_MS 20
 struct vr_dcache
