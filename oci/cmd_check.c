@@ -44,6 +44,7 @@ print_more (const struct rt_kfeat *k)
     if ((k->seccomp_flags & flag) == flag)
       printf (" %s", rt_feature_seccomp_flag (i, &flag));
   printf ("\n");
+  printf ("seccomp notify sync wakeup: %s\n", yesno (k->seccomp_notify_sync));
   printf ("clone3: %s (into its cgroup: %s)\n", yesno (k->clone3),
           yesno (k->clone_into_cgroup));
   printf ("mount API: fsopen %s, mount_setattr %s, idmapped mounts %s\n",

@@ -9,13 +9,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/filter.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +27,7 @@
 #include "common/openat2.h"
 #include "common/util.h"
 #include "kfeat-internal.h"
+#include "notify.h"
 #include "runtime.h"
 
 #ifndef __NR_landlock_create_ruleset
@@ -267,10 +271,38 @@ probe_bpf_device (void)
   kf.bpf_device = cg_dev_bpf_probe ();
 }
 
+/* The flag is set on a listener, so a child makes one (a filter that
+ * allows everything, with no_new_privs: nothing it does is trapped) and
+ * exits with the answer.  A create does not pay for this: its supervisor
+ * asks its own listener (runtime/notify-supervisor.c). */
+static void
+probe_notify_sync (void)
+{
+  struct sock_filter allow = BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  struct sock_fprog prog = { .len = 1, .filter = &allow };
+  uint64_t flag = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+  int st;
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      long fd = -1;
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
+        fd = syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                      SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+      _exit (fd >= 0 && ioctl ((int) fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flag)
+             == 0 ? 0 : 1);
+    }
+  if (pid < 0)
+    return;
+  while (waitpid (pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  kf.seccomp_notify_sync = WIFEXITED (st) && WEXITSTATUS (st) == 0;
+}
+
 /* In the order of the RT_KF_* bits. */
 static void (*const probes[]) (void) = {
   probe_landlock, probe_seccomp, probe_syscalls,    probe_namespaces,
-  probe_cgroup,   probe_overlay, probe_bpf_device,
+  probe_cgroup,   probe_overlay, probe_bpf_device, probe_notify_sync,
 };
 _Static_assert (1u << ARRAY_SIZE (probes) == RT_KF_ALL + 1,
                 "kfeat: one probe per RT_KF_* bit");

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,19 +84,23 @@ kill_container (const struct target *t)
     logf_ ("kill the init: %s", strerror (errno));
 }
 
-/* Only the socket and the log stay; stdin/stdout become /dev/null so that
- * a caller reading the runtime's output to its end is not held up by a
- * process that outlives the runtime. */
+/* Only the socket, the log and the ops' keep_fds stay; stdin/stdout
+ * become /dev/null so that a caller reading the runtime's output to its
+ * end is not held up by a process that outlives the runtime. */
 static void
 hygiene (struct rt_notify_sup *s)
 {
-  int keep[1] = { s->sock };
+  size_t n = s->ops->keep_fds_len;
+  _cleanup_free_ int *keep = xcalloc (n + 1, sizeof *keep);
   sigset_t none;
   int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
   if (null < 0 || dup2 (s->log_fd, 2) < 0 || dup2 (null, 0) < 0
       || dup2 (null, 1) < 0)
     _exit (1);
-  rt_close_fds_except (3, keep, 1);
+  keep[0] = s->sock;
+  if (n)
+    memcpy (keep + 1, s->ops->keep_fds, n * sizeof *keep);
+  rt_close_fds_except (3, keep, n + 1);
   /* `run`'s forwarding handlers are the runtime's, not ours. */
   for (int sig = 1; sig < NSIG; sig++)
     signal (sig, SIG_DFL);
@@ -251,27 +256,19 @@ spawn_watcher (const struct target *t, int sock, int *done_w, int *watch_r)
   return w;
 }
 
-/* One notification.  ENOENT: its caller died meanwhile, not an error. */
+/* Answers |req| (received).  -1: the container must be killed. */
 static int
-serve_one (const struct rt_notify_ops *ops, int lfd)
+answer (const struct rt_notify_ops *ops, int lfd,
+        const struct seccomp_notif *req)
 {
-  struct seccomp_notif req;
   struct seccomp_notif_resp resp;
-  memset (&req, 0, sizeof req);
-  if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
-    {
-      if (errno == ENOENT || errno == EINTR)
-        return 0;
-      logf_ ("receive a notification: %s", strerror (errno));
-      return -1;
-    }
   memset (&resp, 0, sizeof resp);
-  resp.id = req.id;
-  int r = ops->handle (ops->ud, lfd, &req, &resp);
+  resp.id = req->id;
+  int r = ops->handle (ops->ud, lfd, req, &resp);
   if (r < 0)
     {
-      logf_ ("handler failed on system call %d of pid %u", req.data.nr,
-             req.pid);
+      logf_ ("handler failed on system call %d of pid %u", req->data.nr,
+             req->pid);
       return -1;
     }
   if (r == 0 && ioctl (lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0
@@ -283,10 +280,28 @@ serve_one (const struct rt_notify_ops *ops, int lfd)
   return 0;
 }
 
-/* Until the listener hangs up (every process of the container is gone):
- * 0; or -1 when the container must be killed. */
+/* One notification.  ENOENT: its caller died meanwhile, not an error. */
 static int
-serve (const struct rt_notify_ops *ops, int lfd, int watch)
+serve_one (const struct rt_notify_ops *ops, int lfd)
+{
+  struct seccomp_notif req;
+  memset (&req, 0, sizeof req);
+  if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+    {
+      if (errno == ENOENT || errno == EINTR)
+        return 0;
+      logf_ ("receive a notification: %s", strerror (errno));
+      return -1;
+    }
+  return answer (ops, lfd, &req);
+}
+
+/* Until the listener hangs up (every process of the container is gone):
+ * 0; or -1 when the container must be killed.  A kernel without
+ * SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: a blocked RECV would not see the
+ * hang-up (it waits on a semaphore), so the loop polls first. */
+static int
+serve_poll (const struct rt_notify_ops *ops, int lfd, int watch)
 {
   struct pollfd pf[2] = { { .fd = lfd, .events = POLLIN },
                           { .fd = watch, .events = 0 } };
@@ -312,6 +327,86 @@ serve (const struct rt_notify_ops *ops, int lfd, int watch)
       else if (pf[0].revents)
         return 0;
     }
+}
+
+/* With SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6, where RECV also returns
+ * once no process uses the filter), one blocking RECV per notification
+ * and no poll: a system call less each time, and a trapped call wakes the
+ * supervisor on its own CPU.  Nothing polls the watcher's pipe then: a
+ * thread of the supervisor blocks in read() on it and, on EOF while the
+ * loop still runs, kills the container and ends the supervisor.  Not a
+ * signal (SIGCHLD): it would interrupt the loop's own calls, and an
+ * ADDFD with SECCOMP_ADDFD_FLAG_SEND interrupted by one loses its answer
+ * (the kernel marks the notification replied before it queues the fd,
+ * and a restarted ADDFD gets EINPROGRESS): the container's call would
+ * complete without its fd and the supervisor die (nsless_perf.bats
+ * caught it with stray SIGCHLDs). */
+struct watch
+{
+  const struct target *t;
+  int fd;                       /* the read end whose writer is the watcher */
+};
+static volatile bool finishing; /* the supervisor ends the watcher itself */
+
+static void *
+watch_thread (void *p)
+{
+  const struct watch *wa = p;
+  char b;
+  ssize_t r;
+  do
+    r = read (wa->fd, &b, 1);
+  while (r < 0 && errno == EINTR);
+  if (__atomic_load_n (&finishing, __ATOMIC_SEQ_CST))
+    return NULL;
+  logf_ ("the watcher died: killing the container");
+  kill_container (wa->t);
+  _exit (1);
+}
+
+static int
+serve_sync (const struct rt_notify_ops *ops, int lfd, struct watch *wa)
+{
+  struct pollfd pf = { .fd = lfd, .events = POLLIN };
+  struct seccomp_notif req;
+  pthread_t th;
+  pthread_attr_t at;
+  pthread_attr_init (&at);
+  pthread_attr_setdetachstate (&at, PTHREAD_CREATE_DETACHED);
+  int e = pthread_create (&th, &at, watch_thread, wa);
+  pthread_attr_destroy (&at);
+  if (e != 0)
+    return serve_poll (ops, lfd, wa->fd);
+  for (;;)
+    {
+      memset (&req, 0, sizeof req);
+      if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0)
+        {
+          if (answer (ops, lfd, &req) < 0)
+            return -1;
+          continue;
+        }
+      if (errno == EINTR)
+        continue;
+      if (errno != ENOENT)
+        {
+          logf_ ("receive a notification: %s", strerror (errno));
+          return -1;
+        }
+      /* A caller that died, or no caller left: the listener says which. */
+      if (poll (&pf, 1, 0) > 0 && (pf.revents & POLLHUP)
+          && !(pf.revents & POLLIN))
+        return 0;
+    }
+}
+
+static int
+serve (const struct rt_notify_ops *ops, int lfd, struct watch *wa)
+{
+  uint64_t flag = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+  if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flag) == 0)
+    return serve_sync (ops, lfd, wa);
+  return serve_poll (ops, lfd, wa->fd);
 }
 
 /* After ops->init: the init, the watcher, the listener, the loop.
@@ -342,14 +437,20 @@ supervise (struct rt_notify_sup *s)
   close (s->sock);
   /* EOF: the init died (a failed create, a delete before start). */
   if (r > 0)
-    r = serve (s->ops, lfd, watch_r) < 0 ? -1 : 0;
+    {
+      struct watch wa = { .t = &t, .fd = watch_r };
+      r = serve (s->ops, lfd, &wa) < 0 ? -1 : 0;
+    }
+  __atomic_store_n (&finishing, true, __ATOMIC_SEQ_CST);
   if (r < 0)
     kill_container (&t);
   else if (write (done_w, "d", 1) != 1)
     logf_ ("tell the watcher: %s", strerror (errno));
   close (done_w);
-  while (waitpid (w, NULL, 0) < 0 && errno == EINTR)
-    ;
+  /* Not waited for: it reads "done" (or EOF) and exits on its own, and
+   * `delete` waits for this process's exit, not the watcher's (two
+   * wake-ups less at the end of every run); whoever reaps this process's
+   * orphans reaps it. */
   return r < 0 ? 1 : 0;
 }
 
@@ -359,10 +460,13 @@ rt_notify_supervise (struct rt_notify_sup *s)
   struct cm_err *err = NULL;
   const char *msg = "ok";
   hygiene (s);
-  if (s->ops->init && s->ops->init (s->ops->ud, &err) < 0)
-    msg = err && err->msg ? err->msg : "init failed";
-  if (send (s->sock, msg, strlen (msg), MSG_NOSIGNAL) < 0 || err)
-    _exit (1);
+  if (s->ops->init)
+    {
+      if (s->ops->init (s->ops->ud, &err) < 0)
+        msg = err && err->msg ? err->msg : "init failed";
+      if (send (s->sock, msg, strlen (msg), MSG_NOSIGNAL) < 0 || err)
+        _exit (1);
+    }
   drop_privileges (s->ops->switch_creds);
   int status = supervise (s);
   if (s->ops->fini)

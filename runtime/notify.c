@@ -5,7 +5,8 @@
  * One socketpair, made before both forks: the supervisor holds one end;
  * the other is the runtime's until clone and the init's until the listener
  * is sent.  On it, in order: the supervisor's ops->init outcome (text, ""
- * when it worked), the init's pidfd with the cgroup path, the listener. */
+ * when it worked; none without an ops->init), the init's pidfd with the
+ * cgroup path, the listener. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -126,7 +127,10 @@ rt_notify_spawn (const struct rt_create_opts *o, struct cm_err **err)
   if (nt.pid < 0)
     return cm_err_set (err, errno, "notify: fork the supervisor");
   nt.start_time = rt_proc_start_time (nt.pid);
-  return wait_init (nt.init_sock, err);
+  /* Without an init there is no outcome to wait for: the create goes on
+   * while the supervisor settles (one hand-off less on the start path);
+   * a supervisor that died is seen when the init's pidfd is sent. */
+  return ops->init ? wait_init (nt.init_sock, err) : 0;
 }
 
 int

@@ -13,8 +13,16 @@
 #include "common/err.h"
 #include "runtime.h"
 
+/* Linux 6.6 (the build's headers may be older). */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW (4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
 /* Parent, before clone: checks the ops against the config, makes the
- * socketpair, forks the supervisor and waits for its ops->init. */
+ * socketpair, forks the supervisor and waits for its ops->init (if any). */
 int rt_notify_spawn (const struct rt_create_opts *o, struct cm_err **err);
 
 /* Parent, right after clone: gives the supervisor a pidfd of the init and

@@ -62,6 +62,11 @@ struct rt_notify_ops
   int (*handle) (void *ud, int listener_fd, const struct seccomp_notif *req,
                  struct seccomp_notif_resp *resp);
   void (*fini) (void *ud);      /* on the supervisor's exit; may be NULL */
+  /* The runtime's fds the supervisor keeps (it is forked: they are the
+   * same numbers there, e.g. what |init| would otherwise open again); every
+   * other fd is closed before |init|.  Borrowed. */
+  const int *keep_fds;
+  size_t keep_fds_len;
   int log_fd;                   /* the supervisor's errors go here (dup'd);
                                    -1: the runtime's stderr */
   /* The handler acts in its callers' fs credentials (setfsuid, setgroups
@@ -344,7 +349,8 @@ enum
   RT_KF_CGROUP = 1u << 4,       /* cgroup_layout, cgroup_*_controllers */
   RT_KF_OVERLAY = 1u << 5,      /* overlay, overlay_userxattr */
   RT_KF_BPF_DEVICE = 1u << 6,   /* bpf_device */
-  RT_KF_ALL = (1u << 7) - 1,
+  RT_KF_NOTIFY_SYNC = 1u << 7,  /* seccomp_notify_sync */
+  RT_KF_ALL = (1u << 8) - 1,
 };
 
 /* A fact the probe could not establish (it needs a privilege this process
@@ -358,6 +364,10 @@ struct rt_kfeat
   bool seccomp_filter;          /* SECCOMP_RET_KILL_PROCESS available */
   bool seccomp_notify;          /* user notification (GET_NOTIF_SIZES) */
   unsigned seccomp_flags;       /* SECCOMP_FILTER_FLAG_* the kernel takes */
+  /* SECCOMP_IOCTL_NOTIF_SET_FLAGS takes SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+   * (6.6): a trapped call wakes its supervisor on the same CPU.  Probed by
+   * a child (it needs a listener); a supervisor asks its own listener. */
+  bool seccomp_notify_sync;
   bool openat2, pidfd, close_range, clone3, clone_into_cgroup;
   bool fsopen, mount_setattr;
   int idmapped_mounts;          /* MOUNT_ATTR_IDMAP; may be RT_KF_UNKNOWN */

@@ -84,6 +84,54 @@ open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
   return fd < 0 ? -errno : fd;
 }
 
+static bool
+writes (int oflags)
+{
+  return (oflags & O_ACCMODE) != O_RDONLY || (oflags & O_TRUNC)
+         || vr_creates (oflags);
+}
+
+/* The fast path (runtime/vroot-fast.c): the parent pinned in one openat2,
+ * the last name opened under it without following a symlink.  VR_SLOW
+ * when the walk must answer: a relative path at a dirfd, O_PATH that
+ * would follow a last symlink, a write into a read-only path (the walk
+ * says ENOENT or EROFS in its order), a symlink anywhere. */
+static int64_t
+fast_open (struct vr_call *c, const struct open_args *a, const char *path)
+{
+  struct vr_plain p;
+  bool owned;
+  int fd, r;
+  if ((path[0] != '/' && a->dirfd != AT_FDCWD)
+      || ((a->flags & O_PATH) && !(a->flags & O_NOFOLLOW)))
+    return VR_SLOW;
+  if ((r = vr_plain (c->s->v, c->task->cwd, path, &p)) != 0)
+    return r < 0 ? r : VR_SLOW;
+  if (p.ro && writes (a->flags))
+    return VR_SLOW;
+  int dfd = vr_plain_parent (&c->s->dcache, &p, &owned);
+  if (dfd < 0)
+    return dfd == -ELOOP ? VR_SLOW : dfd;
+  struct open_how how = {
+    .flags = (uint64_t) (a->flags | O_NOFOLLOW | O_CLOEXEC),
+    .mode = vr_creates (a->flags) ? a->mode & ~vr_umask (c) & 07777 : 0,
+    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+  };
+  fd = (int) syscall (SYS_openat2, dfd, p.name, &how, sizeof how);
+  fd = fd < 0 ? -errno : fd;
+  if (owned)
+    close (dfd);
+  /* ENOENT is the answer (a last symlink exists); any other error may
+   * come from a last symlink not followed (ELOOP, ENOTDIR for
+   * O_DIRECTORY, ...): unless the caller asked for O_NOFOLLOW, the walk
+   * says. */
+  if (fd < 0)
+    return fd == -ENOENT || (a->flags & O_NOFOLLOW) ? fd : VR_SLOW;
+  int64_t ret = vr_inject (c, fd, a->flags & O_CLOEXEC);
+  close (fd);
+  return ret;
+}
+
 int64_t
 vr_do_open (struct vr_call *c)
 {
@@ -94,6 +142,9 @@ vr_do_open (struct vr_call *c)
 
   if ((r = decode (c, &a)) < 0 || (r = vr_read_path (c, a.path, path)) < 0)
     return r;
+  int64_t fast = fast_open (c, &a, path);
+  if (fast != VR_SLOW)
+    return fast;
   /* RESOLVE_* that only narrow what may be crossed are honoured by
    * refusing what they refuse; BENEATH/IN_ROOT are relative to the
    * caller's dirfd and are as if the view were the root. */

@@ -29,7 +29,6 @@
 
 static struct vr_setup setup;
 static bool active;
-static const struct rt_config *config;  /* for the supervisor's rebuild */
 static char *rootfs, *state, *exec_path;
 static const struct rt_ll_policy *policy;      /* the container's */
 
@@ -95,18 +94,25 @@ handle (void *ud, int listener, const struct seccomp_notif *req,
   return vr_sup_answer (ud, listener, req, resp);
 }
 
-/* In the supervisor, which starts with every inherited fd closed: the
- * view is pinned again, in place (the parent's copy is not freed: its fd
- * numbers are stale here and may be the supervisor's own by now). */
-static int
-sup_init (void *ud, struct cm_err **err)
-{
-  memset (&setup, 0, sizeof setup);
-  return vr_setup_prepare (&setup, config, rootfs, state, err);
-}
+/* The supervisor is forked after the view is built and keeps its pinned
+ * fds (ops.keep_fds): the same numbers, the same objects, nothing to
+ * build twice. */
+static struct rt_notify_ops ops = { .handle = handle, .log_fd = -1,
+                                    .switch_creds = true };
+static int *keep;
 
-static struct rt_notify_ops ops = { .init = sup_init, .handle = handle,
-                                    .log_fd = -1, .switch_creds = true };
+static void
+keep_view_fds (void)
+{
+  size_t n = 0;
+  free (keep);
+  keep = xcalloc (setup.v.n + 1, sizeof *keep);
+  for (size_t i = 0; i < setup.v.n; i++)
+    keep[n++] = setup.v.e[i].fd;
+  keep[n++] = setup.exec_dir;
+  ops.keep_fds = keep;
+  ops.keep_fds_len = n;
+}
 
 static char *lookup (const struct rt_process *pr, const char *name);
 
@@ -121,7 +127,6 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
    * rules change, from container paths to the view's host objects. */
   struct rt_ll_policy *ll
       = (struct rt_ll_policy *) rt_confine_landlock_policy (p->confine);
-  config = p->c;
   policy = ll;
   rootfs = xstrdup (o->rootfs);
   state = dir_of (o->exec_fifo);
@@ -142,6 +147,7 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   if (o->payload.kind == RT_PAYLOAD_EXEC && exec_path == NULL)
     return cm_err_set (err, 0, "exec: \"%s\": executable file not found "
                        "in $PATH", a0);
+  keep_view_fds ();
   ops.syscalls = setup.trapped;
   ops.syscalls_len = setup.ntrapped;
   ops.ud = &setup.sup;
@@ -197,8 +203,10 @@ rt_vroot_end (void)
   if (active)
     vr_setup_free (&setup);
   active = false;
-  free (rootfs), free (state), free (exec_path);
+  free (rootfs), free (state), free (exec_path), free (keep);
   rootfs = state = exec_path = NULL;
+  keep = NULL;
+  ops.keep_fds = NULL, ops.keep_fds_len = 0;
 }
 
 /* The init's process step: what step_process does, but the kernel cwd is

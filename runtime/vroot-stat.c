@@ -15,21 +15,25 @@
 #include "common/util.h"
 #include "vroot-sup.h"
 
+/* |addr|'s string; "" for NULL (AT_EMPTY_PATH may take it). */
+static int
+read_path (struct vr_call *c, uint64_t addr, char path[PATH_MAX])
+{
+  if (addr == 0)
+    return path[0] = '\0', 0;
+  return vr_read_path (c, addr, path);
+}
+
 /* The object |path| at |dirfd| names, as (fd, name, AT_EMPTY_PATH?):
  * "" with AT_EMPTY_PATH is the dirfd itself, /proc/<pid>/fd/N the
  * caller's file, anything else a walk of the view. */
 static int
-object (struct vr_call *c, int dirfd, uint64_t addr, int atflags,
+object (struct vr_call *c, int dirfd, char path[PATH_MAX], int atflags,
         char name[NAME_MAX + 1], int *empty)
 {
-  char path[PATH_MAX];
   struct vr_path p;
   int r;
 
-  if (addr == 0)
-    path[0] = '\0';
-  else if ((r = vr_read_path (c, addr, path)) < 0)
-    return r;
   if (path[0] == '\0')
     {
       if (!(atflags & AT_EMPTY_PATH))
@@ -39,7 +43,7 @@ object (struct vr_call *c, int dirfd, uint64_t addr, int atflags,
           name[0] = '\0', *empty = AT_EMPTY_PATH;
           return vr_caller_fd (c, c->task->tgid, dirfd);
         }
-      snprintf (path, sizeof path, ".");
+      snprintf (path, PATH_MAX, ".");
     }
   r = vr_resolve_at (c, dirfd, path,
                      (atflags & AT_SYMLINK_NOFOLLOW) ? VR_NOFOLLOW : 0, &p);
@@ -55,13 +59,60 @@ object (struct vr_call *c, int dirfd, uint64_t addr, int atflags,
   return vr_at (c, &p, name, empty);
 }
 
+/* The stat family's fast path (runtime/vroot-fast.c): the parent pinned
+ * in one openat2, the last name looked at under it without following it.
+ * 0 with |*fd| (owned when |*owned|); 1: the walk must answer. */
+static int
+fast_object (struct vr_call *c, int dirfd, const char *path, int *fd,
+             bool *owned, const char **name, struct vr_plain *p)
+{
+  int r;
+  if (path[0] != '/' && dirfd != AT_FDCWD)
+    return 1;
+  if ((r = vr_plain (c->s->v, c->task->cwd, path, p)) != 0)
+    return r;
+  *fd = vr_plain_parent (&c->s->dcache, p, owned);
+  if (*fd < 0)
+    return *fd == -ELOOP ? 1 : *fd;
+  *name = p->name;
+  return 0;
+}
+
+/* The kernel's struct for (|fd|, |name|) written into the caller.  1,
+ * writing nothing, when it is a symlink and |follow|: the walk must
+ * follow it. */
+static int64_t
+stat_into (struct vr_call *c, int fd, const char *name, int empty, int fl,
+           bool follow)
+{
+  const __u64 *g = c->req->data.args;
+  int nr = c->req->data.nr;
+  uint64_t buf = nr == SYS_newfstatat ? g[2] : nr == SYS_statx ? g[4] : g[1];
+  if (nr == SYS_statx)
+    {
+      struct statx sx;
+      if (statx (fd, name, AT_SYMLINK_NOFOLLOW | empty
+                 | (fl & AT_STATX_SYNC_TYPE), (unsigned) g[3], &sx) < 0)
+        return -errno;
+      if (follow && S_ISLNK (sx.stx_mode))
+        return 1;
+      return vr_write_mem (c, buf, &sx, sizeof sx);
+    }
+  struct stat st;
+  if (fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW | empty) < 0)
+    return -errno;
+  if (follow && S_ISLNK (st.st_mode))
+    return 1;
+  return vr_write_mem (c, buf, &st, sizeof st);
+}
+
 int64_t
 vr_do_stat (struct vr_call *c)
 {
   const __u64 *g = c->req->data.args;
-  char name[NAME_MAX + 1];
-  int dirfd = AT_FDCWD, fl = 0, empty, r;
-  uint64_t path = g[0], buf = g[1];
+  char name[NAME_MAX + 1], path[PATH_MAX];
+  int dirfd = AT_FDCWD, fl = 0, empty;
+  uint64_t addr = g[0];
 
   switch (c->req->data.nr)
     {
@@ -69,28 +120,42 @@ vr_do_stat (struct vr_call *c)
       fl = AT_SYMLINK_NOFOLLOW;
       break;
     case SYS_newfstatat:
-      dirfd = (int) g[0], path = g[1], buf = g[2], fl = (int) g[3];
+      dirfd = (int) g[0], addr = g[1], fl = (int) g[3];
       break;
     case SYS_statx:
-      dirfd = (int) g[0], path = g[1], fl = (int) g[2], buf = g[4];
+      dirfd = (int) g[0], addr = g[1], fl = (int) g[2];
       break;
     default:
       break;
     }
+  bool follow = !(fl & AT_SYMLINK_NOFOLLOW), owned = false;
+  int64_t r = read_path (c, addr, path);
+  if (r < 0)
+    return r;
+  if (path[0] != '\0')
+    {
+      struct vr_plain p;
+      const char *n = NULL;
+      int pfd = -1;
+      r = fast_object (c, dirfd, path, &pfd, &owned, &n, &p);
+      if (r < 0)
+        return r;
+      if (r == 0)
+        {
+          r = stat_into (c, pfd, n, 0, fl, follow);
+          if (owned)
+            close (pfd);
+          /* ENOENT is the answer (the walk would find no more); 1, or
+           * another error, may be a symlink's: the walk says. */
+          if (r == 0 || r == -ENOENT || r == -EFAULT)
+            return r;
+        }
+    }
   _cleanup_fd_ int fd = object (c, dirfd, path, fl, name, &empty);
   if (fd < 0)
     return fd;
-  if (c->req->data.nr == SYS_statx)
-    {
-      struct statx sx;
-      r = statx (fd, name, AT_SYMLINK_NOFOLLOW | empty
-                 | (fl & AT_STATX_SYNC_TYPE), (unsigned) g[3], &sx);
-      return r < 0 ? -errno : vr_write_mem (c, buf, &sx, sizeof sx);
-    }
-  struct stat st;
-  if (fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW | empty) < 0)
-    return -errno;
-  return vr_write_mem (c, buf, &st, sizeof st);
+  r = stat_into (c, fd, name, empty, fl, false);
+  return r;
 }
 
 int64_t
@@ -107,6 +172,10 @@ vr_do_access (struct vr_call *c)
       if (c->req->data.nr == SYS_faccessat2)
         fl = (int) g[3];
     }
+  char buf[PATH_MAX];
+  int r = read_path (c, path, buf);
+  if (r < 0)
+    return r;
   /* access(2) checks with the real ids, the walk included: the caller's,
    * set on this thread, then checked as effective ones (the supervisor's
    * own real ids are not the caller's). */
@@ -116,7 +185,7 @@ vr_do_access (struct vr_call *c)
       if ((sw = vr_cred_enter (c->tid, true)) < 0)
         return sw;
     }
-  _cleanup_fd_ int fd = object (c, dirfd, path, fl, name, &empty);
+  _cleanup_fd_ int fd = object (c, dirfd, buf, fl, name, &empty);
   if (fd < 0)
     return fd;
   if (syscall (SYS_faccessat2, fd, name, mode, AT_SYMLINK_NOFOLLOW | empty
@@ -182,9 +251,11 @@ vr_do_statfs (struct vr_call *c)
 {
   char name[NAME_MAX + 1];
   struct statfs sf;
-  int empty;
-  _cleanup_fd_ int dfd = object (c, AT_FDCWD, c->req->data.args[0], 0, name,
-                                 &empty);
+  char path[PATH_MAX];
+  int empty, r = read_path (c, c->req->data.args[0], path);
+  if (r < 0)
+    return r;
+  _cleanup_fd_ int dfd = object (c, AT_FDCWD, path, 0, name, &empty);
   if (dfd < 0)
     return dfd;
   _cleanup_fd_ int fd = empty ? -1 : openat (dfd, name, O_PATH | O_NOFOLLOW

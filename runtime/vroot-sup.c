@@ -92,6 +92,7 @@ vr_sup_init (struct vr_sup *s, const struct vroot *v, pid_t init,
 void
 vr_sup_fini (struct vr_sup *s)
 {
+  vr_dcache_clear (&s->dcache);
   for (size_t i = 0; i < s->nt; i++)
     free (s->t[i].cwd), free (s->t[i].exe);
   free (s->t);
@@ -298,10 +299,16 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
   c.ctx = (struct vr_ctx) { .tgid = (pid_t) tgid, .tid = c.tid,
                             .cwd = c.task->cwd, .pid_ok = pid_ok,
                             .magic = magic, .ud = &c };
+  vr_fn fn = serviced (req->data.nr) ? handler_for (req->data.nr) : refuse;
   /* Whose rights: the caller's (vroot-cred.c). */
   if ((r = vr_cred_enter (c.tid, false)) >= 0)
-    r = (serviced (req->data.nr) ? handler_for (req->data.nr) : refuse) (&c);
+    r = fn (&c);
   vr_cred_leave ();
+  /* A name may now lead elsewhere, or a directory be searchable by fewer:
+   * the pinned parents are forgotten (xattrs too: an ACL changes who may
+   * search a directory; fchmod/fchown of a directory the same). */
+  if (fn == vr_do_write || fn == vr_do_xattr || fn == vr_do_fdmeta)
+    vr_dcache_clear (&s->dcache);
   if (r == VR_ANSWERED)
     return 1;
   if (r == VR_CONTINUE)

@@ -37,6 +37,9 @@ struct vr_sup
   /* config.json's hostname and domainname for uname (NULL: the host's).
    * Borrowed. */
   const char *hostname, *domainname;
+  /* The fast path's pinned parents; cleared after every call of the
+   * write family (runtime/vroot.h). */
+  struct vr_dcache dcache;
 };
 
 /* The fd numbers exec injects at (ADDFD_FLAG_SETFD, O_CLOEXEC except the
@@ -93,6 +96,8 @@ struct vr_call
 #define VR_ANSWERED INT64_MIN
 /* Let the kernel run the call as issued (exec only: vroot-exec.c). */
 #define VR_CONTINUE (INT64_MIN + 1)
+/* A fast path's "not this one": the walk answers (vroot-fast.c). */
+#define VR_SLOW (INT64_MIN + 2)
 
 int64_t vr_do_open (struct vr_call *c);
 int64_t vr_do_exec (struct vr_call *c);

@@ -61,6 +61,11 @@ do_make (struct vr_call *c, int dirfd, uint64_t addr, mode_t mode, dev_t dev,
 {
   _cleanup_ (target_close) struct target t = { .dfd = -1 };
   int r = target (c, dirfd, addr, CREATE, &t);
+  /* A name that exists is EEXIST first, as in the kernel: `mkdir -p`
+   * tries "/" and every mount point on the way, and reads EEXIST as
+   * "there already". */
+  if ((r == -EROFS || r == -EBUSY) && !t.p.missing)
+    return -EEXIST;
   if (r < 0)
     return r;
   if (!t.p.missing)

@@ -196,6 +196,63 @@ int vr_resolve (const struct vroot *v, const struct vr_ctx *ctx,
                 const char *base, const char *path, int flags,
                 struct vr_path *out) __attribute__ ((nonnull (1, 2, 3, 4, 6)));
 
+/* The fast path (runtime/vroot-fast.c): a path whose spelling is its
+ * canonical virtual form (no ".", "..", trailing slash), under a directory
+ * entry other than /proc and below the entry's own root. */
+struct vr_plain
+{
+  const struct vr_entry *ent;
+  char vpath[PATH_MAX];         /* canonical virtual path */
+  const char *rel;              /* into vpath: under ent */
+  const char *name;             /* into vpath: the last name */
+  bool ro;                      /* vr_readonly's answer */
+};
+
+/* Fills |out| from |path| (absolute, or relative to canonical |base|) and
+ * returns 0; 1: the path needs the walk; -ENOENT: a masked path.  No
+ * system call. */
+int vr_plain (const struct vroot *v, const char *base, const char *path,
+              struct vr_plain *out) __attribute__ ((nonnull));
+
+/* The parent directories of recent fast-path lookups, pinned, by
+ * canonical virtual path (runtime/vroot-dcache.c).  What can go stale is
+ * a directory renamed, removed or replaced after it was pinned: the
+ * supervisor clears the cache after every call of the write family it
+ * services (the container renames nothing any other way), and an entry
+ * lives VR_DCACHE_TTL_MS at most, so a change made outside the container
+ * (the host, another container sharing a bind mount) is seen that late at
+ * worst.  Landlock is unaffected: a pinned directory moved out of the
+ * grants is refused to the supervisor as to anyone.  A pin skips the
+ * search-permission checks of the directories above it, which is right
+ * while every lookup is done with the supervisor's own credentials; a
+ * supervisor that acted in each caller's credentials would have to key
+ * the pins by them. */
+#define VR_DCACHE_N 16
+#define VR_DCACHE_TTL_MS 20
+struct vr_dcache
+{
+  struct
+  {
+    char *vpath;                /* NULL: free */
+    int fd;
+    int64_t born;               /* CLOCK_MONOTONIC_COARSE, ms */
+  } s[VR_DCACHE_N];
+  unsigned next;
+};
+
+/* A live entry's fd for |vpath| (borrowed), or -1. */
+int vr_dcache_get (struct vr_dcache *dc, const char *vpath);
+/* Keeps |fd| (owned from now on) for |vpath|, evicting the oldest slot. */
+void vr_dcache_put (struct vr_dcache *dc, const char *vpath, int fd);
+void vr_dcache_clear (struct vr_dcache *dc);
+
+/* An O_PATH fd of |p|'s parent directory, opened from the entry's pinned
+ * fd in one openat2 that follows no symlink (ELOOP: one is on the way, take
+ * the walk), or |dc|'s (NULL: no cache); |*owned| false when the caller
+ * must not close it (the entry's fd, or the cache's).  -errno. */
+int vr_plain_parent (struct vr_dcache *dc, const struct vr_plain *p,
+                     bool *owned);
+
 /* Opens the resolved object from its entry's pinned fd with |oflags|
  * (O_NOFOLLOW added; EROFS for a write into a read-only entry).  Returns
  * the fd (O_CLOEXEC in the caller's process) or -errno. */

@@ -12,7 +12,12 @@
  * entry is the one vr_entry_for names, the path under it is relative
  * without "..", and what vr_open reaches — checked through
  * /proc/self/fd — lies under that entry's host path: never outside the
- * view. */
+ * view.
+ *
+ * And the fast path (runtime/vroot-fast.c) against the walk: where
+ * vr_plain takes a path and its parent opens without a symlink on the
+ * way, the walk (VR_NOFOLLOW) must give the same entry, virtual path and
+ * type, or the same errno. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -141,6 +146,47 @@ check_inside (const struct vr_path *p)
     abort ();
 }
 
+/* The fast path's answer for |path| agrees with the walk's. */
+static void
+check_fast (const struct vr_ctx *c, const char *base, const char *path)
+{
+  struct vr_plain pl;
+  struct vr_path q;
+  struct stat st;
+  bool owned;
+  int r = vr_plain (&v, base, path, &pl);
+  if (r == 1)
+    return;
+  if (r < 0)
+    abort ();                   /* nothing is masked in this tree */
+  check_canonical (pl.vpath);
+  if (vr_entry_for (&v, pl.vpath) != pl.ent || pl.ent->kind == VR_PROC
+      || strchr (pl.name, '/') != NULL)
+    abort ();
+  int dfd = vr_plain_parent (NULL, &pl, &owned);
+  if (dfd == -ELOOP)
+    return;                     /* a symlink on the way: the walk's job */
+  int w = vr_resolve (&v, c, base, path, VR_NOFOLLOW, &q);
+  if (dfd < 0)
+    {
+      if (w != dfd)
+        abort ();
+      return;
+    }
+  r = fstatat (dfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+  if (owned)
+    close (dfd);
+  if (r < 0)
+    {
+      if (w != r)
+        abort ();
+      return;
+    }
+  if (w < 0 || q.ent != pl.ent || strcmp (q.vpath, pl.vpath) != 0
+      || q.type != (st.st_mode & S_IFMT))
+    abort ();
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -157,6 +203,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   path[len] = '\0';
   struct vr_ctx c = { .tgid = getpid (), .tid = getpid (), .cwd = "/usr/lib",
                       .magic = magic };
+  check_fast (&c, bases[(data[0] >> 2) & 3], path);
   int r = vr_resolve (&v, &c, bases[(data[0] >> 2) & 3], path, data[0] & 3, &p);
   if (r > 0 || (r < 0 && -r > 4095))
     abort ();

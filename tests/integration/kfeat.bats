@@ -12,7 +12,7 @@ fact() { rt check | sed -n "s/^$1: //p"; }
 @test "check: the lines tools already read come first, in their order, each once" {
   run rt check
   [ "$status" -eq 0 ]
-  local want="seccomp user notification|user namespaces|time namespace|cgroup layout|device access|overlay|pidfd|openat2|cgroup controllers|overlay userxattr|seccomp filter flags|clone3|mount API|close_range|isolation namespaces|isolation auto"
+  local want="seccomp user notification|user namespaces|time namespace|cgroup layout|device access|overlay|pidfd|openat2|cgroup controllers|overlay userxattr|seccomp filter flags|seccomp notify sync wakeup|clone3|mount API|close_range|isolation namespaces|isolation auto"
   local got
   got=$(echo "$output" | sed -n 's/^\([a-zA-Z0-9_ ]*[a-zA-Z0-9]\): .*/\1/p' | grep -v -e '^landlock' -e '^seccomp$' | paste -sd'|')
   echo "got:  $got"; echo "want: $want"
