@@ -52,6 +52,19 @@ static struct
 
 static __thread struct cred caller;
 static __thread bool in;        /* the thread has the caller's credentials */
+static __thread uint64_t tag;   /* vr_cred_tag's answer */
+
+/* The distinct credentials seen last, each with a number never given to
+ * other credentials (a reused slot gets a new one): equal tags are equal
+ * credentials, exactly, with no hash to collide. */
+#define VR_NTAGS 8
+static __thread struct
+{
+  struct cred c[VR_NTAGS];
+  uint64_t id[VR_NTAGS];        /* 0: free */
+  uint64_t last;
+  unsigned next;
+} tags;
 
 static int
 cap_get (uint32_t eff[2], uint32_t prm[2], uint32_t inh[2])
@@ -147,6 +160,26 @@ same_groups (const struct cred *a, const struct cred *b)
          && memcmp (a->groups, b->groups, (size_t) a->ngroups * sizeof (gid_t)) == 0;
 }
 
+/* Everything apply() sets: what the kernel's permission checks read. */
+static bool
+same_cred (const struct cred *a, const struct cred *b)
+{
+  return a->uid == b->uid && a->gid == b->gid && same_groups (a, b)
+         && a->eff[0] == b->eff[0] && a->eff[1] == b->eff[1];
+}
+
+static uint64_t
+tag_of (const struct cred *c)
+{
+  unsigned i;
+  for (i = 0; i < VR_NTAGS; i++)
+    if (tags.id[i] != 0 && same_cred (&tags.c[i], c))
+      return tags.id[i];
+  i = tags.next++ % VR_NTAGS;
+  tags.c[i] = *c;
+  return tags.id[i] = ++tags.last;
+}
+
 /* The ids of |to| on this thread; capabilities: CAP_SETUID/CAP_SETGID
  * raised for the switch (permitted: notify-supervisor.c keeps them for
  * this supervisor), then |to|'s effective set. */
@@ -175,10 +208,16 @@ vr_cred_enter (pid_t tid, bool real)
 {
   int r;
   load_self ();
+  tag = 0;
   if (!me.priv)
     return 0;
   if ((r = load_caller (tid, real, &caller)) < 0)
     return r;
+  /* The supervisor's own already: nothing to switch (and tag 0, as its
+   * own). */
+  if (same_cred (&caller, &me.self))
+    return 1;
+  tag = tag_of (&caller);
   if ((r = apply (&caller)) < 0)
     {
       if (apply (&me.self) < 0)
@@ -199,13 +238,23 @@ vr_cred_leave (void)
   if (in && apply (&me.self) < 0)
     _exit (70);
   in = false;
+  tag = 0;
 }
 
+uint64_t
+vr_cred_tag (void)
+{
+  return tag;
+}
+
+/* The call's tag stays: the thread steps back into the same credentials. */
 bool
 vr_cred_out (void)
 {
   bool was = in;
+  uint64_t t = tag;
   vr_cred_leave ();
+  tag = t;
   return was;
 }
 

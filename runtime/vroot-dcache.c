@@ -2,7 +2,9 @@
  * says what can go stale and why it does not matter beyond
  * VR_DCACHE_TTL_MS).  Sixteen slots, replaced oldest first: a loop over a
  * few directories hits, and a miss costs the one openat2 it would have
- * cost anyway.  The clock is the vDSO's: no system call. */
+ * cost anyway.  A slot is found only by the credentials it was resolved
+ * with (vr_cred_tag): another caller's pin would skip the search checks
+ * of the directories above it.  The clock is the vDSO's: no system call. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -30,12 +32,13 @@ drop (struct vr_dcache *dc, size_t i)
 }
 
 int
-vr_dcache_get (struct vr_dcache *dc, const char *vpath)
+vr_dcache_get (struct vr_dcache *dc, const char *vpath, uint64_t cred)
 {
   int64_t t = now_ms ();
   for (size_t i = 0; i < VR_DCACHE_N; i++)
     {
-      if (dc->s[i].vpath == NULL || strcmp (dc->s[i].vpath, vpath) != 0)
+      if (dc->s[i].vpath == NULL || dc->s[i].cred != cred
+          || strcmp (dc->s[i].vpath, vpath) != 0)
         continue;
       if (t - dc->s[i].born < VR_DCACHE_TTL_MS)
         return dc->s[i].fd;
@@ -46,12 +49,13 @@ vr_dcache_get (struct vr_dcache *dc, const char *vpath)
 }
 
 void
-vr_dcache_put (struct vr_dcache *dc, const char *vpath, int fd)
+vr_dcache_put (struct vr_dcache *dc, const char *vpath, uint64_t cred, int fd)
 {
   size_t i = dc->next++ % VR_DCACHE_N;
   drop (dc, i);
   dc->s[i].vpath = xstrdup (vpath);
   dc->s[i].fd = fd;
+  dc->s[i].cred = cred;
   dc->s[i].born = now_ms ();
 }
 

@@ -100,7 +100,8 @@ vr_plain (const struct vroot *v, const char *base, const char *path,
 }
 
 int
-vr_plain_parent (struct vr_dcache *dc, const struct vr_plain *p, bool *owned)
+vr_plain_parent (struct vr_dcache *dc, uint64_t cred,
+                 const struct vr_plain *p, bool *owned)
 {
   char dir[PATH_MAX];
   size_t n = (size_t) (p->name - p->rel);
@@ -112,7 +113,7 @@ vr_plain_parent (struct vr_dcache *dc, const struct vr_plain *p, bool *owned)
   size_t vlen = (size_t) (p->name - 1 - p->vpath);
   memcpy (dir, p->vpath, vlen);
   dir[vlen] = '\0';
-  if (dc && (fd = vr_dcache_get (dc, dir)) >= 0)
+  if (dc && (fd = vr_dcache_get (dc, dir, cred)) >= 0)
     return fd;
   memcpy (dir, p->rel, n - 1);
   dir[n - 1] = '\0';
@@ -127,7 +128,7 @@ vr_plain_parent (struct vr_dcache *dc, const struct vr_plain *p, bool *owned)
     {
       memcpy (dir, p->vpath, vlen);
       dir[vlen] = '\0';
-      vr_dcache_put (dc, dir, fd);
+      vr_dcache_put (dc, dir, cred, fd);
     }
   return fd;
 }

@@ -109,7 +109,7 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
     return r < 0 ? r : VR_SLOW;
   if (p.ro && writes (a->flags))
     return VR_SLOW;
-  int dfd = vr_plain_parent (&c->s->dcache, &p, &owned);
+  int dfd = vr_plain_parent (&c->s->dcache, vr_cred_tag (), &p, &owned);
   if (dfd < 0)
     return dfd == -ELOOP ? VR_SLOW : dfd;
   struct open_how how = {

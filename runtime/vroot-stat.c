@@ -71,7 +71,7 @@ fast_object (struct vr_call *c, int dirfd, const char *path, int *fd,
     return 1;
   if ((r = vr_plain (c->s->v, c->task->cwd, path, p)) != 0)
     return r;
-  *fd = vr_plain_parent (&c->s->dcache, p, owned);
+  *fd = vr_plain_parent (&c->s->dcache, vr_cred_tag (), p, owned);
   if (*fd < 0)
     return *fd == -ELOOP ? 1 : *fd;
   *name = p->name;

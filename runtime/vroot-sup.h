@@ -152,14 +152,20 @@ int64_t vr_inject (struct vr_call *c, int fd, bool cloexec);
 
 /* Whose rights (vroot-cred.c): the handlers act in the calling thread's
  * fs credentials.  vr_cred_enter sets them on this thread (|real|: the
- * real ids, as access(2) checks) — 1 when switched, 0 when the supervisor
- * has no capability and so already has them, -errno; vr_cred_leave
+ * real ids, as access(2) checks) — 1 when the thread has them (switched,
+ * or equal to the supervisor's own: no system call then), 0 when the
+ * supervisor has no capability and so already has them, -errno; vr_cred_leave
  * restores the supervisor's own.  vr_cred_out steps out to the
  * supervisor's own for one of its own actions (the caller's memory and
  * fds, the exec directory) and returns what vr_cred_back needs to step
  * back in. */
 int vr_cred_enter (pid_t tid, bool real);
 void vr_cred_leave (void);
+/* The credentials this thread acts in, as a number: 0 for the
+ * supervisor's own, else one that equal credentials (fsuid, fsgid,
+ * groups, effective capabilities) share and no other ever gets.  The
+ * pinned parents are keyed by it (runtime/vroot.h). */
+uint64_t vr_cred_tag (void);
 bool vr_cred_out (void);
 void vr_cred_back (bool was);
 

@@ -223,10 +223,11 @@ int vr_plain (const struct vroot *v, const char *base, const char *path,
  * (the host, another container sharing a bind mount) is seen that late at
  * worst.  Landlock is unaffected: a pinned directory moved out of the
  * grants is refused to the supervisor as to anyone.  A pin skips the
- * search-permission checks of the directories above it, which is right
- * while every lookup is done with the supervisor's own credentials; a
- * supervisor that acted in each caller's credentials would have to key
- * the pins by them. */
+ * search-permission checks of the directories above it, and the
+ * supervisor acts in each caller's credentials (vroot-cred.c): so each
+ * pin is keyed by the credentials it was resolved with (|cred|, an exact
+ * tag: vr_cred_tag) and found only by the same ones.  A uid-1000 process
+ * never uses a pin root made under a 0700 directory. */
 #define VR_DCACHE_N 16
 #define VR_DCACHE_TTL_MS 20
 struct vr_dcache
@@ -236,22 +237,28 @@ struct vr_dcache
     char *vpath;                /* NULL: free */
     int fd;
     int64_t born;               /* CLOCK_MONOTONIC_COARSE, ms */
+    uint64_t cred;              /* whose lookup: vr_cred_tag */
   } s[VR_DCACHE_N];
   unsigned next;
 };
 
-/* A live entry's fd for |vpath| (borrowed), or -1. */
-int vr_dcache_get (struct vr_dcache *dc, const char *vpath);
-/* Keeps |fd| (owned from now on) for |vpath|, evicting the oldest slot. */
-void vr_dcache_put (struct vr_dcache *dc, const char *vpath, int fd);
+/* A live entry's fd for |vpath| resolved with credentials |cred|
+ * (borrowed), or -1. */
+int vr_dcache_get (struct vr_dcache *dc, const char *vpath, uint64_t cred);
+/* Keeps |fd| (owned from now on) for |vpath| and |cred|, evicting the
+ * oldest slot. */
+void vr_dcache_put (struct vr_dcache *dc, const char *vpath, uint64_t cred,
+                    int fd);
 void vr_dcache_clear (struct vr_dcache *dc);
 
 /* An O_PATH fd of |p|'s parent directory, opened from the entry's pinned
  * fd in one openat2 that follows no symlink (ELOOP: one is on the way, take
- * the walk), or |dc|'s (NULL: no cache); |*owned| false when the caller
- * must not close it (the entry's fd, or the cache's).  -errno. */
-int vr_plain_parent (struct vr_dcache *dc, const struct vr_plain *p,
-                     bool *owned);
+ * the walk), or |dc|'s for the credentials |cred| (NULL: no cache); the
+ * openat2 runs in the thread's current credentials, which must be those
+ * |cred| names.  |*owned| false when the caller must not close it (the
+ * entry's fd, or the cache's).  -errno. */
+int vr_plain_parent (struct vr_dcache *dc, uint64_t cred,
+                     const struct vr_plain *p, bool *owned);
 
 /* Opens the resolved object from its entry's pinned fd with |oflags|
  * (O_NOFOLLOW added; EROFS for a write into a read-only entry).  Returns

@@ -163,7 +163,7 @@ check_fast (const struct vr_ctx *c, const char *base, const char *path)
   if (vr_entry_for (&v, pl.vpath) != pl.ent || pl.ent->kind == VR_PROC
       || strchr (pl.name, '/') != NULL)
     abort ();
-  int dfd = vr_plain_parent (NULL, &pl, &owned);
+  int dfd = vr_plain_parent (NULL, 0, &pl, &owned);
   if (dfd == -ELOOP)
     return;                     /* a symlink on the way: the walk's job */
   int w = vr_resolve (&v, c, base, path, VR_NOFOLLOW, &q);

@@ -8,6 +8,11 @@
  *                                        in the same process: chmod 04755,
  *                                        utimensat, truncate, setxattr of
  *                                        <file>, creat <new>: a line each
+ *   vrsys pin-open <uid> <gid> <path>    lstat <path> as is (its parent is
+ *                                        looked up and pinned), then a
+ *                                        child drops to the ids as asuser and
+ *                                        at once opens and stats <path>: a
+ *                                        line each
  *   vrsys access <path> <r|w|x>          access(2) (real ids)
  *   vrsys fd-meta <path>                 open O_RDONLY, then fchmod 04777,
  *                                        fchown to its own ids, fsetxattr
@@ -38,6 +43,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <grp.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -188,6 +194,26 @@ main (int argc, char **argv)
       report (truncate (a[2], 0));
       report (setxattr (a[2], "user.x", "y", 1, 0));
       return report (open (a[3], O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+    }
+  if (strcmp (c, "pin-open") == 0 && n == 3)
+    {
+      struct stat st;
+      int status;
+      if (lstat (a[2], &st) < 0)
+        return report (-1);
+      pid_t p = fork ();
+      if (p == 0)
+        {
+          if (setgroups (0, NULL) < 0 || setresgid (atoi (a[1]), atoi (a[1]),
+                                                    atoi (a[1])) < 0
+              || setresuid (atoi (a[0]), atoi (a[0]), atoi (a[0])) < 0)
+            _exit (report (-1));
+          report (open (a[2], O_RDONLY | O_CLOEXEC));
+          report (stat (a[2], &st));
+          fflush (stdout);
+          _exit (0);
+        }
+      return p < 0 ? report (-1) : waitpid (p, &status, 0) < 0;
     }
   if (strcmp (c, "access") == 0 && n == 2)
     return report (access (a[0], a[1][0] == 'r' ? R_OK
