@@ -44,14 +44,15 @@ vr_valid (struct vr_call *c)
 
 /* The caller's memory and fds are reached with the supervisor's own
  * credentials (ptrace-class checks: a caller that changed its uid is not
- * dumpable), never with the caller's (vroot-cred.c). */
+ * dumpable), never with the caller's (vroot-cred.c); for
+ * process_vm_readv/writev that is CAP_SYS_PTRACE (vr_cred_mem_out). */
 int
 vr_read_mem (struct vr_call *c, uint64_t addr, void *buf, size_t len)
 {
   struct iovec l = { buf, len }, r = { (void *) (uintptr_t) addr, len };
-  bool was = vr_cred_out ();
+  bool was = vr_cred_mem_out ();
   ssize_t n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
-  vr_cred_back (was);
+  vr_cred_mem_back (was);
   if (n < 0 || (size_t) n != len)
     return -EFAULT;
   return vr_valid (c);
@@ -61,9 +62,9 @@ int
 vr_write_mem (struct vr_call *c, uint64_t addr, const void *buf, size_t len)
 {
   struct iovec l = { (void *) buf, len }, r = { (void *) (uintptr_t) addr, len };
-  bool was = vr_cred_out ();
+  bool was = vr_cred_mem_out ();
   ssize_t n = process_vm_writev (c->tid, &l, 1, &r, 1, 0);
-  vr_cred_back (was);
+  vr_cred_mem_back (was);
   return n < 0 || (size_t) n != len ? -EFAULT : 0;
 }
 
@@ -97,9 +98,9 @@ vr_read_path (struct vr_call *c, uint64_t addr, char out[PATH_MAX])
         want = page;
       l = (struct iovec) { out + got, want };
       r = (struct iovec) { (void *) (uintptr_t) (addr + got), want };
-      bool was = vr_cred_out ();
+      bool was = vr_cred_mem_out ();
       n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
-      vr_cred_back (was);
+      vr_cred_mem_back (was);
       if (n <= 0)
         return -EFAULT;
       if (memchr (out + got, '\0', (size_t) n))

@@ -12,7 +12,8 @@
  * setgroups would set every thread).  The few actions that are the
  * supervisor's own — reading and writing the caller's memory, taking its
  * fds (ptrace-class checks: CAP_SYS_PTRACE), its exec directory — step
- * out to the supervisor's credentials for that action (vr_cred_out).
+ * out to the supervisor's credentials for that action (vr_cred_out; for
+ * process_vm_readv/writev only CAP_SYS_PTRACE is raised: vr_cred_mem_out).
  *
  * A supervisor with no permitted capability (an ordinary user's, the mode's
  * purpose) skips all of it: its container runs with the same ids and no
@@ -112,18 +113,39 @@ field (const char *buf, const char *key)
   return p ? p + strlen (key) : NULL;
 }
 
+/* /proc/<tid>/status of the calling thread.  The last thread's file
+ * stays open and is read again from offset 0 (the kernel writes it anew
+ * on each read): a loop of one thread costs one pread, not open, read and
+ * close.  The fd holds the thread it was opened for: a tid that died and
+ * was reused reads as an error (the old thread is gone), and is opened
+ * again. */
+static ssize_t
+read_status (pid_t tid, char *buf, size_t max)
+{
+  static __thread int fd = -1;
+  static __thread pid_t fd_tid;
+  char path[64];
+  ssize_t n;
+  if (fd >= 0 && fd_tid == tid && (n = pread (fd, buf, max, 0)) > 0)
+    return n;
+  if (fd >= 0)
+    close (fd);
+  snprintf (path, sizeof path, "/proc/%d/status", (int) tid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  fd_tid = tid;
+  return fd < 0 ? -1 : pread (fd, buf, max, 0);
+}
+
 /* fs ids ("Uid:\tr\te\ts\tfs": the fourth), groups and CapEff of |tid|;
  * |real|: the real ids and, as the kernel's access(2) does, the permitted
  * set for real uid 0 and none otherwise. */
 static int
 load_caller (pid_t tid, bool real, struct cred *c)
 {
-  char path[64], buf[4096];
+  char buf[4096];
   unsigned long u[4], g[4];
   unsigned long long eff, prm;
-  snprintf (path, sizeof path, "/proc/%d/status", (int) tid);
-  _cleanup_fd_ int fd = open (path, O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
+  ssize_t n = read_status (tid, buf, sizeof buf - 1);
   const char *pu, *pg, *pgr, *pe, *pp;
   if (n <= 0)
     return -ESRCH;
@@ -266,4 +288,27 @@ vr_cred_back (bool was)
   if (apply (&caller) < 0)
     _exit (70);
   in = true;
+}
+
+/* process_vm_readv/writev check ptrace access with the *real* ids
+ * (PTRACE_MODE_ATTACH_REALCREDS), which the switch never changes, and
+ * CAP_SYS_PTRACE: only that capability is raised, one capset each way
+ * instead of a whole switch out and back. */
+bool
+vr_cred_mem_out (void)
+{
+  uint32_t eff[2] = { caller.eff[0], caller.eff[1] };
+  if (!in)
+    return false;
+  eff[CAP_TO_INDEX (CAP_SYS_PTRACE)] |= CAP_TO_MASK (CAP_SYS_PTRACE);
+  if (cap_eff (eff) < 0)
+    _exit (70);
+  return true;
+}
+
+void
+vr_cred_mem_back (bool was)
+{
+  if (was && cap_eff (caller.eff) < 0)
+    _exit (70);
 }

@@ -168,6 +168,11 @@ void vr_cred_leave (void);
 uint64_t vr_cred_tag (void);
 bool vr_cred_out (void);
 void vr_cred_back (bool was);
+/* The same for process_vm_readv/writev alone: CAP_SYS_PTRACE raised in
+ * the caller's credentials (their ptrace check reads the real ids, which
+ * the switch leaves the supervisor's). */
+bool vr_cred_mem_out (void);
+void vr_cred_mem_back (bool was);
 
 /* The caller's umask (from /proc/<tid>/status). */
 mode_t vr_umask (struct vr_call *c);
