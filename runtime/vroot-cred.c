@@ -48,6 +48,8 @@ static struct
 {
   bool done, priv;
   struct cred self;
+  uid_t ru[3];                  /* real, effective, saved */
+  gid_t rg[3];
   uint32_t prm[2], inh[2];
 } me;
 
@@ -101,6 +103,8 @@ load_self (void)
   me.self.gid = (gid_t) syscall (SYS_setfsgid, -1);
   me.self.ngroups = getgroups (VR_NGROUPS, me.self.groups);
   if (me.self.ngroups < 0
+      || getresuid (&me.ru[0], &me.ru[1], &me.ru[2]) < 0
+      || getresgid (&me.rg[0], &me.rg[1], &me.rg[2]) < 0
       || cap_get (me.self.eff, me.prm, me.inh) < 0)
     return;                     /* priv stays false: nothing to switch with */
   me.priv = (me.prm[0] | me.prm[1]) != 0;
@@ -203,7 +207,7 @@ tag_of (const struct cred *c)
 }
 
 /* The ids of |to| on this thread; capabilities: CAP_SETUID/CAP_SETGID
- * raised for the switch (permitted: notify-supervisor.c keeps them for
+ * raised for the switch where it needs them (permitted: notify-supervisor.c keeps them for
  * this supervisor), then |to|'s effective set. */
 static int
 apply (const struct cred *to)
@@ -211,8 +215,14 @@ apply (const struct cred *to)
   uint32_t setid[2] = { me.prm[0] & ((1u << CAP_SETUID) | (1u << CAP_SETGID)),
                         0 };
   int r;
+  /* The kernel lets a thread set its fsuid/fsgid to its real, effective
+   * or saved id without a capability (the way back to the supervisor's
+   * own, and a root caller's): one credential commit less then. */
+  bool own = (to->uid == me.ru[0] || to->uid == me.ru[1] || to->uid == me.ru[2])
+             && (to->gid == me.rg[0] || to->gid == me.rg[1]
+                 || to->gid == me.rg[2]);
   setid[0] |= me.self.eff[0], setid[1] = me.self.eff[1];
-  if ((r = cap_eff (setid)) < 0)
+  if ((!own || !same_groups (&caller, &me.self)) && (r = cap_eff (setid)) < 0)
     return r;
   if (!same_groups (&caller, &me.self))
     if (syscall (SYS_setgroups, (size_t) to->ngroups, to->groups) < 0)
