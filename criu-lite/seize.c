@@ -3,10 +3,14 @@
  * /proc/PID/task again until the list is stable), and let go again. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -14,6 +18,10 @@
 
 #include "common/util.h"
 #include "criu-lite/internal.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
 
 static bool
 seized (const struct cl_dump *d, pid_t tid)
@@ -108,13 +116,67 @@ cl_seize (struct cl_dump *d, struct cm_err **err)
   return 0;
 }
 
+/* Waits for each of the threads as it exits, in whatever order they do
+ * (a thread pidfd per thread, 6.9+): the last thread of an exiting pid
+ * namespace init waits in the kernel until its sibling threads — traced
+ * zombies until we reap them — are gone, so waiting for a given thread
+ * first could wait forever.  False when thread pidfds are not there. */
+static bool
+reap_threads_as_they_exit (struct cl_dump *d)
+{
+  size_t n = d->ntids ? d->ntids - 1 : 0, left = n;
+  _cleanup_free_ struct pollfd *pf = xcalloc (n + 1, sizeof *pf);
+  for (size_t i = 0; i < n; i++)
+    {
+      pf[i].fd = (int) syscall (SYS_pidfd_open, d->tids[i + 1], PIDFD_THREAD);
+      pf[i].events = POLLIN;
+      if (pf[i].fd < 0 && errno != ESRCH)
+        {
+          for (size_t k = 0; k < i; k++)
+            if (pf[k].fd >= 0)
+              close (pf[k].fd);
+          return false;
+        }
+      if (pf[i].fd < 0)
+        {
+          /* exited already: nothing to wait for but its status */
+          int st;
+          while (waitpid (d->tids[i + 1], &st, __WALL) < 0 && errno == EINTR)
+            ;
+          left--;
+        }
+    }
+  while (left > 0)
+    {
+      if (poll (pf, n, -1) < 0 && errno != EINTR)
+        break;
+      for (size_t i = 0; i < n; i++)
+        {
+          int st;
+          pid_t r;
+          if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+          r = waitpid (d->tids[i + 1], &st, __WALL | WNOHANG);
+          if (r == 0 || (r > 0 && !WIFEXITED (st) && !WIFSIGNALED (st)))
+            continue;
+          close (pf[i].fd);
+          pf[i].fd = -1;
+          left--;
+        }
+    }
+  return true;
+}
+
 /* A killed tracee stays ours until we wait for it: its real parent (a
  * pid namespace's init, exiting, waits for every child) could not reap
  * it otherwise.  Threads first, the leader last. */
 static void
 reap (struct cl_dump *d)
 {
-  for (size_t i = d->ntids; i-- > 0;)
+  size_t from = d->ntids;
+  if (reap_threads_as_they_exit (d))
+    from = 1;
+  for (size_t i = from; i-- > 0;)
     for (;;)
       {
         int st;
