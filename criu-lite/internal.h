@@ -284,6 +284,15 @@ struct cl_stub_vma
   int32_t has_pages;
 };
 
+/* A call of the seal (criu.h), its pointers resolved. */
+struct cl_stub_call
+{
+  int64_t nr;
+  int64_t arg[6];
+  int32_t ok_errno;
+  int32_t pad;
+};
+
 struct cl_stub_move
 {
   uint64_t from, len, spare, to;
@@ -351,6 +360,9 @@ struct cl_plan
   int32_t no_clone3;           /* clone3 answered ENOSYS: use clone */
   struct cl_clone_args clone;  /* scratch for the threads' clone3 */
   int64_t tid_scratch;
+  uint64_t seal_off;           /* nseal struct cl_stub_call, then data */
+  uint32_t nseal;
+  int32_t unsealed;            /* threads yet to make the seal (a futex) */
 };
 
 /* The stub code lives in section "cl_stub"; restore.c copies it. */

@@ -53,6 +53,9 @@ layout (struct cl_restore *r)
   data += n * sizeof (struct cl_stub_thread) + 64;
   data += sizeof img->proc->auxv + 64;
   data += n * frame_size (img);
+  if (r->seal)
+    data += r->seal->ncalls * sizeof (struct cl_stub_call) + 64
+            + r->seal->data_len + 64;
   r->data_len = page_up (data);
   r->stack_len = MAIN_STACK + (n - 1) * THREAD_STACK;
   r->spare_len = 0;
@@ -220,6 +223,39 @@ fill_vmas (struct cl_restore *r, struct cl_stub_vma *sv)
     }
 }
 
+/* The seal's calls with their pointers resolved to where its data now
+ * lies: the stub mapping stays at this address in the restored process. */
+static void
+fill_seal (struct cl_restore *r, struct cl_plan *p, char **cur)
+{
+  const struct criu_seal *s = r->seal;
+  struct cl_stub_call *c;
+  char *data;
+  if (s == NULL || s->ncalls == 0)
+    return;
+  c = (void *) take (cur, s->ncalls * sizeof *c);
+  data = take (cur, s->data_len);
+  memcpy (data, s->data, s->data_len);
+  for (size_t i = 0; i < s->nrelocs; i++)
+    {
+      uint64_t v;
+      memcpy (&v, data + s->relocs[i], 8);
+      v += (uint64_t) (uintptr_t) data;
+      memcpy (data + s->relocs[i], &v, 8);
+    }
+  for (size_t i = 0; i < s->ncalls; i++)
+    {
+      c[i].nr = s->calls[i].nr;
+      c[i].ok_errno = s->calls[i].ok_errno;
+      for (int k = 0; k < 6; k++)
+        c[i].arg[k] = s->calls[i].arg[k]
+                      + ((s->calls[i].ptr_args >> k) & 1
+                             ? (int64_t) (uintptr_t) data : 0);
+    }
+  p->seal_off = (uint64_t) ((char *) c - (char *) p);
+  p->nseal = (uint32_t) s->ncalls;
+}
+
 static void
 fill_plan (struct cl_restore *r)
 {
@@ -266,6 +302,8 @@ fill_plan (struct cl_restore *r)
       st[i].stack_len = THREAD_STACK;
     }
   memcpy (auxv, img->proc->auxv, img->proc->auxv_len);
+  fill_seal (r, p, &cur);
+  p->unsealed = (int32_t) n;
   p->mm_map.mm = img->proc->mm;
   p->mm_map.auxv = (uint64_t) (uintptr_t) auxv;
   p->mm_map.auxv_size = img->proc->auxv_len;

@@ -24,6 +24,7 @@
 #include "common/util.h"
 #include "criu-lite/criu.h"
 #include "criu-lite/restore.h"
+#include "criu-lite/seal.h"
 #include "criu-lite/tree.h"
 
 static const char *const special_names[3] = { "[vvar]", "[vvar_vclock]", "[vdso]" };
@@ -334,7 +335,10 @@ restore_prepare (struct cl_restore *r, struct cl_image *img, pid_t saved,
   memset (r, 0, sizeof *r);
   r->img = img;
   r->report_fd = -1;
+  r->seal = o->seal;
   one.report_fd = report_fd;
+  if (cl_seal_run (o->narrow, "narrow", err) < 0)
+    return cm_err_wrap (err, "restore of process %d", saved);
   if (prepare (r, &one, err) < 0)
     {
       restore_abort (r, img);
@@ -470,6 +474,16 @@ become (struct tree_ctx *t, size_t i)
   _exit (1);
 }
 
+/* A restorer that failed before its children resumed takes them along
+ * (theirs carry PR_SET_PDEATHSIG). */
+static void
+kill_children (struct tree_ctx *t)
+{
+  for (size_t i = 1; i < t->n; i++)
+    if (t->now[i] > 0 && t->recs[i].ppid == t->recs[0].pid)
+      kill (t->now[i], SIGKILL);
+}
+
 /* Waits for the n-1 descendants' reports: 0 each once resumed. */
 static int
 wait_descendants (struct tree_ctx *t, int syncr, struct cm_err **err)
@@ -493,23 +507,25 @@ wait_descendants (struct tree_ctx *t, int syncr, struct cm_err **err)
   return 0;
 }
 
+/* The root's children and theirs, before the root opens anything: the
+ * read end of their report pipe in |*syncr|. */
 static int
-restore_tree (struct tree_ctx *t, struct cm_err **err)
+fork_tree (struct tree_ctx *t, int *syncr, struct cm_err **err)
 {
   int sync[2];
   int r;
+  *syncr = -1;
+  if (t->n < 2)
+    return 0;
   if (pipe2 (sync, O_CLOEXEC) < 0)
     return cm_err_set (err, errno, "pipe");
   t->syncw = sync[1];
   r = fork_children (t, 0, err);
   close (sync[1]);
-  if (r == 0)
-    r = wait_descendants (t, sync[0], err);
-  close (sync[0]);
+  t->syncw = -1;
+  *syncr = sync[0];
   if (r < 0)
-    for (size_t i = 1; i < t->n; i++)
-      if (t->now[i] > 0 && t->recs[i].ppid == t->recs[0].pid)
-        kill (t->now[i], SIGKILL);
+    kill_children (t);
   return r;
 }
 
@@ -604,6 +620,11 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
   struct cl_restore r;
   int ret;
 
+  int syncr = -1;
+
+  if (cl_seal_check (o->narrow, "narrow", err) < 0
+      || cl_seal_check (o->seal, "seal", err) < 0)
+    return -1;
   t.now = xcalloc (t.n, sizeof *t.now);
   t.now[0] = getpid ();
   t.same_pids = getpid () == t.recs[0].pid;
@@ -611,10 +632,18 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
   if (ret == 0)
     ret = cl_pipes_make (ci->procs, ci->n, err);
   if (ret == 0)
-    ret = restore_prepare (&r, &ci->procs[0], t.recs[0].pid, o->report_fd, o,
-                           err);
-  if (ret == 0 && t.n > 1 && (ret = restore_tree (&t, err)) < 0)
-    restore_abort (&r, &ci->procs[0]);
+    ret = fork_tree (&t, &syncr, err);
+  if (ret == 0
+      && (ret = restore_prepare (&r, &ci->procs[0], t.recs[0].pid,
+                                 o->report_fd, o, err)) < 0)
+    kill_children (&t);
+  if (ret == 0 && syncr >= 0 && (ret = wait_descendants (&t, syncr, err)) < 0)
+    {
+      kill_children (&t);
+      restore_abort (&r, &ci->procs[0]);
+    }
+  if (syncr >= 0)
+    close (syncr);
   if (ret == 0)
     restore_commit (&r);
   cl_pipes_close ();

@@ -2,6 +2,7 @@
 #ifndef SANDLOCK_CRIU_LITE_RESTORE_H
 #define SANDLOCK_CRIU_LITE_RESTORE_H
 
+#include "criu-lite/criu.h"
 #include "criu-lite/internal.h"
 
 struct cl_special
@@ -19,6 +20,7 @@ struct cl_restore
   uint64_t base, total, code_len, data_len, stack_len, spare_len;
   uint64_t entry, stack_top;
   struct cl_plan *plan;
+  const struct criu_seal *seal;  /* made in every thread before it resumes */
 };
 
 int cl_restore_plan (struct cl_restore *r, struct cm_err **err);

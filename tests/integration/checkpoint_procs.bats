@@ -1,0 +1,117 @@
+#!/usr/bin/env bats
+# checkpoint and restore of whole process trees (docs/checkpoint.md):
+# every pid and tid, parent, session and process group as they were; the
+# restored processes confined like a fresh container's, seen from inside
+# each of them; pending signals; shared anonymous memory shared again.
+
+load ../lib/common
+
+setup_file() { common_setup_file; }
+setup() {
+  common_setup
+  require_root
+  OUT=$BATS_TEST_TMPDIR/out
+  OUT2=$BATS_TEST_TMPDIR/out2
+  IMG=$BATS_TEST_TMPDIR/img
+  SEQ=0
+}
+teardown() { common_teardown; }
+
+start() { # id
+  (cd "$BUNDLE" && rt run -d "$1" < /dev/null > "$OUT" 2>&1)
+}
+
+restore_as() { # id out
+  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$1" < /dev/null > "$2" 2>&1)
+}
+
+# Waits (up to 5 s) until file $1 has at least $3 lines matching $2.
+wait_lines() { # file regex n
+  local i
+  for i in $(seq 100); do
+    [ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
+    sleep 0.05
+  done
+  echo "wanted $3 lines /$2/ in $1:" >&2
+  cat "$1" >&2
+  return 1
+}
+
+# pid ppid pgid sid and the tids of every process, read from the
+# container's /proc by a process exec'd into it (itself left out).
+tree_of() { # id
+  rt exec "$1" sh -c 'for d in /proc/[0-9]*; do
+      read -r l < $d/stat || continue; set -- $l
+      [ "$1" = $$ ] && continue
+      echo "$1 $2 ppid=$4 pgid=$5 sid=$6 tids=$(ls $d/task | sort -n | tr "\n" ,)"
+    done' | sort -n
+}
+
+# cl_procs (tests/helpers) in a container whose /data is writable by its
+# mount but read-only by Landlock: "landlock=EACCES" in its reports.
+procs_bundle() {
+  mkdir -p "$BUNDLE/rootfs/run/clp"
+  CMDDIR=$BUNDLE/rootfs/run/clp
+  cfg '.mounts += [{"destination":"/data","type":"tmpfs","source":"tmpfs","options":["rw","nosuid"]}]'
+  cfg '.annotations["run.oci.sandlock.fs_readable"]="/data"'
+  cmd /bin/cl_procs -d /run/clp -t 3 -p /data/probe
+}
+
+# Tells every thread of cl_procs to do $1 (with argument $2).
+say_cmd() { # word [arg]
+  SEQ=$((SEQ + 1))
+  echo "$SEQ $1 ${2:-}" > "$CMDDIR/cmd.new"
+  mv "$CMDDIR/cmd.new" "$CMDDIR/cmd"
+}
+
+@test "restore: a sh -c tree with a double fork and a setsid child keeps every pid, ppid, pgid, sid and tid" {
+  # sh (1) runs: a sleep; a setsid sh with a sleep of its own (a new
+  # session); a sh that leaves a sleep behind (double fork: the orphan's
+  # parent becomes 1); cl_counter in a process group of its own, with
+  # three threads and a child in that group
+  cmd /bin/sh -c 'sleep 1000 & setsid sh -c "sleep 1000 & wait" & sh -c "sleep 1000 & exit 0"; /bin/cl_counter -c -t 3 -m 1 > /dev/null & wait'
+  id=$(cid)
+  start "$id"
+  for i in $(seq 50); do
+    [ "$(tree_of "$id" | wc -l)" -ge 7 ] && break
+    sleep 0.1
+  done
+  tree_of "$id" > "$BATS_TEST_TMPDIR/before"
+  cat "$BATS_TEST_TMPDIR/before"
+  [ "$(wc -l < "$BATS_TEST_TMPDIR/before")" -eq 7 ]
+  # the shapes the test is about are there
+  grep -q 'ppid=3 pgid=3 sid=3' "$BATS_TEST_TMPDIR/before"       # setsid's child
+  grep -q '(sleep) ppid=1 pgid=1 sid=1' "$BATS_TEST_TMPDIR/before"
+  grep -q '(cl_counter) ppid=1 pgid=\([0-9]*\) sid=1 tids=.*,.*,.*,' "$BATS_TEST_TMPDIR/before"
+  rt checkpoint --image-path "$IMG" "$id"
+  run restore_as "$(cid r)" "$OUT2"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  tree_of "$(cid r)" > "$BATS_TEST_TMPDIR/after"
+  diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+}
+
+@test "restore: every thread of every process keeps its tid, and is confined like a fresh container's, seen from inside" {
+  procs_bundle
+  id=$(cid)
+  start "$id"
+  wait_lines "$OUT" '^ready' 2
+  say_cmd report
+  wait_lines "$OUT" '^T ' 6
+  grep '^T ' "$OUT" | sort > "$BATS_TEST_TMPDIR/before"
+  # a fresh container's threads: Landlock denies /data, seccomp filtered
+  [ "$(grep -c 'landlock=EACCES seccomp=2 ' "$BATS_TEST_TMPDIR/before")" -eq 6 ]
+  rt checkpoint --image-path "$IMG" "$id"
+  run restore_as "$(cid r)" "$OUT2"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  say_cmd report
+  wait_lines "$OUT2" '^T ' 6
+  grep '^T ' "$OUT2" | sort > "$BATS_TEST_TMPDIR/after"
+  # same pid, ppid and tid in every thread; same Landlock verdict, seccomp
+  # mode, effective capabilities and no_new_privs
+  diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+  # the host's view agrees: NSpid's last field is the saved pid
+  r=$(rt state "$(cid r)" | jq -r .pid)
+  [ "$(grep '^NSpid:' /proc/$r/status | awk '{print $NF}')" = 1 ]
+}
