@@ -34,6 +34,7 @@ dump_free (struct cl_dump *d)
   free (d->fds.p);
   free (d->strings.p);
   free (d->pipes.p);
+  free (d->sigs.p);
   if (d->pages_fd >= 0)
     close (d->pages_fd);
 }
@@ -178,7 +179,8 @@ capture (struct cl_dump *d, int dirfd, const struct criu_dump_opts *o,
   if (cl_dump_mm (d, err) < 0 || cl_inject_prepare (d, err) < 0
       || cl_dump_threads (d, err) < 0 || cl_dump_signals (d, err) < 0
       || cl_dump_files (d, o->skip_unsupported, err) < 0
-      || cl_dump_misc (d, err) < 0 || cl_image_write (sub, d, err) < 0)
+      || cl_dump_misc (d, err) < 0 || cl_dump_pending (d, err) < 0
+      || cl_image_write (sub, d, err) < 0)
     return cm_err_wrap (err, "process %d", d->pid);
   return 0;
 }

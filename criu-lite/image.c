@@ -19,7 +19,7 @@
 static const char *const sect_names[CL_S_COUNT + 1] = {
   [CL_S_PROC] = "proc", [CL_S_THREADS] = "threads", [CL_S_VMAS] = "vmas",
   [CL_S_PAGES] = "pages", [CL_S_FDS] = "fds", [CL_S_STRINGS] = "strings",
-  [CL_S_PIPES] = "pipes",
+  [CL_S_PIPES] = "pipes", [CL_S_SIGNALS] = "signals",
 };
 
 void
@@ -107,7 +107,7 @@ cl_image_write (int dirfd, struct cl_dump *d, struct cm_err **err)
   struct cl_buf *parts[CL_S_COUNT + 1] = {
     [CL_S_THREADS] = &d->threads, [CL_S_VMAS] = &d->vmas,
     [CL_S_PAGES] = &d->runs, [CL_S_FDS] = &d->fds, [CL_S_STRINGS] = &d->strings,
-    [CL_S_PIPES] = &d->pipes,
+    [CL_S_PIPES] = &d->pipes, [CL_S_SIGNALS] = &d->sigs,
   };
   struct cl_buf proc = { .p = (char *) &d->proc, .len = sizeof d->proc };
   _cleanup_free_ char *buf = NULL;
@@ -390,14 +390,18 @@ load_core (const char *dir, struct cl_image *img, struct cm_err **err)
   img->strings_len = len[CL_S_STRINGS];
   img->pipes = sect[CL_S_PIPES];
   img->pipes_len = len[CL_S_PIPES];
+  img->sigs = sect[CL_S_SIGNALS];
+  img->nsigs = len[CL_S_SIGNALS] / sizeof (struct cl_sigpend);
   if (len[CL_S_VMAS] % sizeof (struct cl_vma) || len[CL_S_PAGES] % sizeof (struct cl_run)
-      || len[CL_S_FDS] % sizeof (struct cl_fd))
+      || len[CL_S_FDS] % sizeof (struct cl_fd)
+      || len[CL_S_SIGNALS] % sizeof (struct cl_sigpend))
     return cm_err_set (err, 0, "core.img: a record section has a partial record");
   if (img->strings_len == 0 || img->strings[img->strings_len - 1] != '\0')
     return cm_err_set (err, 0, "section strings: not NUL-terminated");
   if (check_proc (img, len[CL_S_PROC], err) < 0 || check_threads (img, err) < 0
       || check_vmas (img, err) < 0 || check_runs (img, err) < 0
-      || check_pipes (img, err) < 0 || check_fds (img, err) < 0)
+      || check_pipes (img, err) < 0 || check_fds (img, err) < 0
+      || cl_check_sigs (img, err) < 0)
     return -1;
   return 0;
 }

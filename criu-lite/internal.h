@@ -15,7 +15,7 @@
 #include "common/err.h"
 
 #define CL_MAGIC "CRIULITE"
-#define CL_VERSION 2
+#define CL_VERSION 3
 
 /* XXH64, seed 0, of pages.img (criu-lite/xxh64.c), one-shot or streamed:
  * every update but the last takes a multiple of 32 bytes; the last one's
@@ -47,7 +47,8 @@ enum cl_sect
   CL_S_FDS,
   CL_S_STRINGS,
   CL_S_PIPES,     /* what each pipe held: struct cl_pipe + its bytes */
-  CL_S_COUNT = CL_S_PIPES
+  CL_S_SIGNALS,   /* pending signals: struct cl_sigpend */
+  CL_S_COUNT = CL_S_SIGNALS
 };
 
 struct cl_sect_desc
@@ -159,6 +160,16 @@ struct cl_pipe
 };
 #define CL_PIPE_MAX (1u << 20) /* /proc/sys/fs/pipe-max-size's default */
 
+/* A pending signal: queued to thread |tid| (its ns tid), or to the
+ * process (tid 0), with the siginfo PTRACE_PEEKSIGINFO gave. */
+struct cl_sigpend
+{
+  int32_t tid;
+  uint32_t pad;
+  uint8_t info[128];           /* siginfo_t: si_signo first */
+};
+#define CL_SIGPEND_MAX 65536u
+
 struct cl_fd
 {
   int32_t fd;
@@ -187,6 +198,8 @@ struct cl_image
   size_t pipes_len;
   const char *strings;
   size_t strings_len;
+  const struct cl_sigpend *sigs;
+  size_t nsigs;
   int pages_fd;
 };
 
@@ -219,7 +232,7 @@ struct cl_dump
   uint64_t scratch;              /* a page mapped in the tracee for
                                     injected syscalls' results */
   struct cl_proc proc;
-  struct cl_buf threads, vmas, runs, fds, strings, pipes;
+  struct cl_buf threads, vmas, runs, fds, strings, pipes, sigs;
   int pages_fd;                /* pages.img being written */
   uint64_t pages_len;
   struct cl_xxh64 pages_hash;  /* over what was written so far */
@@ -252,6 +265,8 @@ pid_t cl_ns_tid (pid_t pid, pid_t tid);
 DIR *cl_opendir (const char *rel);
 
 int cl_image_write (int dirfd, struct cl_dump *d, struct cm_err **err);
+/* Section signals: signal numbers, threads, count (dump-sigpend.c). */
+int cl_check_sigs (const struct cl_image *img, struct cm_err **err);
 int cl_image_load (const char *dir, struct cl_image *img, struct cm_err **err);
 void cl_image_free (struct cl_image *img);
 const char *cl_image_str (const struct cl_image *img, uint32_t off);
@@ -263,6 +278,7 @@ int cl_dump_mm (struct cl_dump *d, struct cm_err **err);
 int cl_dump_files (struct cl_dump *d, bool skip_unsupported,
                    struct cm_err **err);
 int cl_dump_misc (struct cl_dump *d, struct cm_err **err);
+int cl_dump_pending (struct cl_dump *d, struct cm_err **err);
 void cl_stdio_of_root (struct cl_dump *d);
 int cl_seize (struct cl_dump *d, struct cm_err **err);
 void cl_normalize_restart (struct user_regs_struct *r);
@@ -291,6 +307,15 @@ struct cl_stub_call
   int64_t arg[6];
   int32_t ok_errno;
   int32_t pad;
+};
+
+/* A pending signal to queue again: to thread |thread| (an index into
+ * the plan's threads) or, -1, to the process. */
+struct cl_stub_sig
+{
+  int32_t thread;
+  int32_t signo;
+  uint8_t info[128];
 };
 
 struct cl_stub_move
@@ -363,6 +388,9 @@ struct cl_plan
   uint64_t seal_off;           /* nseal struct cl_stub_call, then data */
   uint32_t nseal;
   int32_t unsealed;            /* threads yet to make the seal (a futex) */
+  uint64_t sig_off;            /* nsig struct cl_stub_sig */
+  uint32_t nsig;
+  int32_t pad_sig;
 };
 
 /* The stub code lives in section "cl_stub"; restore.c copies it. */

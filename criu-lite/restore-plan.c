@@ -53,6 +53,7 @@ layout (struct cl_restore *r)
   data += n * sizeof (struct cl_stub_thread) + 64;
   data += sizeof img->proc->auxv + 64;
   data += n * frame_size (img);
+  data += img->nsigs * sizeof (struct cl_stub_sig) + 64;
   if (r->seal)
     data += r->seal->ncalls * sizeof (struct cl_stub_call) + 64
             + r->seal->data_len + 64;
@@ -256,6 +257,31 @@ fill_seal (struct cl_restore *r, struct cl_plan *p, char **cur)
   p->nseal = (uint32_t) s->ncalls;
 }
 
+/* Pending signals, each to the thread it was queued to (by index: the
+ * stub learns the tids it gets) or to the process. */
+static void
+fill_sigs (struct cl_restore *r, struct cl_plan *p, char **cur)
+{
+  const struct cl_image *img = r->img;
+  size_t rec = cl_thread_rec_size (img->hdr.xstate_size);
+  struct cl_stub_sig *s;
+  if (img->nsigs == 0)
+    return;
+  s = (void *) take (cur, img->nsigs * sizeof *s);
+  for (size_t i = 0; i < img->nsigs; i++)
+    {
+      s[i].thread = -1;
+      for (uint32_t k = 0; img->sigs[i].tid && k < img->proc->nthreads; k++)
+        if ((int32_t) ((const struct cl_thread *) (img->threads + k * rec))->tid
+            == img->sigs[i].tid)
+          s[i].thread = (int32_t) k;
+      memcpy (&s[i].signo, img->sigs[i].info, sizeof s[i].signo);
+      memcpy (s[i].info, img->sigs[i].info, sizeof s[i].info);
+    }
+  p->sig_off = (uint64_t) ((char *) s - (char *) p);
+  p->nsig = (uint32_t) img->nsigs;
+}
+
 static void
 fill_plan (struct cl_restore *r)
 {
@@ -303,6 +329,7 @@ fill_plan (struct cl_restore *r)
     }
   memcpy (auxv, img->proc->auxv, img->proc->auxv_len);
   fill_seal (r, p, &cur);
+  fill_sigs (r, p, &cur);
   p->unsealed = (int32_t) n;
   p->mm_map.mm = img->proc->mm;
   p->mm_map.auxv = (uint64_t) (uintptr_t) auxv;

@@ -7,7 +7,7 @@
  * Phases (the report value is phase << 16 | errno; the exit code on
  * failure is 120 + phase): 1 park vDSO/vvar, 2 unmap, 3 map, 4 read pages,
  * 5 protect, 6 place vDSO/vvar, 7 mm layout, 8 threads, 9 TLS/rseq,
- * 10 rt_sigreturn returned, 11 seal. */
+ * 10 rt_sigreturn returned, 11 seal, 12 pending signals. */
 #include <stdint.h>
 
 #include "criu-lite/internal.h"
@@ -53,6 +53,9 @@
 #define NR_close_range 436
 #define NR_rt_sigreturn 15
 #define NR_futex 202
+#define NR_getpid 39
+#define NR_rt_sigqueueinfo 129
+#define NR_rt_tgsigqueueinfo 297
 
 INL long
 sc (long n, long a, long b, long c, long d, long e, long f)
@@ -288,6 +291,30 @@ stub_threads (struct cl_plan *p)
         }
       if (r < 0)
         stub_fail (p, 8, r);
+      t[i].tid = (int32_t) r;  /* the saved tid with set_tid */
+    }
+}
+
+/* The signals pending at the checkpoint, queued again by the main
+ * thread (the one whose tid is the process's: only it may queue a
+ * kill()- or tgkill()-style siginfo to a sibling).  Every thread still
+ * blocks everything: they stay pending until rt_sigreturn puts the saved
+ * masks back. */
+static void STUB
+stub_signals (struct cl_plan *p)
+{
+  struct cl_stub_thread *t = at (p, p->thread_off);
+  struct cl_stub_sig *s = at (p, p->sig_off);
+  long pid = sc (NR_getpid, 0, 0, 0, 0, 0, 0);
+  for (uint32_t i = 0; i < p->nsig; i++)
+    {
+      long r = s[i].thread < 0
+                   ? sc (NR_rt_sigqueueinfo, pid, s[i].signo, (long) s[i].info,
+                         0, 0, 0)
+                   : sc (NR_rt_tgsigqueueinfo, pid, t[s[i].thread].tid,
+                         s[i].signo, (long) s[i].info, 0, 0);
+      if (r < 0)
+        stub_fail (p, 12, r);
     }
 }
 
@@ -315,5 +342,6 @@ cl_stub_entry (struct cl_plan *p)
   /* the restorer's own parent-death signal is not the saved process's */
   sc (NR_prctl, 1 /* PR_SET_PDEATHSIG */, 0, 0, 0, 0, 0);
   stub_threads (p);
+  stub_signals (p);
   stub_resume (p, main_thread, 1);
 }

@@ -115,3 +115,52 @@ say_cmd() { # word [arg]
   r=$(rt state "$(cid r)" | jq -r .pid)
   [ "$(grep '^NSpid:' /proc/$r/status | awk '{print $NF}')" = 1 ]
 }
+@test "restore: signals pending at the checkpoint (per thread and shared) are delivered once unblocked" {
+  procs_bundle
+  id=$(cid)
+  start "$id"
+  wait_lines "$OUT" '^ready' 2
+  say_cmd pend
+  sleep 0.2
+  # nothing was delivered: every one of them is blocked
+  ! grep -q '^S ' "$OUT"
+  rt checkpoint --image-path "$IMG" "$id"
+  run restore_as "$(cid r)" "$OUT2"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  say_cmd unblock
+  # six threads, each its own SIGRTMIN+i with its value; SIGUSR2 (-2)
+  # with 77, once, in some thread of the parent
+  wait_lines "$OUT2" '^S ' 7
+  cat "$OUT2"
+  for role in parent child; do
+    for i in 0 1 2; do
+      grep -q "^S $role [0-9]* $i 100$i\$" "$OUT2"
+    done
+  done
+  [ "$(grep -c '^S parent [0-9]* -2 77$' "$OUT2")" -eq 1 ]
+  [ "$(grep -c '^S ' "$OUT2")" -eq 7 ]
+}
+
+@test "restore: anonymous shared memory between a parent and its child is shared again" {
+  procs_bundle
+  id=$(cid)
+  start "$id"
+  wait_lines "$OUT" '^ready' 2
+  say_cmd write 5
+  wait_lines "$OUT" '^W child 5' 1
+  say_cmd read
+  wait_lines "$OUT" '^R parent 5' 1
+  rt checkpoint --image-path "$IMG" "$id"
+  run restore_as "$(cid r)" "$OUT2"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # the content came back once...
+  say_cmd read
+  wait_lines "$OUT2" '^R parent 5' 1
+  # ...and the child's write is the parent's again
+  say_cmd write 9
+  wait_lines "$OUT2" '^W child 9' 1
+  say_cmd read
+  wait_lines "$OUT2" '^R parent 9' 1
+}
