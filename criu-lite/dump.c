@@ -19,6 +19,7 @@
 
 struct tree
 {
+  struct cl_shm_tab shm;       /* shared memory seen so far */
   pid_t *host;                 /* host pid of each record */
   struct cl_dump *procs;
   struct cl_tree_rec *recs;
@@ -35,6 +36,7 @@ dump_free (struct cl_dump *d)
   free (d->strings.p);
   free (d->pipes.p);
   free (d->sigs.p);
+  free (d->shms.p);
   if (d->pages_fd >= 0)
     close (d->pages_fd);
 }
@@ -209,6 +211,7 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct cm_err **err)
   for (size_t i = 0; r == 0 && i < t.n; i++)
     {
       memcpy (t.procs[i].stdio, t.procs[0].stdio, sizeof t.procs[0].stdio);
+      t.procs[i].shm_seen = &t.shm;
       r = capture (&t.procs[i], dirfd, o, err);
     }
   if (r == 0)
@@ -227,6 +230,7 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct cm_err **err)
   for (size_t i = 0; i < t.n; i++)
     dump_free (&t.procs[i]);
   free (t.procs);
+  free (t.shm.v);
   free (t.recs);
   free (t.host);
   return r;

@@ -20,6 +20,7 @@ static const char *const sect_names[CL_S_COUNT + 1] = {
   [CL_S_PROC] = "proc", [CL_S_THREADS] = "threads", [CL_S_VMAS] = "vmas",
   [CL_S_PAGES] = "pages", [CL_S_FDS] = "fds", [CL_S_STRINGS] = "strings",
   [CL_S_PIPES] = "pipes", [CL_S_SIGNALS] = "signals",
+  [CL_S_SHMEM] = "shmem",
 };
 
 void
@@ -108,6 +109,7 @@ cl_image_write (int dirfd, struct cl_dump *d, struct cm_err **err)
     [CL_S_THREADS] = &d->threads, [CL_S_VMAS] = &d->vmas,
     [CL_S_PAGES] = &d->runs, [CL_S_FDS] = &d->fds, [CL_S_STRINGS] = &d->strings,
     [CL_S_PIPES] = &d->pipes, [CL_S_SIGNALS] = &d->sigs,
+    [CL_S_SHMEM] = &d->shms,
   };
   struct cl_buf proc = { .p = (char *) &d->proc, .len = sizeof d->proc };
   _cleanup_free_ char *buf = NULL;
@@ -365,6 +367,23 @@ check_proc (struct cl_image *img, size_t len, struct cm_err **err)
   return 0;
 }
 
+/* Every record names a shared anonymous mapping of this image, once. */
+static int
+check_shms (struct cl_image *img, struct cm_err **err)
+{
+  for (size_t i = 0; i < img->nshms; i++)
+    {
+      const struct cl_vma *v = vma_of (img, img->shms[i].start, CL_PAGE);
+      if (v == NULL || v->start != img->shms[i].start
+          || v->kind != CL_VMA_ANON_SHARED || img->shms[i].owner <= 0
+          || (i && img->shms[i].start <= img->shms[i - 1].start))
+        return cm_err_set (err, 0, "section shmem: record %zu (%#llx) names no "
+                           "shared mapping of its own", i,
+                           (unsigned long long) img->shms[i].start);
+    }
+  return 0;
+}
+
 static int
 load_core (const char *dir, struct cl_image *img, struct cm_err **err)
 {
@@ -392,16 +411,19 @@ load_core (const char *dir, struct cl_image *img, struct cm_err **err)
   img->pipes_len = len[CL_S_PIPES];
   img->sigs = sect[CL_S_SIGNALS];
   img->nsigs = len[CL_S_SIGNALS] / sizeof (struct cl_sigpend);
+  img->shms = sect[CL_S_SHMEM];
+  img->nshms = len[CL_S_SHMEM] / sizeof (struct cl_shm);
   if (len[CL_S_VMAS] % sizeof (struct cl_vma) || len[CL_S_PAGES] % sizeof (struct cl_run)
       || len[CL_S_FDS] % sizeof (struct cl_fd)
-      || len[CL_S_SIGNALS] % sizeof (struct cl_sigpend))
+      || len[CL_S_SIGNALS] % sizeof (struct cl_sigpend)
+      || len[CL_S_SHMEM] % sizeof (struct cl_shm))
     return cm_err_set (err, 0, "core.img: a record section has a partial record");
   if (img->strings_len == 0 || img->strings[img->strings_len - 1] != '\0')
     return cm_err_set (err, 0, "section strings: not NUL-terminated");
   if (check_proc (img, len[CL_S_PROC], err) < 0 || check_threads (img, err) < 0
       || check_vmas (img, err) < 0 || check_runs (img, err) < 0
       || check_pipes (img, err) < 0 || check_fds (img, err) < 0
-      || cl_check_sigs (img, err) < 0)
+      || cl_check_sigs (img, err) < 0 || check_shms (img, err) < 0)
     return -1;
   return 0;
 }

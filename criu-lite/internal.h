@@ -48,7 +48,8 @@ enum cl_sect
   CL_S_STRINGS,
   CL_S_PIPES,     /* what each pipe held: struct cl_pipe + its bytes */
   CL_S_SIGNALS,   /* pending signals: struct cl_sigpend */
-  CL_S_COUNT = CL_S_SIGNALS
+  CL_S_SHMEM,     /* shared memory objects: struct cl_shm */
+  CL_S_COUNT = CL_S_SHMEM
 };
 
 struct cl_sect_desc
@@ -170,6 +171,32 @@ struct cl_sigpend
 };
 #define CL_SIGPEND_MAX 65536u
 
+/* A MAP_SHARED mapping of shared memory (shared anonymous, memfd, SysV
+ * shm): the object it maps, identified by the device and inode that
+ * /proc/PID/maps shows, so that processes mapping the same object map one
+ * object again.  Its content is in the pages.img of process |owner| (its
+ * ns pid; this process's own when it saved it), at that process's mapping
+ * of the same object. */
+struct cl_shm
+{
+  uint64_t start;              /* the mapping (a CL_VMA_ANON_SHARED) */
+  uint64_t dev, ino;
+  int32_t owner;
+  uint32_t pad;
+};
+
+/* Objects seen so far in one dump of a tree (dump-mm.c). */
+struct cl_shm_seen
+{
+  uint64_t dev, ino, pgoff, len;
+  int32_t owner;
+};
+struct cl_shm_tab
+{
+  struct cl_shm_seen *v;
+  size_t n;
+};
+
 struct cl_fd
 {
   int32_t fd;
@@ -200,6 +227,8 @@ struct cl_image
   size_t strings_len;
   const struct cl_sigpend *sigs;
   size_t nsigs;
+  const struct cl_shm *shms;
+  size_t nshms;
   int pages_fd;
 };
 
@@ -232,7 +261,8 @@ struct cl_dump
   uint64_t scratch;              /* a page mapped in the tracee for
                                     injected syscalls' results */
   struct cl_proc proc;
-  struct cl_buf threads, vmas, runs, fds, strings, pipes, sigs;
+  struct cl_buf threads, vmas, runs, fds, strings, pipes, sigs, shms;
+  struct cl_shm_tab *shm_seen;   /* the whole tree's */
   int pages_fd;                /* pages.img being written */
   uint64_t pages_len;
   struct cl_xxh64 pages_hash;  /* over what was written so far */
@@ -279,6 +309,10 @@ int cl_dump_files (struct cl_dump *d, bool skip_unsupported,
                    struct cm_err **err);
 int cl_dump_misc (struct cl_dump *d, struct cm_err **err);
 int cl_dump_pending (struct cl_dump *d, struct cm_err **err);
+/* A shared memory mapping of |d|: recorded in its section shmem; true
+ * when a process dumped before holds its content already (dump-shm.c). */
+bool cl_shm_note (struct cl_dump *d, const struct cl_vma *v, uint64_t dev,
+                  uint64_t ino);
 void cl_stdio_of_root (struct cl_dump *d);
 int cl_seize (struct cl_dump *d, struct cm_err **err);
 void cl_normalize_restart (struct user_regs_struct *r);

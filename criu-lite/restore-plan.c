@@ -217,6 +217,12 @@ fill_vmas (struct cl_restore *r, struct cl_stub_vma *sv)
       if (v->kind == CL_VMA_ANON)
         sv[i].mflags = MAP_PRIVATE | MAP_ANONYMOUS
                        | (v->flags & CL_VMA_GROWSDOWN ? MAP_GROWSDOWN : 0);
+      else if (v->kind == CL_VMA_ANON_SHARED && sv[i].fd >= 0)
+        {
+          /* the tree's shared object: its content is in it already */
+          sv[i].mflags = MAP_SHARED;
+          sv[i].has_pages = 0;
+        }
       else if (v->kind == CL_VMA_ANON_SHARED)
         sv[i].mflags = MAP_SHARED | MAP_ANONYMOUS;
       else
@@ -282,6 +288,18 @@ fill_sigs (struct cl_restore *r, struct cl_plan *p, char **cur)
   p->nsig = (uint32_t) img->nsigs;
 }
 
+/* A run of a mapping of a shared object: read into the object by the
+ * root restorer (restore-shm.c), not by the stub. */
+static bool
+in_shared_object (const struct cl_restore *r, const struct cl_run *run)
+{
+  const struct cl_image *img = r->img;
+  for (size_t i = 0; i < img->nvmas; i++)
+    if (run->addr >= img->vmas[i].start && run->addr < img->vmas[i].end)
+      return img->vmas[i].kind == CL_VMA_ANON_SHARED && r->vma_fd[i] >= 0;
+  return false;
+}
+
 static void
 fill_plan (struct cl_restore *r)
 {
@@ -308,7 +326,10 @@ fill_plan (struct cl_restore *r)
   p->move_off = (uint64_t) ((char *) mv - (char *) p);
   p->thread_off = (uint64_t) ((char *) st - (char *) p);
   fill_vmas (r, sv);
-  memcpy (runs, img->runs, img->nruns * sizeof *runs);
+  p->nrun = 0;
+  for (size_t i = 0; i < img->nruns; i++)
+    if (!in_shared_object (r, &img->runs[i]))
+      runs[p->nrun++] = img->runs[i];
   for (int k = 0; k < 3; k++)
     if (r->cur[k].len)
       {

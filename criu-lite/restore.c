@@ -132,6 +132,14 @@ open_vma_files (struct cl_restore *r, struct cm_err **err)
       int flags = v->kind == CL_VMA_FILE_SHARED && (v->prot & PROT_WRITE) ? O_RDWR
                                                                           : O_RDONLY;
       r->vma_fd[i] = -1;
+      if (v->kind == CL_VMA_ANON_SHARED && cl_shm_fd (img, v) >= 0)
+        {
+          /* the tree's object, shared with the other processes mapping it */
+          r->vma_fd[i] = lift (r, dup (cl_shm_fd (img, v)), "shared memory", err);
+          if (r->vma_fd[i] < 0)
+            return -1;
+          continue;
+        }
       if (v->kind != CL_VMA_FILE && v->kind != CL_VMA_FILE_SHARED)
         continue;
       if (i && img->vmas[i - 1].path == v->path && r->vma_fd[i - 1] >= 0
@@ -632,6 +640,8 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
   if (ret == 0)
     ret = cl_pipes_make (ci->procs, ci->n, err);
   if (ret == 0)
+    ret = cl_shm_make (ci->procs, ci->recs, ci->n, err);
+  if (ret == 0)
     ret = fork_tree (&t, &syncr, err);
   if (ret == 0
       && (ret = restore_prepare (&r, &ci->procs[0], t.recs[0].pid,
@@ -647,6 +657,7 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
   if (ret == 0)
     restore_commit (&r);
   cl_pipes_close ();
+  cl_shm_close ();
   free (t.now);
   return ret;
 }

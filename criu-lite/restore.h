@@ -26,6 +26,12 @@ struct cl_restore
 int cl_restore_plan (struct cl_restore *r, struct cm_err **err);
 
 struct cl_tree_rec;
+/* Shared memory objects of a tree, made before the restorers fork
+ * (restore-shm.c); the fd of |v|'s object, or -1. */
+int cl_shm_make (const struct cl_image *imgs, const struct cl_tree_rec *recs,
+                 size_t n, struct cm_err **err);
+int cl_shm_fd (const struct cl_image *img, const struct cl_vma *v);
+void cl_shm_close (void);
 struct criu_image
 {
   struct cl_tree_rec *recs;    /* tree.img */
