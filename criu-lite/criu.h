@@ -32,6 +32,13 @@ struct criu_dump_opts
   bool target_root;       /* record file paths as the process sees them
                              (from its own root, /proc/PID/root): for a
                              process in another mount namespace or chroot */
+  /* May be NULL.  Freezes (true) and thaws (false) every process of the
+   * tree, e.g. with its cgroup freezer; called in the calling process.
+   * The tree is frozen while it is listed and its threads are seized, so
+   * that nothing forks, exits or runs meanwhile, and thawed once every
+   * thread is seized: from then on ptrace holds it while it is read. */
+  int (*freeze) (void *arg, bool frozen, struct cm_err **err);
+  void *freeze_arg;
 };
 
 /* Captures opts->pid and every descendant into opts->image_dir.  On

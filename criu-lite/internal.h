@@ -315,6 +315,10 @@ bool cl_shm_note (struct cl_dump *d, const struct cl_vma *v, uint64_t dev,
                   uint64_t ino);
 void cl_stdio_of_root (struct cl_dump *d);
 int cl_seize (struct cl_dump *d, struct cm_err **err);
+/* While the tree is frozen: seize and interrupt every thread, no wait;
+ * once thawed, wait for every stop and seize whatever is new. */
+int cl_seize_frozen (struct cl_dump *d, struct cm_err **err);
+int cl_seize_finish (struct cl_dump *d, struct cm_err **err);
 void cl_normalize_restart (struct user_regs_struct *r);
 int cl_inject_prepare (struct cl_dump *d, struct cm_err **err);
 int cl_inject (struct cl_dump *d, size_t t, long nr, const long a[6], long *ret,

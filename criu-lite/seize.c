@@ -1,6 +1,8 @@
 /* Stopping a process for capture: every thread PTRACE_SEIZEd and
  * PTRACE_INTERRUPTed (a thread created meanwhile is caught by listing
- * /proc/PID/task again until the list is stable), and let go again. */
+ * /proc/PID/task again until the list is stable), and let go again.  In
+ * a frozen tree (criu_dump_opts.freeze) the threads are seized and
+ * interrupted without waiting: they stop once thawed (cl_seize_finish). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,22 +34,12 @@ seized (const struct cl_dump *d, pid_t tid)
   return false;
 }
 
+/* Until thread |i| is in its ptrace stop; its registers as seized. */
 static int
-seize_one (struct cl_dump *d, pid_t tid, struct cm_err **err)
+stop_wait (struct cl_dump *d, size_t i, struct cm_err **err)
 {
+  pid_t tid = d->tids[i];
   int st;
-  if (ptrace (PTRACE_SEIZE, tid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0)
-    {
-      if (errno == ESRCH)
-        return 0;  /* exited meanwhile */
-      return cm_err_set (err, errno, "ptrace seize thread %d", tid);
-    }
-  d->tids = xrealloc (d->tids, (d->ntids + 1) * sizeof *d->tids);
-  d->tr = xrealloc (d->tr, (d->ntids + 1) * sizeof *d->tr);
-  memset (&d->tr[d->ntids], 0, sizeof *d->tr);
-  d->tids[d->ntids++] = tid;
-  if (ptrace (PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
-    return cm_err_set (err, errno, "ptrace interrupt thread %d", tid);
   for (;;)
     {
       if (waitpid (tid, &st, __WALL) < 0)
@@ -60,7 +52,7 @@ seize_one (struct cl_dump *d, pid_t tid, struct cm_err **err)
         return cm_err_set (err, 0, "thread %d exited while being stopped", tid);
       if (WIFSTOPPED (st) && (st >> 16) == PTRACE_EVENT_STOP)
         {
-          if (ptrace (PTRACE_GETREGS, tid, NULL, &d->tr[d->ntids - 1].orig) < 0)
+          if (ptrace (PTRACE_GETREGS, tid, NULL, &d->tr[i].orig) < 0)
             return cm_err_set (err, errno, "thread %d: read registers", tid);
           return 0;
         }
@@ -70,9 +62,29 @@ seize_one (struct cl_dump *d, pid_t tid, struct cm_err **err)
     }
 }
 
+/* Seizes and interrupts |tid|; waits for its stop unless the tree is
+ * frozen (it stops once thawed: cl_seize_finish). */
+static int
+seize_one (struct cl_dump *d, pid_t tid, bool wait, struct cm_err **err)
+{
+  if (ptrace (PTRACE_SEIZE, tid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0)
+    {
+      if (errno == ESRCH)
+        return 0;  /* exited meanwhile */
+      return cm_err_set (err, errno, "ptrace seize thread %d", tid);
+    }
+  d->tids = xrealloc (d->tids, (d->ntids + 1) * sizeof *d->tids);
+  d->tr = xrealloc (d->tr, (d->ntids + 1) * sizeof *d->tr);
+  memset (&d->tr[d->ntids], 0, sizeof *d->tr);
+  d->tids[d->ntids++] = tid;
+  if (ptrace (PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
+    return cm_err_set (err, errno, "ptrace interrupt thread %d", tid);
+  return wait ? stop_wait (d, d->ntids - 1, err) : 0;
+}
+
 /* One pass over /proc/PID/task; *fresh counts threads seized this pass. */
 static int
-seize_pass (struct cl_dump *d, size_t *fresh, struct cm_err **err)
+seize_pass (struct cl_dump *d, bool wait, size_t *fresh, struct cm_err **err)
 {
   char path[64];
   struct dirent *e;
@@ -89,23 +101,22 @@ seize_pass (struct cl_dump *d, size_t *fresh, struct cm_err **err)
       pid_t tid = (pid_t) atoi (e->d_name);
       if (tid <= 0 || seized (d, tid))
         continue;
-      r = seize_one (d, tid, err);
+      r = seize_one (d, tid, wait, err);
       (*fresh)++;
     }
   closedir (dir);
   return r;
 }
 
-int
-cl_seize (struct cl_dump *d, struct cm_err **err)
+/* Until a pass over /proc/PID/task finds no thread not yet seized. */
+static int
+seize_rest (struct cl_dump *d, struct cm_err **err)
 {
   size_t fresh;
   int rounds = 0;
-  if (seize_one (d, d->pid, err) < 0)
-    return -1;
   do
     {
-      if (seize_pass (d, &fresh, err) < 0)
+      if (seize_pass (d, true, &fresh, err) < 0)
         return -1;
       if (++rounds > 100)
         return cm_err_set (err, 0, "process %d keeps creating threads", d->pid);
@@ -114,6 +125,32 @@ cl_seize (struct cl_dump *d, struct cm_err **err)
   if (d->ntids == 0 || d->tids[0] != d->pid)
     return cm_err_set (err, ESRCH, "process %d", d->pid);
   return 0;
+}
+
+int
+cl_seize (struct cl_dump *d, struct cm_err **err)
+{
+  if (seize_one (d, d->pid, true, err) < 0)
+    return -1;
+  return seize_rest (d, err);
+}
+
+int
+cl_seize_frozen (struct cl_dump *d, struct cm_err **err)
+{
+  size_t fresh;
+  if (seize_one (d, d->pid, false, err) < 0)
+    return -1;
+  return seize_pass (d, false, &fresh, err);
+}
+
+int
+cl_seize_finish (struct cl_dump *d, struct cm_err **err)
+{
+  for (size_t i = 0; i < d->ntids; i++)
+    if (stop_wait (d, i, err) < 0)
+      return -1;
+  return seize_rest (d, err);
 }
 
 /* Waits for each of the threads as it exits, in whatever order they do

@@ -109,23 +109,48 @@ work_log (const struct ckpt_opts *o, const struct oci_state *st)
   cm_err_free (&e);
 }
 
+/* criu_dump_opts.freeze: the container's cgroup freezer, while the tree
+ * is listed and seized. */
+static int
+freeze_container (void *arg, bool frozen, struct cm_err **err)
+{
+  return rt_handle_freeze (arg, frozen, err);
+}
+
 static int
 cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct ckpt_opts o = { 0 };
   struct oci_state st = { .dirfd = -1 };
   struct criu_dump_opts d = { 0 };
+  struct rt_handle *h = NULL;
   int i = parse (argc, argv, &o, err), ret = -1;
 
   if (i < 0)
     return -1;
   if (oci_state_load (g, argv[i], &st, err) < 0)
     goto out;
+  if (st.status == OCI_PAUSED)
+    {
+      /* its threads must run the system calls the capture injects */
+      cm_err_set (err, 0, "checkpoint: container \"%s\" is paused: resume "
+                  "it first (criu-lite freezes it itself while it is read, "
+                  "and must then run system calls in its stopped threads)",
+                  st.id);
+      goto out;
+    }
   if (st.status != OCI_RUNNING)
     {
       cm_err_set (err, 0, "checkpoint: container \"%s\" is %s, not running",
                   st.id, oci_status_name (st.status));
       goto out;
+    }
+  if (st.cgroup_path)
+    {
+      if (oci_state_handle (&st, NULL, NULL, &h, err) < 0)
+        goto out;
+      d.freeze = freeze_container;
+      d.freeze_arg = h;
     }
   d.pid = st.pid;
   d.image_dir = o.image_path;
@@ -137,6 +162,7 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
   work_log (&o, &st);
   ret = 0;
 out:
+  rt_handle_free (h);
   oci_state_free (&st);
   return ret;
 }

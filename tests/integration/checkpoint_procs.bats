@@ -164,3 +164,58 @@ say_cmd() { # word [arg]
   say_cmd read
   wait_lines "$OUT2" '^R parent 9' 1
 }
+
+# The container's freezer control file, from the host: v1 freezer.state,
+# else v2 cgroup.freeze; empty when there is none.
+freezer_file() { # pid
+  local l base
+  l=$(grep ':freezer:' "/proc/$1/cgroup" || true)
+  if [ -n "$l" ] && [ -f "/sys/fs/cgroup/freezer${l#*:freezer:}/freezer.state" ]; then
+    echo "/sys/fs/cgroup/freezer${l#*:freezer:}/freezer.state"
+    return
+  fi
+  l=$(grep '^0::' "/proc/$1/cgroup" || true)
+  for base in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+    if [ -n "$l" ] && [ -f "$base${l#0::}/cgroup.freeze" ]; then
+      echo "$base${l#0::}/cgroup.freeze"
+      return
+    fi
+  done
+}
+
+@test "checkpoint: the cgroup freezer holds the container while it is seized, and lets it go after" {
+  cmd /bin/sh -c 'while :; do echo count $((n=n+1)); sleep 0.01; done'
+  id=$(cid)
+  start "$id"
+  wait_lines "$OUT" '^count' 1
+  pid=$(rt state "$id" | jq -r .pid)
+  f=$(freezer_file "$pid")
+  [ -n "$f" ] || skip "the container has no cgroup freezer here"
+  "$SANDLOCK_HELPERS/cl_watch" "$f" 2 10000 > "$BATS_TEST_TMPDIR/watch" &
+  watcher=$!
+  wait_lines "$BATS_TEST_TMPDIR/watch" '^ready' 1
+  rt checkpoint --leave-running --image-path "$IMG" "$id"
+  wait "$watcher"
+  cat "$BATS_TEST_TMPDIR/watch"
+  # frozen, then thawed: two writes to the freezer
+  grep -q '^modified 2$' "$BATS_TEST_TMPDIR/watch"
+  # and it runs on, not paused
+  [ "$(rt state "$id" | jq -r .status)" = running ]
+  n=$(grep -c '^count' "$OUT")
+  wait_lines "$OUT" '^count' $((n + 3))
+}
+
+@test "checkpoint: a paused container is refused, saying to resume it, and stays paused" {
+  cmd /bin/sh -c 'while :; do sleep 1; done'
+  id=$(cid)
+  start "$id"
+  rt pause "$id"
+  run rt checkpoint --image-path "$IMG" "$id"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"is paused: resume it first"* ]]
+  [ "$(rt state "$id" | jq -r .status)" = paused ]
+  [ ! -e "$IMG/tree.img" ]
+  rt resume "$id"
+  [ "$(rt state "$id" | jq -r .status)" = running ]
+}
