@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -223,7 +224,22 @@ cl_dump_misc (struct cl_dump *d, struct cm_err **err)
     {
       struct rlimit rl;
       if (prlimit (d->pid, r, NULL, &rl) < 0)
-        return cm_err_set (err, errno, "read rlimit %d", r);
+        {
+          /* another uid's process, and no CAP_SYS_RESOURCE (EPERM): it
+           * tells its own */
+          long a[6] = { 0, r, 0, (long) d->scratch, 0, 0 }, ret;
+          uint64_t v[2];
+          if (errno != EPERM)
+            return cm_err_set (err, errno, "read rlimit %d", r);
+          if (cl_inject (d, 0, SYS_prlimit64, a, &ret, err) < 0)
+            return -1;
+          if (ret < 0)
+            return cm_err_set (err, (int) -ret, "read rlimit %d", r);
+          if (cl_peek (d, d->scratch, v, sizeof v, err) < 0)
+            return -1;
+          rl.rlim_cur = v[0];
+          rl.rlim_max = v[1];
+        }
       d->proc.rlim[r][0] = rl.rlim_cur;
       d->proc.rlim[r][1] = rl.rlim_max;
     }
