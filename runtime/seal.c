@@ -66,6 +66,21 @@ add_call (struct build *b, int list, long nr, long a0, long a1, long a2,
 
 enum { NARROW, SEAL };
 
+/* The permitted (and effective) set an execve of a plain file — no file
+ * capabilities, not set-id — leaves after the start's capset
+ * (cap_bprm_creds_from_file): root, unless SECBIT_NOROOT, gets its
+ * inheritable and bounding sets; anyone else its ambient set.  A sealed
+ * payload never execs: without this a non-root container process would
+ * keep the configured permitted set, which its execve drops. */
+static uint64_t
+after_exec (const struct rt_process *pr, uint64_t bnd, uint64_t prm,
+            uint64_t inh, uint64_t amb, bool noroot)
+{
+  if (pr->user.uid == 0 && !noroot)
+    return (inh | bnd) & prm;
+  return amb & prm;
+}
+
 static void
 add_capset (struct build *b, int list, uint64_t eff, uint64_t prm, uint64_t inh)
 {
@@ -97,6 +112,7 @@ static int
 build_narrow (struct build *b, uint64_t eff, const struct rt_user *u,
               struct cm_err **err)
 {
+  /* |eff|: the effective set the container's process starts with */
   struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
   struct __user_cap_data_struct d[2];
   uint64_t prm, inh;
@@ -164,6 +180,14 @@ build_seal (struct build *b, const struct rt_plan *p)
   for (int c = 0; c < 64; c++)
     if (amb & CAP_BIT (c))
       add_call (b, SEAL, SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0);
+  /* as the execve that a sealed payload does not make would leave them */
+  {
+    uint64_t ex = after_exec (pr, bnd, prm, inh, amb, noroot);
+    add_capset (b, SEAL, ex, ex, inh);
+    if (pr->user.uid == 0 && !noroot)
+      add_call (b, SEAL, SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL,
+                0, 0, EINVAL);
+  }
   if (pr->no_new_privileges)
     add_call (b, SEAL, SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (!early && sc->insns)
@@ -185,6 +209,7 @@ rt_seal_build (const struct rt_plan *p, const struct rt_seal **out,
                        "each)");
   b = xcalloc (1, sizeof *b);
   rt_caps_plan_masks (p->caps, &bnd, &eff, &prm, &inh, &amb, &noroot);
+  eff = after_exec (p->c->process, bnd, prm, inh, amb, noroot);
   if (build_narrow (b, eff, &p->c->process->user, err) < 0)
     return -1;
   build_seal (b, p);

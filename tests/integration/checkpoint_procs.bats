@@ -115,6 +115,37 @@ say_cmd() { # word [arg]
   r=$(rt state "$(cid r)" | jq -r .pid)
   [ "$(grep '^NSpid:' /proc/$r/status | awk '{print $NF}')" = 1 ]
 }
+# Uid..Seccomp lines of every process, read inside the container.
+creds_of() { # id
+  rt exec "$1" sh -c 'for d in /proc/[0-9]*; do
+      [ "${d#/proc/}" = $$ ] && continue
+      echo "${d#/proc/} $(grep -E "^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" $d/status | tr -s "\t\n" "  ")"
+    done' | sort -n
+}
+
+@test "restore: a non-root container's processes get back no capability their execve dropped" {
+  # uid 1000 with a supplementary group: a fresh container's processes
+  # hold no permitted or effective capability (execve cleared them)
+  cfg '.process.user.uid=1000 | .process.user.gid=1000 | .process.user.additionalGids=[5]'
+  cmd /bin/sh -c '/bin/cl_counter -t 2 -m 1 > /dev/null & exec /bin/cl_counter -m 1'
+  id=$(cid)
+  start "$id"
+  for i in $(seq 50); do
+    [ "$(creds_of "$id" | wc -l)" -ge 2 ] && break
+    sleep 0.1
+  done
+  creds_of "$id" > "$BATS_TEST_TMPDIR/before"
+  cat "$BATS_TEST_TMPDIR/before"
+  [ "$(wc -l < "$BATS_TEST_TMPDIR/before")" -eq 2 ]
+  grep -q 'CapPrm: 0000000000000000 CapEff: 0000000000000000' "$BATS_TEST_TMPDIR/before"
+  rt checkpoint --image-path "$IMG" "$id"
+  run restore_as "$(cid r)" "$OUT2"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  creds_of "$(cid r)" > "$BATS_TEST_TMPDIR/after"
+  diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+}
+
 @test "restore: signals pending at the checkpoint (per thread and shared) are delivered once unblocked" {
   procs_bundle
   id=$(cid)
