@@ -286,6 +286,8 @@ cow_changes (const struct cow_branch *b, struct cow_changes *out,
   struct collect c = { .lowerfd = lfd, .upperfd = ufd, .out = out };
   out->v = NULL;
   out->n = 0;
+  if (cow_branch_usable (b, err) < 0)
+    return -1;
   if (lfd < 0 || ufd < 0)
     return cm_err_set (err, errno, "cow branch `%s`", b->storage);
   if (cow_walk_upper (b, collect_one, &c, err) < 0)

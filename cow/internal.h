@@ -68,4 +68,26 @@ int cow_remove (const char *path, struct cm_err **err);
 /* The meta file: write (atomic, fsync'd) from |b|. */
 int cow_meta_write (const struct cow_branch *b, struct cm_err **err);
 
+/* ---- the quota tmpfs (quota.c) ---- */
+
+#define COW_QUOTA_DIR "quota"
+
+/* Sets b->upper and b->work for b->in_tmpfs (STORAGE/quota/{upper,work})
+ * or not (STORAGE/{upper,work}). */
+void cow_layer_paths (struct cow_branch *b);
+
+/* Mounts the tmpfs of b->max_disk bytes at STORAGE/quota (made here). */
+int cow_quota_mount (const struct cow_branch *b, struct cm_err **err);
+
+/* Unmounts STORAGE/quota if something is mounted there, and removes the
+ * directory when it is empty.  Never fails: what is not there is fine. */
+void cow_quota_umount (const char *storage);
+
+/* True when STORAGE/quota is a tmpfs mount holding upper/ (after a
+ * restart it is an empty directory of the storage's own filesystem). */
+bool cow_quota_mounted (const char *storage);
+
+/* Fails, saying so, when |b| is lost (its quota tmpfs is gone). */
+int cow_branch_usable (const struct cow_branch *b, struct cm_err **err);
+
 #endif

@@ -39,6 +39,11 @@ struct criu_dump_opts
    * thread is seized: from then on ptrace holds it while it is read. */
   int (*freeze) (void *arg, bool frozen, struct cm_err **err);
   void *freeze_arg;
+  /* With |freeze|: the tree was frozen (a paused container) and stays
+   * so: when it goes on (leave_running, or a failure), it is frozen again
+   * right after it is let go (a traced task that is frozen cannot be
+   * detached, so it may run for that moment). */
+  bool leave_frozen;
 };
 
 /* Captures opts->pid and every descendant into opts->image_dir.  On

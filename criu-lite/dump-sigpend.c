@@ -1,8 +1,8 @@
 /* Pending signals: what is queued to each thread and to the process,
  * read with PTRACE_PEEKSIGINFO (nothing is dequeued: --leave-running
  * leaves them pending), plus a signal an injection caught and holds for
- * the thread (inject.c).  The image's section signals is checked here
- * too; restore queues them again (stub.c). */
+ * the thread (inject.c).  Restore queues them again (stub.c); image.c
+ * checks the section. */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -73,38 +73,4 @@ cl_dump_pending (struct cl_dump *d, struct cm_err **err)
         }
     }
   return peek_queue (d, d->tids[0], 0, PTRACE_PEEKSIGINFO_SHARED, err);
-}
-
-static bool
-is_thread (const struct cl_image *img, int32_t tid)
-{
-  size_t rec = cl_thread_rec_size (img->hdr.xstate_size);
-  for (uint32_t i = 0; i < img->proc->nthreads; i++)
-    {
-      const struct cl_thread *t = (const void *) (img->threads + i * rec);
-      if ((int32_t) t->tid == tid)
-        return true;
-    }
-  return false;
-}
-
-int
-cl_check_sigs (const struct cl_image *img, struct cm_err **err)
-{
-  if (img->nsigs > CL_SIGPEND_MAX)
-    return cm_err_set (err, 0, "section signals: %zu records, at most %u",
-                       img->nsigs, CL_SIGPEND_MAX);
-  for (size_t i = 0; i < img->nsigs; i++)
-    {
-      int32_t signo;
-      memcpy (&signo, img->sigs[i].info, sizeof signo);
-      if (signo < 1 || signo > 64 || signo == SIGKILL || signo == SIGSTOP)
-        return cm_err_set (err, 0, "section signals: record %zu has signal %d",
-                           i, signo);
-      if (img->sigs[i].tid != 0 && !is_thread (img, img->sigs[i].tid))
-        return cm_err_set (err, 0, "section signals: record %zu names thread "
-                           "%d, which the image does not have", i,
-                           img->sigs[i].tid);
-    }
-  return 0;
 }

@@ -26,10 +26,12 @@ struct freezer
   int sock;
 };
 
+/* |keep|: frozen for good (leave_frozen), not only while seizing. */
 static int
-freezer_set (const struct freezer *f, bool frozen, struct cm_err **err)
+freezer_set (const struct freezer *f, bool frozen, bool keep,
+             struct cm_err **err)
 {
-  char req = frozen ? 'F' : 'T';
+  char req = frozen ? (keep ? 'P' : 'F') : 'T';
   struct
   {
     int32_t code;
@@ -51,7 +53,7 @@ freezer_set (const struct freezer *f, bool frozen, struct cm_err **err)
 }
 
 /* The caller's side of freezer_set, until the helper exits; a helper
- * that died with the tree frozen leaves it thawed. */
+ * that died with the tree frozen for the seize leaves it thawed. */
 static void
 serve_freezer (const struct criu_dump_opts *o, int sock)
 {
@@ -66,7 +68,7 @@ serve_freezer (const struct criu_dump_opts *o, int sock)
         char msg[1020];
       } rep;
       memset (&rep, 0, sizeof rep);
-      if (o->freeze (o->freeze_arg, req == 'F', &e) < 0)
+      if (o->freeze (o->freeze_arg, req != 'T', &e) < 0)
         {
           rep.code = e && e->errno_ ? e->errno_ : EIO;
           snprintf (rep.msg, sizeof rep.msg, "%s", e ? e->msg : "freeze failed");
@@ -107,6 +109,7 @@ dump_free (struct cl_dump *d)
   free (d->shms.p);
   if (d->pages_fd >= 0)
     close (d->pages_fd);
+  cl_xxh64_fini (&d->pages_hash);
 }
 
 static bool
@@ -232,14 +235,14 @@ seize_tree (struct tree *t, pid_t root, const struct freezer *fz,
             struct cm_err **err)
 {
   int r;
-  if (freezer_set (fz, true, err) < 0)
+  if (freezer_set (fz, true, false, err) < 0)
     return -1;
   t->frozen = fz->o->freeze != NULL;
   r = add (t, root, 0, err) < 0 || add_descendants (t, err) < 0 ? -1 : 0;
   if (t->frozen)
     {
       struct cm_err *e = NULL;
-      if (freezer_set (fz, false, r == 0 ? err : &e) < 0)
+      if (freezer_set (fz, false, false, r == 0 ? err : &e) < 0)
         r = -1;
       cm_err_free (&e);
       t->frozen = false;
@@ -273,11 +276,13 @@ capture (struct cl_dump *d, int dirfd, const struct criu_dump_opts *o,
                         0600);
   if (d->pages_fd < 0)
     return cm_err_set (err, errno, "create %s/pages.img", name);
-  cl_xxh64_init (&d->pages_hash);
+  if (cl_xxh64_init (&d->pages_hash, err) < 0)
+    return -1;
   /* The memory first: the injections after it map a scratch page. */
   if (cl_dump_mm (d, err) < 0 || cl_inject_prepare (d, err) < 0
       || cl_dump_threads (d, err) < 0 || cl_dump_signals (d, err) < 0
       || cl_dump_files (d, o->skip_unsupported, err) < 0
+      || cl_dump_locks (d, err) < 0
       || cl_dump_misc (d, err) < 0 || cl_dump_pending (d, err) < 0
       || cl_image_write (sub, d, err) < 0)
     return cm_err_wrap (err, "process %d", d->pid);
@@ -321,6 +326,14 @@ dump_into (int dirfd, const struct criu_dump_opts *o, int sock,
    * returns. */
   for (size_t i = t.n; i-- > 0;)
     cl_release (&t.procs[i], r == 0 && !o->leave_running);
+  if (o->leave_frozen && (r < 0 || o->leave_running))
+    {
+      /* after the detach: a traced task frozen could not be detached */
+      struct cm_err *e = NULL;
+      if (freezer_set (&fz, true, true, r == 0 ? err : &e) < 0)
+        r = -1;
+      cm_err_free (&e);
+    }
   if (r < 0)
     {
       remove_image (dirfd, &t);
@@ -396,8 +409,9 @@ criu_dump (const struct criu_dump_opts *o, struct cm_err **err)
 
   if (o->pid <= 0)
     return cm_err_set (err, EINVAL, "checkpoint: no process");
-  /* libcrypto loaded (and OpenSSL's config read) here, before any chroot */
-  if (cm_sha256 ("", 0, warm, err) < 0)
+  /* libcrypto (and OpenSSL's config) and libxxhash loaded here, before
+   * any chroot */
+  if (cm_sha256 ("", 0, warm, err) < 0 || cl_xxh64_load (err) < 0)
     return -1;
   if (cm_mkdir_p (o->image_dir, 0700, err) < 0)
     return -1;

@@ -4,6 +4,7 @@
  * string is checked here so restore.c and the stub can trust the fields. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -84,17 +85,15 @@ static int
 pages_xxh64 (int fd, uint64_t len, uint64_t *out, struct cm_err **err)
 {
   void *m;
+  int r;
   if (len == 0)
-    {
-      *out = cl_xxh64 ("", 0);
-      return 0;
-    }
+    return cl_xxh64 ("", 0, out, err);
   m = mmap (NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   if (m == MAP_FAILED)
     return cm_err_set (err, errno, "pages.img: map for its checksum");
-  *out = cl_xxh64 (m, len);
+  r = cl_xxh64 (m, len, out, err);
   munmap (m, len);
-  return 0;
+  return r;
 }
 
 /* ---- writing --------------------------------------------------------- */
@@ -367,6 +366,41 @@ check_proc (struct cl_image *img, size_t len, struct cm_err **err)
   return 0;
 }
 
+static bool
+is_thread (const struct cl_image *img, int32_t tid)
+{
+  size_t rec = cl_thread_rec_size (img->hdr.xstate_size);
+  for (uint32_t i = 0; i < img->proc->nthreads; i++)
+    {
+      const struct cl_thread *t = (const void *) (img->threads + i * rec);
+      if ((int32_t) t->tid == tid)
+        return true;
+    }
+  return false;
+}
+
+/* Signal numbers, threads, count of section signals. */
+static int
+check_sigs (const struct cl_image *img, struct cm_err **err)
+{
+  if (img->nsigs > CL_SIGPEND_MAX)
+    return cm_err_set (err, 0, "section signals: %zu records, at most %u",
+                       img->nsigs, CL_SIGPEND_MAX);
+  for (size_t i = 0; i < img->nsigs; i++)
+    {
+      int32_t signo;
+      memcpy (&signo, img->sigs[i].info, sizeof signo);
+      if (signo < 1 || signo > 64 || signo == SIGKILL || signo == SIGSTOP)
+        return cm_err_set (err, 0, "section signals: record %zu has signal %d",
+                           i, signo);
+      if (img->sigs[i].tid != 0 && !is_thread (img, img->sigs[i].tid))
+        return cm_err_set (err, 0, "section signals: record %zu names thread "
+                           "%d, which the image does not have", i,
+                           img->sigs[i].tid);
+    }
+  return 0;
+}
+
 /* Every record names a shared anonymous mapping of this image, once. */
 static int
 check_shms (struct cl_image *img, struct cm_err **err)
@@ -423,7 +457,7 @@ load_core (const char *dir, struct cl_image *img, struct cm_err **err)
   if (check_proc (img, len[CL_S_PROC], err) < 0 || check_threads (img, err) < 0
       || check_vmas (img, err) < 0 || check_runs (img, err) < 0
       || check_pipes (img, err) < 0 || check_fds (img, err) < 0
-      || cl_check_sigs (img, err) < 0 || check_shms (img, err) < 0)
+      || check_sigs (img, err) < 0 || check_shms (img, err) < 0)
     return -1;
   return 0;
 }

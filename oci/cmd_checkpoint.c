@@ -14,8 +14,8 @@
 
 #define USAGE                                                                \
   "usage: sandlock-oci checkpoint [--image-path DIR] [--work-path DIR]\n"   \
-  "       [--leave-running] [--tcp-established] [--ext-unix-sk]\n"          \
-  "       [--shell-job] [--file-locks] [--skip-unsupported] ID\n"
+  "       [--leave-running] [--shell-job] [--file-locks]\n"              \
+  "       [--skip-unsupported] ID\n"
 
 struct ckpt_opts
 {
@@ -34,6 +34,10 @@ static const char *const refused[][2] = {
   { "manage-cgroups-mode", "CRIU's cgroup handling" },
   { "empty-ns", "external namespaces" },
   { "ext-unix-sk-fd", "external unix sockets" },
+  /* CRIU's permissions to save what criu-lite cannot restore: granting
+   * them would promise what restore does not keep */
+  { "tcp-established", "restore of established TCP connections" },
+  { "ext-unix-sk", "restore of unix sockets connected outside the container" },
 };
 
 static int
@@ -44,12 +48,15 @@ parse (int argc, char **argv, struct ckpt_opts *o, struct cm_err **err)
     { "work-path", required_argument, 0, 'w' },
     { "leave-running", no_argument, 0, 'l' },
     { "skip-unsupported", no_argument, 0, 's' },
-    /* permissions for CRIU to dump these kinds; criu-lite still refuses
-     * (or, with --skip-unsupported, lists) an fd it cannot restore */
-    { "tcp-established", no_argument, 0, 'p' },
-    { "ext-unix-sk", no_argument, 0, 'p' },
+    /* CRIU's permission for a tree with a terminal: criu-lite always
+     * grants it (the container's stdio, a terminal or not, is the
+     * engine's and is rebound to the restoring side's) */
     { "shell-job", no_argument, 0, 'p' },
+    /* CRIU's permission to save file locks, which containerd always
+     * gives: a lock held still fails the checkpoint (dump-locks.c) */
     { "file-locks", no_argument, 0, 'p' },
+    { "tcp-established", no_argument, 0, 'r' },
+    { "ext-unix-sk", no_argument, 0, 'r' },
     { "pre-dump", no_argument, 0, 'r' },
     { "parent-path", required_argument, 0, 'r' },
     { "page-server", required_argument, 0, 'r' },
@@ -110,7 +117,11 @@ work_log (const struct ckpt_opts *o, const struct oci_state *st)
 }
 
 /* criu_dump_opts.freeze: the container's cgroup freezer, while the tree
- * is listed and seized. */
+ * is listed and seized (criu-lite thaws it once every thread is seized:
+ * they stop for the tracer before running).  A paused container is
+ * frozen already, and criu-lite freezes it again once it is let go
+ * (leave_frozen), when it runs on or the checkpoint failed: it stays
+ * paused.  containerd pauses every task it checkpoints. */
 static int
 freeze_container (void *arg, bool frozen, struct cm_err **err)
 {
@@ -130,27 +141,20 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
     return -1;
   if (oci_state_load (g, argv[i], &st, err) < 0)
     goto out;
-  if (st.status == OCI_PAUSED)
-    {
-      /* its threads must run the system calls the capture injects */
-      cm_err_set (err, 0, "checkpoint: container \"%s\" is paused: resume "
-                  "it first (criu-lite freezes it itself while it is read, "
-                  "and must then run system calls in its stopped threads)",
-                  st.id);
-      goto out;
-    }
-  if (st.status != OCI_RUNNING)
+  if (st.status != OCI_RUNNING && st.status != OCI_PAUSED)
     {
       cm_err_set (err, 0, "checkpoint: container \"%s\" is %s, not running",
                   st.id, oci_status_name (st.status));
       goto out;
     }
-  if (st.cgroup_path)
+  if (st.cgroup_path || st.status == OCI_PAUSED)
     {
-      if (oci_state_handle (&st, NULL, NULL, &h, err) < 0)
+      if (oci_state_handle (&st, "checkpoint", "a paused container needs "
+                            "the cgroup freezer", &h, err) < 0)
         goto out;
       d.freeze = freeze_container;
       d.freeze_arg = h;
+      d.leave_frozen = st.status == OCI_PAUSED;
     }
   d.pid = st.pid;
   d.image_dir = o.image_path;
@@ -173,10 +177,17 @@ OCI_COMMAND (checkpoint_command, "checkpoint", "save a running container's proce
              "each with all its threads) with criu-lite into --image-path\n"
              "(default ./checkpoint).  Without --leave-running the container's\n"
              "processes are killed once saved and its state is \"stopped\".\n"
-             "--tcp-established, --ext-unix-sk, --shell-job and --file-locks\n"
-             "are accepted as runc's permissions; an fd criu-lite cannot restore\n"
-             "still fails the checkpoint naming it, or with --skip-unsupported\n"
-             "is listed when restoring.  --pre-dump, --parent-path, --page-server,\n"
-             "--lazy-pages, --auto-dedup, --status-fd, --manage-cgroups-mode and\n"
-             "--empty-ns are refused.  See docs/checkpoint.md.\n",
+             "The container's cgroup freezer holds it while its tree is\n"
+             "seized; a paused container stays paused if it runs on.  An fd\n"
+             "criu-lite cannot restore fails the\n"
+             "checkpoint naming it, or with --skip-unsupported is listed when\n"
+             "restoring.  --shell-job is accepted and always in effect: the\n"
+             "container's stdio, a terminal or not, is rebound to the restoring\n"
+             "side's.  --file-locks is accepted, but a file lock held fails the\n"
+             "checkpoint with or without it: criu-lite cannot restore one.\n"
+             "Refused, as criu-lite cannot restore what they permit:\n"
+             "--tcp-established, --ext-unix-sk; and, as they need CRIU itself:\n"
+             "--pre-dump, --parent-path, --page-server, --lazy-pages,\n"
+             "--auto-dedup, --status-fd, --manage-cgroups-mode, --empty-ns.\n"
+             "See docs/checkpoint.md.\n",
              cmd_checkpoint)

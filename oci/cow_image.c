@@ -49,6 +49,8 @@ oci_cow_layer_release (int dirfd)
     return;
   fchmodat (dirfd, "layer/work/work", 0700, AT_SYMLINK_NOFOLLOW);
   fchmodat (dirfd, "layer/work", 0700, AT_SYMLINK_NOFOLLOW);
+  /* max_disk: the layer's upper is on a tmpfs that must go first */
+  cow_quota_release_at (dirfd, "layer");
 }
 
 const char *
@@ -67,14 +69,18 @@ oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
                        struct cm_err **err)
 {
   const char *lower = oci_cow_rootfs_lower (cfg);
+  struct cow_create_opts o = { .nosync = true };
   char root[PATH_MAX];
   if (lower == NULL)
     return 0;
+  if (oci_cow_max_disk (cfg, &o.max_disk, err) < 0)
+    return -1;
   if (realpath (g->root, root) == NULL)
     return cm_err_set (err, errno, "--root `%s`", g->root);
   _cleanup_free_ char *layer = xasprintf ("%s/%s/layer", root, id);
-  if (cow_layer_create (lower, layer, b, err) < 0)
-    return cm_err_wrap (err, "annotation " OCI_COW_ANN "rootfs_lower");
+  if (cow_branch_create_opts (lower, layer, &o, b, err) < 0)
+    return oci_cow_quota_wrap (err, o.max_disk,
+                               "annotation " OCI_COW_ANN "rootfs_lower");
   lowers[0] = (*b)->lower;
   src->kind = RT_ROOTFS_OVERLAY;
   src->lowers = lowers;

@@ -1,6 +1,8 @@
-/* cl_watch: counts the writes to a file (inotify IN_MODIFY), for tests
- * that must see a command write a cgroup file (the freezer) however
- * briefly.  Static.
+/* cl_watch: counts the writes to a file, for tests that must see a
+ * command write a cgroup file (the freezer) however briefly.  Static.
+ * A write is an open-write-close: IN_CLOSE_WRITE is counted, with
+ * IN_OPEN and IN_MODIFY watched too so that no two events in a row are
+ * identical (inotify merges those when unread).
  *
  *   cl_watch FILE N MS   prints "ready", then "modified K" once K = N
  *                        writes were seen or MS milliseconds passed */
@@ -32,7 +34,7 @@ main (int argc, char **argv)
   want = atoi (argv[2]);
   end = now_ms () + atol (argv[3]);
   fd = inotify_init1 (IN_CLOEXEC);
-  if (fd < 0 || inotify_add_watch (fd, argv[1], IN_MODIFY) < 0)
+  if (fd < 0 || inotify_add_watch (fd, argv[1], IN_OPEN | IN_MODIFY | IN_CLOSE_WRITE) < 0)
     {
       perror (argv[1]);
       return 1;
@@ -49,7 +51,8 @@ main (int argc, char **argv)
       n = read (fd, buf, sizeof buf);
       for (char *e = buf; n > 0 && e < buf + n;
            e += sizeof (struct inotify_event) + ((struct inotify_event *) e)->len)
-        k++;
+        if (((struct inotify_event *) e)->mask & IN_CLOSE_WRITE)
+          k++;
     }
   printf ("modified %d\n", k);
   return 0;

@@ -229,24 +229,38 @@ freezer_file() { # pid
   wait "$watcher"
   cat "$BATS_TEST_TMPDIR/watch"
   # frozen, then thawed: two writes to the freezer
-  grep -q '^modified 2$' "$BATS_TEST_TMPDIR/watch"
+  [ "$(sed -n 's/^modified //p' "$BATS_TEST_TMPDIR/watch")" -ge 2 ]
   # and it runs on, not paused
   [ "$(rt state "$id" | jq -r .status)" = running ]
   n=$(grep -c '^count' "$OUT")
   wait_lines "$OUT" '^count' $((n + 3))
 }
 
-@test "checkpoint: a paused container is refused, saying to resume it, and stays paused" {
-  cmd /bin/sh -c 'while :; do sleep 1; done'
+@test "checkpoint: a paused container is seized under its freezer and stays paused" {
+  cmd /bin/sh -c 'while :; do echo count $((n=n+1)); sleep 0.01; done'
   id=$(cid)
   start "$id"
+  wait_lines "$OUT" '^count' 1
+  pid=$(rt state "$id" | jq -r .pid)
+  f=$(freezer_file "$pid")
+  [ -n "$f" ] || skip "the container has no cgroup freezer here"
   rt pause "$id"
-  run rt checkpoint --image-path "$IMG" "$id"
-  echo "$output"
-  [ "$status" -ne 0 ]
-  [[ "$output" == *"is paused: resume it first"* ]]
+  n=$(grep -c '^count' "$OUT")
+  "$SANDLOCK_HELPERS/cl_watch" "$f" 3 10000 > "$BATS_TEST_TMPDIR/watch" &
+  watcher=$!
+  wait_lines "$BATS_TEST_TMPDIR/watch" '^ready' 1
+  rt checkpoint --leave-running --image-path "$IMG" "$id"
+  wait "$watcher"
+  cat "$BATS_TEST_TMPDIR/watch"
+  # frozen (already), thawed once every thread is seized, frozen again
+  [ "$(sed -n 's/^modified //p' "$BATS_TEST_TMPDIR/watch")" -ge 3 ]
   [ "$(rt state "$id" | jq -r .status)" = paused ]
-  [ ! -e "$IMG/tree.img" ]
+  [ -f "$IMG/tree.img" ]
+  # the image is of the paused tree: restored, it counts on from there
+  run restore_as "$(cid r)" "$OUT2"
+  [ "$status" -eq 0 ]
+  wait_lines "$OUT2" '^count' 1
+  [ "$(grep -m1 '^count' "$OUT2" | cut -d' ' -f2)" -le $((n + 2)) ]
   rt resume "$id"
-  [ "$(rt state "$id" | jq -r .status)" = running ]
+  wait_lines "$OUT" '^count' $((n + 3))
 }
