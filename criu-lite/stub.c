@@ -7,7 +7,8 @@
  * Phases (the report value is phase << 16 | errno; the exit code on
  * failure is 120 + phase): 1 park vDSO/vvar, 2 unmap, 3 map, 4 read pages,
  * 5 protect, 6 place vDSO/vvar, 7 mm layout, 8 threads, 9 TLS/rseq,
- * 10 rt_sigreturn returned, 11 seal, 12 pending signals. */
+ * 10 rt_sigreturn returned, 12 seal, 13 pending signals (11 is the
+ * epolls' registrations, made by restore.c: CL_PHASE_EPOLL). */
 #include <stdint.h>
 
 #include "criu-lite/internal.h"
@@ -165,7 +166,7 @@ stub_seal (struct cl_plan *p)
       long r = sc (c[i].nr, c[i].arg[0], c[i].arg[1], c[i].arg[2], c[i].arg[3],
                    c[i].arg[4], c[i].arg[5]);
       if (r < 0 && -r != c[i].ok_errno)
-        stub_fail (p, 11, r);
+        stub_fail (p, 12, r);
     }
 }
 
@@ -314,7 +315,7 @@ stub_signals (struct cl_plan *p)
                    : sc (NR_rt_tgsigqueueinfo, pid, t[s[i].thread].tid,
                          s[i].signo, (long) s[i].info, 0, 0);
       if (r < 0)
-        stub_fail (p, 12, r);
+        stub_fail (p, 13, r);
     }
 }
 
