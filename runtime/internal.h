@@ -135,6 +135,7 @@ struct rt_child
   char **argv;
   char **envp;                  /* rt_proc_envp, before Landlock */
   int timens_fd, timens_errno;  /* its /proc/self/timens_offsets */
+  const struct rt_seal *seal;   /* RT_PAYLOAD_FN_SEAL: runtime/seal.c */
 };
 
 /* The payload (runtime/payload.c): a setup step that resolves what to
