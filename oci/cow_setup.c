@@ -13,6 +13,7 @@
 
 #include "common/util.h"
 #include "cow_branch.h"
+#include "runtime/runtime.h"
 
 struct cow_ann
 {
@@ -121,15 +122,6 @@ check_mount (const struct rt_mount *m, size_t i, struct cm_err **err)
   return 0;
 }
 
-static bool
-user_namespace (const struct rt_config *cfg)
-{
-  for (size_t i = 0; i < cfg->namespaces_len; i++)
-    if (strcmp (cfg->namespaces[i].type, "user") == 0)
-      return true;
-  return false;
-}
-
 /* mounts[i] becomes type overlay; its other options (nosuid, nodev, ...)
  * stay; the overlay data items go where the runtime puts unknown options:
  * into the mount data. */
@@ -189,7 +181,7 @@ make_branches (const struct oci_globals *g, const char *id,
       r->v = xrealloc (r->v, (r->n + 1) * sizeof *r->v);
       r->v[r->n].storage = xstrdup (b->storage);
       r->v[r->n++].dest = xstrdup (m->destination);
-      rewrite_mount (m, b, user_namespace (cfg));
+      rewrite_mount (m, b, rt_overlay_in_userns (cfg));
       cow_branch_free (b);
     }
   return 0;
