@@ -122,6 +122,15 @@ check_mount (const struct rt_mount *m, size_t i, struct cm_err **err)
   return 0;
 }
 
+static bool
+user_namespace (const struct rt_config *cfg)
+{
+  for (size_t i = 0; i < cfg->namespaces_len; i++)
+    if (strcmp (cfg->namespaces[i].type, "user") == 0)
+      return true;
+  return false;
+}
+
 /* mounts[i] becomes type overlay; its other options (nosuid, nodev, ...)
  * stay; the overlay data items go where the runtime puts unknown options:
  * into the mount data. */
@@ -174,7 +183,10 @@ make_branches (const struct oci_globals *g, const char *id,
           = a->storage
                 ? xasprintf ("%s/%s.%zu", a->storage, id, i)
                 : xasprintf ("%s/" OCI_COW_BRANCHES "/%s/%zu", root, id, i);
-      const struct cow_create_opts o = { .max_disk = a->max_disk };
+      /* a user namespace's root is not the host's: what its branch may
+       * carry into the host is cut down at commit (docs/cow.md) */
+      const struct cow_create_opts o = { .max_disk = a->max_disk,
+                                         .strip_privs = user_namespace (cfg) };
       if (cow_branch_create_opts (m->source, storage, &o, &b, err) < 0)
         return oci_cow_quota_wrap (err, a->max_disk, "mounts[%zu] (\"cow\")",
                                    i);

@@ -145,3 +145,81 @@ USERNS_WRITE='id -u; echo new > /data/f; echo add > /data/n; stat -c "owner %u:%
   [ ! -e "$ROOT/$(cid)" ]
   no_mounts
 }
+
+# The attack: set-id bits and a file capability on files of the branch.
+PRIV_WRITE='echo x > /data/su; chmod 4755 /data/su; echo y > /data/sg; chmod 2755 /data/sg; echo c > /data/cap; fcap set /data/cap; mkdir /data/dir; chmod 2775 /data/dir; mv /data/f /data/f2; chmod 4755 /data/f2'
+
+# The capabilities the attack needs in its namespace (podman's defaults
+# have them all).
+all_caps() {
+  cfg '.process.capabilities |= map_values(. + ["CAP_SETFCAP","CAP_FSETID","CAP_FOWNER","CAP_CHOWN"] | unique)'
+}
+
+# Runs PRIV_WRITE with uid/gid map $1 (jq), defers, checks what the branch
+# holds seen from the host ($2: what `fcap get` says there), commits.
+priv_attack() {
+  cfg ".linux.uidMappings=$1 | .linux.gidMappings=$1"
+  all_caps
+  cow_mount
+  ann on_exit defer
+  cmd sh -c "$PRIV_WRITE"
+  run rt run -b "$BUNDLE" "$(cid)"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == OK* ]]
+  # the attack is in the branch: set-id files, a capability the host honours
+  up=$(storage "$(cid)")/upper
+  [ "$(stat -c %a "$up/su")" = 4755 ]
+  [ "$(stat -c %a "$up/sg")" = 2755 ]
+  [ "$("$SANDLOCK_HELPERS/fcap" get "$up/cap")" = "$2" ]
+  rt commit "$(cid)"
+}
+
+@test "userns: commit strips set-id bits and file capabilities a user-namespace root set (its uid 0 is host root)" {
+  # the namespace's root is host uid 0 without host capabilities: on the
+  # host its setuid file is setuid-root and its capability a v2 one
+  chown -R 0:0 "$BUNDLE/rootfs" "$HOST"
+  chown 0:0 "$HOST/f"
+  priv_attack '[{"containerID":0,"hostID":0,"size":1},{"containerID":1,"hostID":100001,"size":65535}]' v2
+  [ "$(stat -c '%a %u' "$HOST/su")" = "755 0" ]
+  [ "$(stat -c '%a %u' "$HOST/sg")" = "755 0" ]
+  [ "$(stat -c '%a %u' "$HOST/f2")" = "755 0" ]
+  [ "$("$SANDLOCK_HELPERS/fcap" get "$HOST/cap")" = none ]
+  [ -z "$(getfattr -m '^security\.' -d "$HOST/cap" 2>/dev/null)" ]
+  # directories keep theirs (S_ISGID passes a group on; a chown keeps it)
+  [ "$(stat -c %a "$HOST/dir")" = 2775 ]
+  [ "$(cat "$HOST/su")" = x ]
+}
+
+@test "userns: commit strips set-id bits and file capabilities of a mapped root (0 -> 100000)" {
+  priv_attack '[{"containerID":0,"hostID":100000,"size":65536}]' "v3 rootid=100000"
+  [ "$(stat -c '%a %u' "$HOST/su")" = "755 100000" ]
+  [ "$(stat -c %a "$HOST/sg")" = 755 ]
+  [ "$(stat -c %a "$HOST/f2")" = 755 ]
+  [ "$("$SANDLOCK_HELPERS/fcap" get "$HOST/cap")" = none ]
+  [ "$(stat -c %a "$HOST/dir")" = 2775 ]
+}
+
+@test "userns: a quota'd branch (copied at commit) is stripped the same way" {
+  ann max_disk 1m
+  priv_attack '[{"containerID":0,"hostID":100000,"size":65536}]' "v3 rootid=100000"
+  [ "$(stat -c %a "$HOST/su")" = 755 ]
+  [ "$(stat -c %a "$HOST/f2")" = 755 ]
+  [ "$("$SANDLOCK_HELPERS/fcap" get "$HOST/cap")" = none ]
+  no_mounts
+}
+
+@test "userns: without a user namespace the commit keeps set-id bits and capabilities (host root wrote them)" {
+  cfg 'del(.linux.uidMappings) | del(.linux.gidMappings)
+    | .linux.namespaces |= map(select(.type != "user"))'
+  chown -R 0:0 "$BUNDLE/rootfs" "$HOST"
+  all_caps
+  cow_mount
+  cmd sh -c "$PRIV_WRITE"
+  run rt run -b "$BUNDLE" "$(cid)"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(stat -c %a "$HOST/su")" = 4755 ]
+  [ "$(stat -c %a "$HOST/sg")" = 2755 ]
+  [ "$("$SANDLOCK_HELPERS/fcap" get "$HOST/cap")" = v2 ]
+}
