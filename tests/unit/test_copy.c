@@ -112,7 +112,8 @@ main (void)
       "a symlink is copied, not followed");
   ok (fstatat (d, "fifo", &a, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO (a.st_mode)
       && mode_is (d, "fifo", 0604), "a FIFO with its mode");
-  ok (fstatat (d, "sock", &a, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK (a.st_mode),
+  ok (fstatat (d, "sock", &a, AT_SYMLINK_NOFOLLOW) == 0
+      && S_ISSOCK (a.st_mode),
       "a socket is copied (its inode), not dropped");
   ok (fstatat (d, "fifo", &a, AT_SYMLINK_NOFOLLOW) == 0
       && fstatat (d, "fifo2", &b, AT_SYMLINK_NOFOLLOW) == 0
