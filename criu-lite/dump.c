@@ -34,8 +34,10 @@ dump_free (struct cl_dump *d)
   free (d->fds.p);
   free (d->strings.p);
   free (d->pipes.p);
+  free (d->fdx.p);
   if (d->pages_fd >= 0)
     close (d->pages_fd);
+  cl_xxh64_fini (&d->pages_hash);
 }
 
 static bool
@@ -173,11 +175,13 @@ capture (struct cl_dump *d, int dirfd, const struct criu_dump_opts *o,
                         0600);
   if (d->pages_fd < 0)
     return cm_err_set (err, errno, "create %s/pages.img", name);
-  cl_xxh64_init (&d->pages_hash);
+  if (cl_xxh64_init (&d->pages_hash, err) < 0)
+    return -1;
   /* The memory first: the injections after it map a scratch page. */
   if (cl_dump_mm (d, err) < 0 || cl_inject_prepare (d, err) < 0
       || cl_dump_threads (d, err) < 0 || cl_dump_signals (d, err) < 0
       || cl_dump_files (d, o->skip_unsupported, err) < 0
+      || cl_dump_locks (d, err) < 0
       || cl_dump_misc (d, err) < 0 || cl_image_write (sub, d, err) < 0)
     return cm_err_wrap (err, "process %d", d->pid);
   return 0;
@@ -188,6 +192,7 @@ remove_image (int dirfd, const struct tree *t)
 {
   struct cm_err *e = NULL;
   unlinkat (dirfd, "tree.img", 0);
+  unlinkat (dirfd, "tmpfs.img", 0);
   for (size_t i = 0; i < t->n; i++)
     {
       char name[32];
@@ -207,8 +212,14 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct cm_err **err)
   for (size_t i = 0; r == 0 && i < t.n; i++)
     {
       memcpy (t.procs[i].stdio, t.procs[0].stdio, sizeof t.procs[0].stdio);
+      t.procs[i].prev = t.procs;
+      t.procs[i].nprev = i;
       r = capture (&t.procs[i], dirfd, o, err);
     }
+  /* every process stopped: the tmpfs contents are of the same instant */
+  if (r == 0)
+    r = cl_tmpfs_dump (dirfd, t.host[0], o->target_root ? o->tmpfs : NULL,
+                       o->target_root ? o->ntmpfs : 0, err);
   if (r == 0)
     r = cl_tree_write (dirfd, t.recs, t.n, err);
   /* On failure the tree goes on as it was; on success it dies unless
@@ -281,8 +292,9 @@ criu_dump (const struct criu_dump_opts *o, struct cm_err **err)
 
   if (o->pid <= 0)
     return cm_err_set (err, EINVAL, "checkpoint: no process");
-  /* libcrypto loaded (and OpenSSL's config read) here, before any chroot */
-  if (cm_sha256 ("", 0, warm, err) < 0)
+  /* libcrypto (and OpenSSL's config) and libxxhash loaded here, before
+   * any chroot */
+  if (cm_sha256 ("", 0, warm, err) < 0 || cl_xxh64_load (err) < 0)
     return -1;
   if (cm_mkdir_p (o->image_dir, 0700, err) < 0)
     return -1;

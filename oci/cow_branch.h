@@ -14,6 +14,9 @@
 #include "state.h"
 
 #define OCI_COW_ANN "run.oci.sandlock.cow."
+/* ROOT/ID/image-pin: the holder file of the image cache's pin on the
+ * container's rootfs lower (image/image.h img_pin). */
+#define OCI_COW_IMAGE_PIN "image-pin"
 
 enum oci_cow_action
 {
@@ -97,14 +100,18 @@ void oci_cow_layer_release (int dirfd);
  * an overlay of DIR (read-only) and a layer of this container's own,
  * ROOT/ID/layer, which goes with the state directory: makes the layer and
  * returns 1 with |src| filled (pointing into *b and |lowers|, which must
- * outlive it); 0 without the annotation. */
+ * outlive it); 0 without the annotation.  Where the kernel refuses that
+ * overlay (rt_overlay_prepare), warns and copies DIR to ROOT/ID/rootfs
+ * instead: returns 0 with *rootfs (owned) the copy to bind.  When it
+ * returns 1 with src->premade, the caller closes src->mount_fd once
+ * rt_container_create returned. */
 struct rt_rootfs_source;
 /* The annotation naming a cached rootfs as the overlay lower, or NULL. */
 const char *oci_cow_rootfs_lower (const struct rt_config *cfg);
 int oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
                            const struct rt_config *cfg, struct cow_branch **b,
                            const char *lowers[1], struct rt_rootfs_source *src,
-                           struct cm_err **err);
+                           char **rootfs, struct cm_err **err);
 
 /* One branch of a record. */
 struct oci_cow_ref

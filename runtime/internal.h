@@ -111,13 +111,12 @@ struct rt_prepared
                                    made (runtime/overlay-host.c), or -1;
                                    NULL when there is none */
   size_t mount_fds_len;
-  int rootfs_mount_fd;          /* the same for RT_ROOTFS_OVERLAY, or -1 */
 };
 
 #define RT_PREPARED_INIT                                               \
   {                                                                     \
     .console_fd = -1, .fifo_fd = -1, .status_fd = -1, .sock = { -1, -1 }, \
-    .saved_ns = { -1, -1 }, .rootfs_mount_fd = -1                       \
+    .saved_ns = { -1, -1 }                                              \
   }
 
 /* |pp| starts as RT_PREPARED_INIT; on failure rt_prepare_undo() it. */
@@ -215,9 +214,10 @@ int rt_rootfs_overlay (const struct rt_rootfs_source *src, const char *rootfs,
 int rt_plan_overlay (const struct rt_plan *p, struct cm_err **err);
 /* Prepare stage (runtime/overlay-host.c): for a container with a user
  * namespace and a runtime that is root of the initial one, makes every
- * overlay mount of the plan and the overlay rootfs as detached mounts
- * with the runtime's rights (pp->mount_fds, pp->rootfs_mount_fd; fds at
- * or above |floor_|), which the init moves into place. */
+ * `overlay` mount of the plan as a detached mount with the runtime's
+ * rights (pp->mount_fds, fds at or above |floor_|), which the init moves
+ * into place.  (The overlay rootfs is made ahead by oci/ through
+ * rt_overlay_prepare, asked with rt_overlay_in_userns.) */
 int rt_prepare_host_overlays (const struct rt_plan *p, struct rt_prepared *pp,
                               int floor_, struct cm_err **err);
 void rt_prepare_host_overlays_undo (struct rt_prepared *pp);

@@ -730,19 +730,10 @@ setup_devices (const struct rt_plan *p, int rootfd, struct cm_err **err)
 /* The rootfs becomes a mount point (pivot_root needs one): a bind of
  * root.path onto itself, or the overlay of the rootfs source. */
 static int
-mount_rootfs (struct rt_child *ch, const char *rootfs, struct cm_err **err)
+mount_rootfs (const struct rt_plan *p, const char *rootfs,
+              struct cm_err **err)
 {
-  const struct rt_plan *p = ch->p;
   const struct rt_rootfs_source *src = &p->o->rootfs_source;
-  if (src->kind == RT_ROOTFS_OVERLAY && ch->pp->rootfs_mount_fd >= 0)
-    {
-      /* made from the host by the runtime (runtime/overlay-host.c) */
-      if (rt_child_move_mount (&ch->pp->rootfs_mount_fd, AT_FDCWD, rootfs)
-          < 0)
-        return cm_err_set (err, errno, "rootfs overlay on `%s` (upper `%s`)",
-                           rootfs, src->upper);
-      return 0;
-    }
   if (src->kind == RT_ROOTFS_OVERLAY)
     return rt_rootfs_overlay (src, rootfs, rt_overlay_in_userns (p->c), err);
   if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
@@ -766,7 +757,7 @@ rt_child_rootfs (struct rt_child *ch, struct cm_err **err)
       && p->root_propagation != (MS_PRIVATE | MS_REC)
       && rt_rootfs_parent_private (rootfs, err) < 0)
     return -1;
-  if (mount_rootfs (ch, rootfs, err) < 0)
+  if (mount_rootfs (p, rootfs, err) < 0)
     return -1;
   ch->rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (ch->rootfd < 0)

@@ -13,7 +13,9 @@
  * So the runtime makes these mounts itself, before the clone, with its
  * own rights (fsopen/fsconfig/fsmount: a detached mount, not in any mount
  * table), and the init only moves them into place (move_mount) in its own
- * mount namespace.  overlayfs still checks every access of the container
+ * mount namespace.  The overlay rootfs gets the same from oci/ through
+ * rt_overlay_prepare (runtime/overlay-try.c), told by rt_overlay_in_userns
+ * that such a container's overlay is not made in its namespace.  overlayfs still checks every access of the container
  * with the container's creds on the overlay inode first; the mounter's
  * rights only do what overlayfs does underneath (copy-up, whiteouts), so
  * the container can do nothing to the lower it could not do to a bind
@@ -134,25 +136,10 @@ make_overlay (const char *data, unsigned long flags, int floor_,
   return mfd;
 }
 
-static char *
-rootfs_data (const struct rt_rootfs_source *src)
-{
-  _cleanup_free_ char *lower = xstrdup ("");
-  for (size_t i = 0; i < src->lowers_len; i++)
-    {
-      char *n = xasprintf ("%s%s%s", lower, i ? ":" : "", src->lowers[i]);
-      free (lower);
-      lower = n;
-    }
-  return xasprintf ("lowerdir=%s,upperdir=%s,workdir=%s", lower, src->upper,
-                    src->work);
-}
-
 int
 rt_prepare_host_overlays (const struct rt_plan *p, struct rt_prepared *pp,
                           int floor_, struct cm_err **err)
 {
-  const struct rt_rootfs_source *src = &p->o->rootfs_source;
   char what[64];
   if (!(p->new_user || p->joins_user) || rt_overlay_in_userns (p->c))
     return 0;
@@ -173,14 +160,6 @@ rt_prepare_host_overlays (const struct rt_plan *p, struct rt_prepared *pp,
       pp->mount_fds[i] = make_overlay (mp->data, mp->flags, floor_, what, err);
       if (pp->mount_fds[i] < 0)
         return cm_err_wrap (err, "on `%s`", mp->m->destination);
-    }
-  if (src->kind == RT_ROOTFS_OVERLAY)
-    {
-      _cleanup_free_ char *data = rootfs_data (src);
-      pp->rootfs_mount_fd = make_overlay (data, src->nodev ? MS_NODEV : 0,
-                                          floor_, "rootfs overlay", err);
-      if (pp->rootfs_mount_fd < 0)
-        return -1;
     }
   return 0;
 }
@@ -207,7 +186,4 @@ rt_prepare_host_overlays_undo (struct rt_prepared *pp)
   free (pp->mount_fds);
   pp->mount_fds = NULL;
   pp->mount_fds_len = 0;
-  if (pp->rootfs_mount_fd >= 0)
-    close (pp->rootfs_mount_fd);
-  pp->rootfs_mount_fd = -1;
 }
