@@ -15,8 +15,10 @@
  * table), and the init only moves them into place (move_mount) in its own
  * mount namespace.  The overlay rootfs gets the same from oci/ through
  * rt_overlay_prepare (runtime/overlay-try.c), told by rt_overlay_in_userns
- * that such a container's overlay is not made in its namespace.  overlayfs still checks every access of the container
- * with the container's creds on the overlay inode first; the mounter's
+ * that such a container's overlay is not made in its namespace.
+ *
+ * overlayfs still checks every access of the container with the
+ * container's creds on the overlay inode first; the mounter's
  * rights only do what overlayfs does underneath (copy-up, whiteouts), so
  * the container can do nothing to the lower it could not do to a bind
  * mount of it, and the storage stays out of its view. */
