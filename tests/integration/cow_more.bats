@@ -195,12 +195,12 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   [ "$(grep -c . "$BATS_TEST_TMPDIR/err")" = 1 ]
   grep -q "copying the rootfs lower \`$(echo "$CACHE"/rootfs/*)\`: overlayfs refused the layer: .*not supported as upperdir" "$BATS_TEST_TMPDIR/err"
   for _ in $(seq 200); do
-    [ -e "$OVROOT/$(cid)/rootfs/data/done" ] && break
+    [ -e "$OVROOT/$(cid)/rootfs/root/data/done" ] && break
     sleep 0.05
   done
   # the container works on a copy of its own, under its state directory
   [ "$(ort exec "$(cid)" cat /data/f)" = w ]
-  [ "$(cat "$OVROOT/$(cid)/rootfs/data/f")" = w ]
+  [ "$(cat "$OVROOT/$(cid)/rootfs/root/data/f")" = w ]
   [ ! -e "$OVROOT/$(cid)/layer" ]
   # (its / is a bind of that copy: an overlayfs only because the --root is)
   mi=$(ort exec "$(cid)" cat /proc/self/mountinfo | awk '$5 == "/"')
