@@ -273,7 +273,8 @@ close_inherited_fds (struct rt_child *ch)
 {
   const struct rt_prepared *pp = ch->pp;
   const struct rt_rootfs_source *src = &ch->p->o->rootfs_source;
-  int keep[9 + ARRAY_SIZE (pp->ns.fds)];
+  _cleanup_free_ int *keep = xcalloc (9 + ARRAY_SIZE (pp->ns.fds)
+                                      + pp->mount_fds_len, sizeof *keep);
   size_t n = 0;
   keep[n++] = ch->sync_fd;
   keep[n++] = pp->fifo_fd;
@@ -286,6 +287,9 @@ close_inherited_fds (struct rt_child *ch)
   keep[n++] = src->premade ? src->mount_fd : -1; /* attached, then closed */
   for (size_t i = 0; i < pp->ns.len; i++)
     keep[n++] = pp->ns.fds[i];
+  /* overlays made from the host, moved into place by the mount steps */
+  for (size_t i = 0; i < pp->mount_fds_len; i++)
+    keep[n++] = pp->mount_fds[i];
   rt_close_fds_except (3 + ch->p->o->preserve_fds, keep, n);
 }
 

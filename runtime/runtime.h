@@ -423,6 +423,12 @@ struct rt_kfeat
  * thread-safe: first call it from one thread. */
 const struct rt_kfeat *rt_kfeat (unsigned what);
 
+/* Whether the overlay mounts of |c| are made inside the container's user
+ * namespace (they then need "userxattr"): |c| has a user namespace and
+ * this runtime is not root of the initial one.  A root runtime makes them
+ * itself, from the host (runtime/overlay-host.c). */
+bool rt_overlay_in_userns (const struct rt_config *c);
+
 /* ---- process-wide settings from the CLI --------------------------------- */
 
 /* Process-wide defaults of run.oci.sandlock.disable (|disable|) or
