@@ -13,6 +13,7 @@
 
 #include "common/util.h"
 #include "cow_branch.h"
+#include "runtime/runtime.h"
 
 struct cow_ann
 {
@@ -226,14 +227,17 @@ make_branches (const struct oci_globals *g, const char *id,
           = a->storage
                 ? xasprintf ("%s/%s.%zu", a->storage, id, i)
                 : xasprintf ("%s/" OCI_COW_BRANCHES "/%s/%zu", root, id, i);
-      const struct cow_create_opts o = { .max_disk = a->max_disk };
+      /* a user namespace's root is not the host's: what its branch may
+       * carry into the host is cut down at commit (docs/cow.md) */
+      const struct cow_create_opts o = { .max_disk = a->max_disk,
+                                         .strip_privs = user_namespace (cfg) };
       if (cow_branch_create_opts (m->source, storage, &o, &b, err) < 0)
         return oci_cow_quota_wrap (err, a->max_disk, "mounts[%zu] (\"cow\")",
                                    i);
       r->v = xrealloc (r->v, (r->n + 1) * sizeof *r->v);
       r->v[r->n].storage = xstrdup (b->storage);
       r->v[r->n++].dest = xstrdup (m->destination);
-      rewrite_mount (m, b, user_namespace (cfg));
+      rewrite_mount (m, b, rt_overlay_in_userns (cfg));
       cow_branch_free (b);
     }
   return 0;

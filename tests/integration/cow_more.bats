@@ -212,3 +212,21 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   [ ! -e "$OVROOT/$(cid)" ]
   [ "$(cache_tree)" = "$before" ]
 }
+
+@test "image pins: a pin or holder that is a FIFO does not hang rmi or prune; it keeps the tree" {
+  make_image
+  rt pull --cache-dir "$CACHE" "$IMG" >/dev/null
+  hex=$(basename "$(echo "$CACHE"/rootfs/*)")
+  mkdir -p "$CACHE/pins/$hex"
+  mkfifo "$BATS_TEST_TMPDIR/holder"
+  printf 'holder=%s\nname=container fifo\n' "$BATS_TEST_TMPDIR/holder" \
+    > "$CACHE/pins/$hex/0123456789abcdef0123456789abcdef"
+  mkfifo "$CACHE/pins/$hex/fedcba9876543210fedcba9876543210"
+  # a reader that opened either FIFO blocking would wait for a writer forever
+  run timeout 20 "$SANDLOCK_OCI" --root "$ROOT" rmi --cache-dir "$CACHE" "$IMG"
+  echo "$output"
+  [ "$status" -ne 124 ]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"in use by container fifo"* ]]
+  [ -d "$CACHE/rootfs/$hex" ]
+}
