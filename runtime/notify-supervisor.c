@@ -440,6 +440,9 @@ supervise (struct rt_notify_sup *s)
     {
       struct watch wa = { .t = &t, .fd = watch_r };
       r = serve (s->ops, lfd, &wa) < 0 ? -1 : 0;
+      /* Its own rights again before its own acts (the kill, the end). */
+      if (s->ops->idle)
+        s->ops->idle (s->ops->ud);
     }
   __atomic_store_n (&finishing, true, __ATOMIC_SEQ_CST);
   if (r < 0)

@@ -62,6 +62,10 @@ struct rt_notify_ops
   int (*handle) (void *ud, int listener_fd, const struct seccomp_notif *req,
                  struct seccomp_notif_resp *resp);
   void (*fini) (void *ud);      /* on the supervisor's exit; may be NULL */
+  /* Before the supervisor acts on its own between notifications (kills
+   * the container, ends): the handler gives back what it keeps across
+   * calls, e.g. a caller's credentials.  May be NULL. */
+  void (*idle) (void *ud);
   /* The runtime's fds the supervisor keeps (it is forked: they are the
    * same numbers there, e.g. what |init| would otherwise open again); every
    * other fd is closed before |init|.  Borrowed. */

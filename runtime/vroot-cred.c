@@ -56,6 +56,10 @@ static struct
 static __thread struct cred caller;
 static __thread bool in;        /* the thread has the caller's credentials */
 static __thread uint64_t tag;   /* vr_cred_tag's answer */
+/* What the thread has now; |known| false after a switch that failed
+ * half-way (the next one then sets everything). */
+static __thread struct cred cur;
+static __thread bool known;
 
 /* The distinct credentials seen last, each with a number never given to
  * other credentials (a reused slot gets a new one): equal tags are equal
@@ -108,6 +112,7 @@ load_self (void)
       || cap_get (me.self.eff, me.prm, me.inh) < 0)
     return;                     /* priv stays false: nothing to switch with */
   me.priv = (me.prm[0] | me.prm[1]) != 0;
+  cur = me.self, known = true;
 }
 
 static const char *
@@ -215,24 +220,32 @@ apply (const struct cred *to)
   uint32_t setid[2] = { me.prm[0] & ((1u << CAP_SETUID) | (1u << CAP_SETGID)),
                         0 };
   int r;
+  /* The thread has them already: nothing to do (a loop of one process
+   * switches once, not twice a call). */
+  if (known && same_cred (to, &cur))
+    return 0;
   /* The kernel lets a thread set its fsuid/fsgid to its real, effective
    * or saved id without a capability (the way back to the supervisor's
    * own, and a root caller's): one credential commit less then. */
   bool own = (to->uid == me.ru[0] || to->uid == me.ru[1] || to->uid == me.ru[2])
              && (to->gid == me.rg[0] || to->gid == me.rg[1]
                  || to->gid == me.rg[2]);
+  bool groups = !known || !same_groups (to, &cur);
+  known = false;
   setid[0] |= me.self.eff[0], setid[1] = me.self.eff[1];
-  if ((!own || !same_groups (&caller, &me.self)) && (r = cap_eff (setid)) < 0)
+  if ((!own || groups) && (r = cap_eff (setid)) < 0)
     return r;
-  if (!same_groups (&caller, &me.self))
-    if (syscall (SYS_setgroups, (size_t) to->ngroups, to->groups) < 0)
-      return -errno;
+  if (groups && syscall (SYS_setgroups, (size_t) to->ngroups, to->groups) < 0)
+    return -errno;
   syscall (SYS_setfsgid, to->gid);
   syscall (SYS_setfsuid, to->uid);
   if ((gid_t) syscall (SYS_setfsgid, -1) != to->gid
       || (uid_t) syscall (SYS_setfsuid, -1) != to->uid)
     return -EPERM;
-  return cap_eff (to->eff);
+  if ((r = cap_eff (to->eff)) < 0)
+    return r;
+  cur = *to, known = true;
+  return 0;
 }
 
 int
@@ -245,23 +258,29 @@ vr_cred_enter (pid_t tid, bool real)
     return 0;
   if ((r = load_caller (tid, real, &caller)) < 0)
     return r;
-  /* The supervisor's own already: nothing to switch (and tag 0, as its
-   * own). */
+  /* The supervisor's own: tag 0, as its own (no system call when the
+   * thread has them already). */
   if (same_cred (&caller, &me.self))
-    return 1;
+    {
+      vr_cred_leave ();
+      return 1;
+    }
   tag = tag_of (&caller);
   if ((r = apply (&caller)) < 0)
     {
       if (apply (&me.self) < 0)
         _exit (70);             /* half switched: fail closed */
+      in = false;
       return r;
     }
   in = true;
   return 1;
 }
 
-/* Back to the supervisor's own.  Neither direction fails once the first
- * switch of the call worked (the same ids, the same permitted set); if it
+/* Back to the supervisor's own.  A call does not end with it: the thread
+ * keeps its last caller's credentials until the next call needs others,
+ * or the supervisor acts on its own (rt_notify_ops.idle: its kill, its
+ * exit).  Neither direction fails once the first switch of the call worked (the same ids, the same permitted set); if it
  * did, going on would act with the wrong rights: the supervisor exits,
  * and its death kills the container. */
 void

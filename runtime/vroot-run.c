@@ -97,8 +97,16 @@ handle (void *ud, int listener, const struct seccomp_notif *req,
 /* The supervisor is forked after the view is built and keeps its pinned
  * fds (ops.keep_fds): the same numbers, the same objects, nothing to
  * build twice. */
-static struct rt_notify_ops ops = { .handle = handle, .log_fd = -1,
-                                    .switch_creds = true };
+/* The handler keeps its last caller's credentials across calls
+ * (vroot-cred.c): the supervisor's own again before it acts on its own. */
+static void
+idle (void *ud)
+{
+  vr_cred_leave ();
+}
+
+static struct rt_notify_ops ops = { .handle = handle, .idle = idle,
+                                    .log_fd = -1, .switch_creds = true };
 static int *keep;
 
 static void

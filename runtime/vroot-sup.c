@@ -300,10 +300,11 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
                             .cwd = c.task->cwd, .pid_ok = pid_ok,
                             .magic = magic, .ud = &c };
   vr_fn fn = serviced (req->data.nr) ? handler_for (req->data.nr) : refuse;
-  /* Whose rights: the caller's (vroot-cred.c). */
+  /* Whose rights: the caller's (vroot-cred.c), kept after the call: the
+   * next call of the same credentials switches nothing (vroot-run.c's
+   * ops.idle gives them back before the supervisor acts on its own). */
   if ((r = vr_cred_enter (c.tid, false)) >= 0)
     r = fn (&c);
-  vr_cred_leave ();
   /* A name may now lead elsewhere, or a directory be searchable by fewer:
    * the pinned parents are forgotten (xattrs too: an ACL changes who may
    * search a directory; fchmod/fchown of a directory the same). */
