@@ -280,9 +280,10 @@ struct cl_tracee
 struct cl_dump
 {
   pid_t pid;
-  /* the tree root's fds 0-2 (dev, ino; 0 when closed): a process's fd
-   * naming one of them is the engine's stdio, restored by inheritance */
-  uint64_t stdio[3][2];
+  /* the objects the caller gave the tree as its stdio, fds 0-2 (dev,
+   * ino, mount id: ino 0 none, mount id 0 any; criu_dump_opts.stdio): a
+   * process's fd naming one of them is restored by inheritance */
+  uint64_t stdio[3][3];
   struct cl_tracee *tr;          /* per tid, same order */
   uint64_t syscall_ip;           /* a `syscall` instruction in the vDSO */
   uint64_t scratch;              /* a page mapped in the tracee for

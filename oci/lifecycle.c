@@ -18,6 +18,7 @@
 #include "image_run.h"
 #include "cow_branch.h"
 #include "lifecycle.h"
+#include "stdio_record.h"
 #include "runtime/runtime.h"
 #include "spec.h"
 
@@ -286,6 +287,9 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
   free (out.warning);
   free (out.cgroup_path);
   free (out.landlock_pins);
+  /* which fds are the engine's, for a checkpoint (oci/stdio_record.h) */
+  if (oci_stdio_record (st->dirfd, out.pid, cfg->process->terminal, err) < 0)
+    return -1;
   if (a->pid_file && oci_write_pid_file (a->pid_file, out.pid, err) < 0)
     return -1;
   return 0;
