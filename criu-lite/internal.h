@@ -214,8 +214,11 @@ struct cl_fdx_listen
   uint32_t addrlen;
   uint8_t addr[128];           /* getsockname */
   uint32_t fmode, fuid, fgid;  /* a unix socket's file (fmode 0: none) */
-  uint32_t pad;
+  uint32_t queued;             /* connections in its accept queue at the
+                                  checkpoint: not carried, listed by
+                                  restore (at most CL_LISTEN_QUEUE_MAX) */
 };
+#define CL_LISTEN_QUEUE_MAX 65536u
 
 /* A pipe's buffered bytes, as every process holding it saw them; |len|
  * bytes follow, then padding to 8. */
@@ -324,8 +327,10 @@ int cl_check_fdx (const struct cl_image *img, struct cm_err **err);
 int cl_check_epolls (const struct cl_image *img, struct cm_err **err);
 /* The backlog of the listening socket of inode |ino| of family
  * |family| in |pid|'s network namespace, from sock_diag; 0 when not
- * knowable (dump-sockdiag.c). */
-uint32_t cl_listen_backlog (pid_t pid, int family, uint64_t ino);
+ * knowable (dump-sockdiag.c).  |*queued|: the connections waiting in its
+ * accept queue (0 when not knowable). */
+uint32_t cl_listen_backlog (pid_t pid, int family, uint64_t ino,
+                            uint32_t *queued);
 /* Whether fd |fd| of the image is one it could not carry (skipped). */
 bool cl_image_fd_skipped (const struct cl_image *img, int32_t fd);
 /* The fdx record of fd |fd|, or NULL (image-fdx.c). */

@@ -155,6 +155,27 @@ open_vma_files (struct cl_restore *r, struct cm_err **err)
   return 0;
 }
 
+/* A listener's connections waiting to be accepted at the checkpoint are
+ * not carried (that needs TCP repair): said, with the skipped fds, by the
+ * fd that holds its record (once per socket). */
+static void
+report_queued (const struct cl_image *img, const struct cl_fd *f,
+               const struct criu_restore_opts *o)
+{
+  const struct cl_fdx *x = cl_image_fdx (img, f->fd);
+  const struct cl_fdx_listen *s;
+  char what[160];
+  if (f->kind != CL_FD_LISTEN || x == NULL || o->skipped == NULL)
+    return;
+  s = (const void *) (x + 1);
+  if (s->queued == 0)
+    return;
+  snprintf (what, sizeof what, "fd %d: listener with %u unaccepted "
+            "connection%s; they are dropped", f->fd, s->queued,
+            s->queued == 1 ? "" : "s");
+  o->skipped (o->skipped_arg, what);
+}
+
 static int
 open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
                 struct cm_err **err)
@@ -169,6 +190,7 @@ open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
       r->fd_tmp[i] = -1;
       if (f->kind == CL_FD_SKIPPED && o->skipped)
         o->skipped (o->skipped_arg, path);
+      report_queued (img, f, o);
       if (f->kind == CL_FD_INHERIT && f->pos != (uint64_t) f->fd)
         {
           /* another number for the same stdio: a dup of ours */
