@@ -163,3 +163,27 @@ PY
   grep -Eq 'not restored: fd [0-9]+: listener with 2 unaccepted connections; they are dropped' "$OUT2"
   grep -Eq 'not restored: fd [0-9]+: listener with 1 unaccepted connection; they are dropped' "$OUT2"
 }
+
+# Starts recvtty on socket $1 copying the pty to file $2 (background).
+tty_to() { # sock file
+  "$SANDLOCK_HELPERS/recvtty" "$1" > "$2" 3>&- &
+  until [ -S "$1" ]; do sleep 0.02; done
+}
+
+@test "stdio: a terminal container: the pty at fd 5 is rebound to the restoring side's pty, fd 1's file stays" {
+  cfg '.process.terminal=true'
+  cmd /bin/sh -c 'exec 5>&1 >/tmp/log; i=0; while :; do echo "tick $i" >&5; echo "log $i"; i=$((i+1)); sleep 0.1; done'
+  id=$(cid)
+  tty_to "$BATS_TEST_TMPDIR/c1.sock" "$OUT"
+  rt run -d -b "$BUNDLE" --console-socket "$BATS_TEST_TMPDIR/c1.sock" "$id" < /dev/null
+  wait_for "$OUT" '^tick 3'
+  rt checkpoint --image-path "$IMG" "$id"
+  n=$(last_of "$TMP/log" log)
+  tty_to "$BATS_TEST_TMPDIR/c2.sock" "$OUT2"
+  (cd "$BUNDLE" && rt restore -d --console-socket "$BATS_TEST_TMPDIR/c2.sock" \
+     --image-path "$IMG" "$id-r" < /dev/null)
+  wait_for "$OUT2" '^tick '
+  wait_for "$TMP/log" "^log $((n + 3))"
+  tr -d '\r' < "$OUT2" | head -3
+  ! grep -q '^log' "$OUT2"
+}
