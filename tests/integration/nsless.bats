@@ -100,7 +100,8 @@ while True: s.accept()[0].close()" &
   [ "$status" -eq 0 ]
   [[ "$output" == *done* ]]
   [[ "$output" != *LEAK* ]]
-  [ ! -e "$D/hl" ] && [ ! -e "$D/bundle/rootfs$D" ]
+  [ ! -e "$D/hl" ]
+  [ ! -e "$D/bundle/rootfs$D" ]
 }
 
 @test "nsless: exec family: #! scripts, /proc/self/exe, ls -l /proc/self/fd" {
