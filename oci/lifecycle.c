@@ -116,6 +116,15 @@ resolve_bundle (const char *bundle, char **out, struct cm_err **err)
   return 0;
 }
 
+const char *
+oci_isolation_resolve (const char *mode)
+{
+  if (mode && strcmp (mode, "auto") != 0)
+    return mode;
+  return geteuid () == 0 || rt_kfeat (RT_KF_NAMESPACES)->userns ? "namespaces"
+                                                               : "landlock";
+}
+
 /* --isolation, else the run.oci.sandlock.isolation annotation, else auto:
  * namespaces where this user can make them (root, or a user namespace),
  * the namespace-less view otherwise (docs/nsless.md). */
@@ -128,9 +137,7 @@ choose_isolation (struct oci_globals *g, const struct oci_create_args *a,
   const char *m = a->isolation ? a->isolation : ann ? ann : "auto";
   const char *what = a->isolation ? "--isolation"
                      : "annotation run.oci.sandlock.isolation";
-  if (strcmp (m, "auto") == 0)
-    m = geteuid () == 0 || rt_kfeat (RT_KF_NAMESPACES)->userns ? "namespaces"
-                                                             : "landlock";
+  m = oci_isolation_resolve (m);
   if (strcmp (m, "namespaces") == 0)
     *kind = RT_ROOTFS_BIND;
   else if (strcmp (m, "landlock") == 0)

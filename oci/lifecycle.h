@@ -44,6 +44,11 @@ struct oci_create_args
 int oci_create (struct oci_globals *g, const struct oci_create_args *a,
                 struct oci_state *st, struct cm_err **err);
 
+/* The isolation --isolation MODE (NULL: auto) names: "auto" resolved to
+ * "namespaces" where this user can make them, else "landlock" (the
+ * namespace-less mode); any other value is returned as it is. */
+const char *oci_isolation_resolve (const char *mode);
+
 /* Kills, waits for and cleans up a container: cgroup, poststop hooks, the
  * bundle it owns, the state directory.  Used by delete, by run when the
  * container exits, and by a create that fails half-way. */

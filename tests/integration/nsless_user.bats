@@ -1,0 +1,65 @@
+#!/usr/bin/env bats
+# The namespace-less mode as its users meet it (docs/nsless.md): `run
+# --image` from a local registry, `exec` into a running container, the
+# create-time warnings for what the mode ignores, HOME from the container's
+# passwd, startContainer hooks resolved in the view.  Everything runs as
+# `nobody` with user namespaces made unavailable by the test itself
+# (tests/lib/nsless.bash, tests/helpers/nouserns).
+load ../lib/common
+load ../lib/nsless
+load ../lib/registry
+
+MK="python3 $SANDLOCK_TESTS_DIR/lib/mkimage.py"
+
+setup_file() {
+  [ "$(id -u)" = 0 ] || return 0
+  command -v skopeo >/dev/null && [ -x /usr/bin/docker-registry ] || return 0
+  local F=$BATS_FILE_TMPDIR l=$BATS_FILE_TMPDIR/l1
+  mkdir -p "$l/bin" "$l/etc" "$l/data"
+  cp "$BUSYBOX" "$l/bin/busybox"
+  for a in sh ls cat echo true id sleep; do ln -s busybox "$l/bin/$a"; done
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home/img-nobody:/bin/sh\n' > "$l/etc/passwd"
+  echo in-image > "$l/data/f"
+  $MK image "$F/lay" "$l" --tag bb --cmd '["echo","hello from image"]' >/dev/null
+  reg_start PLAIN "$F/reg"
+  push "$F/lay:bb" "$REG_PLAIN_PORT" test/busybox:bb
+  echo "$REG_PLAIN_PORT" > "$F/port"
+}
+
+teardown_file() { reg_stop_all "$BATS_FILE_TMPDIR"; }
+
+setup() {
+  nsless_setup
+  printf 'HOST-SECRET\n' > "$D/secret"
+  chown nobody "$D/secret"
+}
+
+teardown() { nsless_teardown; }
+
+# Runs shell text $1 as nobody with user namespaces unavailable; $RT is the
+# runtime with this test's --root, the cwd the bundle.
+as_user_sh() {
+  printf '%s\n' "RT=\"$SANDLOCK_OCI --root $D/state\"" "$1" > "$D/cmd.sh"
+  chown nobody "$D/cmd.sh"
+  unshare -m --propagation private su nobody -s /bin/sh -c \
+    "cd $D/bundle && HOME=$D XDG_RUNTIME_DIR=$D/xdg exec $SANDLOCK_HELPERS/nouserns sh $D/cmd.sh"
+}
+
+@test "nsless run --image: pulled from a local registry, run as nobody in a copy, no namespace" {
+  [ -f "$BATS_FILE_TMPDIR/port" ] || skip "skopeo or docker-registry missing"
+  P="127.0.0.1:$(cat "$BATS_FILE_TMPDIR/port")/test/busybox:bb"
+  run as_user_sh "\$RT --debug run --cache-dir $D/cache --image docker://$P demo -- sh -c 'echo hi; id -u; cat /data/f; ls /; cat $D/secret'"
+  echo "$output"
+  [[ "$output" == *"isolation: landlock"* ]]
+  # the copy, said once, and why
+  [ "$(grep -c 'copying the cached rootfs: the namespace-less mode cannot mount an overlay' <<<"$output")" = 1 ]
+  [[ "$output" == *$'hi\n65534\nin-image\nbin\ndata\ndev\netc\nproc'* ]]
+  # the host file is not in the view
+  [[ "$output" == *"can't open '$D/secret'"* ]]
+  [ "$status" -eq 1 ]
+  # the image's Cmd, and the bundle goes with the container
+  run as_user_sh "\$RT run --cache-dir $D/cache --image docker://$P demo2"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"hello from image"* ]]
+  [ -z "$(ls -A "$D/state/image-bundles" 2>/dev/null)" ]
+}
