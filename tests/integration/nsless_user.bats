@@ -63,3 +63,20 @@ as_user_sh() {
   [[ "$output" == *"hello from image"* ]]
   [ -z "$(ls -A "$D/state/image-bundles" 2>/dev/null)" ]
 }
+
+@test "nsless hooks: startContainer resolves in the view, createContainer in the runtime's namespace" {
+  # Only in the rootfs: a host path of that name does not exist.
+  printf '#!/bin/sh\nread -r s\necho "start saw $(head -1 /etc/passwd) $(pwd)" > /tmp/start-hook\n' > "$D/bundle/rootfs/bin/sandlock-start-hook"
+  # Only on the host.
+  printf '#!/bin/sh\necho create-ran > %s/create-hook\n' "$D" > "$D/create-hook.sh"
+  chmod 755 "$D/bundle/rootfs/bin/sandlock-start-hook" "$D/create-hook.sh"
+  chown nobody "$D/bundle/rootfs/bin/sandlock-start-hook" "$D/create-hook.sh"
+  [ ! -e /bin/sandlock-start-hook ]
+  jqc ".hooks={startContainer:[{path:\"/bin/sandlock-start-hook\"}],createContainer:[{path:\"$D/create-hook.sh\"}]} | .process.cwd=\"/tmp\""
+  args true
+  run as_user run h1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$D/create-hook")" = create-ran ]
+  [ "$(cat "$D/bundle/rootfs/tmp/start-hook")" = "start saw root:x:0:0:root:/root:/bin/sh /tmp" ]
+}
