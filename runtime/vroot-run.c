@@ -32,6 +32,7 @@ static bool active;
 static const struct rt_config *config;  /* for the supervisor's rebuild */
 static char *rootfs, *state, *exec_path;
 static const struct rt_ll_policy *policy;      /* the container's */
+static char **envp;             /* process.env, HOME from the view */
 
 bool
 rt_vroot_mode (const struct rt_plan *p)
@@ -110,6 +111,21 @@ static struct rt_notify_ops ops = { .init = sup_init, .handle = handle,
 
 static char *lookup (const struct rt_process *pr, const char *name);
 
+/* rt_proc_envp on the view's /etc/passwd (not a FIFO: O_NONBLOCK). */
+static char **
+view_envp (const struct rt_process *pr)
+{
+  static const struct vr_ctx none = { 0 };
+  struct vr_path r;
+  int fd = -1;
+  if (vr_resolve (&setup.v, &none, "/", "/etc/passwd", 0, &r) == 0 && r.ent)
+    fd = vr_open (&r, O_RDONLY | O_NONBLOCK, 0);
+  char **e = rt_proc_envp_fd (pr, fd);
+  if (fd >= 0)
+    close (fd);
+  return e;
+}
+
 /* The view under the state directory (beside the exec fifo), the Landlock
  * policy on its host objects, the supervisor's operations. */
 int
@@ -137,6 +153,10 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   active = true;
   if (vr_ll_translate (&setup.v, ll, err) < 0)
     return -1;
+  /* HOME from the container's /etc/passwd, which is the view's: the
+   * init's own open would reach the host's (or be refused by the
+   * supervisor's Landlock domain, which it is born in). */
+  envp = view_envp (p->c->process);
   /* args[0] is looked up now: the init closes the view's fds. */
   exec_path = strchr (a0, '/') ? xstrdup (a0) : lookup (p->c->process, a0);
   if (o->payload.kind == RT_PAYLOAD_EXEC && exec_path == NULL)
@@ -195,6 +215,10 @@ rt_vroot_end (void)
     vr_setup_free (&setup);
   active = false;
   free (rootfs), free (state), free (exec_path);
+  if (envp)
+    free (envp[config && config->process ? config->process->env_len : 0]);
+  free (envp);
+  envp = NULL;
   rootfs = state = exec_path = NULL;
 }
 
@@ -263,7 +287,8 @@ rt_vroot_payload_prepare (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_process *pr = ch->p->c->process;
   ch->exec_path = xstrdup (exec_path);
-  ch->envp = rt_proc_envp (pr);
+  ch->envp = envp;
+  envp = NULL;
   ch->argv = xcalloc (pr->args_len + 1, sizeof *ch->argv);
   memcpy (ch->argv, pr->args, pr->args_len * sizeof *ch->argv);
   return 0;

@@ -80,3 +80,18 @@ as_user_sh() {
   [ "$(cat "$D/create-hook")" = create-ran ]
   [ "$(cat "$D/bundle/rootfs/tmp/start-hook")" = "start saw root:x:0:0:root:/root:/bin/sh /tmp" ]
 }
+
+@test "nsless HOME: from the container's /etc/passwd in the view, not the host's" {
+  # The host says /nonexistent (or something else); the rootfs says:
+  sed -i 's|^nobody:.*|nobody:x:65534:65534:nobody:/home/in-view:/bin/sh|' "$D/bundle/rootfs/etc/passwd"
+  [ "$(getent passwd nobody | cut -d: -f6)" != /home/in-view ]
+  args sh -c 'echo "HOME=$HOME"'
+  run as_user run home1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"HOME=/home/in-view"* ]]
+  # process.env's HOME wins, as in the namespaced mode
+  jqc '.process.env += ["HOME=/given"]'
+  run as_user run home2
+  [[ "$output" == *"HOME=/given"* ]]
+}
