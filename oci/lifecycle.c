@@ -116,15 +116,6 @@ resolve_bundle (const char *bundle, char **out, struct cm_err **err)
   return 0;
 }
 
-const char *
-oci_isolation_resolve (const char *mode)
-{
-  if (mode && strcmp (mode, "auto") != 0)
-    return mode;
-  return geteuid () == 0 || rt_kfeat (RT_KF_NAMESPACES)->userns ? "namespaces"
-                                                               : "landlock";
-}
-
 /* --isolation, else the run.oci.sandlock.isolation annotation, else auto:
  * namespaces where this user can make them (root, or a user namespace),
  * the namespace-less view otherwise (docs/nsless.md). */
@@ -274,6 +265,8 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
   };
   oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
              st->rootfs);
+  if (kind == RT_ROOTFS_VIRTUAL)
+    rt_vroot_ignored (cfg, oci_hook_warning, g);
   if (rt_container_create (&o, &out, err) < 0)
     {
       /* The runtime killed and reaped it and removed its cgroup. */

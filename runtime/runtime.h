@@ -299,6 +299,14 @@ int rt_hooks_run_all (const struct rt_hook_list *l, const char *kind,
                       const char *state_json, rt_hook_warn_fn warn,
                       const void *ud);
 
+/* What the namespace-less mode ignores in |c| (namespaces listed without
+ * a path, linux.timeOffsets, linux.rootfsPropagation, the mounts it
+ * leaves out, mount options it does not honour): one message per field,
+ * naming it, to |warn|.  What it refuses is rt_container_create's error.
+ * runtime/vroot-ignored.c */
+void rt_vroot_ignored (const struct rt_config *c, rt_hook_warn_fn warn,
+                       const void *ud);
+
 /* Parses a signal name ("KILL", "SIGKILL", "sigterm", "RTMIN+3") or number.
  * Returns the signal, or -1. */
 int rt_signal_parse (const char *s);

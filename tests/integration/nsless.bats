@@ -6,6 +6,7 @@
 # are a view drawn by the notify supervisor, confined by Landlock alone.
 load ../lib/common
 load ../lib/nsless
+bats_require_minimum_version 1.5.0   # run --separate-stderr: create-time warnings are on stderr
 
 setup() {
   nsless_setup
@@ -105,7 +106,7 @@ while True: s.accept()[0].close()" &
 
 @test "nsless: exec family: #! scripts, /proc/self/exe, ls -l /proc/self/fd" {
   args sh -c '/usr/bin/long-script.sh a b; /bin/s.sh c; readlink /proc/self/exe; ls -l /proc/self/fd/ 2>/dev/null | grep -c -- "->"'
-  run as_user run n4
+  run --separate-stderr as_user run n4
   echo "$output"
   [ "$status" -eq 0 ]
   # A path long enough runs the copy naming the view's interpreter; a

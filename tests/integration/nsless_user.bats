@@ -8,6 +8,7 @@
 load ../lib/common
 load ../lib/nsless
 load ../lib/registry
+bats_require_minimum_version 1.5.0   # run --separate-stderr
 
 MK="python3 $SANDLOCK_TESTS_DIR/lib/mkimage.py"
 
@@ -94,4 +95,38 @@ as_user_sh() {
   jqc '.process.env += ["HOME=/given"]'
   run as_user run home2
   [[ "$output" == *"HOME=/given"* ]]
+}
+
+@test "nsless warnings: what the mode ignores is named once at create, on stderr or in --log" {
+  # The default spec's namespaces and mounts, plus the fields it ignores.
+  jqc '.linux.rootfsPropagation="rprivate" | .linux.timeOffsets={monotonic:{secs:1}}
+       | .mounts += [{destination:"/mnt",type:"bind",source:"/tmp",options:["rbind","ro","nodev","relatime"]}]'
+  args true
+  run --separate-stderr as_user run w1
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  once() { [ "$(grep -cF -- "$1" <<<"$2")" = 1 ]; }
+  once 'warning: linux.namespaces: pid, network, ipc, uts, mount, cgroup not created' "$stderr"
+  once 'warning: linux.timeOffsets: ignored' "$stderr"
+  once 'warning: linux.rootfsPropagation: ignored' "$stderr"
+  once 'warning: mounts[2] (/dev/pts, type devpts): left out' "$stderr"
+  once 'warning: mounts[4] (/dev/mqueue, type mqueue): left out' "$stderr"
+  once 'warning: mounts[5] (/sys, type sysfs): left out' "$stderr"
+  once 'warning: mounts[6] (/sys/fs/cgroup, type cgroup): left out' "$stderr"
+  once 'warning: mounts[1].options (/dev): "strictatime", "mode=755", "size=65536k" not honoured' "$stderr"
+  # a bind's nodev is not drawn (a host source may hold device nodes); ro is
+  once 'warning: mounts[7].options (/mnt): "nodev", "relatime" not honoured' "$stderr"
+  [ "$(grep -c 'warning: ' <<<"$stderr")" = 10 ]   # the proc mount: all honoured
+  # With --log, to the log in its format (as every warning: not on stderr,
+  # where an engine's shim would take it for the container's output).
+  run --separate-stderr as_user --log "$D/log.json" --log-format json run w2
+  [ "$status" -eq 0 ]
+  [ -z "$stderr" ]
+  jq -e -s '[.[] | select(.level == "warning")] | length == 10' "$D/log.json"
+  jq -e -s '[.[] | select(.msg | startswith("linux.timeOffsets: ignored"))] | length == 1' "$D/log.json"
+  # Refusals stay refusals.
+  jqc '.linux.namespaces += [{type:"network",path:"/proc/1/ns/net"}]'
+  run as_user run w3
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"linux.namespaces[6].path: joining a namespace needs privileges"* ]]
 }
