@@ -104,6 +104,10 @@ void oci_block_signals (sigset_t *set, sigset_t *old);
  * exit code or 128+signal. */
 int oci_wait_forwarding (pid_t pid, const sigset_t *set);
 
+/* oci_wait_forwarding for a process that is not our child (namespace-less
+ * exec): the status comes from |status_fd| (rt_exec_vroot_status). */
+int oci_wait_remote (pid_t pid, int status_fd, const sigset_t *set);
+
 /* The same, while relaying between our stdio and the container's pty
  * |master| (stdin raw when it is a tty; SIGWINCH resizes the pty). */
 int oci_relay_wait (pid_t pid, int master, const sigset_t *set);

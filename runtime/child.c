@@ -254,6 +254,7 @@ static const struct child_step virtual_start_steps[] = {
   { "notify filter", rt_notify_child_step },
   { "startContainer hooks", step_start_hooks },
   { "seccomp", step_seccomp },
+  { "exec server", rt_vroot_exec_server },
 };
 
 static int
@@ -273,7 +274,7 @@ static void
 close_inherited_fds (struct rt_child *ch)
 {
   const struct rt_prepared *pp = ch->pp;
-  int keep[8 + ARRAY_SIZE (pp->ns.fds)];
+  int keep[9 + ARRAY_SIZE (pp->ns.fds)];
   size_t n = 0;
   keep[n++] = ch->sync_fd;
   keep[n++] = pp->fifo_fd;
@@ -283,6 +284,7 @@ close_inherited_fds (struct rt_child *ch)
   keep[n++] = rt_confine_listener_fd (ch->p->confine);
   keep[n++] = rt_confine_pins_fd (ch->p->confine);
   keep[n++] = rt_notify_child_fd ();
+  keep[n++] = rt_vroot_exec_fd ();
   for (size_t i = 0; i < pp->ns.len; i++)
     keep[n++] = pp->ns.fds[i];
   rt_close_fds_except (3 + ch->p->o->preserve_fds, keep, n);

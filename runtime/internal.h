@@ -310,4 +310,8 @@ int rt_connect_console (const char *path, struct cm_err **err);
  * all the flock()ed state directory. */
 void rt_close_fds_except (int from, int *keep, size_t n);
 
+/* The live descendants of |root| (not |root| itself), found in /proc;
+ * *out is malloc'd.  runtime/proc-tree.c */
+size_t rt_proc_descendants (pid_t root, pid_t **out);
+
 #endif

@@ -130,3 +130,109 @@ as_user_sh() {
   [ "$status" -ne 0 ]
   [[ "$output" == *"linux.namespaces[6].path: joining a namespace needs privileges"* ]]
 }
+
+# A running container of `sleep 300`, created as nobody.
+start_sleeper() {
+  args sleep 300
+  as_user run -d "$1" </dev/null >/dev/null 2>&1
+  [ "$(as_user state "$1" | jq -r .status)" = running ]
+}
+
+@test "nsless exec: the process is in the view, in the container's domain and filters, with its exit status" {
+  echo in-rootfs > "$D/bundle/rootfs/etc/f"
+  start_sleeper x1
+  ipid=$(jq -r .pid "$D/state/x1/state.json")
+  run as_user_sh "\$RT exec x1 sh -c 'ls /; cat /etc/f; cat $D/secret; echo HOME=\$HOME; cd /etc && pwd; exit 7'"
+  echo "$output"
+  [ "$status" -eq 7 ]
+  [[ "$output" == *$'bin\ndev\netc\nhome'* ]]
+  [[ "$output" == *in-rootfs* ]]
+  [[ "$output" == *"can't open '$D/secret'"* ]]
+  [[ "$output" != *HOST-SECRET* ]]
+  [[ "$output" == *HOME=/home* ]]    # the rootfs's passwd: nobody's home
+  [[ "$output" == *$'\n/etc'* ]]
+  # The same confinement as the init's: same Landlock domain and seccomp
+  # filters (NoNewPrivs, Seccomp_filters), and a descendant of the init.
+  run as_user_sh "\$RT exec x1 sh -c 'grep -E \"^(NoNewPrivs|Seccomp|Seccomp_filters):\" /proc/self/status; echo PPID=\$PPID'"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  want=$(grep -E "^(NoNewPrivs|Seccomp|Seccomp_filters):" "/proc/$ipid/status")
+  [[ "$output" == *"$want"* ]]
+  # the process's parent is under the init (the exec server's handler)
+  ppid=$(sed -n 's/^PPID=//p' <<<"$output")
+  gp=$(awk '/^PPid:/{print $2}' "/proc/$ppid/status" 2>/dev/null || true)
+  # (the handler may be gone already; when it is there its parent's parent is the init)
+  [ -z "$gp" ] || [ "$(awk '/^PPid:/{print $2}' "/proc/$gp/status")" = "$ipid" ]
+  # The same Landlock domain, not a copy of its rules: signal scoping lets
+  # a process signal its own domain (the init) and nothing outside it.
+  setsid su nobody -s /bin/sh -c 'exec sleep 60' </dev/null >/dev/null 2>&1 &
+  for _ in $(seq 50); do hp=$(pgrep -u nobody -x -f 'sleep 60' | head -1); [ -n "$hp" ] && break; read -rt 0.1 <> <(:) || true; done
+  su nobody -s /bin/sh -c "kill -0 $hp"   # control: the same user outside reaches it
+  run as_user_sh "\$RT exec x1 sh -c 'kill -0 $ipid && echo init-reached; kill -0 $hp 2>/dev/null || echo host-refused'"
+  kill "$hp"
+  echo "$output"
+  [[ "$output" == *$'init-reached\nhost-refused'* ]]
+  # A host binary by its host path is not there.
+  run as_user exec x1 /usr/bin/env true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'exec: "/usr/bin/env": no such file or directory'* ]]
+  # What the mode cannot give is refused, named.
+  run as_user exec -u 0:0 x1 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"process.user: 0:0, but namespace-less mode runs as the caller"* ]]
+  run as_user exec --cap CAP_SYS_ADMIN x1 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--cap"* ]]
+}
+
+@test "nsless exec -d: ps, kill --all and delete see the exec'd process" {
+  start_sleeper x2
+  as_user exec -d --pid-file "$D/xpid" x2 sleep 250 </dev/null >/dev/null 2>&1
+  xpid=$(cat "$D/xpid")
+  [ "$(tr '\0' ' ' < "/proc/$xpid/cmdline")" = "sleep 250 " ]
+  run as_user ps --format json x2
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq "index($xpid) != null" <<<"$output")" = true ]
+  # kill --all reaches it (SIGSTOP: it stays there to look at)
+  as_user kill --all x2 STOP
+  [ "$(awk '/^State:/{print $2}' "/proc/$xpid/status")" = T ]
+  as_user kill --all x2 CONT
+  # delete -f takes it along
+  as_user delete -f x2
+  for _ in $(seq 50); do [ -d "/proc/$xpid" ] || break; read -rt 0.1 <> <(:) || true; done
+  [ ! -d "/proc/$xpid" ] || [ "$(awk '/^State:/{print $2}' "/proc/$xpid/status")" = Z ]
+}
+
+@test "nsless exec -t: a pty over --console-socket" {
+  start_sleeper x3
+  sock=$D/c.sock
+  setpriv --reuid=nobody --regid=nogroup --clear-groups "$SANDLOCK_HELPERS/recvtty" "$sock" > "$D/tty.out" & rpid=$!
+  until [ -S "$sock" ]; do sleep 0.02; done
+  as_user_sh "\$RT exec -t --console-socket $sock x3 sh -c '[ -t 0 ] && [ -t 1 ] && echo isatty; ls /bin/busybox'" \
+    || { kill $rpid; false; }
+  wait $rpid
+  out=$(tr -d '\r' < "$D/tty.out")
+  echo "$out"
+  [[ "$out" == *isatty* ]]
+  [[ "$out" == */bin/busybox* ]]
+  run as_user exec -t x3 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--console-socket"* ]]
+}
+
+@test "nsless: the container cannot signal its user's host processes (no pid namespace is made, the signal scope stays)" {
+  setsid su nobody -s /bin/sh -c 'exec sleep 61' </dev/null >/dev/null 2>&1 &
+  for _ in $(seq 50); do hp=$(pgrep -u nobody -x -f 'sleep 61' | head -1); [ -n "$hp" ] && break; read -rt 0.1 <> <(:) || true; done
+  [ -n "$hp" ]
+  su nobody -s /bin/sh -c "kill -0 $hp"   # control: the same user outside reaches it
+  # The spec's config lists a pid namespace, which this mode does not make.
+  jq -e '.linux.namespaces | map(.type) | index("pid") != null' "$D/bundle/config.json"
+  args sh -c "kill -0 $hp 2>/dev/null && echo REACHED || echo refused; kill -0 \$\$ && echo self-ok"
+  run --separate-stderr as_user run sig1
+  kill "$hp"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = refused ]
+  [ "${lines[1]}" = self-ok ]
+}
