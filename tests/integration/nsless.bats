@@ -39,10 +39,9 @@ teardown() { nsless_teardown; }
   [ "$(echo "$output" | jq -r .status)" = created ]
   as_user start n2 </dev/null >/dev/null 2>&1
   [ "$(as_user state n2 | jq -r .status)" = running ]
-  # A process joined from outside would not see the view: refused, said.
+  # exec goes through the container's exec server (nsless_user.bats).
   run as_user exec n2 true
-  [ "$status" -ne 0 ]
-  [[ "$output" == *"namespace-less"* ]]
+  [ "$status" -eq 0 ]
   as_user kill n2 KILL
   run as_user delete -f n2
   [ "$status" -eq 0 ]
