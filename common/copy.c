@@ -36,38 +36,59 @@ xattr_wanted (const struct copier *c, const char *name)
   return (c->flags & CM_COPY_ALL_XATTRS) || cm_startswith (name, "user.");
 }
 
+/* A failed xattr copy: skipped, unless CM_COPY_XATTRS_STRICT. */
+static int
+xattr_failed (const struct copier *c, const char *name, const char *rel,
+              struct cm_err **err)
+{
+  if (!(c->flags & CM_COPY_XATTRS_STRICT))
+    return 0;
+  return cm_err_set (err, errno, "%s: xattr %s of `%s%s`", c->what, name,
+                     c->where, rel);
+}
+
 /* By path with the l* calls: a FIFO or a device cannot be opened for its
  * xattrs without opening what it is. */
-static void
-copy_xattrs (const struct copier *c, const char *src, const char *dst)
+static int
+copy_xattrs (const struct copier *c, const char *src, const char *dst,
+             const char *rel, struct cm_err **err)
 {
   char names[8192], val[65536];
   ssize_t n = llistxattr (src, names, sizeof names);
+  if (n < 0 && xattr_failed (c, "list", rel, err) < 0)
+    return -1;
   for (ssize_t i = 0; i < n; i += (ssize_t) strlen (names + i) + 1)
     {
       ssize_t vl;
       if (!xattr_wanted (c, names + i))
         continue;
       vl = lgetxattr (src, names + i, val, sizeof val);
-      if (vl >= 0)
-        (void) lsetxattr (dst, names + i, val, (size_t) vl, 0);
+      if ((vl < 0 || lsetxattr (dst, names + i, val, (size_t) vl, 0) < 0)
+          && xattr_failed (c, names + i, rel, err) < 0)
+        return -1;
     }
+  return 0;
 }
 
-static void
-copy_fd_xattrs (const struct copier *c, int src, int dst)
+static int
+copy_fd_xattrs (const struct copier *c, int src, int dst, const char *rel,
+                struct cm_err **err)
 {
   char names[8192], val[65536];
   ssize_t n = flistxattr (src, names, sizeof names);
+  if (n < 0 && xattr_failed (c, "list", rel, err) < 0)
+    return -1;
   for (ssize_t i = 0; i < n; i += (ssize_t) strlen (names + i) + 1)
     {
       ssize_t vl;
       if (!xattr_wanted (c, names + i))
         continue;
       vl = fgetxattr (src, names + i, val, sizeof val);
-      if (vl >= 0)
-        (void) fsetxattr (dst, names + i, val, (size_t) vl, 0);
+      if ((vl < 0 || fsetxattr (dst, names + i, val, (size_t) vl, 0) < 0)
+          && xattr_failed (c, names + i, rel, err) < 0)
+        return -1;
     }
+  return 0;
 }
 
 /* Owner, mode, xattrs and times of an opened |dst| from |s|. */
@@ -80,7 +101,8 @@ meta_fd (struct copier *c, int src, int dst, const struct stat *s,
     return cm_err_set (err, errno, "%s: chown `%s%s`", c->what, c->where, rel);
   if (fchmod (dst, s->st_mode & 07777) < 0)
     return cm_err_set (err, errno, "%s: chmod `%s%s`", c->what, c->where, rel);
-  copy_fd_xattrs (c, src, dst);
+  if (copy_fd_xattrs (c, src, dst, rel, err) < 0)
+    return -1;
   (void) futimens (dst, ts);
   return 0;
 }
@@ -153,7 +175,8 @@ copy_node (struct copier *c, int sdir, int ddir, const char *name,
     return cm_err_set (err, errno, "%s: chmod `%s%s`", c->what, c->where, rel);
   snprintf (sp, sizeof sp, "/proc/self/fd/%d/%s", sdir, name);
   snprintf (dp, sizeof dp, "/proc/self/fd/%d/%s", ddir, name);
-  copy_xattrs (c, sp, dp);
+  if (copy_xattrs (c, sp, dp, rel, err) < 0)
+    return -1;
   (void) utimensat (ddir, name, ts, AT_SYMLINK_NOFOLLOW);
   return 0;
 }

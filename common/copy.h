@@ -16,6 +16,9 @@ enum
   CM_COPY_DEVICES_0600 = 1 << 3,/* ... at most mode 0600, owned by the
                                    copier: for a tree a user chose */
   CM_COPY_TOP_META = 1 << 4,    /* |src|'s own metadata onto |dst| too */
+  CM_COPY_XATTRS_STRICT = 1 << 5,/* an xattr that cannot be set is an
+                                   error (else skipped): for a tree whose
+                                   xattrs carry meaning (an overlay upper) */
 };
 
 /* Copies the contents of directory |src| into directory |dst|, which

@@ -1,6 +1,7 @@
 /* Branch storage: create, open, meta, state, abort (cow/cow.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,13 +45,15 @@ cow_branch_free (struct cow_branch *b)
 }
 
 static struct cow_branch *
-branch_new (const char *storage, const char *lower)
+branch_new (const char *storage, const char *lower, uint64_t max_disk,
+            bool in_tmpfs)
 {
   struct cow_branch *b = xcalloc (1, sizeof *b);
   b->storage = xstrdup (storage);
   b->lower = xstrdup (lower);
-  b->upper = xasprintf ("%s/upper", storage);
-  b->work = xasprintf ("%s/work", storage);
+  b->max_disk = max_disk;
+  b->in_tmpfs = in_tmpfs;
+  cow_layer_paths (b);
   return b;
 }
 
@@ -77,11 +80,15 @@ durable_write (const char *dir, const char *name, const char *buf, bool sync,
 static int
 meta_write (const struct cow_branch *b, bool sync, struct cm_err **err)
 {
+  _cleanup_free_ char *q
+      = b->max_disk ? xasprintf ("max_disk=%" PRIu64 "\nquota=%s\n",
+                                 b->max_disk, b->in_tmpfs ? "tmpfs" : "disk")
+                    : xstrdup ("");
   _cleanup_free_ char *s
       = xasprintf ("lower=%s\ncreated=%lld.%09ld\n"
-                   "state=%s\n",
+                   "state=%s\n%s",
                    b->lower, (long long) b->created.tv_sec, b->created.tv_nsec,
-                   cow_state_name (b->state));
+                   cow_state_name (b->state), q);
   return durable_write (b->storage, "meta", s, sync, err);
 }
 
@@ -176,11 +183,13 @@ make_layers (struct cow_branch *b, bool sync, struct cm_err **err)
   return meta_write (b, sync, err);
 }
 
-static int
-create (const char *lower, const char *storage, bool sync,
-        struct cow_branch **out, struct cm_err **err)
+int
+cow_branch_create_opts (const char *lower, const char *storage,
+                        const struct cow_create_opts *o,
+                        struct cow_branch **out, struct cm_err **err)
 {
   _cleanup_free_ char *cl = NULL, *cs = NULL;
+  uint64_t max_disk = o ? o->max_disk : 0;
   bool made;
   if (check_paths (lower, storage, &cl, &cs, err) < 0)
     return -1;
@@ -188,9 +197,12 @@ create (const char *lower, const char *storage, bool sync,
   if (!made && (errno != EEXIST || rmdir (cs) < 0 || mkdir (cs, 0700) < 0))
     return cm_err_set (err, errno == ENOTEMPTY ? EEXIST : errno,
                        "cow storage `%s`", cs);
-  struct cow_branch *b = branch_new (cs, cl);
-  if (make_layers (b, sync, err) < 0)
+  struct cow_branch *b = branch_new (cs, cl, max_disk, max_disk > 0);
+  if ((max_disk && cow_quota_mount (b, err) < 0)
+      || make_layers (b, !(o && o->nosync), err) < 0)
     {
+      if (max_disk)
+        cow_quota_umount (cs);
       cm_rm_rf_at (AT_FDCWD, cs, NULL);
       cow_branch_free (b);
       return -1;
@@ -203,14 +215,32 @@ int
 cow_branch_create (const char *lower, const char *storage,
                    struct cow_branch **out, struct cm_err **err)
 {
-  return create (lower, storage, true, out, err);
+  return cow_branch_create_opts (lower, storage, NULL, out, err);
 }
 
 int
 cow_layer_create (const char *lower, const char *storage,
                   struct cow_branch **out, struct cm_err **err)
 {
-  return create (lower, storage, false, out, err);
+  const struct cow_create_opts o = { .nosync = true };
+  return cow_branch_create_opts (lower, storage, &o, out, err);
+}
+
+/* max_disk=BYTES and quota=tmpfs|disk, both or neither (a branch made
+ * before quotas has neither). */
+static int
+parse_quota (const char *max, const char *where, uint64_t *bytes,
+             bool *in_tmpfs)
+{
+  char *end;
+  if (max == NULL && where == NULL)
+    return 0;
+  if (max == NULL || where == NULL || !(*max >= '1' && *max <= '9'))
+    return -1;
+  errno = 0;
+  *bytes = strtoull (max, &end, 10);
+  *in_tmpfs = strcmp (where, "tmpfs") == 0;
+  return errno || *end || (!*in_tmpfs && strcmp (where, "disk")) ? -1 : 0;
 }
 
 static int
@@ -218,6 +248,9 @@ parse_meta (char *text, const char *storage, struct cow_branch **out,
             struct cm_err **err)
 {
   char *lower = NULL, *created = NULL, *state = NULL, *save = NULL;
+  char *max = NULL, *where = NULL;
+  uint64_t bytes = 0;
+  bool in_tmpfs = false;
   for (char *l = strtok_r (text, "\n", &save); l;
        l = strtok_r (NULL, "\n", &save))
     if (cm_startswith (l, "lower="))
@@ -226,13 +259,19 @@ parse_meta (char *text, const char *storage, struct cow_branch **out,
       created = l + 8;
     else if (cm_startswith (l, "state="))
       state = l + 6;
+    else if (cm_startswith (l, "max_disk="))
+      max = l + 9;
+    else if (cm_startswith (l, "quota="))
+      where = l + 6;
   long long sec;
   long nsec;
   int st = state ? cow_state_parse (state) : -1;
   if (lower == NULL || lower[0] != '/' || created == NULL || st < 0
-      || sscanf (created, "%lld.%ld", &sec, &nsec) != 2)
+      || sscanf (created, "%lld.%ld", &sec, &nsec) != 2
+      || parse_quota (max, where, &bytes, &in_tmpfs) < 0)
     return cm_err_set (err, EINVAL, "cow branch `%s`: bad meta", storage);
-  struct cow_branch *b = branch_new (storage, lower);
+  struct cow_branch *b = branch_new (storage, lower, bytes, in_tmpfs);
+  b->lost = in_tmpfs && !cow_quota_mounted (storage);
   b->created.tv_sec = (time_t) sec;
   b->created.tv_nsec = nsec;
   b->state = (enum cow_state) st;
@@ -271,7 +310,7 @@ cow_branch_set_state (struct cow_branch *b, enum cow_state s,
 int
 cow_abort (struct cow_branch *b, struct cm_err **err)
 {
-  if (b->state == COW_COMMITTING)
+  if (b->state == COW_COMMITTING && !b->lost)
     return cm_err_set (err, EBUSY,
                        "cow branch `%s`: a commit is in "
                        "progress; run commit again to finish it",
@@ -290,6 +329,8 @@ cow_remove (const char *path, struct cm_err **err)
   _cleanup_free_ char *w = xasprintf ("%s/work", path);
   chmod (ww, 0700);
   chmod (w, 0700);
+  /* a quota tmpfs first: removing through it would only empty it */
+  cow_quota_umount (path);
   return cm_rm_rf_at (AT_FDCWD, path, err);
 }
 

@@ -1,6 +1,5 @@
 /* The change list of a branch: walk the upper, compare with the lower
  * (cow/cow.h cow_changes; docs/cow.md "Changes"). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -131,40 +130,34 @@ in_upper (const struct collect *c, const char *rel)
 }
 
 /* Every lower path under the directory |rel| that the upper does not
- * hold: hidden by a whiteout, an opaque directory or a non-directory. */
+ * hold: hidden by a whiteout, an opaque directory or a non-directory.
+ * With |check_upper| (an opaque directory) a child the upper holds again
+ * is the upper's: neither it nor what is below it is deleted. */
+struct hidden
+{
+  struct collect *c;
+  bool check_upper;
+};
+
+static int
+deleted_one (const struct cow_lower_entry *e, void *arg, struct cm_err **err)
+{
+  struct hidden *h = arg;
+  if (h->check_upper && e->depth == 1 && in_upper (h->c, e->rel))
+    return 0;
+  if (fill_meta (&push (h->c->out, COW_DELETED, e->rel)->before, e->dirfd,
+                 e->name, &e->st)
+      < 0)
+    return cm_err_set (err, errno, "lower `%s`", e->rel);
+  return 1;
+}
+
 static int
 deleted_below (struct collect *c, const char *rel, bool check_upper,
                struct cm_err **err)
 {
-  _cleanup_fd_ int dfd
-      = cow_open_beneath (c->lowerfd, rel, O_RDONLY | O_DIRECTORY);
-  if (dfd < 0)
-    return cm_err_set (err, errno, "lower `%s`", rel);
-  int dup_fd = dup (dfd);
-  DIR *d = dup_fd < 0 ? NULL : fdopendir (dup_fd);
-  struct dirent *de;
-  int ret = 0;
-  if (d == NULL)
-    return cm_err_set (err, errno, "lower `%s`", rel);
-  while (ret == 0 && (de = readdir (d)) != NULL)
-    {
-      struct stat st;
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      _cleanup_free_ char *p = xasprintf ("%s/%s", rel, de->d_name);
-      if (check_upper && in_upper (c, p))
-        continue;
-      if (fstatat (dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        ret = cm_err_set (err, errno, "lower `%s`", p);
-      else if (fill_meta (&push (c->out, COW_DELETED, p)->before, dfd,
-                          de->d_name, &st)
-               < 0)
-        ret = cm_err_set (err, errno, "lower `%s`", p);
-      else if (S_ISDIR (st.st_mode))
-        ret = deleted_below (c, p, false, err);
-    }
-  closedir (d);
-  return ret;
+  struct hidden h = { .c = c, .check_upper = check_upper };
+  return cow_walk_lower (c->lowerfd, rel, deleted_one, &h, err);
 }
 
 static bool
@@ -286,6 +279,8 @@ cow_changes (const struct cow_branch *b, struct cow_changes *out,
   struct collect c = { .lowerfd = lfd, .upperfd = ufd, .out = out };
   out->v = NULL;
   out->n = 0;
+  if (cow_branch_usable (b, err) < 0)
+    return -1;
   if (lfd < 0 || ufd < 0)
     return cm_err_set (err, errno, "cow branch `%s`", b->storage);
   if (cow_walk_upper (b, collect_one, &c, err) < 0)

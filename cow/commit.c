@@ -451,6 +451,8 @@ cow_commit (struct cow_branch *b, const struct cow_commit_opts *o,
   int ret;
   if (b->state == COW_COMMITTED)
     return finish (b, err);
+  if (cow_branch_usable (b, err) < 0)
+    return -1;
   if (b->state != COW_COMMITTING && begin (b, o, conflicts, err) < 0)
     return -1;
   c.lowerfd = open (b->lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

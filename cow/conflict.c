@@ -5,7 +5,6 @@
  * an older ctime (a change in the same clock tick before the branch counts
  * too: false positives, never a missed conflict).  ctime cannot be set by
  * utimensat, so a writer cannot hide a change. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -39,35 +38,74 @@ add (struct conflicts *c, const char *path)
   c->v[c->n] = NULL;
 }
 
-/* Any entry below the lower directory |rel| changed since the branch. */
+/* Any entry below the lower directory |rel| changed since the branch:
+ * listed, and not descended into. */
+static int
+subtree_one (const struct cow_lower_entry *e, void *arg, struct cm_err **err)
+{
+  struct conflicts *c = arg;
+  if (!newer (c, &e->st))
+    return 1;
+  add (c, e->rel);
+  return 0;
+}
+
 static int
 subtree (struct conflicts *c, const char *rel, struct cm_err **err)
 {
-  int fd = cow_open_beneath (c->lowerfd, rel, O_RDONLY | O_DIRECTORY);
-  DIR *d = fd < 0 ? NULL : fdopendir (fd);
-  struct dirent *de;
-  int ret = 0;
-  if (d == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return cm_err_set (err, errno, "lower `%s`", rel);
-    }
-  while (ret == 0 && (de = readdir (d)) != NULL)
-    {
-      struct stat st;
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      _cleanup_free_ char *p = xasprintf ("%s/%s", rel, de->d_name);
-      if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        ret = errno == ENOENT ? 0 : cm_err_set (err, errno, "lower `%s`", p);
-      else if (newer (c, &st))
-        add (c, p);
-      else if (S_ISDIR (st.st_mode))
-        ret = subtree (c, p, err);
-    }
-  closedir (d);
-  return ret;
+  return cow_walk_lower (c->lowerfd, rel, subtree_one, c, err);
+}
+
+/* overlayfs's origin of a copy-up: struct ovl_fb, a 21-byte header
+ * (version, magic 0xfb, length, flags, handle type, the layer's uuid) and
+ * the lower inode's file handle (fs/overlayfs/overlayfs.h). */
+#define OVL_FB_MAGIC 0xfb
+#define OVL_FB_HEADER 21
+
+/* True when the directory |e| was copied up from another inode than the
+ * lower's |leaf| in |dfd| now is: their file handles differ.  An origin
+ * without a handle (a lower that cannot encode one) proves nothing. */
+static bool
+replaced (const struct cow_entry *e, int dfd, const char *leaf)
+{
+  unsigned char fb[OVL_FB_HEADER + MAX_HANDLE_SZ];
+  ssize_t n = cow_entry_origin (e, fb, sizeof fb);
+  union
+  {
+    struct file_handle fh;
+    unsigned char raw[sizeof (struct file_handle) + MAX_HANDLE_SZ];
+  } h = { .fh.handle_bytes = MAX_HANDLE_SZ };
+  int mnt;
+  if (n <= OVL_FB_HEADER || fb[1] != OVL_FB_MAGIC || fb[2] != n)
+    return false;
+  if (name_to_handle_at (dfd, leaf, &h.fh, &mnt, 0) < 0)
+    return false;
+  return h.fh.handle_type != fb[4]
+         || h.fh.handle_bytes != (unsigned) (n - OVL_FB_HEADER)
+         || memcmp (h.fh.f_handle, fb + OVL_FB_HEADER, h.fh.handle_bytes)
+                != 0;
+}
+
+/* The upper entry |e| has no lower path.  An addition, unless the lower
+ * had it when the branch was made and the host removed it since: a
+ * whiteout says the lower had it (overlayfs whites out only what a lower
+ * holds), and so does a copy-up (overlay.origin: the branch modified it),
+ * while the lower parent's ctime says whether its entries changed since
+ * the branch (a copy-up renamed in the branch has no lower path either,
+ * in a parent the host left alone).  |pfd|: the lower parent, or < 0
+ * when it is gone too (the entry that was that parent is the conflict). */
+static int
+absent (struct conflicts *c, const struct cow_entry *e, int pfd,
+        struct cm_err **err)
+{
+  struct stat pst;
+  if (pfd < 0)
+    return 0;
+  if (fstat (pfd, &pst) < 0)
+    return cm_err_set (err, errno, "lower parent of `%s`", e->rel);
+  if (e->whiteout || (newer (c, &pst) && cow_entry_copied_up (e)))
+    add (c, e->rel);
+  return 0;
 }
 
 static int
@@ -82,16 +120,22 @@ check_one (const struct cow_entry *e, void *arg, struct cm_err **err)
       = cow_dircache_parent (&c->parent, c->lowerfd, e->rel, O_PATH, &leaf);
   if (dfd < 0 || fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
     {
-      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP
-          || errno == EXDEV)
-        return 0; /* absent: an addition */
-      return cm_err_set (err, errno, "lower `%s`", e->rel);
+      if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP
+          && errno != EXDEV)
+        return cm_err_set (err, errno, "lower `%s`", e->rel);
+      return absent (c, e, dfd, err);
     }
   bool both_dirs = S_ISDIR (st.st_mode) && S_ISDIR (e->st.st_mode);
   /* A directory kept as a directory merges: its own ctime moves with every
-   * entry added or removed in it, so only its changed children count. */
+   * entry added or removed in it, so only its changed children count,
+   * unless the lower one is another directory than the branch copied up
+   * (the host deleted it and made it again). */
   if (both_dirs && !e->opaque)
-    return 0;
+    {
+      if (replaced (e, dfd, leaf))
+        add (c, e->rel);
+      return 0;
+    }
   if (newer (c, &st))
     {
       add (c, e->rel);

@@ -2,11 +2,12 @@
  *
  * A branch is a lower tree (a host directory, or a cached image rootfs) and
  * a storage directory holding upper/ and work/ (the kernel overlayfs layers
- * a container writes into), `meta` (lower path, creation time, state) and,
- * while a commit runs, `journal`.  This module builds and decides branches;
- * it mounts nothing and knows nothing of OCI: the caller mounts
- * lowerdir=lower,upperdir=upper,workdir=work (cow_overlay_data) and decides
- * commit / abort / keep / defer when the writer is gone.
+ * a container writes into) and `meta` (lower path, creation time, state,
+ * quota).  This module builds and decides branches and knows nothing of
+ * OCI.  The only mount it makes is a branch's own quota tmpfs (upper/ and
+ * work/ then live in STORAGE/quota: docs/cow.md "Quota"); the caller
+ * mounts lowerdir=lower,upperdir=upper,workdir=work (cow_overlay_data) and
+ * decides commit / abort / keep / defer when the writer is gone.
  *
  * Every function follows common/err.h: < 0 with *err set, >= 0 on success.
  */
@@ -37,6 +38,20 @@ struct cow_branch
   char *work;              /* storage/work */
   struct timespec created; /* CLOCK_REALTIME_COARSE at create */
   enum cow_state state;
+  uint64_t max_disk; /* bytes; 0: no quota */
+  bool in_tmpfs;     /* upper and work are on the quota tmpfs */
+  bool lost;         /* in_tmpfs, but that tmpfs is not mounted (the host
+                        restarted): the branch's writes are gone */
+};
+
+struct cow_create_opts
+{
+  /* > 0: upper and work go on a tmpfs of this many bytes (and one inode
+   * per KiB, at least 4096) mounted at STORAGE/quota, so that the write
+   * that would cross it fails with ENOSPC.  Needs CAP_SYS_ADMIN over the
+   * caller's mount namespace. */
+  uint64_t max_disk;
+  bool nosync; /* a layer that is never committed: meta not fsync'd */
 };
 
 /* Creates |storage| (must not exist, or be an empty directory) with upper/,
@@ -52,6 +67,26 @@ int cow_branch_create (const char *lower, const char *storage,
 int cow_layer_create (const char *lower, const char *storage,
                       struct cow_branch **out, struct cm_err **err)
     __attribute__ ((nonnull (1, 2, 3)));
+
+/* cow_branch_create / cow_layer_create with options (|o| may be NULL). */
+int cow_branch_create_opts (const char *lower, const char *storage,
+                            const struct cow_create_opts *o,
+                            struct cow_branch **out, struct cm_err **err)
+    __attribute__ ((nonnull (1, 2, 4)));
+
+/* A quota'd branch whose writer is gone moves off its tmpfs: the upper is
+ * copied to STORAGE/upper (whiteouts, opaque marks, owners, modes, times,
+ * xattrs, hardlinks), made durable, meta switched, the tmpfs unmounted.
+ * Nothing to do for a branch on disk (a leftover tmpfs of a persist that
+ * died after the switch is unmounted).  Refused while pending (the writer
+ * may run), committing, or lost. */
+int cow_branch_persist (struct cow_branch *b, struct cm_err **err)
+    __attribute__ ((nonnull (1)));
+
+/* Unmounts the quota tmpfs of the storage |rel| beneath |dirfd|, if one is
+ * mounted there (before removing the storage some other way). */
+void cow_quota_release_at (int dirfd, const char *rel)
+    __attribute__ ((nonnull (2)));
 
 /* Opens the branch stored at |storage| (reads meta). */
 int cow_branch_open (const char *storage, struct cow_branch **out,
@@ -81,8 +116,10 @@ int cow_state_parse (const char *s);
  * no index); |userxattr| for a mount made inside a user namespace. */
 char *cow_overlay_data (const struct cow_branch *b, bool userxattr);
 
-/* Drops the branch: removes its storage.  Refused once a commit started
- * (that commit must be finished, or the lower would stay half-merged). */
+/* Drops the branch: removes its storage (unmounting its quota tmpfs).
+ * Refused once a commit started (that commit must be finished, or the
+ * lower would stay half-merged), unless the branch is lost: nothing can
+ * finish that commit any more. */
 int cow_abort (struct cow_branch *b, struct cm_err **err);
 
 /* ---- what changed ---- */

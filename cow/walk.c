@@ -195,3 +195,67 @@ cow_walk_upper (const struct cow_branch *b, cow_walk_fn fn, void *arg,
     return cm_err_set (err, errno, "open upper `%s`", b->upper);
   return walk_dir (fd, "", fn, arg, err);
 }
+
+static int
+walk_lower_dir (int lowerfd, const char *rel, unsigned depth, cow_lower_fn fn,
+                void *arg, struct cm_err **err)
+{
+  int fd = cow_open_beneath (lowerfd, rel, O_RDONLY | O_DIRECTORY);
+  DIR *d = fd < 0 ? NULL : fdopendir (fd);
+  struct dirent *de;
+  int ret = 0;
+  if (d == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return cm_err_set (err, errno, "lower `%s`", rel);
+    }
+  while (ret >= 0 && (de = readdir (d)) != NULL)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      _cleanup_free_ char *p = *rel ? xasprintf ("%s/%s", rel, de->d_name)
+                                    : xstrdup (de->d_name);
+      struct cow_lower_entry e
+          = { .dirfd = dirfd (d), .name = de->d_name, .rel = p, .depth = depth };
+      if (fstatat (e.dirfd, e.name, &e.st, AT_SYMLINK_NOFOLLOW) < 0)
+        {
+          ret = errno == ENOENT ? 0 : cm_err_set (err, errno, "lower `%s`", p);
+          continue;
+        }
+      ret = fn (&e, arg, err);
+      if (ret > 0 && S_ISDIR (e.st.st_mode))
+        ret = walk_lower_dir (lowerfd, p, depth + 1, fn, arg, err);
+    }
+  closedir (d);
+  return ret < 0 ? -1 : 0;
+}
+
+int
+cow_walk_lower (int lowerfd, const char *rel, cow_lower_fn fn, void *arg,
+                struct cm_err **err)
+{
+  return walk_lower_dir (lowerfd, rel, 1, fn, arg, err);
+}
+
+ssize_t
+cow_entry_origin (const struct cow_entry *e, unsigned char *buf, size_t len)
+{
+  _cleanup_free_ char *p = xasprintf ("/proc/self/fd/%d/%s", e->dirfd, e->name);
+  for (size_t i = 0; i < ARRAY_SIZE (ovl_prefixes); i++)
+    {
+      char name[64];
+      snprintf (name, sizeof name, "%sorigin", ovl_prefixes[i]);
+      ssize_t n = lgetxattr (p, name, buf, len);
+      if (n >= 0 || errno == ERANGE)
+        return n < 0 ? (ssize_t) len : n;
+    }
+  return -1;
+}
+
+bool
+cow_entry_copied_up (const struct cow_entry *e)
+{
+  unsigned char fh[256];
+  return cow_entry_origin (e, fh, sizeof fh) >= 0;
+}

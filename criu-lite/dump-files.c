@@ -45,10 +45,15 @@ kind_of (mode_t m, const char *link)
   return "unsupported file";
 }
 
-/* Which of the root's fds 0-2 |st| is, or 3. */
+/* Which of the root's fds 0-2 |st| (the file of |fd|) is, or 3: |fd|
+ * itself when it is one (an engine may give all three the same file,
+ * /dev/null: stderr must not come back as stdin). */
 static uint64_t
-stdio_of (const struct cl_dump *d, const struct stat *st)
+stdio_of (const struct cl_dump *d, const struct stat *st, int fd)
 {
+  if (fd >= 0 && fd < 3 && d->stdio[fd][0] == (uint64_t) st->st_dev
+      && d->stdio[fd][1] == (uint64_t) st->st_ino && st->st_ino)
+    return (uint64_t) fd;
   for (uint64_t k = 0; k < 3; k++)
     if (d->stdio[k][0] == (uint64_t) st->st_dev
         && d->stdio[k][1] == (uint64_t) st->st_ino && st->st_ino)
@@ -97,12 +102,12 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct cm_err **err)
   if (link[0] == '/' && strstr (link, " (deleted)"))
     return cm_err_set (err, 0, "fd %d: `%s` was deleted since it was opened",
                        fd, link);
-  if (stdio_of (d, &st) <= 2)
+  if (stdio_of (d, &st, fd) <= 2)
     {
       /* rebound to the restorer's stdio (CRIU's inherit-fd): the
        * engine's pipes or log */
       f.kind = CL_FD_INHERIT;
-      f.pos = stdio_of (d, &st);
+      f.pos = stdio_of (d, &st, fd);
     }
   else if (link[0] == '/' && S_ISREG (st.st_mode))
     f.kind = CL_FD_FILE;

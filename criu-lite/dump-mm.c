@@ -11,24 +11,45 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/util.h"
+#include "criu-lite/dump-writer.h"
 #include "criu-lite/internal.h"
 
 #define PM_PRESENT (1ull << 63)
 #define PM_SWAP (1ull << 62)
 #define PM_FILE (1ull << 61)
-#define COPY_CHUNK (8u << 20)
+#define COPY_CHUNK CL_WRITER_CHUNK
+#define PM_CHUNK (8u << 20)      /* pagemap entries read at once: 4 GiB */
 
 struct mm_ctx
 {
   struct cl_dump *d;
   int mem_fd, pagemap_fd;
-  char *buf;                   /* COPY_CHUNK */
+  struct cl_writer *w;         /* writes and hashes pages.img */
   uint64_t *pm;                /* pagemap entries of one chunk */
 };
 
+/* process_vm_readv copies straight from the target's pages, batches of
+ * them pinned at once: half the time of /proc/PID/mem, which walks and
+ * bounces one page at a time (docs/benchmarks.md).  It honours the
+ * mapping's protection, though: a page with data under PROT_NONE (a
+ * guard a program mprotected after writing) fails it, and is then read
+ * through /proc/PID/mem, which reads regardless (FOLL_FORCE). */
+static ssize_t
+read_mem (struct mm_ctx *c, char *buf, uint64_t addr, size_t n)
+{
+  struct iovec local = { buf, n }, remote = { (void *) (uintptr_t) addr, n };
+  ssize_t got = process_vm_readv (c->d->pid, &local, 1, &remote, 1, 0);
+  if (got == (ssize_t) n)
+    return got;
+  return pread (c->mem_fd, buf, n, (off_t) addr);
+}
+
+/* Reads a run into the writer's buffers; the writer thread writes and
+ * hashes each while the next is read. */
 static int
 copy_run (struct mm_ctx *c, uint64_t addr, uint64_t len, struct cm_err **err)
 {
@@ -36,13 +57,12 @@ copy_run (struct mm_ctx *c, uint64_t addr, uint64_t len, struct cm_err **err)
   while (len > 0)
     {
       size_t n = len > COPY_CHUNK ? COPY_CHUNK : len;
-      ssize_t got = pread (c->mem_fd, c->buf, n, (off_t) addr);
+      char *buf = cl_writer_buffer (c->w);
+      ssize_t got = read_mem (c, buf, addr, n);
+      cl_writer_queue (c->w, got == (ssize_t) n ? n : 0);
       if (got != (ssize_t) n)
         return cm_err_set (err, got < 0 ? errno : EIO,
                            "read memory at %#" PRIx64 " (%zu bytes)", addr, n);
-      if (cm_write_all (c->d->pages_fd, c->buf, n) < 0)
-        return cm_err_set (err, errno, "write pages.img");
-      cl_xxh64_update (&c->d->pages_hash, c->buf, n);  /* still in cache */
       addr += n;
       len -= n;
       c->d->pages_len += n;
@@ -62,8 +82,8 @@ dump_pages (struct mm_ctx *c, uint64_t start, uint64_t end, bool all,
   for (uint64_t a = start; a < end;)
     {
       size_t npages = (end - a) / CL_PAGE, bytes;
-      if (npages > COPY_CHUNK / 8)
-        npages = COPY_CHUNK / 8;
+      if (npages > PM_CHUNK / 8)
+        npages = PM_CHUNK / 8;
       bytes = npages * 8;
       if (pread (c->pagemap_fd, c->pm, bytes, (off_t) (a / CL_PAGE * 8))
           != (ssize_t) bytes)
@@ -225,9 +245,9 @@ cl_dump_mm (struct cl_dump *d, struct cm_err **err)
 {
   char path[64];
   _cleanup_fd_ int mem = -1, pagemap = -1;
-  _cleanup_free_ char *buf = xmalloc (COPY_CHUNK);
-  _cleanup_free_ uint64_t *pm = xmalloc (COPY_CHUNK);
-  struct mm_ctx c = { d, -1, -1, buf, pm };
+  _cleanup_free_ uint64_t *pm = xmalloc (PM_CHUNK);
+  struct mm_ctx c = { d, -1, -1, NULL, pm };
+  int r;
 
   snprintf (path, sizeof path, "%d/mem", d->pid);
   mem = openat (cl_proc_dir (), path, O_RDONLY | O_CLOEXEC);
@@ -239,7 +259,12 @@ cl_dump_mm (struct cl_dump *d, struct cm_err **err)
     return cm_err_set (err, errno, "open `%s`", path);
   c.mem_fd = mem;
   c.pagemap_fd = pagemap;
-  if (read_mm_fields (d, err) < 0 || walk_maps (&c, err) < 0)
+  c.w = cl_writer_start (d->pages_fd, &d->pages_hash, err);
+  if (c.w == NULL)
+    return -1;
+  r = read_mm_fields (d, err) < 0 || walk_maps (&c, err) < 0 ? -1 : 0;
+  /* every write done (or failed) before the image or an error is made */
+  if (cl_writer_finish (c.w, r < 0 ? NULL : err) < 0 || r < 0)
     return -1;
   heap_end (d);
   if (d->proc.vdso == 0)

@@ -36,6 +36,7 @@ dump_free (struct cl_dump *d)
   free (d->pipes.p);
   if (d->pages_fd >= 0)
     close (d->pages_fd);
+  cl_xxh64_fini (&d->pages_hash);
 }
 
 static bool
@@ -173,11 +174,13 @@ capture (struct cl_dump *d, int dirfd, const struct criu_dump_opts *o,
                         0600);
   if (d->pages_fd < 0)
     return cm_err_set (err, errno, "create %s/pages.img", name);
-  cl_xxh64_init (&d->pages_hash);
+  if (cl_xxh64_init (&d->pages_hash, err) < 0)
+    return -1;
   /* The memory first: the injections after it map a scratch page. */
   if (cl_dump_mm (d, err) < 0 || cl_inject_prepare (d, err) < 0
       || cl_dump_threads (d, err) < 0 || cl_dump_signals (d, err) < 0
       || cl_dump_files (d, o->skip_unsupported, err) < 0
+      || cl_dump_locks (d, err) < 0
       || cl_dump_misc (d, err) < 0 || cl_image_write (sub, d, err) < 0)
     return cm_err_wrap (err, "process %d", d->pid);
   return 0;
@@ -281,8 +284,9 @@ criu_dump (const struct criu_dump_opts *o, struct cm_err **err)
 
   if (o->pid <= 0)
     return cm_err_set (err, EINVAL, "checkpoint: no process");
-  /* libcrypto loaded (and OpenSSL's config read) here, before any chroot */
-  if (cm_sha256 ("", 0, warm, err) < 0)
+  /* libcrypto (and OpenSSL's config) and libxxhash loaded here, before
+   * any chroot */
+  if (cm_sha256 ("", 0, warm, err) < 0 || cl_xxh64_load (err) < 0)
     return -1;
   if (cm_mkdir_p (o->image_dir, 0700, err) < 0)
     return -1;

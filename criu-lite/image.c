@@ -83,17 +83,15 @@ static int
 pages_xxh64 (int fd, uint64_t len, uint64_t *out, struct cm_err **err)
 {
   void *m;
+  int r;
   if (len == 0)
-    {
-      *out = cl_xxh64 ("", 0);
-      return 0;
-    }
+    return cl_xxh64 ("", 0, out, err);
   m = mmap (NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   if (m == MAP_FAILED)
     return cm_err_set (err, errno, "pages.img: map for its checksum");
-  *out = cl_xxh64 (m, len);
+  r = cl_xxh64 (m, len, out, err);
   munmap (m, len);
-  return 0;
+  return r;
 }
 
 /* ---- writing --------------------------------------------------------- */

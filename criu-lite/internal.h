@@ -17,20 +17,20 @@
 #define CL_MAGIC "CRIULITE"
 #define CL_VERSION 2
 
-/* XXH64, seed 0, of pages.img (criu-lite/xxh64.c), one-shot or streamed:
- * every update but the last takes a multiple of 32 bytes; the last one's
- * data must still be there at the digest. */
+/* XXH64, seed 0, of pages.img (criu-lite/xxhash.c: libxxhash0 through
+ * dlopen), one-shot or streamed.  load fails, naming the package, when the
+ * library is missing; init loads it too; update and digest only follow a
+ * successful init; fini frees the state (safe after a failed init). */
 struct cl_xxh64
 {
-  uint64_t v[4];
-  uint64_t len;
-  const void *tail;
-  size_t ntail;
+  void *state;                 /* XXH64_state_t of the library's */
 };
-void cl_xxh64_init (struct cl_xxh64 *s);
+int cl_xxh64_load (struct cm_err **err);
+int cl_xxh64_init (struct cl_xxh64 *s, struct cm_err **err);
 void cl_xxh64_update (struct cl_xxh64 *s, const void *p, size_t n);
 uint64_t cl_xxh64_digest (const struct cl_xxh64 *s);
-uint64_t cl_xxh64 (const void *p, size_t n);
+void cl_xxh64_fini (struct cl_xxh64 *s);
+int cl_xxh64 (const void *p, size_t n, uint64_t *out, struct cm_err **err);
 
 #define CL_PAGE 4096ull
 #define CL_TASK_TOP 0x7ffffffff000ull   /* 47-bit user address space */
@@ -68,7 +68,7 @@ struct cl_header
   uint32_t xstate_size;        /* NT_X86_XSTATE size per thread */
   uint32_t pad;
   uint64_t pages_len;          /* size of pages.img */
-  uint64_t pages_xxh64;         /* XXH64 of pages.img (xxh64.c says why) */
+  uint64_t pages_xxh64;         /* XXH64 of pages.img (docs/checkpoint.md) */
   uint8_t pad2[24];
   struct cl_sect_desc sect[CL_S_COUNT];
   uint8_t header_sha256[32];   /* over everything above */
@@ -263,6 +263,9 @@ int cl_dump_mm (struct cl_dump *d, struct cm_err **err);
 int cl_dump_files (struct cl_dump *d, bool skip_unsupported,
                    struct cm_err **err);
 int cl_dump_misc (struct cl_dump *d, struct cm_err **err);
+/* Fails naming the first fd of d->fds through which a file lock is held
+ * (dump-locks.c). */
+int cl_dump_locks (struct cl_dump *d, struct cm_err **err);
 void cl_stdio_of_root (struct cl_dump *d);
 int cl_seize (struct cl_dump *d, struct cm_err **err);
 void cl_normalize_restart (struct user_regs_struct *r);

@@ -4,6 +4,7 @@
  *   rootfs/HEX/        the unpacked rootfs of platform manifest HEX
  *   tmp/HEX.XXXXXX/    an unpack in progress (renamed into rootfs/ when done)
  *   locks/             flock files (image/lock.c)
+ *   pins/HEX/NONCE     rootfs/HEX is in use outside the cache (image/pin.c)
  *   refs/KEY.json      an image record: reference + platform -> manifest
  *                      digest (KEY: sha256 of "REF\nPLATFORM"; earlier
  *                      versions keyed by REF alone, still read)
@@ -39,7 +40,8 @@ img_default_cache_dir (void)
 int
 img_cache_open (const struct img_opts *o, struct img_cache *c, struct cm_err **err)
 {
-  static const char *const sub[] = { "blobs", "blobs/sha256", "rootfs", "tmp", "locks", "refs" };
+  static const char *const sub[] = { "blobs", "blobs/sha256", "rootfs", "tmp", "locks", "refs",
+                                      "pins" };
   c->dir = o->cache_dir ? xstrdup (o->cache_dir) : img_default_cache_dir ();
   c->dirfd = -1;
   if (cm_mkdir_p (c->dir, 0700, err) < 0)
@@ -98,6 +100,16 @@ img_cache_put_blob (struct img_cache *c, const char *digest, const void *buf,
   if (img_write_in (c->dirfd, "blobs/sha256", digest + 7, buf, len, err) < 0)
     return cm_err_wrap (err, "cache `%s`: blob %s", c->dir, digest);
   return 0;
+}
+
+DIR *
+img_cache_opendir (struct img_cache *c, const char *sub)
+{
+  int fd = openat (c->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  if (d == NULL && fd >= 0)
+    close (fd);
+  return d;
 }
 
 bool

@@ -118,14 +118,31 @@ int img_list (const struct img_opts *o, struct img_image ***out, size_t *n,
               struct cm_err **err);
 void img_list_free (struct img_image **v, size_t n);
 
-/* Removes a reference; its rootfs and blobs go when nothing else uses them. */
+/* Removes a reference; its rootfs and blobs go when nothing else uses them.
+ * Refused (nothing removed) when its rootfs would go but is pinned. */
 int img_remove (const struct img_opts *o, const char *ref,
                 struct cm_err **err);
 
-/* Removes blobs and rootfs trees that no image references; returns the
- * number of entries removed. */
-int img_prune (const struct img_opts *o, uint64_t *freed_bytes,
+/* Removes blobs and rootfs trees that no image references and no pin
+ * holds; returns the number of entries removed.  *kept (may be NULL) gets
+ * the pinned trees it left, one "HEX: NAMES" each, NULL-terminated. */
+int img_prune (const struct img_opts *o, uint64_t *freed_bytes, char ***kept,
                struct cm_err **err);
+
+/* ---- pins: a cached rootfs in use in place (pin.c) ---- */
+
+/* Pins the cached rootfs |rootfs| (CACHE/rootfs/HEX) for as long as the
+ * file |holder| (absolute; written here, must not exist) exists: rmi
+ * refuses to remove the tree, prune and every sweep keep it, and their
+ * messages name the holder |name|.  Removing |holder| (or its directory)
+ * releases the pin even without img_unpin_at.  Returns 1 when pinned, 0
+ * when |rootfs| is not a cached rootfs (nothing to pin); fails when the
+ * tree is gone. */
+int img_pin (const char *rootfs, const char *holder, const char *name,
+             struct cm_err **err);
+/* Releases the pin the holder file |dirfd|/|holder| names, and removes
+ * that file; nothing when there is none. */
+void img_unpin_at (int dirfd, const char *holder);
 
 /* The image config document (raw JSON) of a cached image. */
 int img_config_raw (const struct img_opts *o, const struct img_image *im,

@@ -4,6 +4,7 @@
 #ifndef SANDLOCK_IMAGE_PRIV_H
 #define SANDLOCK_IMAGE_PRIV_H
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -329,6 +330,8 @@ void img_cache_clean_tmp (struct img_cache *c);
 /* Unlinks every lock file nobody holds but cache.lock; returns how many. */
 int img_cache_sweep_locks (struct img_cache *c);
 bool img_cache_has_rootfs (struct img_cache *c, const char *mdigest);
+/* The cache's subdirectory |sub| for reading, or NULL (errno). */
+DIR *img_cache_opendir (struct img_cache *c, const char *sub);
 /* The image record refs/KEY.json, KEY from the reference and the
  * platform (one record per pair); replaces a record an earlier version
  * wrote for the same reference and platform (KEY from the reference
@@ -341,6 +344,16 @@ int img_cache_remove_record (struct img_cache *c, const struct img_image *im,
 int img_cache_read_records (struct img_cache *c, struct img_image ***out,
                             size_t *n, struct cm_err **err);
 char *img_cache_rootfs_path (struct img_cache *c, const char *mdigest);
+
+/* ---- pin.c ---- */
+/* The live pins of rootfs/|hex|: their count, and their holders' names in
+ * *names ("a, b"; owned; may be NULL).  With |drop_stale| (the cache lock
+ * held exclusively) stale pins are removed, and pins/HEX when none is
+ * left. */
+int img_cache_pins (struct img_cache *c, const char *hex, bool drop_stale,
+                    char **names);
+/* img_cache_pins (drop_stale) over every pins/HEX. */
+void img_cache_sweep_pins (struct img_cache *c);
 
 /* ---- platform.c ---- */
 /* |p| is "os/arch[/variant]", or an error naming --platform. */

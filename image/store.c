@@ -239,7 +239,22 @@ struct gc
   int *locks;                   /* the image lock of each doomed tree, held */
   char **doomed;                /* tmp/HEX.gc */
   size_t ndoomed;
+  char **kept;                  /* "HEX: holders" of pinned trees left */
+  size_t nkept;
 };
+
+/* rootfs/|hex| is pinned (image/pin.c): kept, and said so. */
+static bool
+pinned (struct gc *g, const char *hex)
+{
+  _cleanup_free_ char *who = NULL;
+  if (img_cache_pins (g->c, hex, true, &who) == 0)
+    return false;
+  g->kept = xrealloc (g->kept, (g->nkept + 2) * sizeof *g->kept);
+  g->kept[g->nkept++] = xasprintf ("%.64s (in use by %s)", hex, who);
+  g->kept[g->nkept] = NULL;
+  return true;
+}
 
 /* The lock that guards entry |name| of the swept directory, or NULL when
  * none does: rootfs/HEX and tmp/HEX.* by the image's lock, tmp/archive.*
@@ -307,6 +322,8 @@ sweep (struct gc *g, const char *sub, enum sweep_kind k, struct cm_err **err)
       snprintf (hex, sizeof hex, "%.64s", de->d_name);
       if (k != SWEEP_TMP && referenced (g->all, g->n, hex))
         continue;
+      if (k == SWEEP_ROOTFS && pinned (g, hex))
+        continue;
       size = g->freed ? tree_size (dirfd (d), de->d_name) : 0;
       guard = guard_of (k, de->d_name, &dirlock);
       if (k == SWEEP_ROOTFS)
@@ -338,6 +355,7 @@ gc_locked (struct gc *g, struct cm_err **err)
   int a, b, t;
   if (img_cache_read_records (g->c, &g->all, &g->n, err) < 0)
     return -1;
+  img_cache_sweep_pins (g->c);
   a = sweep (g, "rootfs", SWEEP_ROOTFS, err);
   b = a < 0 ? -1 : sweep (g, "blobs/sha256", SWEEP_BLOBS, err);
   t = b < 0 ? -1 : sweep (g, "tmp", SWEEP_TMP, err);
@@ -368,8 +386,33 @@ gc_finish (struct gc *g, int ret, struct cm_err **err)
     }
   free (g->doomed);
   free (g->locks);
+  cm_strv_free (g->kept);
   img_list_free (g->all, g->n);
   return ret;
+}
+
+/* rmi refuses, before removing anything, when a rootfs it would free is
+ * pinned: the records |f| selects that no other record shares. */
+static int
+check_pins (struct img_cache *c, const struct found *f, const char *text,
+            struct cm_err **err)
+{
+  for (size_t i = 0; i < f->n; i++)
+    {
+      const char *md = f->all[i]->manifest_digest;
+      bool shared = false;
+      _cleanup_free_ char *who = NULL;
+      if (!f->sel[i])
+        continue;
+      for (size_t j = 0; j < f->n; j++)
+        shared |= !f->sel[j] && strcmp (f->all[j]->manifest_digest, md) == 0;
+      if (!shared && img_cache_pins (c, md + 7, true, &who) > 0)
+        return cm_err_set (err, EBUSY,
+                           "rmi %s: its rootfs %.19s is in use by %s; "
+                           "delete %s first (nothing removed)",
+                           text, md, who, strchr (who, ',') ? "them" : "it");
+    }
+  return 0;
 }
 
 int
@@ -382,7 +425,8 @@ img_remove (const struct img_opts *o, const char *text, struct cm_err **err)
   if (o->platform && img_platform_check (o->platform, err) < 0)
     return -1;
   if (img_cache_open (o, &c, err) < 0 || (lk = img_cache_lock_all (&c, true, err)) < 0
-      || find (&c, text, o->platform, &f, err) < 0)
+      || find (&c, text, o->platform, &f, err) < 0
+      || check_pins (&c, &f, text, err) < 0)
     goto out;
   for (size_t i = 0; i < f.n; i++)
     if (f.sel[i] && img_cache_remove_record (&c, f.all[i], err) < 0)
@@ -398,7 +442,8 @@ out:
 }
 
 int
-img_prune (const struct img_opts *o, uint64_t *freed, struct cm_err **err)
+img_prune (const struct img_opts *o, uint64_t *freed, char ***kept,
+           struct cm_err **err)
 {
   struct img_cache c = { .dirfd = -1 };
   struct gc g = { .c = &c, .freed = freed };
@@ -411,6 +456,8 @@ img_prune (const struct img_opts *o, uint64_t *freed, struct cm_err **err)
     ret = gc_locked (&g, err);
   if (lk >= 0)
     close (lk);
+  if (kept)
+    *kept = cm_steal_ptr (&g.kept);
   ret = gc_finish (&g, ret, err);
   img_cache_close (&c);
   return ret;

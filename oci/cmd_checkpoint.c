@@ -14,8 +14,8 @@
 
 #define USAGE                                                                \
   "usage: sandlock-oci checkpoint [--image-path DIR] [--work-path DIR]\n"   \
-  "       [--leave-running] [--tcp-established] [--ext-unix-sk]\n"          \
-  "       [--shell-job] [--file-locks] [--skip-unsupported] ID\n"
+  "       [--leave-running] [--shell-job] [--file-locks]\n"              \
+  "       [--skip-unsupported] ID\n"
 
 struct ckpt_opts
 {
@@ -34,6 +34,10 @@ static const char *const refused[][2] = {
   { "manage-cgroups-mode", "CRIU's cgroup handling" },
   { "empty-ns", "external namespaces" },
   { "ext-unix-sk-fd", "external unix sockets" },
+  /* CRIU's permissions to save what criu-lite cannot restore: granting
+   * them would promise what restore does not keep */
+  { "tcp-established", "restore of established TCP connections" },
+  { "ext-unix-sk", "restore of unix sockets connected outside the container" },
 };
 
 static int
@@ -44,12 +48,15 @@ parse (int argc, char **argv, struct ckpt_opts *o, struct cm_err **err)
     { "work-path", required_argument, 0, 'w' },
     { "leave-running", no_argument, 0, 'l' },
     { "skip-unsupported", no_argument, 0, 's' },
-    /* permissions for CRIU to dump these kinds; criu-lite still refuses
-     * (or, with --skip-unsupported, lists) an fd it cannot restore */
-    { "tcp-established", no_argument, 0, 'p' },
-    { "ext-unix-sk", no_argument, 0, 'p' },
+    /* CRIU's permission for a tree with a terminal: criu-lite always
+     * grants it (the container's stdio, a terminal or not, is the
+     * engine's and is rebound to the restoring side's) */
     { "shell-job", no_argument, 0, 'p' },
+    /* CRIU's permission to save file locks, which containerd always
+     * gives: a lock held still fails the checkpoint (dump-locks.c) */
     { "file-locks", no_argument, 0, 'p' },
+    { "tcp-established", no_argument, 0, 'r' },
+    { "ext-unix-sk", no_argument, 0, 'r' },
     { "pre-dump", no_argument, 0, 'r' },
     { "parent-path", required_argument, 0, 'r' },
     { "page-server", required_argument, 0, 'r' },
@@ -109,6 +116,32 @@ work_log (const struct ckpt_opts *o, const struct oci_state *st)
   cm_err_free (&e);
 }
 
+/* A paused (frozen) container: its tasks would never reach the ptrace
+ * stop criu-lite waits for, so it is thawed just before the capture stops
+ * it again, and frozen again once it is let go, when it runs on (or the
+ * checkpoint failed).  containerd pauses every task it checkpoints.  The
+ * tree may run for the moment between the thaw and the stop, and between
+ * the release and the freeze (docs/checkpoint.md). */
+static int
+dump_paused (const struct oci_state *st, const struct criu_dump_opts *d,
+             struct cm_err **err)
+{
+  struct rt_handle *h = NULL;
+  int r;
+  if (oci_state_handle (st, "checkpoint", "a paused container needs the "
+                        "cgroup freezer", &h, err) < 0
+      || rt_handle_freeze (h, false, err) < 0)
+    {
+      rt_handle_free (h);
+      return -1;
+    }
+  r = criu_dump (d, err);
+  if ((r < 0 || d->leave_running) && rt_handle_freeze (h, true, r < 0 ? NULL : err) < 0)
+    r = -1;
+  rt_handle_free (h);
+  return r;
+}
+
 static int
 cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
@@ -121,7 +154,7 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
     return -1;
   if (oci_state_load (g, argv[i], &st, err) < 0)
     goto out;
-  if (st.status != OCI_RUNNING)
+  if (st.status != OCI_RUNNING && st.status != OCI_PAUSED)
     {
       cm_err_set (err, 0, "checkpoint: container \"%s\" is %s, not running",
                   st.id, oci_status_name (st.status));
@@ -132,7 +165,8 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
   d.leave_running = o.leave_running;
   d.skip_unsupported = o.skip_unsupported;
   d.target_root = true;
-  if (criu_dump (&d, err) < 0)
+  if ((st.status == OCI_PAUSED ? dump_paused (&st, &d, err)
+                               : criu_dump (&d, err)) < 0)
     goto out;
   work_log (&o, &st);
   ret = 0;
@@ -147,10 +181,16 @@ OCI_COMMAND (checkpoint_command, "checkpoint", "save a running container's proce
              "each with all its threads) with criu-lite into --image-path\n"
              "(default ./checkpoint).  Without --leave-running the container's\n"
              "processes are killed once saved and its state is \"stopped\".\n"
-             "--tcp-established, --ext-unix-sk, --shell-job and --file-locks\n"
-             "are accepted as runc's permissions; an fd criu-lite cannot restore\n"
-             "still fails the checkpoint naming it, or with --skip-unsupported\n"
-             "is listed when restoring.  --pre-dump, --parent-path, --page-server,\n"
-             "--lazy-pages, --auto-dedup, --status-fd, --manage-cgroups-mode and\n"
-             "--empty-ns are refused.  See docs/checkpoint.md.\n",
+             "A paused container is thawed for the capture and paused again\n"
+             "if it runs on.  An fd criu-lite cannot restore fails the\n"
+             "checkpoint naming it, or with --skip-unsupported is listed when\n"
+             "restoring.  --shell-job is accepted and always in effect: the\n"
+             "container's stdio, a terminal or not, is rebound to the restoring\n"
+             "side's.  --file-locks is accepted, but a file lock held fails the\n"
+             "checkpoint with or without it: criu-lite cannot restore one.\n"
+             "Refused, as criu-lite cannot restore what they permit:\n"
+             "--tcp-established, --ext-unix-sk; and, as they need CRIU itself:\n"
+             "--pre-dump, --parent-path, --page-server, --lazy-pages,\n"
+             "--auto-dedup, --status-fd, --manage-cgroups-mode, --empty-ns.\n"
+             "See docs/checkpoint.md.\n",
              cmd_checkpoint)

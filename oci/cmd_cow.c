@@ -111,6 +111,8 @@ one_branch (yajl_gen y, const struct oci_cow_ref *ref, struct cm_err **err)
       S (y, "lower"), S (y, b->lower);
       S (y, "storage"), S (y, b->storage);
       S (y, "state"), S (y, cow_state_name (b->state));
+      if (b->max_disk)
+        S (y, "max_disk"), yajl_gen_integer (y, (long long) b->max_disk);
       S (y, "changes");
       gen_changes (y, &c);
       yajl_gen_map_close (y);
@@ -205,7 +207,10 @@ decide_all (struct oci_globals *g, const char *cmd, const char *id,
       if (ret == 0)
         oci_cow_record_drop (&r, i);
       else
-        cm_err_wrap (err, "%s: mount %s", cmd, r.v[i].dest);
+        {
+          cm_err_wrap (err, "%s: mount %s", cmd, r.v[i].dest);
+          oci_cow_persist (g, id, &r.v[i], b);
+        }
       cow_branch_free (b);
     }
   struct cm_err *e2 = NULL;
@@ -275,8 +280,10 @@ cmd_branches (struct oci_globals *g, int argc, char **argv,
           if (cow_branch_open (r.v[i].storage, &b, &e) < 0)
             cm_err_free (&e);
           printf ("%-24s %-10s %-24s %-32s %s\n", de->d_name,
-                  b ? cow_state_name (b->state) : "unreadable", r.v[i].dest,
-                  b ? b->lower : "-", r.v[i].storage);
+                  b == NULL ? "unreadable"
+                  : b->lost ? "lost"
+                            : cow_state_name (b->state),
+                  r.v[i].dest, b ? b->lower : "-", r.v[i].storage);
           cow_branch_free (b);
         }
       oci_cow_record_free (&r);

@@ -57,6 +57,9 @@ static const char *const sandlock_annotations[][2] = {
     "in (default: under the state root)" },
   { "run.oci.sandlock.cow.rootfs_lower", "read-only lower of an overlay "
     "root with an upper of the container's own (run --image, bundle --cow)" },
+  { "run.oci.sandlock.cow.max_disk", "hard limit on what each cow layer "
+    "may hold (bytes, or k/m/g/t): the write that crosses it fails with "
+    "ENOSPC (a tmpfs upper; rootful only)" },
 };
 
 /* The runtime's mount options and oci/'s own "cow" (docs/cow.md). */

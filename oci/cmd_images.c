@@ -74,7 +74,9 @@ OCI_COMMAND (rmi_command, "rmi", "remove a cached image",
              "usage: sandlock-oci rmi [--cache-dir DIR] [--platform OS/ARCH[/VARIANT]] REF|DIGEST\n\n"
              "Removes the reference (every platform of it cached, or the one\n"
              "--platform names); its rootfs and blobs go when no other\n"
-             "reference uses them.\n", cmd_rmi)
+             "reference uses them.  Refused, naming them, while containers\n"
+             "use its rootfs as their overlay lower (run --image, bundle --cow).\n",
+             cmd_rmi)
 
 static int
 cmd_inspect (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
@@ -105,14 +107,30 @@ cmd_prune (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1 };
   uint64_t freed = 0;
+  _cleanup_strv_ char **kept = NULL;
   int n;
-  if (parse ("prune", &c, argc, argv, 0, err) < 0 || (n = img_prune (&c.o, &freed, err)) < 0)
+  if (parse ("prune", &c, argc, argv, 0, err) < 0
+      || (n = img_prune (&c.o, &freed, &kept, err)) < 0)
     return -1;
   if (c.json)
-    printf ("{\"removed\":%d,\"freed\":%" PRIu64 "}\n", n, freed);
-  else if (!c.quiet)
+    {
+      printf ("{\"removed\":%d,\"freed\":%" PRIu64 ",\"kept\":[", n, freed);
+      for (size_t i = 0; kept && kept[i]; i++)
+        {
+          printf ("%s", i ? "," : "");
+          cm_json_write_str (stdout, kept[i]);
+        }
+      printf ("]}\n");
+      return 0;
+    }
+  /* a rootfs still in use is kept, and said so even with -q */
+  for (size_t i = 0; kept && kept[i]; i++)
+    fprintf (stderr, "sandlock-oci: prune: kept rootfs %s\n", kept[i]);
+  if (!c.quiet)
     printf ("removed %d entries, %.1f MB\n", n, freed / 1e6);
   return 0;
 }
 OCI_COMMAND (prune_command, "prune", "remove cache entries no image references",
-             "usage: sandlock-oci prune [--cache-dir DIR] [-q] [--format json]\n", cmd_prune)
+             "usage: sandlock-oci prune [--cache-dir DIR] [-q] [--format json]\n\n"
+             "A rootfs that containers use as their overlay lower is kept, and\n"
+             "said so on stderr (\"kept\" in --format json).\n", cmd_prune)

@@ -33,7 +33,7 @@ signal_container (struct oci_state *st, int sig, bool all,
   r = e->errno_;
   cm_err_free (&e);
   if (r == ESRCH)
-    return cm_err_set (err, 0, "container \"%s\" is not running", st->id);
+    return cm_err_set (err, 0, "kill \"%s\": container not running", st->id);
   return cm_err_set (err, r, "kill container \"%s\"", st->id);
 }
 
@@ -61,9 +61,11 @@ cmd_kill (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
                        argv[optind + 1]);
   if (oci_state_load (g, argv[optind], &st, err) < 0)
     goto out;
+  /* runc's words: containerd's shim reads "container not running" as an
+   * exited task (checkKillError), anything else as a failed kill */
   if (st.status == OCI_STOPPED)
     {
-      cm_err_set (err, 0, "container \"%s\" is not running", st.id);
+      cm_err_set (err, 0, "kill \"%s\": container not running", st.id);
       goto out;
     }
   ret = signal_container (&st, sig, all, err);

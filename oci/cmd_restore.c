@@ -21,7 +21,7 @@
   "usage: sandlock-oci restore [--image-path DIR] [--work-path DIR]\n"      \
   "       [-b|--bundle DIR] [-d|--detach] [--pid-file F]\n"                 \
   "       [--console-socket S] [--no-pivot] [--no-subreaper]\n"             \
-  "       [--tcp-established] [--ext-unix-sk] [--shell-job] [--file-locks] ID\n"
+  "       [--shell-job] [--file-locks] ID\n"
 
 struct restore_ctx
 {
@@ -37,6 +37,8 @@ static const char *const refused[][2] = {
   { "lsm-profile", "LSM profile switching" },
   { "lsm-mount-context", "LSM mount contexts" },
   { "parent-path", "images based on a pre-dump" },
+  { "tcp-established", "restore of established TCP connections" },
+  { "ext-unix-sk", "restore of unix sockets connected outside the container" },
 };
 
 static int
@@ -52,10 +54,10 @@ parse (int argc, char **argv, struct oci_create_args *a, const char **img,
     { "console-socket", required_argument, 0, 'c' },
     { "no-pivot", no_argument, 0, 'n' },
     { "no-subreaper", no_argument, 0, 'x' },
-    { "tcp-established", no_argument, 0, 'x' },
-    { "ext-unix-sk", no_argument, 0, 'x' },
-    { "shell-job", no_argument, 0, 'x' },
-    { "file-locks", no_argument, 0, 'x' },
+    { "shell-job", no_argument, 0, 'x' },  /* always: see checkpoint */
+    { "file-locks", no_argument, 0, 'x' }, /* an image holds no lock */
+    { "tcp-established", no_argument, 0, 'r' },
+    { "ext-unix-sk", no_argument, 0, 'r' },
     { "lazy-pages", no_argument, 0, 'r' },
     { "auto-dedup", no_argument, 0, 'r' },
     { "manage-cgroups-mode", required_argument, 0, 'r' },
@@ -66,6 +68,11 @@ parse (int argc, char **argv, struct oci_create_args *a, const char **img,
     { 0, 0, 0, 0 }
   };
   int c, idx = 0;
+  /* containerd's go-runc passes "-no-subreaper" (one dash), which runc's
+   * flag parser takes as --no-subreaper */
+  for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
+    if (strcmp (argv[i], "-no-subreaper") == 0)
+      argv[i] = (char *) "--no-subreaper";
   opterr = 0;
   while ((c = getopt_long (argc, argv, "+b:d", opts, &idx)) != -1)
     if (c == 'i')
@@ -251,7 +258,12 @@ OCI_COMMAND (restore_command, "restore", "restore a checkpointed container",
              "processes run again (with -d), or waits for the container and\n"
              "deletes it (without).  The image is verified first: a corrupted,\n"
              "truncated, foreign-kernel or foreign-CPU image leaves nothing.\n"
-             "--lazy-pages, --auto-dedup, --manage-cgroups-mode, --empty-ns,\n"
-             "--lsm-profile, --lsm-mount-context and --parent-path are refused.\n"
+             "--shell-job is accepted and always in effect (see checkpoint);\n"
+             "--file-locks is accepted: an image holds no lock (checkpoint\n"
+             "refuses a process holding one).  containerd's \"-no-subreaper\"\n"
+             "is read as --no-subreaper.\n"
+             "--tcp-established, --ext-unix-sk, --lazy-pages,\n"
+             "--auto-dedup, --manage-cgroups-mode, --empty-ns, --lsm-profile,\n"
+             "--lsm-mount-context and --parent-path are refused.\n"
              "See docs/checkpoint.md.\n",
              cmd_restore)

@@ -6,6 +6,7 @@
 #define SANDLOCK_OCI_COW_BRANCH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "command.h"
 #include "cow/cow.h"
@@ -13,6 +14,9 @@
 #include "state.h"
 
 #define OCI_COW_ANN "run.oci.sandlock.cow."
+/* ROOT/ID/image-pin: the holder file of the image cache's pin on the
+ * container's rootfs lower (image/image.h img_pin). */
+#define OCI_COW_IMAGE_PIN "image-pin"
 
 enum oci_cow_action
 {
@@ -40,6 +44,23 @@ int oci_cow_setup (const struct oci_globals *g, const char *id,
                    struct rt_config *cfg, const struct oci_cow_flags *f,
                    struct cm_err **err);
 
+/* ---- max_disk (oci/cow_quota.c) ---- */
+
+/* The byte count |v| of annotation |key| (common/size.h); the error
+ * names the key. */
+int oci_cow_size_parse (const char *key, const char *v, uint64_t *out,
+                        struct cm_err **err);
+/* The annotation run.oci.sandlock.cow.max_disk of |cfg|; *out = 0
+ * without it. */
+int oci_cow_max_disk (const struct rt_config *cfg, uint64_t *out,
+                      struct cm_err **err);
+/* Wraps a failed branch or layer create with |fmt|; when the quota could
+ * not be mounted for want of the right to (rootless), says so, naming the
+ * annotation.  Returns -1. */
+int oci_cow_quota_wrap (struct cm_err **err, uint64_t max_disk,
+                        const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
 /* create failed after oci_cow_setup: removes this id's branches. */
 void oci_cow_discard (const struct oci_globals *g, const char *id);
 
@@ -53,6 +74,13 @@ void oci_cow_record_exit (const struct oci_globals *g, const char *id,
  * it: the recorded code, else defer unless both actions agree).  Says on
  * stderr what it did with each branch. */
 void oci_cow_decide (const struct oci_globals *g, const char *id, int code);
+
+struct oci_cow_ref;
+/* A branch left kept or deferred (after a failed decision) moves off its
+ * quota tmpfs, if it has one; a failure is said on stderr (the branch
+ * then stays on the tmpfs, still usable until a restart). */
+void oci_cow_persist (const struct oci_globals *g, const char *id,
+                      const struct oci_cow_ref *ref, struct cow_branch *b);
 
 /* ---- run --image: the cached rootfs as an overlay lower ---- */
 
@@ -72,14 +100,18 @@ void oci_cow_layer_release (int dirfd);
  * an overlay of DIR (read-only) and a layer of this container's own,
  * ROOT/ID/layer, which goes with the state directory: makes the layer and
  * returns 1 with |src| filled (pointing into *b and |lowers|, which must
- * outlive it); 0 without the annotation. */
+ * outlive it); 0 without the annotation.  Where the kernel refuses that
+ * overlay (rt_overlay_prepare), warns and copies DIR to ROOT/ID/rootfs
+ * instead: returns 0 with *rootfs (owned) the copy to bind.  When it
+ * returns 1 with src->premade, the caller closes src->mount_fd once
+ * rt_container_create returned. */
 struct rt_rootfs_source;
 /* The annotation naming a cached rootfs as the overlay lower, or NULL. */
 const char *oci_cow_rootfs_lower (const struct rt_config *cfg);
 int oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
                            const struct rt_config *cfg, struct cow_branch **b,
                            const char *lowers[1], struct rt_rootfs_source *src,
-                           struct cm_err **err);
+                           char **rootfs, struct cm_err **err);
 
 /* One branch of a record. */
 struct oci_cow_ref

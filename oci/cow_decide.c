@@ -43,7 +43,8 @@ apply (const struct oci_globals *g, const char *id,
     {
       if (a == OCI_COW_COMMIT)
         gone = cow_commit (b, NULL, NULL, &e) == 0;
-      else
+      /* a branch that stays leaves its quota tmpfs (docs/cow.md "Quota") */
+      else if (cow_branch_persist (b, &e) == 0)
         {
           _cleanup_free_ char *m = xasprintf (
               "%s branch %s%s; decide with `sandlock-oci commit|abort %s`",
@@ -58,9 +59,28 @@ apply (const struct oci_globals *g, const char *id,
           oci_cow_action_name (a), ref->storage, e->msg, id);
       say (g, id, ref->dest, m);
       cm_err_free (&e);
+      if (a == OCI_COW_COMMIT) /* keep and defer tried already */
+        oci_cow_persist (g, id, ref, b);
     }
   cow_branch_free (b);
   return gone;
+}
+
+void
+oci_cow_persist (const struct oci_globals *g, const char *id,
+                 const struct oci_cow_ref *ref, struct cow_branch *b)
+{
+  struct cm_err *e = NULL;
+  if (b == NULL || !b->in_tmpfs || b->lost
+      || (b->state != COW_KEPT && b->state != COW_DEFERRED))
+    return;
+  if (cow_branch_persist (b, &e) < 0)
+    {
+      _cleanup_free_ char *m = xasprintf (
+          "branch %s stays on its quota tmpfs: %s", ref->storage, e->msg);
+      say (g, id, ref->dest, m);
+      cm_err_free (&e);
+    }
 }
 
 void

@@ -5,7 +5,8 @@
  * state directory, ROOT/ID/layer, gone with the container.  The init
  * mounts the overlay in its own mount namespace (runtime
  * RT_ROOTFS_OVERLAY).  The layer is a cow branch (docs/cow.md) that is
- * never committed. */
+ * never committed.  A lower in the image cache is pinned there
+ * (ROOT/ID/image-pin) so that rmi and prune leave it alone. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,8 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/copy.h"
 #include "common/util.h"
 #include "cow_branch.h"
+#include "image/image.h"
 #include "runtime/runtime.h"
 
 int
@@ -47,8 +50,11 @@ oci_cow_layer_release (int dirfd)
 {
   if (dirfd < 0)
     return;
+  img_unpin_at (dirfd, OCI_COW_IMAGE_PIN);
   fchmodat (dirfd, "layer/work/work", 0700, AT_SYMLINK_NOFOLLOW);
   fchmodat (dirfd, "layer/work", 0700, AT_SYMLINK_NOFOLLOW);
+  /* max_disk: the layer's upper is on a tmpfs that must go first */
+  cow_quota_release_at (dirfd, "layer");
 }
 
 const char *
@@ -60,21 +66,80 @@ oci_cow_rootfs_lower (const struct rt_config *cfg)
   return NULL;
 }
 
+static bool
+in_user_namespace (const struct rt_config *cfg)
+{
+  if (geteuid () != 0)
+    return true; /* rootless: a user namespace of its own */
+  for (size_t i = 0; i < cfg->namespaces_len; i++)
+    if (strcmp (cfg->namespaces[i].type, "user") == 0)
+      return true;
+  return false;
+}
+
+/* The kernel refused the overlay: the container gets a copy of the lower
+ * of its own, ROOT/ID/rootfs (writable, as the overlay would have been;
+ * no device nodes, as the overlay is nodev), gone with the state
+ * directory like the layer it replaces.  One warning line says why. */
+static int
+copy_fallback (const struct oci_globals *g, const char *dir,
+               struct cow_branch **b, const char *why, char **rootfs,
+               struct cm_err **err)
+{
+  _cleanup_free_ char *copy = xasprintf ("%s/rootfs", dir);
+  _cleanup_free_ char *w
+      = xasprintf ("create: copying the rootfs lower `%s`: overlayfs "
+                   "refused the layer: %s",
+                   (*b)->lower, why);
+  unsigned flags = CM_COPY_TOP_META;
+  _cleanup_fd_ int src = -1, dst = -1;
+  oci_log_warning (g, w);
+  if (geteuid () == 0)
+    flags |= CM_COPY_OWNERS | CM_COPY_ALL_XATTRS;
+  src = open ((*b)->lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (src < 0)
+    return cm_err_set (err, errno, "rootfs lower `%s`", (*b)->lower);
+  if (mkdir (copy, 0700) < 0
+      || (dst = open (copy, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+             < 0)
+    return cm_err_set (err, errno, "rootfs copy `%s`", copy);
+  if (cm_copy_tree (src, dst, flags, "copy rootfs", "", err) < 0
+      || cow_abort (*b, err) < 0)
+    return -1;
+  cow_branch_free (*b);
+  *b = NULL;
+  *rootfs = cm_steal_ptr (&copy);
+  return 0;
+}
+
 int
 oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
                        const struct rt_config *cfg, struct cow_branch **b,
                        const char *lowers[1], struct rt_rootfs_source *src,
-                       struct cm_err **err)
+                       char **rootfs, struct cm_err **err)
 {
   const char *lower = oci_cow_rootfs_lower (cfg);
+  struct cow_create_opts o = { .nosync = true };
   char root[PATH_MAX];
+  _cleanup_free_ char *why = NULL;
   if (lower == NULL)
     return 0;
+  if (oci_cow_max_disk (cfg, &o.max_disk, err) < 0)
+    return -1;
   if (realpath (g->root, root) == NULL)
     return cm_err_set (err, errno, "--root `%s`", g->root);
-  _cleanup_free_ char *layer = xasprintf ("%s/%s/layer", root, id);
-  if (cow_layer_create (lower, layer, b, err) < 0)
+  _cleanup_free_ char *dir = xasprintf ("%s/%s", root, id);
+  _cleanup_free_ char *layer = xasprintf ("%s/layer", dir);
+  _cleanup_free_ char *pin = xasprintf ("%s/" OCI_COW_IMAGE_PIN, dir);
+  _cleanup_free_ char *who = xasprintf ("container %s", id);
+  /* A cached rootfs is pinned under the container whose lower it is, for
+   * as long as its state directory holds the pin (docs/image.md "Pins"):
+   * rmi refuses it, prune keeps it. */
+  if (img_pin (lower, pin, who, err) < 0)
     return cm_err_wrap (err, "annotation " OCI_COW_ANN "rootfs_lower");
+  if (cow_branch_create_opts (lower, layer, &o, b, err) < 0)
+    return oci_cow_quota_wrap (err, o.max_disk,
+                               "annotation " OCI_COW_ANN "rootfs_lower");
   lowers[0] = (*b)->lower;
   src->kind = RT_ROOTFS_OVERLAY;
   src->lowers = lowers;
@@ -85,5 +150,26 @@ oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
    * `--allow-devices` pull created: only a copy (--allow-devices, 0600)
    * may hand them to a container. */
   src->nodev = true;
-  return 1;
+  /* Asked of the kernel with these very layers (the upper's filesystem
+   * decides too: not an overlayfs, ...), where the init will mount them:
+   * outside a user namespace the answer is the overlay itself, made here
+   * (no fork); the caller closes src->mount_fd. */
+  int r = rt_overlay_prepare (src, in_user_namespace (cfg), &why, err);
+  if (r < 0)
+    return -1;
+  if (r > 0)
+    return 1;
+  /* a copy cannot carry the quota: a caller who asked for one does not
+   * get a root without it */
+  if (o.max_disk)
+    return cm_err_set (err, 0,
+                       "annotation " OCI_COW_ANN "max_disk: overlayfs "
+                       "refused the root's layer (%s), and a copied root "
+                       "would have no quota",
+                       why);
+  src->kind = RT_ROOTFS_BIND;
+  if (copy_fallback (g, dir, b, why, rootfs, err) < 0)
+    return cm_err_wrap (err, "annotation " OCI_COW_ANN "rootfs_lower");
+  img_unpin_at (AT_FDCWD, pin); /* the copy is the container's own */
+  return 0;
 }

@@ -3,6 +3,7 @@
  * branch whose lower is the mount's source: the runtime mounts it like any
  * other filesystem, and Landlock grants write on the destination, i.e.
  * the container's overlay view, never on the host directory itself. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,6 +18,7 @@ struct cow_ann
 {
   enum oci_cow_action on_exit, on_error;
   const char *storage; /* NULL: under the state root */
+  uint64_t max_disk;   /* 0: no quota */
 };
 
 static int
@@ -67,10 +69,12 @@ parse_annotations (const struct rt_config *cfg, const struct oci_cow_flags *f,
               ? parse_action (k, v, &a->on_error, err)
           : strcmp (s, "storage") == 0 || strcmp (s, "rootfs_lower") == 0
               ? check_storage (k, v, err)
+          : strcmp (s, "max_disk") == 0
+              ? oci_cow_size_parse (k, v, &a->max_disk, err)
               : cm_err_set (
                   err, 0,
                   "annotation %s: unknown (this runtime knows " OCI_COW_ANN
-                  "on_exit, on_error, storage, rootfs_lower)",
+                  "on_exit, on_error, storage, rootfs_lower, max_disk)",
                   k))
         return -1;
       if (strcmp (s, "storage") == 0)
@@ -178,8 +182,10 @@ make_branches (const struct oci_globals *g, const char *id,
           = a->storage
                 ? xasprintf ("%s/%s.%zu", a->storage, id, i)
                 : xasprintf ("%s/" OCI_COW_BRANCHES "/%s/%zu", root, id, i);
-      if (cow_branch_create (m->source, storage, &b, err) < 0)
-        return cm_err_wrap (err, "mounts[%zu] (\"cow\")", i);
+      const struct cow_create_opts o = { .max_disk = a->max_disk };
+      if (cow_branch_create_opts (m->source, storage, &o, &b, err) < 0)
+        return oci_cow_quota_wrap (err, a->max_disk, "mounts[%zu] (\"cow\")",
+                                   i);
       r->v = xrealloc (r->v, (r->n + 1) * sizeof *r->v);
       r->v[r->n].storage = xstrdup (b->storage);
       r->v[r->n++].dest = xstrdup (m->destination);
@@ -187,6 +193,31 @@ make_branches (const struct oci_globals *g, const char *id,
       cow_branch_free (b);
     }
   return 0;
+}
+
+/* ROOT/cow-branches/ID without a record: a create of this id that died
+ * before writing it (the record is written before the container exists,
+ * and the directory goes with its last branch; a create in progress holds
+ * the id's state directory, so this create is not racing one).  What is
+ * in it is that create's own: the quota tmpfs it may have mounted go, and
+ * so does the directory. */
+static bool
+reclaim_dead_create (const char *dir)
+{
+  _cleanup_free_ char *rec = xasprintf ("%s/record", dir);
+  struct dirent *de;
+  DIR *d;
+  if (access (rec, F_OK) == 0 || errno != ENOENT
+      || (d = opendir (dir)) == NULL)
+    return false;
+  while ((de = readdir (d)) != NULL)
+    if (de->d_name[0] != '.')
+      {
+        _cleanup_free_ char *p = xasprintf ("%s/%s", dir, de->d_name);
+        cow_quota_release_at (AT_FDCWD, p);
+      }
+  closedir (d);
+  return cm_rm_rf_at (AT_FDCWD, dir, NULL) == 0 && mkdir (dir, 0700) == 0;
 }
 
 static int
@@ -197,14 +228,17 @@ open_record_dir (const struct oci_globals *g, const char *id,
   _cleanup_free_ char *dir = xasprintf ("%s/%s", top, id);
   if (mkdir (top, 0700) < 0 && errno != EEXIST)
     return cm_err_set (err, errno, "mkdir `%s`", top);
-  if (mkdir (dir, 0700) < 0)
-    return cm_err_set (err, errno,
-                       errno == EEXIST
+  int e = mkdir (dir, 0700) < 0 ? errno : 0;
+  if (e == EEXIST && reclaim_dead_create (dir))
+    e = 0;
+  if (e)
+    return cm_err_set (err, e,
+                       e == EEXIST
                            ? "container id \"%s\" still has undecided cow "
                              "branches (`sandlock-oci branches`): commit or "
                              "abort them first"
                            : "mkdir `%s`",
-                       errno == EEXIST ? id : dir);
+                       e == EEXIST ? id : dir);
   r->dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (r->dirfd < 0)
     return cm_err_set (err, errno, "open `%s`", dir);
@@ -228,6 +262,13 @@ oci_cow_setup (const struct oci_globals *g, const char *id,
           return -1;
         any = true;
       }
+  if (!any && a.max_disk && oci_cow_rootfs_lower (cfg) == NULL)
+    return cm_err_set (err, 0,
+                       "annotation " OCI_COW_ANN "max_disk: nothing to limit: "
+                       "the quota applies to cow layers (a mounts[] entry "
+                       "with option \"cow\", the " OCI_COW_ANN "rootfs_lower "
+                       "root of `bundle --cow`), and this container has "
+                       "none");
   if (!any)
     return 0;
   if (open_record_dir (g, id, &r, err) < 0)
@@ -241,7 +282,10 @@ oci_cow_setup (const struct oci_globals *g, const char *id,
     {
       /* what was made is this create's own: drop it */
       for (size_t i = 0; i < r.n; i++)
-        cm_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
+        {
+          cow_quota_release_at (AT_FDCWD, r.v[i].storage);
+          cm_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
+        }
       _cleanup_free_ char *dir
           = xasprintf ("%s/" OCI_COW_BRANCHES "/%s", g->root, id);
       cm_rm_rf_at (AT_FDCWD, dir, NULL);
@@ -267,7 +311,10 @@ oci_cow_discard (const struct oci_globals *g, const char *id)
       /* abort opens up what a mount in a user namespace left */
       if (cow_branch_open (r.v[i].storage, &b, &e) < 0
           || cow_abort (b, &e) < 0)
-        cm_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
+        {
+          cow_quota_release_at (AT_FDCWD, r.v[i].storage);
+          cm_rm_rf_at (AT_FDCWD, r.v[i].storage, NULL);
+        }
       cm_err_free (&e);
       cow_branch_free (b);
     }

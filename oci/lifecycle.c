@@ -231,12 +231,14 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
                                            st->id);
   struct rt_created out = { 0 };
   _cleanup_ (cow_branch_freep) struct cow_branch *layer = NULL;
+  _cleanup_free_ char *rootfs_copy = NULL;
   const char *lowers[1];
   struct rt_rootfs_source src = { .kind = kind };
   /* run --image, bundle --cow: the root is an overlay of a lower (which
    * needs a mount namespace: not in the namespace-less view) */
   if (kind != RT_ROOTFS_VIRTUAL
-      && oci_cow_rootfs_source (g, st->id, cfg, &layer, lowers, &src, err) < 0)
+      && oci_cow_rootfs_source (g, st->id, cfg, &layer, lowers, &src,
+                                &rootfs_copy, err) < 0)
     return -1;
   if (kind == RT_ROOTFS_VIRTUAL && oci_cow_rootfs_lower (cfg) != NULL)
     return cm_err_set (err, 0, "annotation " OCI_COW_ANN "rootfs_lower: an "
@@ -245,7 +247,8 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
                        "--isolation=namespaces, or a bundle with a copied "
                        "rootfs)");
   struct rt_create_opts o = {
-    .config = cfg, .id = st->id, .bundle = st->bundle, .rootfs = st->rootfs,
+    .config = cfg, .id = st->id, .bundle = st->bundle,
+    .rootfs = rootfs_copy ? rootfs_copy : st->rootfs,
     .exec_fifo = fifo, .start_status = status,
     .console_socket = a->console_socket,
     .console_fd = a->console_fd, .console_fd_set = a->console_fd_set,
@@ -267,7 +270,10 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
              st->rootfs);
   if (kind == RT_ROOTFS_VIRTUAL)
     rt_vroot_ignored (cfg, oci_hook_warning, g);
-  if (rt_container_create (&o, &out, err) < 0)
+  int created = rt_container_create (&o, &out, err);
+  if (src.premade)
+    close (src.mount_fd); /* the init attached its own copy */
+  if (created < 0)
     {
       /* The runtime killed and reaped it and removed its cgroup. */
       st->pid = 0;

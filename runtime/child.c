@@ -274,7 +274,8 @@ static void
 close_inherited_fds (struct rt_child *ch)
 {
   const struct rt_prepared *pp = ch->pp;
-  int keep[9 + ARRAY_SIZE (pp->ns.fds)];
+  const struct rt_rootfs_source *src = &ch->p->o->rootfs_source;
+  int keep[10 + ARRAY_SIZE (pp->ns.fds)];
   size_t n = 0;
   keep[n++] = ch->sync_fd;
   keep[n++] = pp->fifo_fd;
@@ -285,6 +286,7 @@ close_inherited_fds (struct rt_child *ch)
   keep[n++] = rt_confine_pins_fd (ch->p->confine);
   keep[n++] = rt_notify_child_fd ();
   keep[n++] = rt_vroot_exec_fd ();
+  keep[n++] = src->premade ? src->mount_fd : -1; /* attached, then closed */
   for (size_t i = 0; i < pp->ns.len; i++)
     keep[n++] = pp->ns.fds[i];
   rt_close_fds_except (3 + ch->p->o->preserve_fds, keep, n);

@@ -17,4 +17,9 @@ bool rt_kf_userns_allowed (const char *max_user_namespaces);
  * malloc'd ("" when none). */
 char *rt_kf_v1_controllers (const struct cg_host *h);
 
+/* overlay_userxattr for a process that may not mount overlayfs where it
+ * is: asked in a forked child, in a user and mount namespace of its own
+ * (runtime/overlay-try.c); 1, 0 or RT_KF_UNKNOWN. */
+int rt_kf_overlay_userns (void);
+
 #endif

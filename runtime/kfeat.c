@@ -234,7 +234,9 @@ probe_cgroup (void)
 /* overlayfs parses its options at fsconfig() time since it moved to the
  * new mount API (Linux 6.5, well after userxattr came in 5.11): a known
  * flag is taken, an unknown one refused.  An older overlay takes any flag
- * and cannot say; so can no one without the right to mount. */
+ * and cannot say.  A process without the right to mount here asks in a
+ * user namespace of its own (a forked child: the one probe that is not a
+ * rejected call; only unprivileged callers pay it, once). */
 static void
 probe_overlay (void)
 {
@@ -244,9 +246,12 @@ probe_overlay (void)
   /* fsopen loads the module when it can: a listed overlay is one that
    * a mount would find. */
   fd = (int) syscall (SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
-  kf.overlay_userxattr = fd < 0 && errno != ENODEV ? RT_KF_UNKNOWN : 0;
+  int en = fd < 0 ? errno : 0;
+  kf.overlay_userxattr = fd < 0 && en != ENODEV ? RT_KF_UNKNOWN : 0;
   kf.overlay = read_small ("/proc/filesystems", &fs) == 0
                && rt_kf_has_filesystem (fs, "overlay");
+  if (fd < 0 && kf.overlay && en == EPERM)
+    kf.overlay_userxattr = rt_kf_overlay_userns ();
   if (fd < 0)
     return;
   if (syscall (SYS_fsconfig, fd, FSCONFIG_SET_FLAG, "sandlock-probe", NULL, 0)

@@ -11,8 +11,14 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common/util.h"
+
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
 #include "internal.h"
 
 /* overlayfs splits its options at ',' and lowerdir at ':'; a path holding
@@ -110,10 +116,28 @@ overlay_options (const struct rt_rootfs_source *src, bool userns,
                     src->upper, src->work, userns ? ",userxattr" : "");
 }
 
+/* The overlay rt_overlay_prepare made: attached here, in the init's own
+ * mount namespace (the fd, close-on-exec, goes at once all the same). */
+static int
+attach_premade (const struct rt_rootfs_source *src, const char *rootfs,
+                struct cm_err **err)
+{
+  int r = (int) syscall (SYS_move_mount, src->mount_fd, "", AT_FDCWD, rootfs,
+                         MOVE_MOUNT_F_EMPTY_PATH);
+  int e = errno;
+  close (src->mount_fd);
+  if (r < 0)
+    return cm_err_set (err, e, "rootfs overlay: attach on `%s` (upper `%s`)",
+                       rootfs, src->upper);
+  return 0;
+}
+
 int
 rt_rootfs_overlay (const struct rt_rootfs_source *src, const char *rootfs,
                    bool userns, struct cm_err **err)
 {
+  if (src->premade)
+    return attach_premade (src, rootfs, err);
   _cleanup_free_ char *opts = overlay_options (src, userns, err);
   if (opts == NULL)
     return -1;

@@ -107,7 +107,21 @@ struct rt_rootfs_source
   size_t lowers_len;
   const char *upper, *work;
   bool nodev;                   /* no device node of the layers opens */
+  /* The overlay made ahead (rt_overlay_prepare): a detached mount the
+   * init attaches on |rootfs| instead of mounting; borrowed. */
+  bool premade;
+  int mount_fd;
 };
+
+/* Whether the kernel takes an overlay of |src| (RT_ROOTFS_OVERLAY; its
+ * directories exist) as the init would mount it: in a user namespace,
+ * with "userxattr", when |userns| (tried in a forked child; nothing stays
+ * mounted).  Outside one (no fork) the overlay is made here, as a detached
+ * mount: src->premade, src->mount_fd, which the caller closes once
+ * rt_container_create returned.  1 when the kernel takes it; 0 when it
+ * refuses, with *why (owned) the kernel's reason (runtime/overlay-try.c). */
+int rt_overlay_prepare (struct rt_rootfs_source *src, bool userns,
+                        char **why, struct cm_err **err);
 
 /* What the init becomes once confined and started. */
 enum rt_payload_kind

@@ -38,7 +38,8 @@ fix_up (char *buf, size_t size, int pages_fd)
   zero = xcalloc (1, h.pages_len + 1);
   if (ftruncate (pages_fd, (off_t) h.pages_len) < 0)
     abort ();
-  h.pages_xxh64 = cl_xxh64 (zero, h.pages_len);
+  if (cl_xxh64 (zero, h.pages_len, &h.pages_xxh64, &e) < 0)
+    abort ();
   free (zero);
   for (int i = 0; i < CL_S_COUNT; i++)
     {

@@ -1,6 +1,7 @@
 /* cl_counter: the process criu-lite tests checkpoint and restore.  Static.
  *
- *   cl_counter [-m MiB] [-t THREADS] [-f FILE] [-a FILE] [-j] [-c] [-V N]
+ *   cl_counter [-m MiB] [-t THREADS] [-f FILE] [-a FILE] [-j] [-c] [-V N] [-g]
+ *              [-l FILE]
  *
  * Fills a MiB buffer with a known pattern, then loops: the counter goes up
  * and "count N" is printed every 5 ms (poll on stdin).  Commands on stdin:
@@ -14,6 +15,9 @@
  *      wait(2) for the child: "kid exited N"
  *   q  exit 0
  * -V N verifies the buffer every N counts by itself ("verify ok ...").
+ * -g keeps one more page of the pattern under PROT_NONE (a guard written
+ * before it was protected); every verify checks it too.
+ * -l FILE holds an exclusive flock(2) on FILE (created).
  * -c forks a child (in a process group of their own) that prints
  * "kid count N" every 5 ms.
  * Each thread i blocks SIGRTMIN+i only, so a mask restored to the wrong
@@ -27,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,7 +40,7 @@
 
 #define MAXT 16
 static void say (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-static uint64_t *buf;
+static uint64_t *buf, *guard;
 static size_t words;
 static volatile uint64_t tcount[MAXT], tseen[MAXT];
 static volatile int tbad[MAXT];
@@ -121,6 +127,17 @@ worker (void *arg)
 static void
 verify (void)
 {
+  if (guard)
+    {
+      int bad = mprotect (guard, 4096, PROT_READ) < 0;
+      for (size_t i = 0; !bad && i < 4096 / 8; i++)
+        bad = guard[i] != pattern (i + 7);
+      if (bad || mprotect (guard, 4096, PROT_NONE) < 0)
+        {
+          say ("verify bad guard\n");
+          return;
+        }
+    }
   for (size_t i = 0; i < words; i++)
     if (buf[i] != pattern (i))
       {
@@ -170,8 +187,24 @@ main (int argc, char **argv)
   stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
   struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
 
-  while ((opt = getopt (argc, argv, "m:t:f:a:jcV:")) != -1)
-    if (opt == 'V')
+  while ((opt = getopt (argc, argv, "m:t:f:a:jcV:gl:")) != -1)
+    if (opt == 'l')
+      {
+        int fd = open (optarg, O_RDWR | O_CREAT, 0600);
+        if (fd < 0 || flock (fd, LOCK_EX) < 0)
+          return 2;
+      }
+    else if (opt == 'g')
+      {
+        guard = mmap (NULL, 4096, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (guard == MAP_FAILED)
+          return 2;
+        for (size_t i = 0; i < 4096 / 8; i++)
+          guard[i] = pattern (i + 7);
+        mprotect (guard, 4096, PROT_NONE);
+      }
+    else if (opt == 'V')
       every = strtoul (optarg, NULL, 10);
     else if (opt == 'j')
       join = 1;

@@ -257,9 +257,9 @@ bad() {
   ann storage "$HOST/d"
   bad 'overlap'
   cfg 'del(.annotations["run.oci.sandlock.cow.storage"])'
-  ann max_disk 10M
-  bad 'run.oci.sandlock.cow.max_disk: unknown'
-  cfg 'del(.annotations["run.oci.sandlock.cow.max_disk"])'
+  ann no_such_key 1
+  bad 'run.oci.sandlock.cow.no_such_key: unknown'
+  cfg 'del(.annotations["run.oci.sandlock.cow.no_such_key"])'
   cfg '.mounts += [{"destination":"/t","type":"tmpfs","source":"tmpfs","options":["cow"]}]'
   bad 'options: "cow" needs a bind mount'
   cfg 'del(.mounts[-1])'

@@ -4,11 +4,12 @@
 # Installed without recommends, so every package a test needs is named
 # here: catatonit (podman run --init), criu (podman refuses to checkpoint
 # before it asks the runtime when criu is missing), netavark and
-# aardvark-dns (podman's bridge network).  A test whose package is still
+# aardvark-dns (podman's bridge network); libxxhash0 is dlopened by
+# checkpoint/restore (docs/checkpoint.md), so it is a run-time package.  A test whose package is still
 # missing (not root, no package source) skips and names it.
 set -e
 build="libseccomp-dev libyajl-dev libarchive-dev libcurl4-openssl-dev libssl-dev libcap-dev libzstd-dev libisal-dev zlib1g-dev pkg-config gcc make busybox-static"
-tests="bats curl zstd python3 bats-assert bats-support jq runc crun hyperfine clang libclang-rt-14-dev skopeo umoci docker-registry podman conmon catatonit criu netavark aardvark-dns containerd docker.io uidmap util-linux iproute2 openssl"
+tests="bats curl zstd python3 bats-assert bats-support jq runc crun hyperfine clang libclang-rt-14-dev skopeo umoci docker-registry podman conmon catatonit criu netavark aardvark-dns containerd docker.io uidmap util-linux iproute2 openssl libxxhash0"
 want=$build
 [ "$1" = build ] || want="$build $tests"
 missing=""
