@@ -196,6 +196,7 @@ start_sleeper() {
   [ "$(jq "index($xpid) != null" <<<"$output")" = true ]
   # kill --all reaches it (SIGSTOP: it stays there to look at)
   as_user kill --all x2 STOP
+  for _ in $(seq 50); do [ "$(awk '/^State:/{print $2}' "/proc/$xpid/status")" = T ] && break; read -rt 0.1 <> <(:) || true; done
   [ "$(awk '/^State:/{print $2}' "/proc/$xpid/status")" = T ]
   as_user kill --all x2 CONT
   # delete -f takes it along
