@@ -32,6 +32,12 @@ struct criu_dump_opts
   bool target_root;       /* record file paths as the process sees them
                              (from its own root, /proc/PID/root): for a
                              process in another mount namespace or chroot */
+  /* With target_root: tmpfs mount points (as the process sees them)
+   * whose contents are saved, as they vanish with the process; restore
+   * writes them into the same mounts, which must be tmpfs there.  One
+   * that is not a tmpfs mount of the process's namespace is skipped. */
+  const char *const *tmpfs;
+  size_t ntmpfs;
 };
 
 /* Captures opts->pid and every descendant into opts->image_dir.  On
@@ -78,7 +84,7 @@ struct criu_image;
 struct criu_image *criu_image_open (const char *image_dir, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
 void criu_image_free (struct criu_image *img);
-/* How many fds the image holds (one per process). */
+/* How many fds the image holds (one per process, and tmpfs.img's). */
 size_t criu_image_nfds (const struct criu_image *img) __attribute__ ((nonnull));
 /* Moves them to |first|.., replacing what the caller had there, e.g. to
  * preserve them through a runtime that closes every other fd. */

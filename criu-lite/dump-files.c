@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -82,9 +83,11 @@ static int
 dump_fd (struct cl_dump *d, int fd, bool skip, struct cm_err **err)
 {
   char path[64], link[4096], what[256];
+  const char *why = NULL;
   struct stat st;
   struct cl_fd f;
   ssize_t n;
+  int r;
 
   snprintf (path, sizeof path, "%d/fd/%d", d->pid, fd);
   n = readlinkat (cl_proc_dir (), path, link, sizeof link - 1);
@@ -115,22 +118,28 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct cm_err **err)
     f.kind = CL_FD_DIR;
   else if (link[0] == '/' && S_ISCHR (st.st_mode))
     f.kind = CL_FD_DEV;
-  else if (link[0] != '/' && S_ISFIFO (st.st_mode))
+  else if (S_ISFIFO (st.st_mode))
     {
-      if (cl_dump_pipe (d, fd, &st, &f, err) < 0)
+      /* an anonymous pipe, or a named FIFO reopened by its path */
+      if (cl_dump_pipe (d, fd, &st, &f, link[0] == '/', err) < 0)
         return -1;
     }
+  else if ((r = cl_dump_fdx (d, fd, link, &st, &f, &why, err)) < 0)
+    return -1;
+  else if (r == 0)
+    ;
   else if (skip)
     {
       f.kind = CL_FD_SKIPPED;
-      snprintf (what, sizeof what, "fd %d (%.200s)", fd, kind_of (st.st_mode, link));
+      snprintf (what, sizeof what, "fd %d (%.200s)", fd,
+                why ? why : kind_of (st.st_mode, link));
       f.path = cl_str_add (&d->strings, what);
       cl_buf_add (&d->fds, &f, sizeof f);
       return 0;
     }
   else
     return cm_err_set (err, 0, "fd %d is a %s (`%s`), which criu-lite cannot "
-                       "restore", fd, kind_of (st.st_mode, link), link);
+                       "restore", fd, why ? why : kind_of (st.st_mode, link), link);
   f.path = cl_str_add (&d->strings, link);
   cl_buf_add (&d->fds, &f, sizeof f);
   return 0;
@@ -221,14 +230,32 @@ dump_cwd_auxv (struct cl_dump *d, struct cm_err **err)
   return 0;
 }
 
+/* prlimit on another process needs its uids to be ours, or
+ * CAP_SYS_RESOURCE (which root lacks on some hosts): a container running
+ * as a user is asked itself, by an injected prlimit64 on itself. */
+static int
+rlimit_of (struct cl_dump *d, int r, struct rlimit *rl, struct cm_err **err)
+{
+  long a[6] = { 0, r, 0, (long) d->scratch, 0, 0 }, ret;
+  if (prlimit (d->pid, r, NULL, rl) == 0)
+    return 0;
+  if (errno != EPERM)
+    return cm_err_set (err, errno, "read rlimit %d", r);
+  if (cl_inject (d, 0, SYS_prlimit64, a, &ret, err) < 0)
+    return -1;
+  if (ret < 0)
+    return cm_err_set (err, (int) -ret, "read rlimit %d", r);
+  return cl_peek (d, d->scratch, rl, sizeof *rl, err);
+}
+
 int
 cl_dump_misc (struct cl_dump *d, struct cm_err **err)
 {
   for (int r = 0; r < 16; r++)
     {
       struct rlimit rl;
-      if (prlimit (d->pid, r, NULL, &rl) < 0)
-        return cm_err_set (err, errno, "read rlimit %d", r);
+      if (rlimit_of (d, r, &rl, err) < 0)
+        return -1;
       d->proc.rlim[r][0] = rl.rlim_cur;
       d->proc.rlim[r][1] = rl.rlim_max;
     }

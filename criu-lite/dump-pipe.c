@@ -3,7 +3,8 @@
  * reopened through /proc/PID/fd (a new reader of the same pipe) and tee(2)
  * duplicates its buffers into a pipe of our own, which is then drained.
  * Every process holding the pipe records the same bytes (the whole tree is
- * stopped); restore fills each pipe once. */
+ * stopped); restore fills each pipe once.  A named FIFO is one more
+ * pipe, reopened by its path at restore. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -36,20 +37,28 @@ pipe_bytes (int src, int cap, struct cl_buf *out, struct cm_err **err)
   return 0;
 }
 
+/* A named FIFO's pipe is keyed by its file: its device folded in, and
+ * the top bit set so that it never meets an anonymous pipe's inode. */
+static uint64_t
+fifo_id (const struct stat *st)
+{
+  return ((uint64_t) st->st_ino ^ ((uint64_t) st->st_dev << 40)) | (1ull << 63);
+}
+
 int
 cl_dump_pipe (struct cl_dump *d, int fd, const struct stat *st,
-              struct cl_fd *f, struct cm_err **err)
+              struct cl_fd *f, bool named, struct cm_err **err)
 {
   char path[64];
   _cleanup_fd_ int src = -1;
   struct cl_buf data = { 0 };
-  struct cl_pipe rec = { .id = (uint64_t) st->st_ino };
+  struct cl_pipe rec = { .id = named ? fifo_id (st) : (uint64_t) st->st_ino };
   int cap, r;
 
-  if ((f->flags & O_ACCMODE) == O_RDWR)
+  if (!named && (f->flags & O_ACCMODE) == O_RDWR)
     return cm_err_set (err, 0, "fd %d: a pipe opened for both reading and "
                        "writing, which criu-lite cannot restore", fd);
-  f->kind = CL_FD_PIPE;
+  f->kind = named ? CL_FD_FIFO : CL_FD_PIPE;
   f->pos = rec.id;
   snprintf (path, sizeof path, "%d/fd/%d", d->pid, fd);
   src = openat (cl_proc_dir (), path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);

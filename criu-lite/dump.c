@@ -34,6 +34,7 @@ dump_free (struct cl_dump *d)
   free (d->fds.p);
   free (d->strings.p);
   free (d->pipes.p);
+  free (d->fdx.p);
   if (d->pages_fd >= 0)
     close (d->pages_fd);
   cl_xxh64_fini (&d->pages_hash);
@@ -191,6 +192,7 @@ remove_image (int dirfd, const struct tree *t)
 {
   struct cm_err *e = NULL;
   unlinkat (dirfd, "tree.img", 0);
+  unlinkat (dirfd, "tmpfs.img", 0);
   for (size_t i = 0; i < t->n; i++)
     {
       char name[32];
@@ -210,8 +212,14 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct cm_err **err)
   for (size_t i = 0; r == 0 && i < t.n; i++)
     {
       memcpy (t.procs[i].stdio, t.procs[0].stdio, sizeof t.procs[0].stdio);
+      t.procs[i].prev = t.procs;
+      t.procs[i].nprev = i;
       r = capture (&t.procs[i], dirfd, o, err);
     }
+  /* every process stopped: the tmpfs contents are of the same instant */
+  if (r == 0)
+    r = cl_tmpfs_dump (dirfd, t.host[0], o->target_root ? o->tmpfs : NULL,
+                       o->target_root ? o->ntmpfs : 0, err);
   if (r == 0)
     r = cl_tree_write (dirfd, t.recs, t.n, err);
   /* On failure the tree goes on as it was; on success it dies unless

@@ -19,7 +19,7 @@
 static const char *const sect_names[CL_S_COUNT + 1] = {
   [CL_S_PROC] = "proc", [CL_S_THREADS] = "threads", [CL_S_VMAS] = "vmas",
   [CL_S_PAGES] = "pages", [CL_S_FDS] = "fds", [CL_S_STRINGS] = "strings",
-  [CL_S_PIPES] = "pipes",
+  [CL_S_PIPES] = "pipes", [CL_S_FDX] = "fdx",
 };
 
 void
@@ -105,7 +105,7 @@ cl_image_write (int dirfd, struct cl_dump *d, struct cm_err **err)
   struct cl_buf *parts[CL_S_COUNT + 1] = {
     [CL_S_THREADS] = &d->threads, [CL_S_VMAS] = &d->vmas,
     [CL_S_PAGES] = &d->runs, [CL_S_FDS] = &d->fds, [CL_S_STRINGS] = &d->strings,
-    [CL_S_PIPES] = &d->pipes,
+    [CL_S_PIPES] = &d->pipes, [CL_S_FDX] = &d->fdx,
   };
   struct cl_buf proc = { .p = (char *) &d->proc, .len = sizeof d->proc };
   _cleanup_free_ char *buf = NULL;
@@ -329,6 +329,31 @@ check_pipes (struct cl_image *img, struct cm_err **err)
   return 0;
 }
 
+static bool
+is_fdx_kind (uint32_t kind)
+{
+  return kind >= CL_FD_EVENTFD && kind <= CL_FD_LISTEN;
+}
+
+/* A FIFO is opened by its path; a pipe or FIFO end needs its bytes
+ * record; an fdx kind its state record. */
+static bool
+fd_refs_ok (const struct cl_image *img, const struct cl_fd *f)
+{
+  const struct cl_fdx *x = cl_image_fdx (img, f->fd);
+  if (f->kind == CL_FD_FIFO && img->strings[f->path] != '/')
+    return false;
+  if ((f->kind == CL_FD_PIPE || f->kind == CL_FD_FIFO)
+      && cl_image_pipe (img, f->pos) == NULL)
+    return false;
+  if (!is_fdx_kind (f->kind) && x != NULL)
+    return false;
+  /* an object's owner holds its record; another holder refers to it by
+   * id, checked when the tree's objects are made */
+  return x == NULL || (x->kind == f->kind
+                       && (uint32_t) f->pos == (uint32_t) f->fd);
+}
+
 static int
 check_fds (struct cl_image *img, struct cm_err **err)
 {
@@ -336,8 +361,8 @@ check_fds (struct cl_image *img, struct cm_err **err)
     {
       const struct cl_fd *f = &img->fds[i];
       if (f->fd < 0 || f->fd >= CL_MAX_FD || f->kind < CL_FD_FILE
-          || f->kind > CL_FD_PIPE || !check_str (img, f->path)
-          || (f->kind == CL_FD_PIPE && cl_image_pipe (img, f->pos) == NULL)
+          || f->kind > CL_FD_KIND_MAX || !check_str (img, f->path)
+          || !fd_refs_ok (img, f)
           || (i && f->fd <= img->fds[i - 1].fd)
           || (f->kind == CL_FD_INHERIT && f->pos > 2))
         return cm_err_set (err, 0, "section fds: entry %zu (fd %d) is invalid",
@@ -388,6 +413,8 @@ load_core (const char *dir, struct cl_image *img, struct cm_err **err)
   img->strings_len = len[CL_S_STRINGS];
   img->pipes = sect[CL_S_PIPES];
   img->pipes_len = len[CL_S_PIPES];
+  img->fdx = sect[CL_S_FDX];
+  img->fdx_len = len[CL_S_FDX];
   if (len[CL_S_VMAS] % sizeof (struct cl_vma) || len[CL_S_PAGES] % sizeof (struct cl_run)
       || len[CL_S_FDS] % sizeof (struct cl_fd))
     return cm_err_set (err, 0, "core.img: a record section has a partial record");
@@ -395,7 +422,8 @@ load_core (const char *dir, struct cl_image *img, struct cm_err **err)
     return cm_err_set (err, 0, "section strings: not NUL-terminated");
   if (check_proc (img, len[CL_S_PROC], err) < 0 || check_threads (img, err) < 0
       || check_vmas (img, err) < 0 || check_runs (img, err) < 0
-      || check_pipes (img, err) < 0 || check_fds (img, err) < 0)
+      || check_pipes (img, err) < 0 || cl_check_fdx (img, err) < 0
+      || check_fds (img, err) < 0 || cl_check_epolls (img, err) < 0)
     return -1;
   return 0;
 }

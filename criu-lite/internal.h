@@ -6,6 +6,7 @@
 #define SANDLOCK_CRIU_LITE_INTERNAL_H
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +16,7 @@
 #include "common/err.h"
 
 #define CL_MAGIC "CRIULITE"
-#define CL_VERSION 2
+#define CL_VERSION 3
 
 /* XXH64, seed 0, of pages.img (criu-lite/xxhash.c: libxxhash0 through
  * dlopen), one-shot or streamed.  load fails, naming the package, when the
@@ -47,7 +48,9 @@ enum cl_sect
   CL_S_FDS,
   CL_S_STRINGS,
   CL_S_PIPES,     /* what each pipe held: struct cl_pipe + its bytes */
-  CL_S_COUNT = CL_S_PIPES
+  CL_S_FDX,       /* state of eventfd/timerfd/signalfd/epoll/listening
+                     socket fds: struct cl_fdx + its payload */
+  CL_S_COUNT = CL_S_FDX
 };
 
 struct cl_sect_desc
@@ -148,6 +151,70 @@ enum cl_fd_kind
                                   fd |pos| (0-2) */
   CL_FD_SKIPPED,               /* --skip-unsupported: listed, not restored */
   CL_FD_PIPE,                  /* one end of pipe |pos| (its inode) */
+  CL_FD_FIFO,                  /* named FIFO |path|, bytes in pipe |pos| */
+  CL_FD_EVENTFD,               /* these five: state in section fdx */
+  CL_FD_TIMERFD,
+  CL_FD_SIGNALFD,
+  CL_FD_EPOLL,
+  CL_FD_LISTEN,                /* a listening TCP or unix stream socket */
+};
+/* EVENTFD..LISTEN: |pos| is the object's id, (tree index + 1) << 32 | fd
+ * of the fd that holds its fdx record; other fds holding the same open
+ * file (fork, dup) carry the same id and no record. */
+#define CL_FD_KIND_MAX CL_FD_LISTEN
+/* The status flags a restored pipe, FIFO or fdx fd gets back (F_SETFL). */
+#define CL_FD_STATUS (O_NONBLOCK | O_APPEND | O_DIRECT)
+
+/* Section fdx: one record per fd of kinds EVENTFD..LISTEN, in fd order,
+ * |len| bytes of payload after it, padded to 8. */
+struct cl_fdx
+{
+  int32_t fd;
+  uint32_t kind;               /* CL_FD_* */
+  uint32_t len;
+  uint32_t pad;
+};
+
+struct cl_fdx_eventfd
+{
+  uint64_t count;
+  uint32_t semaphore, pad;
+};
+
+struct cl_fdx_timerfd
+{
+  int32_t clockid;
+  uint32_t settime_flags;      /* TFD_TIMER_ABSTIME... as set */
+  uint64_t ticks;              /* expirations not read yet */
+  uint64_t value_ns, interval_ns; /* it_value is what was left */
+};
+
+struct cl_fdx_signalfd
+{
+  uint64_t sigmask;
+};
+
+/* Payload of an epoll: |len| / sizeof of these, one per watched fd. */
+struct cl_fdx_epoll
+{
+  int32_t tfd;
+  uint32_t events;
+  uint64_t data;
+};
+#define CL_EPOLL_MAX 4096u
+
+#define CL_SOCK_REUSEADDR 1u
+#define CL_SOCK_REUSEPORT 2u
+#define CL_SOCK_V6ONLY 4u
+struct cl_fdx_listen
+{
+  uint32_t family, type, protocol;
+  uint32_t opts;               /* CL_SOCK_* */
+  uint32_t backlog;            /* 0: not known (listen with SOMAXCONN) */
+  uint32_t addrlen;
+  uint8_t addr[128];           /* getsockname */
+  uint32_t fmode, fuid, fgid;  /* a unix socket's file (fmode 0: none) */
+  uint32_t pad;
 };
 
 /* A pipe's buffered bytes, as every process holding it saw them; |len|
@@ -185,6 +252,8 @@ struct cl_image
   size_t nfds;
   const char *pipes;           /* section pipes, checked */
   size_t pipes_len;
+  const char *fdx;             /* section fdx, checked */
+  size_t fdx_len;
   const char *strings;
   size_t strings_len;
   int pages_fd;
@@ -219,21 +288,56 @@ struct cl_dump
   uint64_t scratch;              /* a page mapped in the tracee for
                                     injected syscalls' results */
   struct cl_proc proc;
-  struct cl_buf threads, vmas, runs, fds, strings, pipes;
+  struct cl_buf threads, vmas, runs, fds, strings, pipes, fdx;
   int pages_fd;                /* pages.img being written */
   uint64_t pages_len;
   struct cl_xxh64 pages_hash;  /* over what was written so far */
   uint32_t xstate_size;
   pid_t *tids;
   size_t ntids;
+  /* the processes of the tree captured before this one, in tree order
+   * (dump-fdx.c: an eventfd, epoll, … shared with one of them is
+   * recorded as that one's) */
+  const struct cl_dump *prev;
+  size_t nprev;
 };
 
 size_t cl_thread_rec_size (uint32_t xstate_len);
 
 struct stat;
-/* An fd that is a pipe: its record and buffered bytes (dump-pipe.c). */
+/* An fd that is a pipe or (|named|) a FIFO: its record and buffered
+ * bytes (dump-pipe.c). */
 int cl_dump_pipe (struct cl_dump *d, int fd, const struct stat *st,
-                  struct cl_fd *f, struct cm_err **err);
+                  struct cl_fd *f, bool named, struct cm_err **err);
+
+/* An fd that is an eventfd, timerfd, signalfd, epoll or socket: its
+ * record and its state in section fdx (dump-fdx.c); 1 when it is none
+ * of the kinds restore re-creates (|*why| then says what it is, when
+ * known: a socket that is not listening). */
+int cl_dump_fdx (struct cl_dump *d, int fd, const char *link,
+                 const struct stat *st, struct cl_fd *f, const char **why,
+                 struct cm_err **err);
+/* Section fdx's records checked (bounds, sizes, clock ids, addresses),
+ * then every epoll's watched fds against the fds section (image-fdx.c). */
+int cl_check_fdx (const struct cl_image *img, struct cm_err **err);
+int cl_check_epolls (const struct cl_image *img, struct cm_err **err);
+/* The backlog of the listening socket of inode |ino| of family
+ * |family| in |pid|'s network namespace, from sock_diag; 0 when not
+ * knowable (dump-sockdiag.c). */
+uint32_t cl_listen_backlog (pid_t pid, int family, uint64_t ino);
+/* Whether fd |fd| of the image is one it could not carry (skipped). */
+bool cl_image_fd_skipped (const struct cl_image *img, int32_t fd);
+/* The fdx record of fd |fd|, or NULL (image-fdx.c). */
+const struct cl_fdx *cl_image_fdx (const struct cl_image *img, int32_t fd);
+/* Every fdx object of the tree made from its record, in the root
+ * restorer before the others fork (restore-fdx.c), as the pipes are;
+ * the fd of |f|'s object, or -1; all of them closed. */
+int cl_fdx_make (const struct cl_image *imgs, size_t n, struct cm_err **err);
+int cl_fdx_fd (const struct cl_fd *f);
+void cl_fdx_close (void);
+/* Registers what each epoll of |img| watched, the fds at their numbers:
+ * 0, or an errno. */
+int cl_fdx_epoll_fill (const struct cl_image *img);
 
 /* The pipes of a whole tree, made before any restorer forks so that every
  * process inherits them (restore-pipe.c); an fd of |f|'s end, or -1. */
@@ -276,6 +380,61 @@ int cl_peek (struct cl_dump *d, uint64_t addr, void *out, size_t n,
              struct cm_err **err);
 void cl_inject_finish (struct cl_dump *d);
 void cl_release (struct cl_dump *d, bool kill_it);
+
+/* Past the point of no return, outside the stub (phases 1-10 are the
+ * stub's, docs/checkpoint.md): the epoll registrations. */
+#define CL_PHASE_EPOLL 11
+
+/* tmpfs.img: the contents of the tree's tmpfs mounts (dump-tmpfs.c,
+ * restore-tmpfs.c; docs/checkpoint.md).  A header, |count| mount
+ * records, then each mount's entries at its |off|: struct cl_tmpfs_ent,
+ * the name (relative to the mount, no NUL), the data (a file's bytes, a
+ * symlink's target), padding to 8.  Directories come before what they
+ * hold. */
+#define CL_TMPFS_MAGIC "CLTMPFS\0"
+#define CL_TMPFS_MOUNTS 64u
+#define CL_TMPFS_NAME 4096u
+struct cl_tmpfs_hdr
+{
+  char magic[8];
+  uint32_t version, count;
+  uint64_t len;                /* of the whole file */
+  uint8_t sha256[32];          /* over everything after the header */
+};
+
+struct cl_tmpfs_mount
+{
+  char path[256];              /* where it is mounted, as the tree saw it */
+  uint64_t off, len;           /* its entries in the file */
+};
+
+enum cl_tmpfs_type
+{
+  CL_T_DIR = 1,
+  CL_T_REG,
+  CL_T_LNK,
+  CL_T_FIFO,
+};
+
+struct cl_tmpfs_ent
+{
+  uint32_t type, mode, uid, gid;
+  int64_t mtime_sec;
+  uint32_t mtime_nsec, name_len;
+  uint64_t data_len;
+};
+
+/* Writes |dirfd|/tmpfs.img: the contents of those of the |n| mount
+ * points |paths| that are tmpfs mounts of process |pid|'s namespace,
+ * read from the caller's root, which must be the process's
+ * (criu_dump_opts.target_root). */
+int cl_tmpfs_dump (int dirfd, pid_t pid, const char *const *paths, size_t n,
+                   struct cm_err **err);
+/* Verifies tmpfs.img held open as |fd| (checksum, every record and
+ * name), then (restore) writes its contents into the caller's tmpfs
+ * mounts, which must be there and be tmpfs. */
+int cl_tmpfs_check (int fd, struct cm_err **err);
+int cl_tmpfs_restore (int fd, struct cm_err **err);
 
 /* ---- the restore stub (stub.c) ------------------------------------- */
 

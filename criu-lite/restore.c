@@ -180,11 +180,24 @@ open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
         }
       if (f->kind == CL_FD_INHERIT || f->kind == CL_FD_SKIPPED)
         continue;
-      if (f->kind == CL_FD_PIPE)
+      if (f->kind == CL_FD_PIPE || f->kind == CL_FD_FIFO)
         {
           /* the tree's pipe, inherited from the root restorer */
-          r->fd_tmp[i] = lift (r, dup (cl_pipes_end (f)), path, err);
+          fd = dup (cl_pipes_end (f));
+          if (fd < 0)
+            return cm_err_set (err, errno, "fd %d: its pipe", f->fd);
+          r->fd_tmp[i] = lift (r, fd, path, err);
           if (r->fd_tmp[i] < 0)
+            return -1;
+          continue;
+        }
+      if (f->kind >= CL_FD_EVENTFD && f->kind <= CL_FD_LISTEN)
+        {
+          /* the tree's object, inherited from the root restorer */
+          fd = dup (cl_fdx_fd (f));
+          if (fd < 0)
+            return cm_err_set (err, errno, "fd %d: its object", f->fd);
+          if ((r->fd_tmp[i] = lift (r, fd, "fd", err)) < 0)
             return -1;
           continue;
         }
@@ -228,6 +241,21 @@ install_fds (struct cl_restore *r)
   for (size_t i = 0; i < img->nfds; i++)
     if (r->fd_tmp[i] >= 0)
       dup3 (r->fd_tmp[i], img->fds[i].fd, img->fds[i].flags & O_CLOEXEC);
+}
+
+/* The epolls' registrations, the fds at their numbers.  The image was
+ * checked (every watched fd is restored), so this fails only if the
+ * kernel refuses what it once accepted: reported like a stub failure. */
+static void
+epoll_fill (struct cl_restore *r)
+{
+  int e = cl_fdx_epoll_fill (r->img);
+  int32_t code = (CL_PHASE_EPOLL << 16) | (e & 0xffff);
+  if (e == 0)
+    return;
+  if (r->report_fd >= 0 && write (r->report_fd, &code, 4) < 0)
+    e = errno;
+  _exit (120 + CL_PHASE_EPOLL);
 }
 
 /* Signal actions as saved (every signal is blocked until rt_sigreturn
@@ -355,6 +383,7 @@ restore_commit (struct cl_restore *r)
       = getpid () == (pid_t) ((const struct cl_thread *) img->threads)->tid;
   reset_process (img->proc);
   install_fds (r);
+  epoll_fill (r);
   set_rlimits (img->proc);
   rseq_unregister ();
   __asm__ volatile ("mov %0, %%rsp\n\t"
@@ -530,13 +559,31 @@ criu_image_check (const char *image_dir, struct cm_err **err)
   return 0;
 }
 
+static int
+open_tmpfs (struct criu_image *ci, const char *dir, struct cm_err **err)
+{
+  _cleanup_free_ char *path = xasprintf ("%s/tmpfs.img", dir);
+  ci->tmpfs_fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (ci->tmpfs_fd < 0)
+    return cm_err_set (err, errno, "open `%s`", path);
+  if (cl_tmpfs_check (ci->tmpfs_fd, err) < 0)
+    return cm_err_wrap (err, "image `%s`", dir);
+  return 0;
+}
+
 struct criu_image *
 criu_image_open (const char *dir, struct cm_err **err)
 {
   struct criu_image *ci = xcalloc (1, sizeof *ci);
+  ci->tmpfs_fd = -1;
   if (cl_tree_load (dir, &ci->recs, &ci->n, err) < 0)
     {
       free (ci);
+      return NULL;
+    }
+  if (open_tmpfs (ci, dir, err) < 0)
+    {
+      criu_image_free (ci);
       return NULL;
     }
   ci->procs = xcalloc (ci->n, sizeof *ci->procs);
@@ -560,6 +607,8 @@ criu_image_free (struct criu_image *ci)
     return;
   for (size_t i = 0; ci->procs && i < ci->n; i++)
     cl_image_free (&ci->procs[i]);
+  if (ci->tmpfs_fd >= 0)
+    close (ci->tmpfs_fd);
   free (ci->procs);
   free (ci->recs);
   free (ci);
@@ -568,29 +617,37 @@ criu_image_free (struct criu_image *ci)
 size_t
 criu_image_nfds (const struct criu_image *ci)
 {
-  return ci->n;
+  return ci->n + 1;
+}
+
+/* The image's fd number |i| of criu_image_nfds. */
+static int *
+image_fd (struct criu_image *ci, size_t i)
+{
+  return i < ci->n ? &ci->procs[i].pages_fd : &ci->tmpfs_fd;
 }
 
 int
 criu_image_place_fds (struct criu_image *ci, int first, struct cm_err **err)
 {
-  int above = first + (int) ci->n;
+  size_t n = criu_image_nfds (ci);
+  int above = first + (int) n;
   /* out of the way first: one of them may already sit in the range */
-  for (size_t i = 0; i < ci->n; i++)
+  for (size_t i = 0; i < n; i++)
     {
-      int hi = fcntl (ci->procs[i].pages_fd, F_DUPFD_CLOEXEC, above);
+      int *fd = image_fd (ci, i), hi = fcntl (*fd, F_DUPFD_CLOEXEC, above);
       if (hi < 0)
         return cm_err_set (err, errno, "move an image fd above %d", above);
-      close (ci->procs[i].pages_fd);
-      ci->procs[i].pages_fd = hi;
+      close (*fd);
+      *fd = hi;
     }
-  for (size_t i = 0; i < ci->n; i++)
+  for (size_t i = 0; i < n; i++)
     {
-      int want = first + (int) i;
-      if (dup3 (ci->procs[i].pages_fd, want, O_CLOEXEC) < 0)
+      int want = first + (int) i, *fd = image_fd (ci, i);
+      if (dup3 (*fd, want, O_CLOEXEC) < 0)
         return cm_err_set (err, errno, "move an image fd to %d", want);
-      close (ci->procs[i].pages_fd);
-      ci->procs[i].pages_fd = want;
+      close (*fd);
+      *fd = want;
     }
   return 0;
 }
@@ -608,8 +665,13 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
   t.now[0] = getpid ();
   t.same_pids = getpid () == t.recs[0].pid;
   ret = set_ids (&t, 0, err);
+  /* the files first: a FIFO or file the processes hold may live there */
+  if (ret == 0)
+    ret = cl_tmpfs_restore (ci->tmpfs_fd, err);
   if (ret == 0)
     ret = cl_pipes_make (ci->procs, ci->n, err);
+  if (ret == 0)
+    ret = cl_fdx_make (ci->procs, ci->n, err);
   if (ret == 0)
     ret = restore_prepare (&r, &ci->procs[0], t.recs[0].pid, o->report_fd, o,
                            err);
@@ -618,6 +680,7 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
   if (ret == 0)
     restore_commit (&r);
   cl_pipes_close ();
+  cl_fdx_close ();
   free (t.now);
   return ret;
 }

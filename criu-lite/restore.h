@@ -29,6 +29,7 @@ struct criu_image
   struct cl_tree_rec *recs;    /* tree.img */
   size_t n;
   struct cl_image *procs;      /* per record: core in memory, pages fd */
+  int tmpfs_fd;                /* tmpfs.img, checked */
 };
 
 #endif

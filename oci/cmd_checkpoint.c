@@ -10,6 +10,8 @@
 
 #include "common/util.h"
 #include "criu-lite/criu.h"
+#include "runtime/config.h"
+#include "spec.h"
 #include "state.h"
 
 #define USAGE                                                                \
@@ -116,6 +118,36 @@ work_log (const struct ckpt_opts *o, const struct oci_state *st)
   cm_err_free (&e);
 }
 
+static bool
+is_bind (const struct rt_mount *m)
+{
+  for (size_t k = 0; k < m->options_len; k++)
+    if (strcmp (m->options[k], "bind") == 0 || strcmp (m->options[k], "rbind") == 0)
+      return true;
+  return false;
+}
+
+/* The tmpfs mounts of the container's config.json: their contents are
+ * the container's and vanish with it, so criu-lite saves them.  *cfg
+ * owns the strings. */
+static int
+tmpfs_mounts (const struct oci_state *st, struct rt_config **cfg,
+              const char ***out, size_t *n, struct cm_err **err)
+{
+  _cleanup_free_ char *path = xasprintf ("%s/config.json", st->bundle);
+  if (oci_spec_load (path, cfg, err) < 0)
+    return cm_err_wrap (err, "checkpoint: the container's tmpfs mounts");
+  *out = xcalloc ((*cfg)->mounts_len + 1, sizeof **out);
+  *n = 0;
+  for (size_t i = 0; i < (*cfg)->mounts_len; i++)
+    {
+      const struct rt_mount *m = &(*cfg)->mounts[i];
+      if (m->type && strcmp (m->type, "tmpfs") == 0 && !is_bind (m))
+        (*out)[(*n)++] = m->destination;
+    }
+  return 0;
+}
+
 /* A paused (frozen) container: its tasks would never reach the ptrace
  * stop criu-lite waits for, so it is thawed just before the capture stops
  * it again, and frozen again once it is let go, when it runs on (or the
@@ -148,6 +180,8 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
   struct ckpt_opts o = { 0 };
   struct oci_state st = { .dirfd = -1 };
   struct criu_dump_opts d = { 0 };
+  struct rt_config *cfg = NULL;
+  _cleanup_free_ const char **tmpfs = NULL;
   int i = parse (argc, argv, &o, err), ret = -1;
 
   if (i < 0)
@@ -165,12 +199,16 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
   d.leave_running = o.leave_running;
   d.skip_unsupported = o.skip_unsupported;
   d.target_root = true;
+  if (tmpfs_mounts (&st, &cfg, &tmpfs, &d.ntmpfs, err) < 0)
+    goto out;
+  d.tmpfs = tmpfs;
   if ((st.status == OCI_PAUSED ? dump_paused (&st, &d, err)
                                : criu_dump (&d, err)) < 0)
     goto out;
   work_log (&o, &st);
   ret = 0;
 out:
+  rt_config_free (cfg);
   oci_state_free (&st);
   return ret;
 }

@@ -64,6 +64,9 @@ struct rt_notify_ops
   void (*fini) (void *ud);      /* on the supervisor's exit; may be NULL */
   int log_fd;                   /* the supervisor's errors go here (dup'd);
                                    -1: the runtime's stderr */
+  /* The handler acts in its callers' fs credentials (setfsuid, setgroups
+   * per call): CAP_SETUID/CAP_SETGID stay permitted, not effective. */
+  bool switch_creds;
 };
 
 /* For handlers: true while the notification |id| is pending (its caller

@@ -170,7 +170,7 @@ vr_landlock_access (const struct vr_entry *e)
     {
       struct stat st;
       if (fstat (e->fd, &st) == 0 && S_ISCHR (st.st_mode))
-        return RT_LL_FS_DEVICE;
+        return RT_LL_FS_DEVICE | (e->ioctl ? RT_LL_FS_IOCTL_DEV : 0);
       return rw & RT_LL_FS_FILE;
     }
   return rw;

@@ -109,7 +109,7 @@ sup_init (void *ud, struct cm_err **err)
 }
 
 static struct rt_notify_ops ops = { .init = sup_init, .handle = handle,
-                                    .log_fd = -1 };
+                                    .log_fd = -1, .switch_creds = true };
 
 static char *lookup (const struct rt_process *pr, const char *name);
 
@@ -211,9 +211,12 @@ rt_vroot_spawn (int (*fn) (void *, struct cm_err **), void *ud,
   struct cm_err *e = NULL;
   int cgfd = cg ? rt_cgroup_clone_fd (cg, &e) : -1;
   cm_err_free (&e);
+  /* TRUNCATE too: cgroup files are written O_TRUNC (cm_write_file_at),
+   * which Landlock checks as a truncation. */
   if (cgfd >= 0)
     extra[n++] = (struct vr_ll_extra) { cgfd, RT_LL_FS_READ_FILE
                                         | RT_LL_FS_WRITE_FILE
+                                        | RT_LL_FS_TRUNCATE
                                         | RT_LL_FS_READ_DIR,
                                         "the container's cgroup" };
   int r = vr_domain_fork (&setup.v, setup.exec_dir, &net, extra, n, fn, ud,

@@ -44,6 +44,8 @@ struct vr_entry
   bool dir;                     /* false: a file bind mount */
   bool ro;
   bool noexec;                  /* the mount's "noexec": no exec from it */
+  bool ioctl;                   /* a bound char device the config allows:
+                                   its ioctls granted (vr_ll_translate) */
   enum vr_kind kind;
 };
 
@@ -122,11 +124,12 @@ int vr_host_to_virtual (const struct vroot *v, const char *host,
  * names container paths) for the view: one rule per entry on its host
  * path with vr_landlock_access's rights, and each fs_readable/fs_writable
  * annotation resolved in the view to the host object it names, no wider
- * than its entry; root, mount and device rules are dropped.  A fs_denied
+ * than its entry; root, mount and device rules are dropped.  Marks the
+ * bound char devices whose ioctls the policy grants (vr_entry.ioctl).  A fs_denied
  * that would need a mask (a mount) is refused, naming the annotation.
  * vroot-policy.c. */
 struct rt_ll_policy;
-int vr_ll_translate (const struct vroot *v, struct rt_ll_policy *p,
+int vr_ll_translate (struct vroot *v, struct rt_ll_policy *p,
                      struct cm_err **err);
 
 /* The container's TCP rules, for the supervisor to obey on-behalf. */

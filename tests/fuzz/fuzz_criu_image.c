@@ -6,7 +6,8 @@
  *
  * Invariants checked: a load either fails with exactly one error message
  * or succeeds without one, and then every record the restore would use is
- * inside the loaded image; everything is freed (LSan). */
+ * inside the loaded image (mappings' paths, page runs, fdx records, the
+ * fds an epoll watches); everything is freed (LSan). */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -97,6 +98,29 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       for (size_t i = 0; i < img.nruns; i++)
         if (img.runs[i].off + img.runs[i].len > img.hdr.pages_len)
           abort ();
+      /* an fd's state record (section fdx) lies inside the section, and
+       * every fd an epoll watches is one of the image's */
+      for (size_t i = 0; i < img.nfds; i++)
+        {
+          const struct cl_fdx *x = cl_image_fdx (&img, img.fds[i].fd);
+          if (x == NULL)
+            continue;
+          if ((const char *) (x + 1) + x->len > img.fdx + img.fdx_len
+              || (const char *) x < img.fdx)
+            abort ();
+          if (x->kind == CL_FD_EPOLL)
+            {
+              const struct cl_fdx_epoll *e = (const void *) (x + 1);
+              for (size_t k = 0; k < x->len / sizeof *e; k++)
+                {
+                  bool found = false;
+                  for (size_t j = 0; j < img.nfds; j++)
+                    found |= img.fds[j].fd == e[k].tfd;
+                  if (!found)
+                    abort ();
+                }
+            }
+        }
       cl_image_free (&img);
     }
   cm_err_free (&err);

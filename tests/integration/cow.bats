@@ -5,14 +5,12 @@
 # gone, and outlives `delete` until decided.
 
 load ../lib/common
+load ../lib/cow
 
 setup_file() { common_setup_file; }
 
 setup() {
-  require_root
-  grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null \
-    || skip "no overlayfs in this kernel"
-  common_setup
+  cow_common_setup
   HOST=$BATS_TEST_TMPDIR/host
   mkdir -p "$HOST/d"
   echo old > "$HOST/f"
@@ -29,9 +27,6 @@ cow_mount() {
   cfg_in "$1" ".mounts += [{\"destination\":\"/data\",\"type\":\"bind\",
     \"source\":\"$2\",\"options\":[\"bind\",\"cow\"]}]"
 }
-ann() { cfg ".annotations[\"run.oci.sandlock.cow.$1\"]=\"$2\""; }
-tree() { (cd "$1" && find . -printf '%p %y %m %s\n' | sort; \
-          find . -type f -exec sha256sum {} + | sort); }
 # (one line: cmd splits its arguments at newlines)
 WRITE='echo new > /data/f; rm /data/g; echo add > /data/n; mv /data/r /data/r2; chmod 600 /data/k; ln -s k /data/s; mkfifo /data/p; mkdir /data/d/x'
 

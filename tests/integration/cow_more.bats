@@ -5,14 +5,12 @@
 # hold the upper.
 
 load ../lib/common
+load ../lib/cow
 
 setup_file() { common_setup_file; }
 
 setup() {
-  require_root
-  grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null \
-    || skip "no overlayfs in this kernel"
-  common_setup
+  cow_common_setup
 }
 
 teardown() {
@@ -27,9 +25,6 @@ teardown() {
   common_teardown
 }
 
-ann() { cfg ".annotations[\"run.oci.sandlock.cow.$1\"]=\"$2\""; }
-tree() { (cd "$1" && find . -printf '%p %y %m %s\n' | sort; \
-          find . -type f -exec sha256sum {} + | sort); }
 
 # An image in an OCI layout, built here: busybox and a few files.
 make_image() {

@@ -6,14 +6,12 @@
 # from the tmpfs; nothing stays mounted.
 
 load ../lib/common
+load ../lib/cow
 
 setup_file() { common_setup_file; }
 
 setup() {
-  require_root
-  grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null \
-    || skip "no overlayfs in this kernel"
-  common_setup
+  cow_common_setup
   HOST=$BATS_TEST_TMPDIR/host
   mkdir -p "$HOST/d"
   echo old > "$HOST/f"
@@ -30,7 +28,6 @@ teardown() {
   true
 }
 
-ann() { cfg ".annotations[\"run.oci.sandlock.cow.$1\"]=\"$2\""; }
 # Nothing of this test is mounted any more.
 no_mounts() { ! grep -q " $BATS_TEST_TMPDIR/" /proc/self/mountinfo; }
 storage() { echo "$ROOT"/cow-branches/"$1"/[0-9]*; }

@@ -162,9 +162,9 @@ teardown() {
 }
 
 @test "notify: bad ops or config fail the create, naming why, leaving nothing" {
-  sup trap-sendmsg
+  sup trap-bad
   [ "$status" -eq 1 ]
-  [[ "$output" == *"error=create: notify: syscalls[0]: sendmsg cannot be trapped"* ]]
+  [[ "$output" == *"error=create: notify: syscalls[0]: 4096 is not a native system call number"* ]]
   [[ "$output" == *"reaped=all"* ]]
 
   rm -f "$STATE"/*

@@ -438,6 +438,9 @@ test_bad_images (const char *dir, pid_t pid, const char *tmp)
   snprintf (a, sizeof a, "%s/tree.img", dir);
   snprintf (b, sizeof b, "%s/tree.img", top);
   copy_file (a, b);
+  snprintf (a, sizeof a, "%s/tmpfs.img", dir);
+  snprintf (b, sizeof b, "%s/tmpfs.img", top);
+  copy_file (a, b);
   snprintf (a, sizeof a, "%s/%d/core.img", dir, (int) pid);
   snprintf (b, sizeof b, "%s/core.img", bad);
   copy_file (a, b);
