@@ -36,13 +36,20 @@ struct xs_req
   size_t nfds;
 };
 
+/* send(2), not sendmsg: the handler is under the trap filter, where a
+ * send with an address (sendmsg's is in memory) is done by the supervisor
+ * on-behalf — which cannot read a non-dumpable process's memory; a send
+ * without one goes on in the kernel (runtime/vroot-send.c). */
 static void
 reply (int conn, uint32_t kind, pid_t pid, int code, const char *text)
 {
   struct vr_xs_msg m = { .kind = kind, .pid = pid, .code = code };
   if (text)
     snprintf (m.text, sizeof m.text, "%s", text);
-  vr_xs_send (conn, &m, sizeof m, NULL, 0);
+  ssize_t r;
+  do
+    r = send (conn, &m, sizeof m, MSG_NOSIGNAL);
+  while (r < 0 && errno == EINTR);
 }
 
 /* Splits the strings after the header: cwd, args, env, each NUL-ended. */
