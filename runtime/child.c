@@ -186,13 +186,24 @@ step_process (struct rt_child *ch, struct cm_err **err)
   return rt_proc_chdir (pr, err);
 }
 
+static bool
+sealed_payload (const struct rt_child *ch)
+{
+  return ch->p->o->payload.kind == RT_PAYLOAD_FN_SEAL;
+}
+
 /* Landlock, rlimits, user and capabilities, umask (rt_proc_confine says
- * why in that order). */
+ * why in that order).  A sealed payload gets Landlock and the rlimits:
+ * the rest is its seal (runtime/seal.c). */
 static int
 step_confine (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_plan *p = ch->p;
   const struct rt_process *pr = p->c->process;
+  if (sealed_payload (ch))
+    return rt_confine_child_landlock_only (p->confine, err) < 0
+               ? -1
+               : rt_proc_apply_rlimits (p->rlimits, p->rlimits_len, err);
   return rt_proc_confine (p->confine, p->rlimits, p->rlimits_len, p->caps,
                           pr, false, err);
 }
@@ -236,6 +247,8 @@ step_start_hooks (struct rt_child *ch, struct cm_err **err)
 static int
 step_seccomp (struct rt_child *ch, struct cm_err **err)
 {
+  if (sealed_payload (ch))
+    return 0;
   return rt_confine_child_seccomp (ch->p->confine, err);
 }
 
@@ -275,7 +288,8 @@ close_inherited_fds (struct rt_child *ch)
 {
   const struct rt_prepared *pp = ch->pp;
   const struct rt_rootfs_source *src = &ch->p->o->rootfs_source;
-  int keep[10 + ARRAY_SIZE (pp->ns.fds)];
+  _cleanup_free_ int *keep = xcalloc (10 + ARRAY_SIZE (pp->ns.fds)
+                                      + pp->mount_fds_len, sizeof *keep);
   size_t n = 0;
   keep[n++] = ch->sync_fd;
   keep[n++] = pp->fifo_fd;
@@ -289,6 +303,9 @@ close_inherited_fds (struct rt_child *ch)
   keep[n++] = src->premade ? src->mount_fd : -1; /* attached, then closed */
   for (size_t i = 0; i < pp->ns.len; i++)
     keep[n++] = pp->ns.fds[i];
+  /* overlays made from the host, moved into place by the mount steps */
+  for (size_t i = 0; i < pp->mount_fds_len; i++)
+    keep[n++] = pp->mount_fds[i];
   rt_close_fds_except (3 + ch->p->o->preserve_fds, keep, n);
 }
 

@@ -132,6 +132,43 @@ enum rt_payload_kind
   RT_PAYLOAD_EXEC = 0,          /* execve process.args (process.env) */
   RT_PAYLOAD_FN,                /* call |fn|(|arg|); the init exits with its
                                    return value */
+  RT_PAYLOAD_FN_SEAL,           /* call |fn_seal|(|arg|, seal) before the
+                                   capability drop and seccomp */
+};
+
+/* A system call as data: arguments as they are, except those whose bit is
+ * set in |ptr_args|, which are offsets into rt_seal.data to be passed as
+ * addresses.  A failure with |ok_errno| counts as success. */
+struct rt_seal_call
+{
+  long nr;
+  long arg[6];
+  unsigned ptr_args;
+  int ok_errno;
+};
+
+/* What RT_PAYLOAD_FN_SEAL is handed (runtime/seal.c): the container's
+ * confinement still to be applied, as raw system calls that work in any
+ * thread with no libc.  |narrow| sets the fs ids, groups and effective
+ * capabilities to the container's (keeping CAP_SYS_ADMIN effective for
+ * clone3's set_tid, and the permitted set to raise it): for a process
+ * that opens files for the container before it is sealed.  |seal| is the
+ * rest: bounding set, securebits, uid/gid, capabilities, ambient,
+ * no_new_privs and the seccomp filter, in the order a normal start
+ * applies them.  |data| is 8-byte aligned; |relocs| are offsets in it of
+ * 64-bit words that hold an offset into |data| to be made an address. */
+struct rt_seal_list
+{
+  const struct rt_seal_call *calls;
+  size_t ncalls;
+};
+struct rt_seal
+{
+  struct rt_seal_list narrow, seal;
+  const void *data;
+  size_t data_len;
+  const size_t *relocs;
+  size_t nrelocs;
 };
 
 struct rt_payload
@@ -142,6 +179,16 @@ struct rt_payload
    * a successful execve.  It must not return to the runtime: the init
    * _exit()s with its value (0..255). */
   int (*fn) (void *arg);
+  /* RT_PAYLOAD_FN_SEAL: runs in the init after `start` and the
+   * startContainer hooks, with the namespaces, mounts, cgroup, rlimits and
+   * Landlock rules in place, but still with the capabilities of the
+   * container's setup and no seccomp filter: for a payload that needs
+   * what the filter or the drop would forbid (criu-lite's clone3 with
+   * set_tid).  It must apply |seal| (narrow, then seal) in every thread
+   * of every process it makes before that thread runs code the payload
+   * did not vet; the init _exit()s with its value.  Refused with a
+   * seccomp listener and in the namespace-less mode. */
+  int (*fn_seal) (void *arg, const struct rt_seal *seal);
   void *arg;
 };
 
@@ -404,6 +451,12 @@ struct rt_kfeat
  * make no lasting change: nothing is mounted, attached or left open.  Not
  * thread-safe: first call it from one thread. */
 const struct rt_kfeat *rt_kfeat (unsigned what);
+
+/* Whether the overlay mounts of |c| are made inside the container's user
+ * namespace (they then need "userxattr"): |c| has a user namespace and
+ * this runtime is not root of the initial one.  A root runtime makes them
+ * itself, from the host (runtime/overlay-host.c). */
+bool rt_overlay_in_userns (const struct rt_config *c);
 
 /* ---- process-wide settings from the CLI --------------------------------- */
 
