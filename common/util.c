@@ -153,16 +153,14 @@ cm_read_all (int fd, void *buf, size_t len)
   return (ssize_t) done;
 }
 
-int
-cm_read_file_at (int dirfd, const char *path, size_t max, char **out,
-                 size_t *len_out, struct cm_err **err)
+/* Reads all of |fd| (named |path| in errors) into *|out|. */
+static int
+read_all (int fd, const char *path, size_t max, char **out, size_t *len_out,
+          struct cm_err **err)
 {
-  _cleanup_fd_ int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
   _cleanup_free_ char *buf = NULL;
   size_t len = 0, cap = 0;
 
-  if (fd < 0)
-    return cm_err_set (err, errno, "open `%s`", path);
   for (;;)
     {
       ssize_t r;
@@ -192,6 +190,32 @@ cm_read_file_at (int dirfd, const char *path, size_t max, char **out,
   if (len_out)
     *len_out = len;
   return 0;
+}
+
+int
+cm_read_file_at (int dirfd, const char *path, size_t max, char **out,
+                 size_t *len_out, struct cm_err **err)
+{
+  _cleanup_fd_ int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return cm_err_set (err, errno, "open `%s`", path);
+  return read_all (fd, path, max, out, len_out, err);
+}
+
+int
+cm_read_regular_at (int dirfd, const char *path, size_t max, char **out,
+                    size_t *len_out, struct cm_err **err)
+{
+  struct stat st;
+  _cleanup_fd_ int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW
+                                                 | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    return cm_err_set (err, errno, "open `%s`", path);
+  if (fstat (fd, &st) < 0)
+    return cm_err_set (err, errno, "stat `%s`", path);
+  if (!S_ISREG (st.st_mode))
+    return cm_err_set (err, EINVAL, "`%s` is not a regular file", path);
+  return read_all (fd, path, max, out, len_out, err);
 }
 
 int

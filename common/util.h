@@ -56,6 +56,12 @@ char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 int cm_read_file_at (int dirfd, const char *path, size_t max, char **out,
                      size_t *len_out, struct cm_err **err);
 
+/* The same for a file that must be a regular file, reached without
+ * following a final symlink and without blocking: a FIFO or device planted
+ * where a record is expected fails (EINVAL) instead of hanging the reader. */
+int cm_read_regular_at (int dirfd, const char *path, size_t max, char **out,
+                        size_t *len_out, struct cm_err **err);
+
 /* Writes |len| bytes to |path| (O_WRONLY|O_TRUNC, no create). */
 int cm_write_file_at (int dirfd, const char *path, const void *buf, size_t len,
                       struct cm_err **err);

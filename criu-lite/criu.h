@@ -50,6 +50,18 @@ struct criu_dump_opts
    * that is not a tmpfs mount of the process's namespace is skipped. */
   const char *const *tmpfs;
   size_t ntmpfs;
+  /* May be NULL.  Freezes (true) and thaws (false) every process of the
+   * tree, e.g. with its cgroup freezer; called in the calling process.
+   * The tree is frozen while it is listed and its threads are seized, so
+   * that nothing forks, exits or runs meanwhile, and thawed once every
+   * thread is seized: from then on ptrace holds it while it is read. */
+  int (*freeze) (void *arg, bool frozen, struct cm_err **err);
+  void *freeze_arg;
+  /* With |freeze|: the tree was frozen (a paused container) and stays
+   * so: when it goes on (leave_running, or a failure), it is frozen again
+   * right after it is let go (a traced task that is frozen cannot be
+   * detached, so it may run for that moment). */
+  bool leave_frozen;
   /* The tree's stdio, fds 0-2, as the caller gave it (recorded when the
    * root was started); NULL: the root's own fds 0-2 when the capture
    * starts, through any mount. */
@@ -69,9 +81,43 @@ int criu_dump (const struct criu_dump_opts *opts, struct cm_err **err)
 int criu_image_check (const char *image_dir, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
 
+/* A system call the restore makes on the caller's behalf (struct
+ * criu_seal).  Arguments are taken as they are, except those whose bit is
+ * set in |ptr_args|: an offset into the seal's data, passed as its
+ * address. */
+struct criu_call
+{
+  long nr;
+  long arg[6];
+  unsigned ptr_args;
+  int ok_errno;                 /* this errno counts as success; 0: none */
+};
+
+/* Calls the caller needs made at a fixed point of the restore, in order;
+ * any failure fails the restore.  |data| is copied (8-byte aligned
+ * offsets); |relocs| lists offsets in |data| of 64-bit words that hold an
+ * offset into |data| and are turned into its address (a struct that
+ * points at another part of the data, such as a sock_fprog). */
+struct criu_seal
+{
+  const struct criu_call *calls;
+  size_t ncalls;
+  const void *data;
+  size_t data_len;
+  const size_t *relocs;
+  size_t nrelocs;
+};
+
 struct criu_restore_opts
 {
   const char *image_dir;
+  /* Both may be NULL.  |narrow|: made by every restoring process once it
+   * has forked its children (with their pids) and before it opens
+   * anything the image names.  |seal|: made by the stub in every thread
+   * of every process once the whole tree and its threads exist, right
+   * before the saved context resumes; no thread resumes before every
+   * thread of its process made it (docs/checkpoint.md, "Sealing"). */
+  const struct criu_seal *narrow, *seal;
   int report_fd;          /* >= 0: receives 4 bytes, 0 once the saved
                              context is about to resume, else the stub's
                              failure code (docs/checkpoint.md); closed */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -138,11 +139,12 @@ dump_vma (struct mm_ctx *c, const char *line, struct cm_err **err)
   uint64_t s, e, off;
   char perms[8], name[4096] = "";
   unsigned long ino;
+  unsigned maj, min;
   struct cl_vma v;
   bool file, shared, all = false;
 
-  if (sscanf (line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*x:%*x %lu %4095[^\n]",
-              &s, &e, perms, &off, &ino, name) < 5)
+  if (sscanf (line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %lu %4095[^\n]",
+              &s, &e, perms, &off, &maj, &min, &ino, name) < 7)
     return cm_err_set (err, 0, "unparsable maps line `%s`", line);
   if (special (&c->d->proc, name, s, e))
     return 0;
@@ -175,6 +177,11 @@ dump_vma (struct mm_ctx *c, const char *line, struct cm_err **err)
       /* shared anonymous, memfd, SysV shm, a deleted file: by content */
       v.kind = CL_VMA_ANON_SHARED;
       all = true;
+      if (shared && ino != 0)
+        {
+          v.pgoff = off;
+          all = !cl_shm_note (c->d, &v, makedev (maj, min), ino);
+        }
     }
   else
     {
@@ -183,7 +190,8 @@ dump_vma (struct mm_ctx *c, const char *line, struct cm_err **err)
         v.flags |= CL_VMA_GROWSDOWN;
     }
   cl_buf_add (&c->d->vmas, &v, sizeof v);
-  if (v.kind == CL_VMA_FILE_SHARED)
+  if (v.kind == CL_VMA_FILE_SHARED
+      || (v.kind == CL_VMA_ANON_SHARED && !all))
     return 0;
   return dump_pages (c, s, e, all, err);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,8 +18,78 @@
 #include "criu-lite/criu.h"
 #include "criu-lite/tree.h"
 
+/* criu_dump_opts.freeze, called directly or, from the chrooted helper,
+ * by asking the caller over |sock| (dump_from_target_root). */
+struct freezer
+{
+  const struct criu_dump_opts *o;
+  int sock;
+};
+
+/* |keep|: frozen for good (leave_frozen), not only while seizing. */
+static int
+freezer_set (const struct freezer *f, bool frozen, bool keep,
+             struct cm_err **err)
+{
+  char req = frozen ? (keep ? 'P' : 'F') : 'T';
+  struct
+  {
+    int32_t code;
+    char msg[1020];
+  } rep;
+  ssize_t n;
+  if (f->o->freeze == NULL)
+    return 0;
+  if (f->sock < 0)
+    return f->o->freeze (f->o->freeze_arg, frozen, err);
+  memset (&rep, 0, sizeof rep);
+  if (write (f->sock, &req, 1) != 1
+      || (n = read (f->sock, &rep, sizeof rep - 1)) < (ssize_t) sizeof rep.code)
+    return cm_err_set (err, EIO, "ask the caller to %s the tree",
+                       frozen ? "freeze" : "thaw");
+  if (rep.code == 0)
+    return 0;
+  return cm_err_set (err, rep.code, "%s", rep.msg);
+}
+
+/* The caller's side of freezer_set, until the helper exits; a helper
+ * that died with the tree frozen for the seize leaves it thawed. */
+static void
+serve_freezer (const struct criu_dump_opts *o, int sock)
+{
+  char req;
+  bool frozen = false;
+  while (read (sock, &req, 1) == 1)
+    {
+      struct cm_err *e = NULL;
+      struct
+      {
+        int32_t code;
+        char msg[1020];
+      } rep;
+      memset (&rep, 0, sizeof rep);
+      if (o->freeze (o->freeze_arg, req != 'T', &e) < 0)
+        {
+          rep.code = e && e->errno_ ? e->errno_ : EIO;
+          snprintf (rep.msg, sizeof rep.msg, "%s", e ? e->msg : "freeze failed");
+        }
+      cm_err_free (&e);
+      frozen = req == 'F' && rep.code == 0;
+      if (write (sock, &rep, sizeof rep.code + strlen (rep.msg) + 1) < 0)
+        break;
+    }
+  if (frozen)
+    {
+      struct cm_err *e = NULL;
+      o->freeze (o->freeze_arg, false, &e);
+      cm_err_free (&e);
+    }
+}
+
 struct tree
 {
+  bool frozen;                 /* seize without waiting for the stops */
+  struct cl_shm_tab shm;       /* shared memory seen so far */
   pid_t *host;                 /* host pid of each record */
   struct cl_dump *procs;
   struct cl_tree_rec *recs;
@@ -35,6 +106,8 @@ dump_free (struct cl_dump *d)
   free (d->strings.p);
   free (d->pipes.p);
   free (d->fdx.p);
+  free (d->sigs.p);
+  free (d->shms.p);
   if (d->pages_fd >= 0)
     close (d->pages_fd);
   cl_xxh64_fini (&d->pages_hash);
@@ -87,7 +160,7 @@ add (struct tree *t, pid_t pid, pid_t ppid, struct cm_err **err)
   /* host pids until translate() */
   t->recs[t->n] = (struct cl_tree_rec) { pid, ppid, pgid, sid };
   t->n++;
-  return cl_seize (d, err);
+  return t->frozen ? cl_seize_frozen (d, err) : cl_seize (d, err);
 }
 
 /* The children of every thread of process |i| not yet in the tree. */
@@ -141,11 +214,9 @@ translate (struct tree *t)
 /* Stopped processes cannot fork, but one seized late may have forked
  * before, and an orphan may have moved to an ancestor: until stable. */
 static int
-seize_tree (struct tree *t, pid_t root, struct cm_err **err)
+add_descendants (struct tree *t, struct cm_err **err)
 {
   size_t added;
-  if (add (t, root, 0, err) < 0)
-    return -1;
   do
     {
       added = 0;
@@ -154,6 +225,37 @@ seize_tree (struct tree *t, pid_t root, struct cm_err **err)
           return -1;
     }
   while (added > 0);
+  return 0;
+}
+
+/* Frozen (when the caller can): every thread of the tree seized and
+ * interrupted; thawed, each stops for us.  Then a last pass for what a
+ * tree that could not be frozen created meanwhile. */
+static int
+seize_tree (struct tree *t, pid_t root, const struct freezer *fz,
+            struct cm_err **err)
+{
+  int r;
+  if (freezer_set (fz, true, false, err) < 0)
+    return -1;
+  t->frozen = fz->o->freeze != NULL;
+  r = add (t, root, 0, err) < 0 || add_descendants (t, err) < 0 ? -1 : 0;
+  if (t->frozen)
+    {
+      struct cm_err *e = NULL;
+      if (freezer_set (fz, false, false, r == 0 ? err : &e) < 0)
+        r = -1;
+      cm_err_free (&e);
+      t->frozen = false;
+      /* every seized thread stops now: wait for it even after a failure,
+       * a detach needs the stop */
+      for (size_t i = 0; i < t->n; i++)
+        if (cl_seize_finish (&t->procs[i], r == 0 ? err : &e) < 0)
+          r = -1;
+      cm_err_free (&e);
+    }
+  if (r < 0 || add_descendants (t, err) < 0)
+    return -1;
   translate (t);
   return 0;
 }
@@ -182,7 +284,8 @@ capture (struct cl_dump *d, int dirfd, const struct criu_dump_opts *o,
       || cl_dump_threads (d, err) < 0 || cl_dump_signals (d, err) < 0
       || cl_dump_files (d, o->skip_unsupported, err) < 0
       || cl_dump_locks (d, err) < 0
-      || cl_dump_misc (d, err) < 0 || cl_image_write (sub, d, err) < 0)
+      || cl_dump_misc (d, err) < 0 || cl_dump_pending (d, err) < 0
+      || cl_image_write (sub, d, err) < 0)
     return cm_err_wrap (err, "process %d", d->pid);
   return 0;
 }
@@ -203,10 +306,12 @@ remove_image (int dirfd, const struct tree *t)
 }
 
 static int
-dump_into (int dirfd, const struct criu_dump_opts *o, struct cm_err **err)
+dump_into (int dirfd, const struct criu_dump_opts *o, int sock,
+           struct cm_err **err)
 {
   struct tree t = { 0 };
-  int r = seize_tree (&t, o->pid, err);
+  struct freezer fz = { o, sock };
+  int r = seize_tree (&t, o->pid, &fz, err);
   for (int k = 0; r == 0 && o->stdio && k < 3; k++)
     {
       t.procs[0].stdio[k][0] = o->stdio[k].dev;
@@ -220,6 +325,7 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct cm_err **err)
       memcpy (t.procs[i].stdio, t.procs[0].stdio, sizeof t.procs[0].stdio);
       t.procs[i].prev = t.procs;
       t.procs[i].nprev = i;
+      t.procs[i].shm_seen = &t.shm;
       r = capture (&t.procs[i], dirfd, o, err);
     }
   /* every process stopped: the tmpfs contents are of the same instant */
@@ -234,6 +340,14 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct cm_err **err)
    * returns. */
   for (size_t i = t.n; i-- > 0;)
     cl_release (&t.procs[i], r == 0 && !o->leave_running);
+  if (o->leave_frozen && (r < 0 || o->leave_running))
+    {
+      /* after the detach: a traced task frozen could not be detached */
+      struct cm_err *e = NULL;
+      if (freezer_set (&fz, true, true, r == 0 ? err : &e) < 0)
+        r = -1;
+      cm_err_free (&e);
+    }
   if (r < 0)
     {
       remove_image (dirfd, &t);
@@ -242,6 +356,7 @@ dump_into (int dirfd, const struct criu_dump_opts *o, struct cm_err **err)
   for (size_t i = 0; i < t.n; i++)
     dump_free (&t.procs[i]);
   free (t.procs);
+  free (t.shm.v);
   free (t.recs);
   free (t.host);
   return r;
@@ -254,13 +369,15 @@ static int
 dump_from_target_root (int dirfd, const struct criu_dump_opts *o,
                        struct cm_err **err)
 {
-  int pfd[2], st = 0;
+  int pfd[2], sv[2] = { -1, -1 }, st = 0;
   pid_t child;
   char msg[2048];
   ssize_t n;
 
   if (pipe2 (pfd, O_CLOEXEC) < 0)
     return cm_err_set (err, errno, "pipe");
+  if (o->freeze && socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return cm_err_set (err, errno, "socketpair");
   child = fork ();
   if (child < 0)
     return cm_err_set (err, errno, "fork");
@@ -269,16 +386,24 @@ dump_from_target_root (int dirfd, const struct criu_dump_opts *o,
       char root[64];
       struct cm_err *e = NULL;
       close (pfd[0]);
+      if (sv[0] >= 0)
+        close (sv[0]);
       snprintf (root, sizeof root, "%d/root", o->pid);
       if (fchdir (cl_proc_dir ()) < 0 || chroot (root) < 0)
         cm_err_set (&e, errno, "enter the root of process %d", o->pid);
-      else if (dump_into (dirfd, o, &e) == 0)
+      else if (dump_into (dirfd, o, sv[1], &e) == 0)
         _exit (0);
       if (write (pfd[1], e->msg, strlen (e->msg)) < 0)
         _exit (2);
       _exit (1);
     }
   close (pfd[1]);
+  if (sv[0] >= 0)
+    {
+      close (sv[1]);
+      serve_freezer (o, sv[0]);
+      close (sv[0]);
+    }
   n = cm_read_all (pfd[0], msg, sizeof msg - 1);
   close (pfd[0]);
   msg[n > 0 ? n : 0] = '\0';
@@ -310,7 +435,7 @@ criu_dump (const struct criu_dump_opts *o, struct cm_err **err)
   if (cl_proc_dir_open (err) < 0)
     return -1;
   r = o->target_root ? dump_from_target_root (dirfd, o, err)
-                     : dump_into (dirfd, o, err);
+                     : dump_into (dirfd, o, -1, err);
   cl_proc_dir_close ();
   return r;
 }

@@ -4,6 +4,7 @@
  * string is checked here so restore.c and the stub can trust the fields. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,7 +20,8 @@
 static const char *const sect_names[CL_S_COUNT + 1] = {
   [CL_S_PROC] = "proc", [CL_S_THREADS] = "threads", [CL_S_VMAS] = "vmas",
   [CL_S_PAGES] = "pages", [CL_S_FDS] = "fds", [CL_S_STRINGS] = "strings",
-  [CL_S_PIPES] = "pipes", [CL_S_FDX] = "fdx",
+  [CL_S_PIPES] = "pipes", [CL_S_FDX] = "fdx", [CL_S_SIGNALS] = "signals",
+  [CL_S_SHMEM] = "shmem",
 };
 
 void
@@ -105,7 +107,8 @@ cl_image_write (int dirfd, struct cl_dump *d, struct cm_err **err)
   struct cl_buf *parts[CL_S_COUNT + 1] = {
     [CL_S_THREADS] = &d->threads, [CL_S_VMAS] = &d->vmas,
     [CL_S_PAGES] = &d->runs, [CL_S_FDS] = &d->fds, [CL_S_STRINGS] = &d->strings,
-    [CL_S_PIPES] = &d->pipes, [CL_S_FDX] = &d->fdx,
+    [CL_S_PIPES] = &d->pipes, [CL_S_FDX] = &d->fdx, [CL_S_SIGNALS] = &d->sigs,
+    [CL_S_SHMEM] = &d->shms,
   };
   struct cl_buf proc = { .p = (char *) &d->proc, .len = sizeof d->proc };
   _cleanup_free_ char *buf = NULL;
@@ -388,6 +391,58 @@ check_proc (struct cl_image *img, size_t len, struct cm_err **err)
   return 0;
 }
 
+static bool
+is_thread (const struct cl_image *img, int32_t tid)
+{
+  size_t rec = cl_thread_rec_size (img->hdr.xstate_size);
+  for (uint32_t i = 0; i < img->proc->nthreads; i++)
+    {
+      const struct cl_thread *t = (const void *) (img->threads + i * rec);
+      if ((int32_t) t->tid == tid)
+        return true;
+    }
+  return false;
+}
+
+/* Signal numbers, threads, count of section signals. */
+static int
+check_sigs (const struct cl_image *img, struct cm_err **err)
+{
+  if (img->nsigs > CL_SIGPEND_MAX)
+    return cm_err_set (err, 0, "section signals: %zu records, at most %u",
+                       img->nsigs, CL_SIGPEND_MAX);
+  for (size_t i = 0; i < img->nsigs; i++)
+    {
+      int32_t signo;
+      memcpy (&signo, img->sigs[i].info, sizeof signo);
+      if (signo < 1 || signo > 64 || signo == SIGKILL || signo == SIGSTOP)
+        return cm_err_set (err, 0, "section signals: record %zu has signal %d",
+                           i, signo);
+      if (img->sigs[i].tid != 0 && !is_thread (img, img->sigs[i].tid))
+        return cm_err_set (err, 0, "section signals: record %zu names thread "
+                           "%d, which the image does not have", i,
+                           img->sigs[i].tid);
+    }
+  return 0;
+}
+
+/* Every record names a shared anonymous mapping of this image, once. */
+static int
+check_shms (struct cl_image *img, struct cm_err **err)
+{
+  for (size_t i = 0; i < img->nshms; i++)
+    {
+      const struct cl_vma *v = vma_of (img, img->shms[i].start, CL_PAGE);
+      if (v == NULL || v->start != img->shms[i].start
+          || v->kind != CL_VMA_ANON_SHARED || img->shms[i].owner <= 0
+          || (i && img->shms[i].start <= img->shms[i - 1].start))
+        return cm_err_set (err, 0, "section shmem: record %zu (%#llx) names no "
+                           "shared mapping of its own", i,
+                           (unsigned long long) img->shms[i].start);
+    }
+  return 0;
+}
+
 static int
 load_core (const char *dir, struct cl_image *img, struct cm_err **err)
 {
@@ -415,15 +470,22 @@ load_core (const char *dir, struct cl_image *img, struct cm_err **err)
   img->pipes_len = len[CL_S_PIPES];
   img->fdx = sect[CL_S_FDX];
   img->fdx_len = len[CL_S_FDX];
+  img->sigs = sect[CL_S_SIGNALS];
+  img->nsigs = len[CL_S_SIGNALS] / sizeof (struct cl_sigpend);
+  img->shms = sect[CL_S_SHMEM];
+  img->nshms = len[CL_S_SHMEM] / sizeof (struct cl_shm);
   if (len[CL_S_VMAS] % sizeof (struct cl_vma) || len[CL_S_PAGES] % sizeof (struct cl_run)
-      || len[CL_S_FDS] % sizeof (struct cl_fd))
+      || len[CL_S_FDS] % sizeof (struct cl_fd)
+      || len[CL_S_SIGNALS] % sizeof (struct cl_sigpend)
+      || len[CL_S_SHMEM] % sizeof (struct cl_shm))
     return cm_err_set (err, 0, "core.img: a record section has a partial record");
   if (img->strings_len == 0 || img->strings[img->strings_len - 1] != '\0')
     return cm_err_set (err, 0, "section strings: not NUL-terminated");
   if (check_proc (img, len[CL_S_PROC], err) < 0 || check_threads (img, err) < 0
       || check_vmas (img, err) < 0 || check_runs (img, err) < 0
       || check_pipes (img, err) < 0 || cl_check_fdx (img, err) < 0
-      || check_fds (img, err) < 0 || cl_check_epolls (img, err) < 0)
+      || check_fds (img, err) < 0 || cl_check_epolls (img, err) < 0
+      || check_sigs (img, err) < 0 || check_shms (img, err) < 0)
     return -1;
   return 0;
 }

@@ -16,7 +16,7 @@
 #include "common/err.h"
 
 #define CL_MAGIC "CRIULITE"
-#define CL_VERSION 3
+#define CL_VERSION 4
 
 /* XXH64, seed 0, of pages.img (criu-lite/xxhash.c: libxxhash0 through
  * dlopen), one-shot or streamed.  load fails, naming the package, when the
@@ -50,7 +50,9 @@ enum cl_sect
   CL_S_PIPES,     /* what each pipe held: struct cl_pipe + its bytes */
   CL_S_FDX,       /* state of eventfd/timerfd/signalfd/epoll/listening
                      socket fds: struct cl_fdx + its payload */
-  CL_S_COUNT = CL_S_FDX
+  CL_S_SIGNALS,   /* pending signals: struct cl_sigpend */
+  CL_S_SHMEM,     /* shared memory objects: struct cl_shm */
+  CL_S_COUNT = CL_S_SHMEM
 };
 
 struct cl_sect_desc
@@ -229,6 +231,42 @@ struct cl_pipe
 };
 #define CL_PIPE_MAX (1u << 20) /* /proc/sys/fs/pipe-max-size's default */
 
+/* A pending signal: queued to thread |tid| (its ns tid), or to the
+ * process (tid 0), with the siginfo PTRACE_PEEKSIGINFO gave. */
+struct cl_sigpend
+{
+  int32_t tid;
+  uint32_t pad;
+  uint8_t info[128];           /* siginfo_t: si_signo first */
+};
+#define CL_SIGPEND_MAX 65536u
+
+/* A MAP_SHARED mapping of shared memory (shared anonymous, memfd, SysV
+ * shm): the object it maps, identified by the device and inode that
+ * /proc/PID/maps shows, so that processes mapping the same object map one
+ * object again.  Its content is in the pages.img of process |owner| (its
+ * ns pid; this process's own when it saved it), at that process's mapping
+ * of the same object. */
+struct cl_shm
+{
+  uint64_t start;              /* the mapping (a CL_VMA_ANON_SHARED) */
+  uint64_t dev, ino;
+  int32_t owner;
+  uint32_t pad;
+};
+
+/* Objects seen so far in one dump of a tree (dump-mm.c). */
+struct cl_shm_seen
+{
+  uint64_t dev, ino, pgoff, len;
+  int32_t owner;
+};
+struct cl_shm_tab
+{
+  struct cl_shm_seen *v;
+  size_t n;
+};
+
 struct cl_fd
 {
   int32_t fd;
@@ -259,6 +297,10 @@ struct cl_image
   size_t fdx_len;
   const char *strings;
   size_t strings_len;
+  const struct cl_sigpend *sigs;
+  size_t nsigs;
+  const struct cl_shm *shms;
+  size_t nshms;
   int pages_fd;
 };
 
@@ -292,7 +334,8 @@ struct cl_dump
   uint64_t scratch;              /* a page mapped in the tracee for
                                     injected syscalls' results */
   struct cl_proc proc;
-  struct cl_buf threads, vmas, runs, fds, strings, pipes, fdx;
+  struct cl_buf threads, vmas, runs, fds, strings, pipes, fdx, sigs, shms;
+  struct cl_shm_tab *shm_seen;   /* the whole tree's */
   int pages_fd;                /* pages.img being written */
   uint64_t pages_len;
   struct cl_xxh64 pages_hash;  /* over what was written so far */
@@ -373,11 +416,20 @@ int cl_dump_mm (struct cl_dump *d, struct cm_err **err);
 int cl_dump_files (struct cl_dump *d, bool skip_unsupported,
                    struct cm_err **err);
 int cl_dump_misc (struct cl_dump *d, struct cm_err **err);
+int cl_dump_pending (struct cl_dump *d, struct cm_err **err);
+/* A shared memory mapping of |d|: recorded in its section shmem; true
+ * when a process dumped before holds its content already (dump-shm.c). */
+bool cl_shm_note (struct cl_dump *d, const struct cl_vma *v, uint64_t dev,
+                  uint64_t ino);
 /* Fails naming the first fd of d->fds through which a file lock is held
  * (dump-locks.c). */
 int cl_dump_locks (struct cl_dump *d, struct cm_err **err);
 void cl_stdio_of_root (struct cl_dump *d);
 int cl_seize (struct cl_dump *d, struct cm_err **err);
+/* While the tree is frozen: seize and interrupt every thread, no wait;
+ * once thawed, wait for every stop and seize whatever is new. */
+int cl_seize_frozen (struct cl_dump *d, struct cm_err **err);
+int cl_seize_finish (struct cl_dump *d, struct cm_err **err);
 void cl_normalize_restart (struct user_regs_struct *r);
 int cl_inject_prepare (struct cl_dump *d, struct cm_err **err);
 int cl_inject (struct cl_dump *d, size_t t, long nr, const long a[6], long *ret,
@@ -452,6 +504,24 @@ struct cl_stub_vma
   int32_t has_pages;
 };
 
+/* A call of the seal (criu.h), its pointers resolved. */
+struct cl_stub_call
+{
+  int64_t nr;
+  int64_t arg[6];
+  int32_t ok_errno;
+  int32_t pad;
+};
+
+/* A pending signal to queue again: to thread |thread| (an index into
+ * the plan's threads) or, -1, to the process. */
+struct cl_stub_sig
+{
+  int32_t thread;
+  int32_t signo;
+  uint8_t info[128];
+};
+
 struct cl_stub_move
 {
   uint64_t from, len, spare, to;
@@ -519,6 +589,12 @@ struct cl_plan
   int32_t no_clone3;           /* clone3 answered ENOSYS: use clone */
   struct cl_clone_args clone;  /* scratch for the threads' clone3 */
   int64_t tid_scratch;
+  uint64_t seal_off;           /* nseal struct cl_stub_call, then data */
+  uint32_t nseal;
+  int32_t unsealed;            /* threads yet to make the seal (a futex) */
+  uint64_t sig_off;            /* nsig struct cl_stub_sig */
+  uint32_t nsig;
+  int32_t pad_sig;
 };
 
 /* The stub code lives in section "cl_stub"; restore.c copies it. */

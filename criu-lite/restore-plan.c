@@ -53,6 +53,10 @@ layout (struct cl_restore *r)
   data += n * sizeof (struct cl_stub_thread) + 64;
   data += sizeof img->proc->auxv + 64;
   data += n * frame_size (img);
+  data += img->nsigs * sizeof (struct cl_stub_sig) + 64;
+  if (r->seal)
+    data += r->seal->ncalls * sizeof (struct cl_stub_call) + 64
+            + r->seal->data_len + 64;
   r->data_len = page_up (data);
   r->stack_len = MAIN_STACK + (n - 1) * THREAD_STACK;
   r->spare_len = 0;
@@ -213,11 +217,87 @@ fill_vmas (struct cl_restore *r, struct cl_stub_vma *sv)
       if (v->kind == CL_VMA_ANON)
         sv[i].mflags = MAP_PRIVATE | MAP_ANONYMOUS
                        | (v->flags & CL_VMA_GROWSDOWN ? MAP_GROWSDOWN : 0);
+      else if (v->kind == CL_VMA_ANON_SHARED && sv[i].fd >= 0)
+        {
+          /* the tree's shared object: its content is in it already */
+          sv[i].mflags = MAP_SHARED;
+          sv[i].has_pages = 0;
+        }
       else if (v->kind == CL_VMA_ANON_SHARED)
         sv[i].mflags = MAP_SHARED | MAP_ANONYMOUS;
       else
         sv[i].mflags = v->kind == CL_VMA_FILE ? MAP_PRIVATE : MAP_SHARED;
     }
+}
+
+/* The seal's calls with their pointers resolved to where its data now
+ * lies: the stub mapping stays at this address in the restored process. */
+static void
+fill_seal (struct cl_restore *r, struct cl_plan *p, char **cur)
+{
+  const struct criu_seal *s = r->seal;
+  struct cl_stub_call *c;
+  char *data;
+  if (s == NULL || s->ncalls == 0)
+    return;
+  c = (void *) take (cur, s->ncalls * sizeof *c);
+  data = take (cur, s->data_len);
+  memcpy (data, s->data, s->data_len);
+  for (size_t i = 0; i < s->nrelocs; i++)
+    {
+      uint64_t v;
+      memcpy (&v, data + s->relocs[i], 8);
+      v += (uint64_t) (uintptr_t) data;
+      memcpy (data + s->relocs[i], &v, 8);
+    }
+  for (size_t i = 0; i < s->ncalls; i++)
+    {
+      c[i].nr = s->calls[i].nr;
+      c[i].ok_errno = s->calls[i].ok_errno;
+      for (int k = 0; k < 6; k++)
+        c[i].arg[k] = s->calls[i].arg[k]
+                      + ((s->calls[i].ptr_args >> k) & 1
+                             ? (int64_t) (uintptr_t) data : 0);
+    }
+  p->seal_off = (uint64_t) ((char *) c - (char *) p);
+  p->nseal = (uint32_t) s->ncalls;
+}
+
+/* Pending signals, each to the thread it was queued to (by index: the
+ * stub learns the tids it gets) or to the process. */
+static void
+fill_sigs (struct cl_restore *r, struct cl_plan *p, char **cur)
+{
+  const struct cl_image *img = r->img;
+  size_t rec = cl_thread_rec_size (img->hdr.xstate_size);
+  struct cl_stub_sig *s;
+  if (img->nsigs == 0)
+    return;
+  s = (void *) take (cur, img->nsigs * sizeof *s);
+  for (size_t i = 0; i < img->nsigs; i++)
+    {
+      s[i].thread = -1;
+      for (uint32_t k = 0; img->sigs[i].tid && k < img->proc->nthreads; k++)
+        if ((int32_t) ((const struct cl_thread *) (img->threads + k * rec))->tid
+            == img->sigs[i].tid)
+          s[i].thread = (int32_t) k;
+      memcpy (&s[i].signo, img->sigs[i].info, sizeof s[i].signo);
+      memcpy (s[i].info, img->sigs[i].info, sizeof s[i].info);
+    }
+  p->sig_off = (uint64_t) ((char *) s - (char *) p);
+  p->nsig = (uint32_t) img->nsigs;
+}
+
+/* A run of a mapping of a shared object: read into the object by the
+ * root restorer (restore-shm.c), not by the stub. */
+static bool
+in_shared_object (const struct cl_restore *r, const struct cl_run *run)
+{
+  const struct cl_image *img = r->img;
+  for (size_t i = 0; i < img->nvmas; i++)
+    if (run->addr >= img->vmas[i].start && run->addr < img->vmas[i].end)
+      return img->vmas[i].kind == CL_VMA_ANON_SHARED && r->vma_fd[i] >= 0;
+  return false;
 }
 
 static void
@@ -246,7 +326,10 @@ fill_plan (struct cl_restore *r)
   p->move_off = (uint64_t) ((char *) mv - (char *) p);
   p->thread_off = (uint64_t) ((char *) st - (char *) p);
   fill_vmas (r, sv);
-  memcpy (runs, img->runs, img->nruns * sizeof *runs);
+  p->nrun = 0;
+  for (size_t i = 0; i < img->nruns; i++)
+    if (!in_shared_object (r, &img->runs[i]))
+      runs[p->nrun++] = img->runs[i];
   for (int k = 0; k < 3; k++)
     if (r->cur[k].len)
       {
@@ -266,6 +349,9 @@ fill_plan (struct cl_restore *r)
       st[i].stack_len = THREAD_STACK;
     }
   memcpy (auxv, img->proc->auxv, img->proc->auxv_len);
+  fill_seal (r, p, &cur);
+  fill_sigs (r, p, &cur);
+  p->unsealed = (int32_t) n;
   p->mm_map.mm = img->proc->mm;
   p->mm_map.auxv = (uint64_t) (uintptr_t) auxv;
   p->mm_map.auxv_size = img->proc->auxv_len;

@@ -19,11 +19,13 @@
 #include <sys/rseq.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "criu-lite/criu.h"
 #include "criu-lite/restore.h"
+#include "criu-lite/seal.h"
 #include "criu-lite/tree.h"
 
 static const char *const special_names[3] = { "[vvar]", "[vvar_vclock]", "[vdso]" };
@@ -132,6 +134,14 @@ open_vma_files (struct cl_restore *r, struct cm_err **err)
       int flags = v->kind == CL_VMA_FILE_SHARED && (v->prot & PROT_WRITE) ? O_RDWR
                                                                           : O_RDONLY;
       r->vma_fd[i] = -1;
+      if (v->kind == CL_VMA_ANON_SHARED && cl_shm_fd (img, v) >= 0)
+        {
+          /* the tree's object, shared with the other processes mapping it */
+          r->vma_fd[i] = lift (r, dup (cl_shm_fd (img, v)), "shared memory", err);
+          if (r->vma_fd[i] < 0)
+            return -1;
+          continue;
+        }
       if (v->kind != CL_VMA_FILE && v->kind != CL_VMA_FILE_SHARED)
         continue;
       if (i && img->vmas[i - 1].path == v->path && r->vma_fd[i - 1] >= 0
@@ -405,7 +415,10 @@ restore_prepare (struct cl_restore *r, struct cl_image *img, pid_t saved,
   memset (r, 0, sizeof *r);
   r->img = img;
   r->report_fd = -1;
+  r->seal = o->seal;
   one.report_fd = report_fd;
+  if (cl_seal_run (o->narrow, "narrow", err) < 0)
+    return cm_err_wrap (err, "restore of process %d", saved);
   if (prepare (r, &one, err) < 0)
     {
       restore_abort (r, img);
@@ -542,6 +555,16 @@ become (struct tree_ctx *t, size_t i)
   _exit (1);
 }
 
+/* A restorer that failed before its children resumed takes them along
+ * (theirs carry PR_SET_PDEATHSIG). */
+static void
+kill_children (struct tree_ctx *t)
+{
+  for (size_t i = 1; i < t->n; i++)
+    if (t->now[i] > 0 && t->recs[i].ppid == t->recs[0].pid)
+      kill (t->now[i], SIGKILL);
+}
+
 /* Waits for the n-1 descendants' reports: 0 each once resumed. */
 static int
 wait_descendants (struct tree_ctx *t, int syncr, struct cm_err **err)
@@ -565,23 +588,25 @@ wait_descendants (struct tree_ctx *t, int syncr, struct cm_err **err)
   return 0;
 }
 
+/* The root's children and theirs, before the root opens anything: the
+ * read end of their report pipe in |*syncr|. */
 static int
-restore_tree (struct tree_ctx *t, struct cm_err **err)
+fork_tree (struct tree_ctx *t, int *syncr, struct cm_err **err)
 {
   int sync[2];
   int r;
+  *syncr = -1;
+  if (t->n < 2)
+    return 0;
   if (pipe2 (sync, O_CLOEXEC) < 0)
     return cm_err_set (err, errno, "pipe");
   t->syncw = sync[1];
   r = fork_children (t, 0, err);
   close (sync[1]);
-  if (r == 0)
-    r = wait_descendants (t, sync[0], err);
-  close (sync[0]);
+  t->syncw = -1;
+  *syncr = sync[0];
   if (r < 0)
-    for (size_t i = 1; i < t->n; i++)
-      if (t->now[i] > 0 && t->recs[i].ppid == t->recs[0].pid)
-        kill (t->now[i], SIGKILL);
+    kill_children (t);
   return r;
 }
 
@@ -695,6 +720,48 @@ criu_image_place_fds (struct criu_image *ci, int first, struct cm_err **err)
   return 0;
 }
 
+/* The tmpfs contents are written with the rights of the processes that
+ * will own them (the narrow list): in a helper process, since the root
+ * restorer keeps its own to fork the tree.  The helper's pid is free
+ * again, reaped, before any saved pid is asked for. */
+static int
+tmpfs_narrowed (int fd, const struct criu_restore_opts *o, struct cm_err **err)
+{
+  int p[2], st = 0;
+  char msg[1024];
+  ssize_t n;
+  pid_t pid;
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return cm_err_set (err, errno, "pipe");
+  pid = fork ();
+  if (pid < 0)
+    {
+      close (p[0]);
+      close (p[1]);
+      return cm_err_set (err, errno, "fork the tmpfs writer");
+    }
+  if (pid == 0)
+    {
+      struct cm_err *e = NULL;
+      close (p[0]);
+      if (cl_seal_run (o->narrow, "narrow", &e) == 0
+          && cl_tmpfs_restore (fd, &e) == 0)
+        _exit (0);
+      if (write (p[1], e->msg, strlen (e->msg)) < 0)
+        _exit (2);
+      _exit (1);
+    }
+  close (p[1]);
+  n = cm_read_all (p[0], msg, sizeof msg - 1);
+  close (p[0]);
+  msg[n > 0 ? n : 0] = '\0';
+  while (waitpid (pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFEXITED (st) && WEXITSTATUS (st) == 0)
+    return 0;
+  return cm_err_set (err, 0, "%s", msg[0] ? msg : "the tmpfs writer died");
+}
+
 int
 criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
                     struct cm_err **err)
@@ -704,26 +771,42 @@ criu_restore_image (struct criu_image *ci, const struct criu_restore_opts *o,
   struct cl_restore r;
   int ret;
 
+  int syncr = -1;
+
+  if (cl_seal_check (o->narrow, "narrow", err) < 0
+      || cl_seal_check (o->seal, "seal", err) < 0)
+    return -1;
   t.now = xcalloc (t.n, sizeof *t.now);
   t.now[0] = getpid ();
   t.same_pids = getpid () == t.recs[0].pid;
   ret = set_ids (&t, 0, err);
   /* the files first: a FIFO or file the processes hold may live there */
-  if (ret == 0)
-    ret = cl_tmpfs_restore (ci->tmpfs_fd, err);
+  if (ret == 0 && ci->tmpfs_fd >= 0)
+    ret = tmpfs_narrowed (ci->tmpfs_fd, o, err);
   if (ret == 0)
     ret = cl_pipes_make (ci->procs, ci->n, err);
   if (ret == 0)
     ret = cl_fdx_make (ci->procs, ci->n, err);
   if (ret == 0)
-    ret = restore_prepare (&r, &ci->procs[0], t.recs[0].pid, o->report_fd, o,
-                           err);
-  if (ret == 0 && t.n > 1 && (ret = restore_tree (&t, err)) < 0)
-    restore_abort (&r, &ci->procs[0]);
+    ret = cl_shm_make (ci->procs, ci->recs, ci->n, err);
+  if (ret == 0)
+    ret = fork_tree (&t, &syncr, err);
+  if (ret == 0
+      && (ret = restore_prepare (&r, &ci->procs[0], t.recs[0].pid,
+                                 o->report_fd, o, err)) < 0)
+    kill_children (&t);
+  if (ret == 0 && syncr >= 0 && (ret = wait_descendants (&t, syncr, err)) < 0)
+    {
+      kill_children (&t);
+      restore_abort (&r, &ci->procs[0]);
+    }
+  if (syncr >= 0)
+    close (syncr);
   if (ret == 0)
     restore_commit (&r);
   cl_pipes_close ();
   cl_fdx_close ();
+  cl_shm_close ();
   free (t.now);
   return ret;
 }

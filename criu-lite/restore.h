@@ -2,6 +2,7 @@
 #ifndef SANDLOCK_CRIU_LITE_RESTORE_H
 #define SANDLOCK_CRIU_LITE_RESTORE_H
 
+#include "criu-lite/criu.h"
 #include "criu-lite/internal.h"
 
 struct cl_special
@@ -19,11 +20,18 @@ struct cl_restore
   uint64_t base, total, code_len, data_len, stack_len, spare_len;
   uint64_t entry, stack_top;
   struct cl_plan *plan;
+  const struct criu_seal *seal;  /* made in every thread before it resumes */
 };
 
 int cl_restore_plan (struct cl_restore *r, struct cm_err **err);
 
 struct cl_tree_rec;
+/* Shared memory objects of a tree, made before the restorers fork
+ * (restore-shm.c); the fd of |v|'s object, or -1. */
+int cl_shm_make (const struct cl_image *imgs, const struct cl_tree_rec *recs,
+                 size_t n, struct cm_err **err);
+int cl_shm_fd (const struct cl_image *img, const struct cl_vma *v);
+void cl_shm_close (void);
 struct criu_image
 {
   struct cl_tree_rec *recs;    /* tree.img */

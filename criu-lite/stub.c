@@ -7,7 +7,8 @@
  * Phases (the report value is phase << 16 | errno; the exit code on
  * failure is 120 + phase): 1 park vDSO/vvar, 2 unmap, 3 map, 4 read pages,
  * 5 protect, 6 place vDSO/vvar, 7 mm layout, 8 threads, 9 TLS/rseq,
- * 10 rt_sigreturn returned. */
+ * 10 rt_sigreturn returned, 12 seal, 13 pending signals (11 is the
+ * epolls' registrations, made by restore.c: CL_PHASE_EPOLL). */
 #include <stdint.h>
 
 #include "criu-lite/internal.h"
@@ -52,6 +53,10 @@
 #define NR_clone3 435
 #define NR_close_range 436
 #define NR_rt_sigreturn 15
+#define NR_futex 202
+#define NR_getpid 39
+#define NR_rt_sigqueueinfo 129
+#define NR_rt_tgsigqueueinfo 297
 
 INL long
 sc (long n, long a, long b, long c, long d, long e, long f)
@@ -150,12 +155,46 @@ stub_protect (struct cl_plan *p)
       }
 }
 
-/* Thread-local kernel state of the calling thread, then the saved
- * registers.  fs_base is not in the signal frame: glibc reads its stack
- * canary through %fs right after sigreturn. */
-static void STUB __attribute__ ((noreturn))
-stub_resume (struct cl_plan *p, struct cl_stub_thread *t)
+/* The caller's seal (criu.h), in this thread: the last confinement,
+ * which would have forbidden building the tree (clone3 with set_tid). */
+static void STUB
+stub_seal (struct cl_plan *p)
 {
+  struct cl_stub_call *c = at (p, p->seal_off);
+  for (uint32_t i = 0; i < p->nseal; i++)
+    {
+      long r = sc (c[i].nr, c[i].arg[0], c[i].arg[1], c[i].arg[2], c[i].arg[3],
+                   c[i].arg[4], c[i].arg[5]);
+      if (r < 0 && -r != c[i].ok_errno)
+        stub_fail (p, 12, r);
+    }
+}
+
+/* No thread runs saved code before every thread of the process is
+ * sealed: the plan is in memory the saved code can write, and an
+ * unsealed thread still reads its calls from there. */
+static void STUB
+stub_barrier (struct cl_plan *p)
+{
+  int32_t v;
+  if (__atomic_sub_fetch (&p->unsealed, 1, __ATOMIC_SEQ_CST) == 0)
+    {
+      sc (NR_futex, (long) &p->unsealed, 129 /* FUTEX_WAKE_PRIVATE */,
+          0x7fffffff, 0, 0, 0);
+      return;
+    }
+  while ((v = __atomic_load_n (&p->unsealed, __ATOMIC_SEQ_CST)) != 0)
+    sc (NR_futex, (long) &p->unsealed, 128 /* FUTEX_WAIT_PRIVATE */, v, 0, 0, 0);
+}
+
+/* Thread-local kernel state of the calling thread, the seal, then the
+ * saved registers.  fs_base is not in the signal frame: glibc reads its
+ * stack canary through %fs right after sigreturn.  The main thread
+ * reports and closes the restorer's fds once it is sealed. */
+static void STUB __attribute__ ((noreturn))
+stub_resume (struct cl_plan *p, struct cl_stub_thread *t, int main_thread)
+{
+  int32_t zero = 0;
   long r;
   sc (NR_set_robust_list, 0, 24, 0, 0, 0, 0);
   sc (NR_set_tid_address, (long) t->tid_address, 0, 0, 0, 0, 0);
@@ -166,6 +205,15 @@ stub_resume (struct cl_plan *p, struct cl_stub_thread *t)
     r = sc (NR_rseq, (long) t->rseq_addr, t->rseq_len, 0, t->rseq_sig, 0, 0);
   if (r < 0)
     stub_fail (p, 9, r);
+  stub_seal (p);
+  if (main_thread)
+    {
+      if (p->report_fd >= 0)
+        sc (NR_write, p->report_fd, (long) &zero, 4, 0, 0, 0);
+      sc (NR_close_range, p->close_from, ~0u, 0, 0, 0, 0);
+      p->report_fd = -1;
+    }
+  stub_barrier (p);
   __asm__ volatile ("mov %0, %%rsp\n\t"
                     "mov $15, %%eax\n\t"
                     "syscall"
@@ -180,7 +228,7 @@ stub_resume (struct cl_plan *p, struct cl_stub_thread *t)
 static void STUB CL_NOIPA __attribute__ ((noreturn))
 stub_thread_main (struct cl_plan *p, struct cl_stub_thread *t)
 {
-  stub_resume (p, t);
+  stub_resume (p, t, 0);
 }
 
 /* clone3 (with set_tid when the saved tids can be had) or, where a
@@ -244,6 +292,30 @@ stub_threads (struct cl_plan *p)
         }
       if (r < 0)
         stub_fail (p, 8, r);
+      t[i].tid = (int32_t) r;  /* the saved tid with set_tid */
+    }
+}
+
+/* The signals pending at the checkpoint, queued again by the main
+ * thread (the one whose tid is the process's: only it may queue a
+ * kill()- or tgkill()-style siginfo to a sibling).  Every thread still
+ * blocks everything: they stay pending until rt_sigreturn puts the saved
+ * masks back. */
+static void STUB
+stub_signals (struct cl_plan *p)
+{
+  struct cl_stub_thread *t = at (p, p->thread_off);
+  struct cl_stub_sig *s = at (p, p->sig_off);
+  long pid = sc (NR_getpid, 0, 0, 0, 0, 0, 0);
+  for (uint32_t i = 0; i < p->nsig; i++)
+    {
+      long r = s[i].thread < 0
+                   ? sc (NR_rt_sigqueueinfo, pid, s[i].signo, (long) s[i].info,
+                         0, 0, 0)
+                   : sc (NR_rt_tgsigqueueinfo, pid, t[s[i].thread].tid,
+                         s[i].signo, (long) s[i].info, 0, 0);
+      if (r < 0)
+        stub_fail (p, 13, r);
     }
 }
 
@@ -252,7 +324,6 @@ cl_stub_entry (struct cl_plan *p)
 {
   struct cl_stub_thread *main_thread = at (p, p->thread_off);
   long r;
-  int32_t zero = 0;
 
   stub_move (p, 0);
   r = sc (NR_munmap, 0, (long) p->self_start, 0, 0, 0, 0);
@@ -272,9 +343,6 @@ cl_stub_entry (struct cl_plan *p)
   /* the restorer's own parent-death signal is not the saved process's */
   sc (NR_prctl, 1 /* PR_SET_PDEATHSIG */, 0, 0, 0, 0, 0);
   stub_threads (p);
-  if (p->report_fd >= 0)
-    sc (NR_write, p->report_fd, (long) &zero, 4, 0, 0, 0);
-  sc (NR_close_range, p->close_from, ~0u, 0, 0, 0, 0);
-  p->report_fd = -1;
-  stub_resume (p, main_thread);
+  stub_signals (p);
+  stub_resume (p, main_thread, 1);
 }

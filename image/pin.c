@@ -140,7 +140,7 @@ void
 img_unpin_at (int dirfd, const char *holder)
 {
   _cleanup_free_ char *t = NULL;
-  if (cm_read_file_at (dirfd, holder, HOLDER_MAX, &t, NULL, NULL) < 0)
+  if (cm_read_regular_at (dirfd, holder, HOLDER_MAX, &t, NULL, NULL) < 0)
     return;
   _cleanup_free_ char *cache = field (t, "cache"), *hex = field (t, "rootfs"),
                       *nonce = field (t, "pin");
@@ -163,7 +163,7 @@ pin_live (const char *pin, const char *hex, const char *nonce, char **name)
   *name = field (pin, "name");
   if (holder == NULL)
     return false;
-  if (cm_read_file_at (AT_FDCWD, holder, HOLDER_MAX, &t, NULL, &e) < 0)
+  if (cm_read_regular_at (AT_FDCWD, holder, HOLDER_MAX, &t, NULL, &e) < 0)
     {
       bool gone = e->errno_ == ENOENT || e->errno_ == ENOTDIR;
       cm_err_free (&e);
@@ -189,8 +189,8 @@ img_cache_pins (struct img_cache *c, const char *hex, bool drop_stale,
     {
       _cleanup_free_ char *t = NULL, *name = NULL;
       if (!is_hex (de->d_name, 32)
-          || cm_read_file_at (dirfd (d), de->d_name, HOLDER_MAX, &t, NULL,
-                              NULL)
+          || cm_read_regular_at (dirfd (d), de->d_name, HOLDER_MAX, &t, NULL,
+                                 NULL)
                  < 0)
         continue;
       if (!pin_live (t, hex, de->d_name, &name))

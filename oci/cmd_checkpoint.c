@@ -149,30 +149,16 @@ tmpfs_mounts (const struct oci_state *st, struct rt_config **cfg,
   return 0;
 }
 
-/* A paused (frozen) container: its tasks would never reach the ptrace
- * stop criu-lite waits for, so it is thawed just before the capture stops
- * it again, and frozen again once it is let go, when it runs on (or the
- * checkpoint failed).  containerd pauses every task it checkpoints.  The
- * tree may run for the moment between the thaw and the stop, and between
- * the release and the freeze (docs/checkpoint.md). */
+/* criu_dump_opts.freeze: the container's cgroup freezer, while the tree
+ * is listed and seized (criu-lite thaws it once every thread is seized:
+ * they stop for the tracer before running).  A paused container is
+ * frozen already, and criu-lite freezes it again once it is let go
+ * (leave_frozen), when it runs on or the checkpoint failed: it stays
+ * paused.  containerd pauses every task it checkpoints. */
 static int
-dump_paused (const struct oci_state *st, const struct criu_dump_opts *d,
-             struct cm_err **err)
+freeze_container (void *arg, bool frozen, struct cm_err **err)
 {
-  struct rt_handle *h = NULL;
-  int r;
-  if (oci_state_handle (st, "checkpoint", "a paused container needs the "
-                        "cgroup freezer", &h, err) < 0
-      || rt_handle_freeze (h, false, err) < 0)
-    {
-      rt_handle_free (h);
-      return -1;
-    }
-  r = criu_dump (d, err);
-  if ((r < 0 || d->leave_running) && rt_handle_freeze (h, true, r < 0 ? NULL : err) < 0)
-    r = -1;
-  rt_handle_free (h);
-  return r;
+  return rt_handle_freeze (arg, frozen, err);
 }
 
 static int
@@ -182,6 +168,7 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
   struct oci_state st = { .dirfd = -1 };
   struct criu_dump_opts d = { 0 };
   struct criu_stdio stdio[3];
+  struct rt_handle *h = NULL;
   struct rt_config *cfg = NULL;
   _cleanup_free_ const char **tmpfs = NULL;
   int i = parse (argc, argv, &o, err), ret = -1, r;
@@ -196,6 +183,15 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
                   st.id, oci_status_name (st.status));
       goto out;
     }
+  if (st.cgroup_path || st.status == OCI_PAUSED)
+    {
+      if (oci_state_handle (&st, "checkpoint", "a paused container needs "
+                            "the cgroup freezer", &h, err) < 0)
+        goto out;
+      d.freeze = freeze_container;
+      d.freeze_arg = h;
+      d.leave_frozen = st.status == OCI_PAUSED;
+    }
   d.pid = st.pid;
   d.image_dir = o.image_path;
   d.leave_running = o.leave_running;
@@ -209,12 +205,12 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
   if (tmpfs_mounts (&st, &cfg, &tmpfs, &d.ntmpfs, err) < 0)
     goto out;
   d.tmpfs = tmpfs;
-  if ((st.status == OCI_PAUSED ? dump_paused (&st, &d, err)
-                               : criu_dump (&d, err)) < 0)
+  if (criu_dump (&d, err) < 0)
     goto out;
   work_log (&o, &st);
   ret = 0;
 out:
+  rt_handle_free (h);
   rt_config_free (cfg);
   oci_state_free (&st);
   return ret;
@@ -226,8 +222,9 @@ OCI_COMMAND (checkpoint_command, "checkpoint", "save a running container's proce
              "each with all its threads) with criu-lite into --image-path\n"
              "(default ./checkpoint).  Without --leave-running the container's\n"
              "processes are killed once saved and its state is \"stopped\".\n"
-             "A paused container is thawed for the capture and paused again\n"
-             "if it runs on.  An fd criu-lite cannot restore fails the\n"
+             "The container's cgroup freezer holds it while its tree is\n"
+             "seized; a paused container stays paused if it runs on.  An fd\n"
+             "criu-lite cannot restore fails the\n"
              "checkpoint naming it, or with --skip-unsupported is listed when\n"
              "restoring.  --shell-job is accepted and always in effect: the\n"
              "container's stdio, a terminal or not, is rebound to the restoring\n"

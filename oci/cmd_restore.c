@@ -1,7 +1,7 @@
 /* restore [--image-path DIR] [-b BUNDLE] [-d] [--pid-file F] ... ID: a
  * fresh container from the bundle's config.json — every namespace, mount,
  * cgroup, capability, Landlock rule and seccomp filter of `create` — whose
- * init, once confined and started, becomes the checkpointed process tree
+ * init, once started, becomes the checkpointed process tree, sealed
  * (criu-lite, docs/checkpoint.md).  runc's flags; those criu-lite cannot
  * honour are refused by name. */
 #include <errno.h>
@@ -116,14 +116,38 @@ report_skipped (void *arg, const char *what)
   dprintf (STDERR_FILENO, "sandlock-oci: restore: not restored: %s\n", what);
 }
 
-/* In the container's init, every confinement in place (runtime.h,
- * RT_PAYLOAD_FN): become the saved tree.  Returns only on failure. */
+static struct criu_call *
+calls_of (const struct rt_seal_list *l)
+{
+  struct criu_call *c = xcalloc (l->ncalls + 1, sizeof *c);
+  for (size_t i = 0; i < l->ncalls; i++)
+    {
+      c[i].nr = l->calls[i].nr;
+      memcpy (c[i].arg, l->calls[i].arg, sizeof c[i].arg);
+      c[i].ptr_args = l->calls[i].ptr_args;
+      c[i].ok_errno = l->calls[i].ok_errno;
+    }
+  return c;
+}
+
+/* In the container's init, inside its namespaces, mounts, cgroup and
+ * Landlock rules, before the capability drop and the seccomp filter
+ * (runtime.h, RT_PAYLOAD_FN_SEAL): become the saved tree, every process
+ * with its pid (clone3's set_tid), each narrowed to the container's
+ * credentials before it opens what the image names and sealed — the
+ * drop and the filter — by the stub in every thread as the last step
+ * before the saved context resumes.  Returns only on failure. */
 static int
-restore_payload (void *arg)
+restore_payload (void *arg, const struct rt_seal *rs)
 {
   struct restore_ctx *c = arg;
+  struct criu_seal narrow = { calls_of (&rs->narrow), rs->narrow.ncalls,
+                              rs->data, rs->data_len, rs->relocs, rs->nrelocs };
+  struct criu_seal seal = { calls_of (&rs->seal), rs->seal.ncalls,
+                            rs->data, rs->data_len, rs->relocs, rs->nrelocs };
   struct criu_restore_opts o = { .report_fd = c->report_fd,
-                                 .skipped = report_skipped };
+                                 .skipped = report_skipped,
+                                 .narrow = &narrow, .seal = &seal };
   struct cm_err *err = NULL;
   int32_t fail = -1;
   criu_restore_image (c->img, &o, &err);
@@ -181,8 +205,8 @@ hand_over (struct restore_ctx *c, int rep[2], struct oci_create_args *a,
     return r < 0 ? -1 : cm_err_set (err, errno, "restore: pipe");
   c->report_fd = 3 + n;
   a->preserve_fds = n + 1;
-  a->payload.kind = RT_PAYLOAD_FN;
-  a->payload.fn = restore_payload;
+  a->payload.kind = RT_PAYLOAD_FN_SEAL;
+  a->payload.fn_seal = restore_payload;
   a->payload.arg = c;
   return 0;
 }
@@ -252,9 +276,11 @@ OCI_COMMAND (restore_command, "restore", "restore a checkpointed container",
              USAGE "\n"
              "Creates the container ID from the bundle's config.json, as\n"
              "`create` does, and makes its init, once every namespace, mount,\n"
-             "cgroup, capability, Landlock rule and seccomp filter is in\n"
-             "place, become the process tree `checkpoint` saved in\n"
-             "--image-path (default ./checkpoint).  Returns once the saved\n"
+             "cgroup and Landlock rule is in place, become the process tree\n"
+             "`checkpoint` saved in --image-path (default ./checkpoint),\n"
+             "every pid and tid as saved; each restored thread drops to the\n"
+             "container's capabilities and loads its seccomp filter as its\n"
+             "last step before it resumes.  Returns once the saved\n"
              "processes run again (with -d), or waits for the container and\n"
              "deletes it (without).  The image is verified first: a corrupted,\n"
              "truncated, foreign-kernel or foreign-CPU image leaves nothing.\n"

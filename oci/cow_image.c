@@ -66,27 +66,59 @@ oci_cow_rootfs_lower (const struct rt_config *cfg)
   return NULL;
 }
 
+/* Whether the init mounts the overlay inside the container's user
+ * namespace.  A root runtime makes it from the host even for a container
+ * with a user namespace: that namespace's root could not reach the 0700
+ * layer (docs/cow.md "User namespaces"). */
 static bool
 in_user_namespace (const struct rt_config *cfg)
 {
   if (geteuid () != 0)
     return true; /* rootless: a user namespace of its own */
-  for (size_t i = 0; i < cfg->namespaces_len; i++)
-    if (strcmp (cfg->namespaces[i].type, "user") == 0)
-      return true;
-  return false;
+  return rt_overlay_in_userns (cfg);
+}
+
+/* The host id that container id 0 maps to in |m|, or 0 (unmapped). */
+static uint32_t
+host_root (const struct rt_idmap *m, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (m[i].container_id == 0 && m[i].size > 0)
+      return m[i].host_id;
+  return 0;
+}
+
+/* ROOT/ID/rootfs, 0700, holds the copy: the state directory is 0711, and
+ * the copy's root takes the image root's mode (0755), so without it any
+ * local user could run a setuid-root program the container (or its image)
+ * put there.  Only the container's root, which mounts it, may enter:
+ * root, or in a rootful user namespace the host id its root maps to
+ * (rootless: the caller, whose --root it is). */
+static int
+guard_dir (const struct rt_config *cfg, const char *path, struct cm_err **err)
+{
+  if (mkdir (path, 0700) < 0)
+    return cm_err_set (err, errno, "rootfs copy `%s`", path);
+  if (geteuid () == 0 && in_user_namespace (cfg)
+      && chown (path,
+                host_root (cfg->uid_mappings, cfg->uid_mappings_len),
+                host_root (cfg->gid_mappings, cfg->gid_mappings_len))
+             < 0)
+    return cm_err_set (err, errno, "rootfs copy `%s`: chown", path);
+  return 0;
 }
 
 /* The kernel refused the overlay: the container gets a copy of the lower
- * of its own, ROOT/ID/rootfs (writable, as the overlay would have been;
- * no device nodes, as the overlay is nodev), gone with the state
+ * of its own, ROOT/ID/rootfs/root (writable, as the overlay would have
+ * been; no device nodes, as the overlay is nodev), gone with the state
  * directory like the layer it replaces.  One warning line says why. */
 static int
-copy_fallback (const struct oci_globals *g, const char *dir,
-               struct cow_branch **b, const char *why, char **rootfs,
-               struct cm_err **err)
+copy_fallback (const struct oci_globals *g, const struct rt_config *cfg,
+               const char *dir, struct cow_branch **b, const char *why,
+               char **rootfs, struct cm_err **err)
 {
-  _cleanup_free_ char *copy = xasprintf ("%s/rootfs", dir);
+  _cleanup_free_ char *guard = xasprintf ("%s/rootfs", dir);
+  _cleanup_free_ char *copy = xasprintf ("%s/root", guard);
   _cleanup_free_ char *w
       = xasprintf ("create: copying the rootfs lower `%s`: overlayfs "
                    "refused the layer: %s",
@@ -99,6 +131,8 @@ copy_fallback (const struct oci_globals *g, const char *dir,
   src = open ((*b)->lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (src < 0)
     return cm_err_set (err, errno, "rootfs lower `%s`", (*b)->lower);
+  if (guard_dir (cfg, guard, err) < 0)
+    return -1;
   if (mkdir (copy, 0700) < 0
       || (dst = open (copy, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
              < 0)
@@ -168,7 +202,7 @@ oci_cow_rootfs_source (const struct oci_globals *g, const char *id,
                        "would have no quota",
                        why);
   src->kind = RT_ROOTFS_BIND;
-  if (copy_fallback (g, dir, b, why, rootfs, err) < 0)
+  if (copy_fallback (g, cfg, dir, b, why, rootfs, err) < 0)
     return cm_err_wrap (err, "annotation " OCI_COW_ANN "rootfs_lower");
   img_unpin_at (AT_FDCWD, pin); /* the copy is the container's own */
   return 0;

@@ -13,6 +13,7 @@
 
 #include "common/util.h"
 #include "cow_branch.h"
+#include "runtime/runtime.h"
 
 struct cow_ann
 {
@@ -52,6 +53,47 @@ check_storage (const char *key, const char *v, struct cm_err **err)
   return 0;
 }
 
+/* Whether another user than the caller (and root) could rename or replace
+ * |st|'s entries: a writable directory without the sticky bit, or one
+ * they own. */
+static bool
+others_can_replace (const struct stat *st)
+{
+  return (st->st_uid != 0 && st->st_uid != geteuid ())
+         || ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX));
+}
+
+/* The storage directory and each directory above it can be changed only
+ * by the caller or root: a branch directory there (the caller's, 0700) is
+ * reopened by path at commit and abort, and whoever can rename entries of
+ * a directory on that path can put a record of theirs in its place, with
+ * any lower: commit would merge their files into it as the caller. */
+static int
+check_storage_owner (const char *key, const char *v, struct cm_err **err)
+{
+  char real[PATH_MAX];
+  struct stat st;
+  if (realpath (v, real) == NULL)
+    return cm_err_set (err, errno, "annotation %s: \"%.256s\"", key, v);
+  for (;;)
+    {
+      if (stat (*real ? real : "/", &st) < 0)
+        return cm_err_set (err, errno, "annotation %s: `%s`", key, real);
+      if (others_can_replace (&st))
+        return cm_err_set (err, EPERM,
+                           "annotation %s: \"%.256s\": `%s` (owner %u, "
+                           "mode %04o) can be changed by another user, who "
+                           "could replace a branch stored there; use a "
+                           "directory only the caller or root can change",
+                           key, v, *real ? real : "/", (unsigned) st.st_uid,
+                           (unsigned) (st.st_mode & 07777));
+      char *slash = strrchr (real, '/');
+      if (slash == NULL)
+        return 0; /* "/" was the last */
+      *slash = '\0';
+    }
+}
+
 static int
 parse_annotations (const struct rt_config *cfg, const struct oci_cow_flags *f,
                    struct cow_ann *a, struct cm_err **err)
@@ -67,8 +109,11 @@ parse_annotations (const struct rt_config *cfg, const struct oci_cow_flags *f,
       if (strcmp (s, "on_exit") == 0 ? parse_action (k, v, &a->on_exit, err)
           : strcmp (s, "on_error") == 0
               ? parse_action (k, v, &a->on_error, err)
-          : strcmp (s, "storage") == 0 || strcmp (s, "rootfs_lower") == 0
-              ? check_storage (k, v, err)
+          : strcmp (s, "storage") == 0
+              ? check_storage (k, v, err) < 0
+                    ? -1
+                    : check_storage_owner (k, v, err)
+          : strcmp (s, "rootfs_lower") == 0 ? check_storage (k, v, err)
           : strcmp (s, "max_disk") == 0
               ? oci_cow_size_parse (k, v, &a->max_disk, err)
               : cm_err_set (
@@ -182,14 +227,17 @@ make_branches (const struct oci_globals *g, const char *id,
           = a->storage
                 ? xasprintf ("%s/%s.%zu", a->storage, id, i)
                 : xasprintf ("%s/" OCI_COW_BRANCHES "/%s/%zu", root, id, i);
-      const struct cow_create_opts o = { .max_disk = a->max_disk };
+      /* a user namespace's root is not the host's: what its branch may
+       * carry into the host is cut down at commit (docs/cow.md) */
+      const struct cow_create_opts o = { .max_disk = a->max_disk,
+                                         .strip_privs = user_namespace (cfg) };
       if (cow_branch_create_opts (m->source, storage, &o, &b, err) < 0)
         return oci_cow_quota_wrap (err, a->max_disk, "mounts[%zu] (\"cow\")",
                                    i);
       r->v = xrealloc (r->v, (r->n + 1) * sizeof *r->v);
       r->v[r->n].storage = xstrdup (b->storage);
       r->v[r->n++].dest = xstrdup (m->destination);
-      rewrite_mount (m, b, user_namespace (cfg));
+      rewrite_mount (m, b, rt_overlay_in_userns (cfg));
       cow_branch_free (b);
     }
   return 0;

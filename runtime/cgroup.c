@@ -551,6 +551,12 @@ rt_cgroup_kill (struct rt_cgroup *cg, int sig, struct cm_err **err)
 }
 
 int
+rt_cgroup_kill_v2 (struct rt_cgroup *cg, struct cm_err **err)
+{
+  return cg->v2_on ? cg_v2_kill (cg, err) : 0;
+}
+
+int
 rt_cgroup_freeze (struct rt_cgroup *cg, bool frozen, struct cm_err **err)
 {
   if (use_v1_freezer (cg))

@@ -73,6 +73,9 @@ const char *rt_cgroup_path (const struct rt_cgroup *cg);
 
 /* Sends |sig| to every process in the cgroup (kill --all). */
 int rt_cgroup_kill (struct rt_cgroup *cg, int sig, struct cm_err **err);
+/* SIGKILL through the v2 directory's cgroup.kill alone: 1 when done, 0
+ * when there is none (no v2 directory, a kernel before 5.14), -1. */
+int rt_cgroup_kill_v2 (struct rt_cgroup *cg, struct cm_err **err);
 
 /* Lists the pids in the cgroup; *pids is malloc'd. */
 int rt_cgroup_pids (struct rt_cgroup *cg, pid_t **pids, size_t *n,

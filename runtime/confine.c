@@ -79,6 +79,13 @@ rt_confine_child_landlock (const struct rt_confine *cf, struct cm_err **err)
 }
 
 int
+rt_confine_child_landlock_only (const struct rt_confine *cf,
+                                struct cm_err **err)
+{
+  return rt_ll_child_apply (&cf->ll, err);
+}
+
+int
 rt_confine_child_seccomp_early (const struct rt_confine *cf,
                                 struct cm_err **err)
 {

@@ -42,6 +42,11 @@ void rt_confine_close (struct rt_confine *cf);
 int rt_confine_child_landlock (const struct rt_confine *cf,
                                struct cm_err **err);
 
+/* The same without the early seccomp filter, for RT_PAYLOAD_FN_SEAL,
+ * whose payload loads the filter itself (runtime/seal.c). */
+int rt_confine_child_landlock_only (const struct rt_confine *cf,
+                                    struct cm_err **err);
+
 /* In the container process, the last step before execve: loads the seccomp
  * filter (and sends the notify listener to listenerPath when configured). */
 int rt_confine_child_seccomp (const struct rt_confine *cf,

@@ -33,8 +33,8 @@
 
 #define MAX_TRAPPED 250         /* BPF conditional jumps are 8-bit */
 
-/* The init hands the listener over with sendmsg after the filter is in:
- * trapped, it would wait for a supervisor that has no listener yet. */
+/* Any native call may be trapped: the init hands the listener over with
+ * write and read, which nobody needs to trap (notify.c). */
 static int
 check_syscalls (const struct rt_notify_ops *ops, struct cm_err **err)
 {
@@ -47,10 +47,6 @@ check_syscalls (const struct rt_notify_ops *ops, struct cm_err **err)
       if (nr < 0 || nr >= 4096)
         return cm_err_set (err, 0, "notify: syscalls[%zu]: %d is not a "
                            "native system call number", i, nr);
-      if (nr == SYS_sendmsg)
-        return cm_err_set (err, 0, "notify: syscalls[%zu]: sendmsg cannot "
-                           "be trapped: the init hands the listener to the "
-                           "supervisor with it", i);
     }
   return 0;
 }

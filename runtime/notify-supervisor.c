@@ -65,8 +65,14 @@ kill_container (const struct target *t)
     {
       struct rt_cgroup *cg = NULL;
       struct cm_err *e = NULL;
-      if (rt_cgroup_open (t->cgroup, &cg, &e) < 0
-          || rt_cgroup_kill (cg, SIGKILL, &e) < 0)
+      /* cgroup.kill of the v2 directory first: the init was cloned into
+       * it and every process of the container is born there.  It is all
+       * a namespace-less supervisor's domain grants of a hybrid host (not
+       * the v1 hierarchies), and all it needs. */
+      int r = rt_cgroup_open (t->cgroup, &cg, &e);
+      if (r == 0 && (r = rt_cgroup_kill_v2 (cg, &e)) == 0)
+        r = rt_cgroup_kill (cg, SIGKILL, &e);
+      if (r < 0)
         logf_ ("kill cgroup %s: %s", t->cgroup, e->msg);
       cm_err_free (&e);
       rt_cgroup_free (cg);
@@ -104,29 +110,36 @@ hygiene (struct rt_notify_sup *s)
 
 /* What stays: CAP_SYS_PTRACE to read a caller's memory (/proc/PID/mem of
  * a process of another uid), CAP_KILL and CAP_DAC_OVERRIDE to kill the
- * container (its init, its cgroup.kill).  Everything else goes, from the
- * bounding set too, and no_new_privs holds it there.  A runtime without
- * capabilities has nothing to drop. */
+ * container (its init, its cgroup.kill); with |setid| (ops->switch_creds),
+ * CAP_SETUID and CAP_SETGID permitted but not effective, for a handler
+ * that acts in its caller's fs credentials (runtime/vroot-cred.c).
+ * Everything else goes, from the bounding set too, and no_new_privs holds
+ * it there.  A runtime without capabilities has nothing to drop. */
 static void
-drop_privileges (void)
+drop_privileges (bool setid)
 {
   static const cap_value_t keep[] = { CAP_SYS_PTRACE, CAP_KILL,
-                                      CAP_DAC_OVERRIDE };
+                                      CAP_DAC_OVERRIDE, CAP_SETUID,
+                                      CAP_SETGID };
+  size_t nkeep = setid ? 5 : 3;
   cap_t c = cap_get_proc ();
   cap_flag_value_t have;
   for (cap_value_t i = 0; prctl (PR_CAPBSET_READ, i) >= 0; i++)
     {
-      bool k = i == keep[0] || i == keep[1] || i == keep[2];
+      bool k = false;
+      for (size_t j = 0; j < nkeep; j++)
+        k = k || i == keep[j];
       if (!k)
         prctl (PR_CAPBSET_DROP, i);
     }
   prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   cap_t n = cap_init ();
-  for (size_t i = 0; c && i < ARRAY_SIZE (keep); i++)
+  for (size_t i = 0; c && i < nkeep; i++)
     if (cap_get_flag (c, keep[i], CAP_PERMITTED, &have) == 0 && have)
       {
         cap_set_flag (n, CAP_PERMITTED, 1, &keep[i], CAP_SET);
-        cap_set_flag (n, CAP_EFFECTIVE, 1, &keep[i], CAP_SET);
+        if (i < 3)
+          cap_set_flag (n, CAP_EFFECTIVE, 1, &keep[i], CAP_SET);
       }
   if (cap_set_proc (n) < 0)
     logf_ ("drop capabilities: %s", strerror (errno));
@@ -144,6 +157,38 @@ recv_fd (int sock, char *text, size_t max, int *fd)
   if (*fd < 0)
     return errno == ENODATA ? 0 : -1;
   text[len] = '\0';
+  return 1;
+}
+
+/* The init's listener: it writes "listener:N" and waits (write and read:
+ * trapped calls would wait for a supervisor with no listener yet); the
+ * fd is taken with pidfd_getfd, then the init is told to go on.  1, 0 at
+ * EOF (the init died: a failed create), -1. */
+static int
+take_listener (int sock, int pidfd, int *lfd)
+{
+  char text[32];
+  ssize_t r;
+  int n;
+  while ((r = recv (sock, text, sizeof text - 1, 0)) < 0 && errno == EINTR)
+    ;
+  if (r <= 0)
+    return r == 0 ? 0 : -1;
+  text[r] = '\0';
+  if (sscanf (text, "listener:%d", &n) != 1)
+    return -1;
+  *lfd = (int) syscall (SYS_pidfd_getfd, pidfd, n, 0);
+  if (*lfd < 0)
+    {
+      logf_ ("take the listener from the init: %s", strerror (errno));
+      return -1;
+    }
+  if (send (sock, "k", 1, MSG_NOSIGNAL) != 1)
+    {
+      close (*lfd);
+      *lfd = -1;
+      return 0;                 /* the init is gone */
+    }
   return 1;
 }
 
@@ -293,7 +338,7 @@ supervise (struct rt_notify_sup *s)
   if (!wait_sock (s->sock, watch_r))
     r = -1;
   else
-    r = recv_fd (s->sock, text, sizeof text, &lfd);
+    r = take_listener (s->sock, t.pidfd, &lfd);
   close (s->sock);
   /* EOF: the init died (a failed create, a delete before start). */
   if (r > 0)
@@ -318,7 +363,7 @@ rt_notify_supervise (struct rt_notify_sup *s)
     msg = err && err->msg ? err->msg : "init failed";
   if (send (s->sock, msg, strlen (msg), MSG_NOSIGNAL) < 0 || err)
     _exit (1);
-  drop_privileges ();
+  drop_privileges (s->ops->switch_creds);
   int status = supervise (s);
   if (s->ops->fini)
     s->ops->fini (s->ops->ud);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -194,13 +195,25 @@ rt_notify_child_step (struct rt_child *ch, struct cm_err **err)
   if (fd < 0)
     return cm_err_set (err, errno, "notify: load the trap filter");
   /* Trapped system calls from here on wait in the listener's queue until
-   * the supervisor has it; sendmsg itself is never trapped. */
-  int r = cm_send_fd_str (nt.init_sock, (int) fd, "listener");
-  int e = errno;
+   * the supervisor has it.  So the hand-over is write and read, which are
+   * never trapped (sendmsg may be: the namespace-less supervisor draws
+   * datagrams): the supervisor takes the fd with pidfd_getfd, then says
+   * go on. */
+  char msg[32], b;
+  int n = snprintf (msg, sizeof msg, "listener:%ld", fd), e = 0;
+  ssize_t r = write (nt.init_sock, msg, (size_t) n);
+  if (r != n)
+    e = r < 0 ? errno : EIO;
+  else
+    {
+      while ((r = read (nt.init_sock, &b, 1)) < 0 && errno == EINTR)
+        ;
+      e = r == 1 ? 0 : r == 0 ? EPIPE : errno;
+    }
   close ((int) fd);
   close (nt.init_sock);
   nt.init_sock = -1;
-  if (r < 0)
+  if (e)
     return cm_err_set (err, e, "notify: hand the listener to the supervisor");
   return 0;
 }

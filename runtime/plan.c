@@ -132,7 +132,8 @@ plan_process (const struct rt_create_opts *o, struct cm_err **err)
   bool exec = o->payload.kind == RT_PAYLOAD_EXEC;
   if (pr == NULL || (exec && pr->args_len == 0))
     return cm_err_set (err, 0, "process.args: required and not empty");
-  if (!exec && o->payload.fn == NULL)
+  if ((o->payload.kind == RT_PAYLOAD_FN && o->payload.fn == NULL)
+      || (o->payload.kind == RT_PAYLOAD_FN_SEAL && o->payload.fn_seal == NULL))
     return cm_err_set (err, EINVAL, "payload: a function is required");
   if (pr->cwd == NULL || pr->cwd[0] != '/')
     return cm_err_set (err, 0, "process.cwd: must be an absolute path");

@@ -64,6 +64,9 @@ struct rt_notify_ops
   void (*fini) (void *ud);      /* on the supervisor's exit; may be NULL */
   int log_fd;                   /* the supervisor's errors go here (dup'd);
                                    -1: the runtime's stderr */
+  /* The handler acts in its callers' fs credentials (setfsuid, setgroups
+   * per call): CAP_SETUID/CAP_SETGID stay permitted, not effective. */
+  bool switch_creds;
 };
 
 /* For handlers: true while the notification |id| is pending (its caller
@@ -129,6 +132,43 @@ enum rt_payload_kind
   RT_PAYLOAD_EXEC = 0,          /* execve process.args (process.env) */
   RT_PAYLOAD_FN,                /* call |fn|(|arg|); the init exits with its
                                    return value */
+  RT_PAYLOAD_FN_SEAL,           /* call |fn_seal|(|arg|, seal) before the
+                                   capability drop and seccomp */
+};
+
+/* A system call as data: arguments as they are, except those whose bit is
+ * set in |ptr_args|, which are offsets into rt_seal.data to be passed as
+ * addresses.  A failure with |ok_errno| counts as success. */
+struct rt_seal_call
+{
+  long nr;
+  long arg[6];
+  unsigned ptr_args;
+  int ok_errno;
+};
+
+/* What RT_PAYLOAD_FN_SEAL is handed (runtime/seal.c): the container's
+ * confinement still to be applied, as raw system calls that work in any
+ * thread with no libc.  |narrow| sets the fs ids, groups and effective
+ * capabilities to the container's (keeping CAP_SYS_ADMIN effective for
+ * clone3's set_tid, and the permitted set to raise it): for a process
+ * that opens files for the container before it is sealed.  |seal| is the
+ * rest: bounding set, securebits, uid/gid, capabilities, ambient,
+ * no_new_privs and the seccomp filter, in the order a normal start
+ * applies them.  |data| is 8-byte aligned; |relocs| are offsets in it of
+ * 64-bit words that hold an offset into |data| to be made an address. */
+struct rt_seal_list
+{
+  const struct rt_seal_call *calls;
+  size_t ncalls;
+};
+struct rt_seal
+{
+  struct rt_seal_list narrow, seal;
+  const void *data;
+  size_t data_len;
+  const size_t *relocs;
+  size_t nrelocs;
 };
 
 struct rt_payload
@@ -139,6 +179,16 @@ struct rt_payload
    * a successful execve.  It must not return to the runtime: the init
    * _exit()s with its value (0..255). */
   int (*fn) (void *arg);
+  /* RT_PAYLOAD_FN_SEAL: runs in the init after `start` and the
+   * startContainer hooks, with the namespaces, mounts, cgroup, rlimits and
+   * Landlock rules in place, but still with the capabilities of the
+   * container's setup and no seccomp filter: for a payload that needs
+   * what the filter or the drop would forbid (criu-lite's clone3 with
+   * set_tid).  It must apply |seal| (narrow, then seal) in every thread
+   * of every process it makes before that thread runs code the payload
+   * did not vet; the init _exit()s with its value.  Refused with a
+   * seccomp listener and in the namespace-less mode. */
+  int (*fn_seal) (void *arg, const struct rt_seal *seal);
   void *arg;
 };
 
@@ -216,6 +266,9 @@ struct rt_exec_opts
   /* rt_created.landlock_pins of this container (NULL: none stored) */
   const char *landlock_pins;
   size_t landlock_pins_len;
+  /* Namespace-less (rt_exec_vroot): <state>/vroot, where the container's
+   * exec server listens. */
+  const char *vroot_dir;
 };
 
 /* Starts a process inside a running container: the init's namespaces
@@ -226,6 +279,24 @@ struct rt_exec_opts
  * new process is a child of the caller, which may waitpid() for it. */
 int rt_exec (const struct rt_exec_opts *o, pid_t *pid, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
+
+/* exec into a namespace-less container (docs/nsless.md "exec"): the
+ * process is forked by the container's exec server, which the init forked
+ * with its Landlock domain and filters in place, so it has the very same
+ * ones, is served by the supervisor and lives under the init; it runs as
+ * the container's user with its capabilities and rlimits (process.user
+ * other than the caller's is refused).  With process.terminal its stdio
+ * is a pty of the host's devpts whose master goes to
+ * o->console_socket.  Returns once execve succeeded, or with the error
+ * from inside; *status_fd then gets the fd rt_exec_vroot_status reads the
+ * exit status from (close it to let the server reap the process: until
+ * then |*pid| stays the process's). */
+int rt_exec_vroot (const struct rt_exec_opts *o, pid_t *pid, int *status_fd,
+                   struct cm_err **err) __attribute__ ((nonnull (1, 2, 3)));
+
+/* Blocks until the process of rt_exec_vroot exits: its exit status, or
+ * 128+N when signal N killed it; -1 when the server went away. */
+int rt_exec_vroot_status (int status_fd);
 
 /* /proc/PID/stat field 22, 0 when the process does not exist. */
 uint64_t rt_proc_start_time (pid_t pid);
@@ -313,6 +384,14 @@ int rt_hooks_run_all (const struct rt_hook_list *l, const char *kind,
                       const char *state_json, rt_hook_warn_fn warn,
                       const void *ud);
 
+/* What the namespace-less mode ignores in |c| (namespaces listed without
+ * a path, linux.timeOffsets, linux.rootfsPropagation, the mounts it
+ * leaves out, mount options it does not honour): one message per field,
+ * naming it, to |warn|.  What it refuses is rt_container_create's error.
+ * runtime/vroot-ignored.c */
+void rt_vroot_ignored (const struct rt_config *c, rt_hook_warn_fn warn,
+                       const void *ud);
+
 /* Parses a signal name ("KILL", "SIGKILL", "sigterm", "RTMIN+3") or number.
  * Returns the signal, or -1. */
 int rt_signal_parse (const char *s);
@@ -372,6 +451,12 @@ struct rt_kfeat
  * make no lasting change: nothing is mounted, attached or left open.  Not
  * thread-safe: first call it from one thread. */
 const struct rt_kfeat *rt_kfeat (unsigned what);
+
+/* Whether the overlay mounts of |c| are made inside the container's user
+ * namespace (they then need "userxattr"): |c| has a user namespace and
+ * this runtime is not root of the initial one.  A root runtime makes them
+ * itself, from the host (runtime/overlay-host.c). */
+bool rt_overlay_in_userns (const struct rt_config *c);
 
 /* ---- process-wide settings from the CLI --------------------------------- */
 

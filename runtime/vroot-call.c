@@ -42,11 +42,16 @@ vr_valid (struct vr_call *c)
   return 0;
 }
 
+/* The caller's memory and fds are reached with the supervisor's own
+ * credentials (ptrace-class checks: a caller that changed its uid is not
+ * dumpable), never with the caller's (vroot-cred.c). */
 int
 vr_read_mem (struct vr_call *c, uint64_t addr, void *buf, size_t len)
 {
   struct iovec l = { buf, len }, r = { (void *) (uintptr_t) addr, len };
+  bool was = vr_cred_out ();
   ssize_t n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
+  vr_cred_back (was);
   if (n < 0 || (size_t) n != len)
     return -EFAULT;
   return vr_valid (c);
@@ -56,7 +61,9 @@ int
 vr_write_mem (struct vr_call *c, uint64_t addr, const void *buf, size_t len)
 {
   struct iovec l = { (void *) buf, len }, r = { (void *) (uintptr_t) addr, len };
+  bool was = vr_cred_out ();
   ssize_t n = process_vm_writev (c->tid, &l, 1, &r, 1, 0);
+  vr_cred_back (was);
   return n < 0 || (size_t) n != len ? -EFAULT : 0;
 }
 
@@ -65,7 +72,9 @@ vr_poke_mem (struct vr_call *c, uint64_t addr, const void *buf, size_t len)
 {
   char path[64];
   snprintf (path, sizeof path, "/proc/%d/mem", (int) c->tid);
+  bool was = vr_cred_out ();
   _cleanup_fd_ int fd = open (path, O_WRONLY | O_CLOEXEC);
+  vr_cred_back (was);
   if (fd < 0)
     return -errno;
   if (pwrite (fd, buf, len, (off_t) addr) != (ssize_t) len)
@@ -88,7 +97,9 @@ vr_read_path (struct vr_call *c, uint64_t addr, char out[PATH_MAX])
         want = page;
       l = (struct iovec) { out + got, want };
       r = (struct iovec) { (void *) (uintptr_t) (addr + got), want };
+      bool was = vr_cred_out ();
       n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
+      vr_cred_back (was);
       if (n <= 0)
         return -EFAULT;
       if (memchr (out + got, '\0', (size_t) n))
@@ -98,16 +109,29 @@ vr_read_path (struct vr_call *c, uint64_t addr, char out[PATH_MAX])
   return -ENAMETOOLONG;
 }
 
+/* Another process's fd (/proc/<pid>/fd/N) only where the caller could
+ * follow that link itself: the kernel's check (ptrace read, fs ids) is
+ * made by a readlink in the caller's credentials. */
 int
 vr_caller_fd (struct vr_call *c, pid_t pid, int fd)
 {
+  char link[64], buf[8];
+  int r, e;
+  if (pid != c->task->tgid)
+    {
+      snprintf (link, sizeof link, "/proc/%d/fd/%d", (int) pid, fd);
+      if (readlink (link, buf, sizeof buf) < 0)
+        return errno == ENOENT ? -EBADF : -EACCES;
+    }
+  bool was = vr_cred_out ();
   _cleanup_fd_ int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
-  int r;
+  r = pfd < 0 ? -1 : (int) syscall (SYS_pidfd_getfd, pfd, fd, 0);
+  e = errno;
+  vr_cred_back (was);
   if (pfd < 0)
     return -ESRCH;
-  r = (int) syscall (SYS_pidfd_getfd, pfd, fd, 0);
   if (r < 0)
-    return errno == EBADF ? -EBADF : -errno;
+    return e == EBADF ? -EBADF : -e;
   return r;
 }
 

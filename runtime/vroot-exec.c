@@ -106,14 +106,23 @@ patched_copy (int fd, uint64_t off, const char *text, size_t len)
 }
 
 static int
-open_in_view (struct vr_call *c, const char *path, int flags, struct vr_path *p)
+open_in_view_at (struct vr_call *c, int dirfd, const char *path, int flags,
+                 struct vr_path *p)
 {
-  int r = vr_resolve_at (c, AT_FDCWD, path, flags, p);
+  int r = vr_resolve_at (c, dirfd, path, flags, p);
   if (r < 0)
     return r;
+  if (p->ent && p->type == S_IFLNK)
+    return -ELOOP;              /* execveat's AT_SYMLINK_NOFOLLOW */
   if (p->ent == NULL || p->type != S_IFREG)
     return -EACCES;
   return vr_open (p, O_RDONLY, 0);
+}
+
+static int
+open_in_view (struct vr_call *c, const char *path, int flags, struct vr_path *p)
+{
+  return open_in_view_at (c, AT_FDCWD, path, flags, p);
 }
 
 /* What the kernel should exec for the ELF |fd|: itself, or a copy whose
@@ -168,7 +177,7 @@ shebang (int fd, char interp[256], size_t *eol)
  * /dev/fd/VR_SCRIPT_FD (the view's /dev/fd). */
 static int
 prepare_script (struct vr_call *c, int fd, size_t eol, const char *interp,
-                size_t path_len)
+                size_t path_len, int num, bool cloexec)
 {
   char line[300], text[32], head[256];
   const char *name = strrchr (interp, '/');
@@ -205,7 +214,7 @@ prepare_script (struct vr_call *c, int fd, size_t eol, const char *interp,
   while (in < st.st_size)
     if (sendfile (m, fd, &in, (size_t) (st.st_size - in)) <= 0)
       return -EIO;
-  return inject_at (c, m, VR_SCRIPT_FD, false);
+  return inject_at (c, m, num, cloexec);
 }
 
 static int
@@ -230,9 +239,14 @@ static int
 exec_name (struct vr_call *c, const char *name)
 {
   char target[32];
+  int r, e;
   snprintf (target, sizeof target, "/proc/self/fd/%d", VR_EXEC_FD);
-  if (symlinkat (target, c->s->exec_dir, name) < 0 && errno != EEXIST)
-    return -errno;
+  bool was = vr_cred_out ();    /* the supervisor's directory */
+  r = symlinkat (target, c->s->exec_dir, name);
+  e = errno;
+  vr_cred_back (was);
+  if (r < 0 && e != EEXIST)
+    return -e;
   return 0;
 }
 
@@ -250,30 +264,134 @@ rewrite_to_name (struct vr_call *c, uint64_t addr, const char *path)
   return vr_poke_mem (c, addr, name, strlen (name) + 1);
 }
 
+/* With a dirfd the kernel resolves a relative rewrite against it, not the
+ * exec directory: the string becomes the absolute /dev/fd/VR_EXEC_FD
+ * (the host's /dev/fd, as for scripts), or ENOEXEC when it is shorter. */
+static int
+rewrite_abs (struct vr_call *c, uint64_t addr, const char *path)
+{
+  char text[32];
+  snprintf (text, sizeof text, "/dev/fd/%d", VR_EXEC_FD);
+  if (strlen (path) < strlen (text))
+    return -ENOEXEC;
+  return vr_poke_mem (c, addr, text, strlen (text) + 1);
+}
+
+/* O_CLOEXEC of the caller's fd |fd| (its fdinfo: the supervisor's own
+ * read, a ptrace-class one). */
+static bool
+caller_cloexec (struct vr_call *c, int fd)
+{
+  char path[64], buf[256], *f;
+  snprintf (path, sizeof path, "/proc/%d/fdinfo/%d", (int) c->task->tgid, fd);
+  bool was = vr_cred_out ();
+  _cleanup_fd_ int i = open (path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = i < 0 ? -1 : read (i, buf, sizeof buf - 1);
+  vr_cred_back (was);
+  if (n <= 0)
+    return true;
+  buf[n] = '\0';
+  f = strstr (buf, "flags:");
+  return f == NULL || (strtoul (f + 6, NULL, 8) & O_CLOEXEC);
+}
+
+/* The file of the caller's fd, for execveat(fd, "", AT_EMPTY_PATH):
+ * readable (reopened: the fd may be O_PATH), and gated as a path exec is
+ * when it lies in the view; a memfd is the container's own code; any
+ * other object outside the view is refused (a copy of it would pass
+ * Landlock's EXECUTE check, which the kernel makes on the original). */
+static int
+fd_file (struct vr_call *c, int dirfd, char vpath[PATH_MAX])
+{
+  char link[64], host[PATH_MAX];
+  struct vr_path p;
+  ssize_t n;
+  int r;
+  _cleanup_fd_ int dup = vr_caller_fd (c, c->task->tgid, dirfd);
+  if (dup < 0)
+    return dup;
+  snprintf (link, sizeof link, "/proc/self/fd/%d", dup);
+  if ((n = readlink (link, host, PATH_MAX - 1)) < 0)
+    return -errno;
+  host[n] = '\0';
+  vpath[0] = '\0';
+  if (host[0] == '/' && vr_host_to_virtual (c->s->v, host, vpath) == 0)
+    {
+      if ((r = vr_resolve (c->s->v, &c->ctx, "/", vpath, VR_NOFOLLOW, &p)) < 0)
+        return r;
+      if (p.ent == NULL || p.type != S_IFREG)
+        return -EACCES;
+      if ((r = gate (c, &p)) < 0)
+        return r;
+    }
+  else if (!cm_startswith (host, "/memfd:"))
+    return -EACCES;
+  else if (syscall (SYS_faccessat2, dup, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) < 0)
+    return -errno;
+  r = open (link, O_RDONLY | O_CLOEXEC);
+  return r < 0 ? -errno : r;
+}
+
+/* execveat(fd, "", AT_EMPTY_PATH): the kernel execs the fd's file.  A
+ * static ELF goes as it is; a dynamic one, or a script, is replaced at
+ * that fd number by the copy a path exec would run (its interpreter the
+ * view's), keeping the fd's close-on-exec flag. */
+static int64_t
+exec_fd (struct vr_call *c, int dirfd)
+{
+  char interp[256], vpath[PATH_MAX];
+  uint64_t off, size;
+  size_t eol = 0;
+  int r;
+  _cleanup_fd_ int fd = fd_file (c, dirfd, vpath);
+  if (fd < 0)
+    return fd;
+  bool cloexec = caller_cloexec (c, dirfd);
+  if ((r = shebang (fd, interp, &eol)) < 0)
+    return r;
+  if (r > 0)
+    r = prepare_script (c, fd, eol, interp, SIZE_MAX, dirfd, cloexec);
+  else if ((r = elf_interp (fd, interp, &off, &size)) > 0)
+    {
+      _cleanup_fd_ int efd = prepare_elf (c, fd, VR_INTERP_FD);
+      r = efd < 0 ? efd : inject_at (c, efd, dirfd, cloexec);
+    }
+  if (r < 0)
+    return r;
+  free (c->task->exe);
+  c->task->exe = vpath[0] ? xstrdup (vpath) : NULL;
+  return VR_CONTINUE;
+}
+
 int64_t
 vr_do_exec (struct vr_call *c)
 {
+  const __u64 *g = c->req->data.args;
   char path[PATH_MAX], interp[256], text[32];
+  bool at = c->req->data.nr == SYS_execveat;
+  int dirfd = at ? (int) g[0] : AT_FDCWD, flags = at ? (int) g[4] : 0;
+  uint64_t addr = at ? g[1] : g[0];
   struct vr_path p;
   size_t eol = 0;
   int r;
 
-  /* execveat resolves a relative rewrite against its dirfd, not the exec
-   * directory, and by fd it names no path to draw: not serviced
-   * (docs/nsless.md). */
-  if (c->req->data.nr == SYS_execveat)
-    return -ENOSYS;
-  uint64_t addr = c->req->data.args[0];
+  if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+    return -EINVAL;
   if ((r = vr_read_path (c, addr, path)) < 0)
     return r;
-  _cleanup_fd_ int fd = open_in_view (c, path, 0, &p);
+  if (path[0] == '\0')
+    return (flags & AT_EMPTY_PATH) ? exec_fd (c, dirfd) : -ENOENT;
+  _cleanup_fd_ int fd = open_in_view_at (c, dirfd, path,
+                                         (flags & AT_SYMLINK_NOFOLLOW)
+                                         ? VR_NOFOLLOW : 0, &p);
   if (fd < 0)
     return fd;
   if ((r = gate (c, &p)) < 0 || (r = shebang (fd, interp, &eol)) < 0)
     return r;
   if (r > 0)
     {
-      if ((r = prepare_script (c, fd, eol, interp, strlen (path))) < 0)
+      if ((r = prepare_script (c, fd, eol, interp, strlen (path),
+                               VR_SCRIPT_FD, false)) < 0)
         return r;
       snprintf (text, sizeof text, "/dev/fd/%d", VR_SCRIPT_FD);
       r = vr_poke_mem (c, addr, text, strlen (text) + 1);
@@ -284,7 +402,8 @@ vr_do_exec (struct vr_call *c)
       if (efd < 0)
         return efd;
       if ((r = inject_at (c, efd, VR_EXEC_FD, true)) == 0)
-        r = rewrite_to_name (c, addr, path);
+        r = dirfd == AT_FDCWD ? rewrite_to_name (c, addr, path)
+                              : rewrite_abs (c, addr, path);
     }
   if (r < 0)
     return r;

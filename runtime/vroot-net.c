@@ -153,17 +153,3 @@ vr_do_sock (struct vr_call *c)
   free (j);
   return r;
 }
-
-/* socket and socketpair: an AF_UNIX datagram socket can send to a named
- * address with sendto/sendmsg, which the view does not draw yet (the
- * address of sendmsg sits in memory a sibling thread can rewrite after a
- * check), so it is refused; every other socket CONTINUEs — the decision
- * reads only registers, which the caller cannot change. */
-int64_t
-vr_do_socket (struct vr_call *c)
-{
-  const __u64 *g = c->req->data.args;
-  if (g[0] == AF_UNIX && (g[1] & 0xf) == SOCK_DGRAM)
-    return -EPERM;
-  return VR_CONTINUE;
-}

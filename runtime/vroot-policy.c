@@ -33,8 +33,28 @@ host_of (const struct vr_path *r)
                     strcmp (r->ent->host, "/") == 0 ? "" : "/", r->rel);
 }
 
+/* A bound char device keeps the ioctl right the namespaced policy gives
+ * it (rt_ll_bound_device: the config allows that device), found by its
+ * container path; the default /dev nodes get none, as there.  Both the
+ * container's domain and the supervisor's (an ancestor layer of it, which
+ * handles IOCTL_DEV) grant it then (vr_landlock_access). */
+static uint64_t
+device_ioctl (const struct vroot *v, const struct vr_entry *e,
+              const struct rt_ll_policy *p)
+{
+  struct stat st;
+  if (e->dir || e == &v->e[0] || fstat (e->fd, &st) < 0
+      || !S_ISCHR (st.st_mode))
+    return 0;
+  for (size_t i = 0; i < p->rules_len; i++)
+    if (p->rules[i].path && p->rules[i].origin == RT_LL_O_DEVICE
+        && strcmp (p->rules[i].path, e->dest) == 0)
+      return p->rules[i].access & RT_LL_FS_IOCTL_DEV;
+  return 0;
+}
+
 int
-vr_ll_translate (const struct vroot *v, struct rt_ll_policy *p,
+vr_ll_translate (struct vroot *v, struct rt_ll_policy *p,
                  struct cm_err **err)
 {
   static const struct vr_ctx none = { 0 };
@@ -49,9 +69,12 @@ vr_ll_translate (const struct vroot *v, struct rt_ll_policy *p,
   if (p->handled_fs == 0)
     return 0;
   for (size_t i = 0; i < v->n; i++)
-    put (&rules, &n, xstrdup (v->e[i].host),
-         vr_landlock_access (&v->e[i]) & p->handled_fs,
-         i == 0 ? RT_LL_O_ROOT : RT_LL_O_MOUNT);
+    {
+      v->e[i].ioctl = device_ioctl (v, &v->e[i], p) != 0;
+      put (&rules, &n, xstrdup (v->e[i].host),
+           vr_landlock_access (&v->e[i]) & p->handled_fs,
+           i == 0 ? RT_LL_O_ROOT : RT_LL_O_MOUNT);
+    }
   for (size_t i = 0; i < p->rules_len; i++)
     {
       const struct rt_ll_rule *r = &p->rules[i];

@@ -32,6 +32,12 @@ make_dirs (struct vr_setup *s, const char *state_dir, struct cm_err **err)
   if (mkdir_new (s->dir, err) < 0 || mkdir_new (s->exec_path, err) < 0
       || mkdir_new (s->tmpfs_path, err) < 0)
     return -1;
+  /* Searchable by all: the container's kernel cwd, through which it
+   * execs (vroot-exec.c) whatever uid it has changed to.  Its links name
+   * /proc/self/fd/N only; it cannot be listed. */
+  if (chmod (s->dir, 0711) < 0 || chmod (s->exec_path, 0711) < 0)
+    return cm_err_set (err, errno, "namespace-less mode: chmod `%s`",
+                       s->exec_path);
   s->exec_dir = open (s->exec_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (s->exec_dir < 0)
     return cm_err_set (err, errno, "namespace-less mode: open `%s`",

@@ -100,17 +100,27 @@ vr_do_access (struct vr_call *c)
   char name[NAME_MAX + 1];
   int dirfd = AT_FDCWD, mode = (int) g[1], fl = 0, empty;
   uint64_t path = g[0];
+  int sw = 0;
   if (c->req->data.nr != SYS_access)
     {
       dirfd = (int) g[0], path = g[1], mode = (int) g[2];
       if (c->req->data.nr == SYS_faccessat2)
         fl = (int) g[3];
     }
+  /* access(2) checks with the real ids, the walk included: the caller's,
+   * set on this thread, then checked as effective ones (the supervisor's
+   * own real ids are not the caller's). */
+  if (!(fl & AT_EACCESS))
+    {
+      vr_cred_leave ();
+      if ((sw = vr_cred_enter (c->tid, true)) < 0)
+        return sw;
+    }
   _cleanup_fd_ int fd = object (c, dirfd, path, fl, name, &empty);
   if (fd < 0)
     return fd;
-  if (syscall (SYS_faccessat2, fd, name, mode,
-               AT_SYMLINK_NOFOLLOW | empty | (fl & AT_EACCESS)) < 0)
+  if (syscall (SYS_faccessat2, fd, name, mode, AT_SYMLINK_NOFOLLOW | empty
+               | (fl & AT_EACCESS) | (sw > 0 ? AT_EACCESS : 0)) < 0)
     return -errno;
   return 0;
 }

@@ -25,9 +25,12 @@ const char *const vr_serviced_syscalls[] = {
   "mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat",
   "renameat2", "symlink", "symlinkat", "link", "linkat", "chmod", "fchmodat",
   "fchmodat2", "chown", "lchown", "fchownat", "truncate", "utimensat",
-  "mknod", "mknodat", "connect", "bind", "getdents64", "socket", "socketpair",
+  "mknod", "mknodat", "connect", "bind", "getdents64",
   "getxattr", "lgetxattr", "setxattr", "lsetxattr", "listxattr", "llistxattr",
-  "removexattr", "lremovexattr", "uname", NULL,
+  "removexattr", "lremovexattr", "uname",
+  "fchmod", "fchown", "fsetxattr", "fremovexattr",
+  "setxattrat", "getxattrat", "listxattrat", "removexattrat",
+  "sendto", "sendmsg", "sendmmsg", NULL,
 };
 
 const char *const vr_refused_syscalls[] = {
@@ -36,7 +39,7 @@ const char *const vr_refused_syscalls[] = {
   "move_mount", "fsopen", "fspick", "mount_setattr", "name_to_handle_at",
   "open_by_handle_at", "inotify_add_watch", "fanotify_mark", "uselib",
   "swapon", "swapoff", "acct", "quotactl", "utime", "utimes", "futimesat",
-  "setxattrat", "getxattrat", "listxattrat", "removexattrat", "getdents",
+  "getdents",
   "statmount", "listmount", "file_getattr", "file_setattr",
   /* io_uring does opens, stats and connects without system calls: none of
    * them would pass through the view */
@@ -175,9 +178,14 @@ magic (void *ud, pid_t pid, const char *name, char out[PATH_MAX])
   if (strcmp (name, "exe") != 0 && !cm_startswith (name, "fd/"))
     return -EACCES;
   snprintf (link, sizeof link, "/proc/%d/%s", (int) pid, name);
+  /* The caller reads its own links whatever its ids (the kernel lets a
+   * thread group); another's only as its own credentials allow. */
+  bool was = pid == c->task->tgid && vr_cred_out ();
   n = readlink (link, host, sizeof host - 1);
+  int e = errno;
+  vr_cred_back (was);
   if (n < 0)
-    return -errno;
+    return -e;
   host[n] = '\0';
   if (host[0] != '/')           /* pipe:[…], socket:[…], anon_inode:… */
     return snprintf (out, PATH_MAX, "%s", host), 0;
@@ -216,14 +224,18 @@ handler_for (int nr)
       return vr_do_sock;
     case SYS_getdents64:
       return vr_do_getdents;
-    case SYS_socket: case SYS_socketpair:
-      return vr_do_socket;
     case SYS_getxattr: case SYS_lgetxattr: case SYS_setxattr:
     case SYS_lsetxattr: case SYS_listxattr: case SYS_llistxattr:
     case SYS_removexattr: case SYS_lremovexattr:
+    case 463: case 464: case 465: case 466:   /* the *xattrat calls */
       return vr_do_xattr;
     case SYS_uname:
       return vr_do_uname;
+    case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
+      return vr_do_send;
+    case SYS_fchmod: case SYS_fchown: case SYS_fsetxattr:
+    case SYS_fremovexattr:
+      return vr_do_fdmeta;
     default:
       return vr_do_write;
     }
@@ -286,7 +298,10 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
   c.ctx = (struct vr_ctx) { .tgid = (pid_t) tgid, .tid = c.tid,
                             .cwd = c.task->cwd, .pid_ok = pid_ok,
                             .magic = magic, .ud = &c };
-  r = (serviced (req->data.nr) ? handler_for (req->data.nr) : refuse) (&c);
+  /* Whose rights: the caller's (vroot-cred.c). */
+  if ((r = vr_cred_enter (c.tid, false)) >= 0)
+    r = (serviced (req->data.nr) ? handler_for (req->data.nr) : refuse) (&c);
+  vr_cred_leave ();
   if (r == VR_ANSWERED)
     return 1;
   if (r == VR_CONTINUE)

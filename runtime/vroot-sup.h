@@ -104,9 +104,15 @@ int64_t vr_do_cwd (struct vr_call *c);
 int64_t vr_do_write (struct vr_call *c);
 int64_t vr_do_sock (struct vr_call *c);
 int64_t vr_do_getdents (struct vr_call *c);
-int64_t vr_do_socket (struct vr_call *c);
 int64_t vr_do_xattr (struct vr_call *c);
 int64_t vr_do_uname (struct vr_call *c);
+int64_t vr_do_fdmeta (struct vr_call *c);
+int64_t vr_do_send (struct vr_call *c);
+
+/* 0 when metadata may be changed through |dup| (a dup of a caller's fd):
+ * -EROFS under a read-only entry or path of the view, -EPERM for a host
+ * device node (vroot-fdmeta.c). */
+int vr_fd_writable (struct vr_call *c, int dup);
 
 /* Caller memory: strings are read page by page (an unmapped next page is
  * not an error), then the notification is re-validated.  -errno. */
@@ -138,6 +144,19 @@ int vr_at (struct vr_call *c, const struct vr_path *p, char name[NAME_MAX + 1],
 
 /* Injects |fd| as the call's result (ADDFD_FLAG_SEND); fails closed. */
 int64_t vr_inject (struct vr_call *c, int fd, bool cloexec);
+
+/* Whose rights (vroot-cred.c): the handlers act in the calling thread's
+ * fs credentials.  vr_cred_enter sets them on this thread (|real|: the
+ * real ids, as access(2) checks) — 1 when switched, 0 when the supervisor
+ * has no capability and so already has them, -errno; vr_cred_leave
+ * restores the supervisor's own.  vr_cred_out steps out to the
+ * supervisor's own for one of its own actions (the caller's memory and
+ * fds, the exec directory) and returns what vr_cred_back needs to step
+ * back in. */
+int vr_cred_enter (pid_t tid, bool real);
+void vr_cred_leave (void);
+bool vr_cred_out (void);
+void vr_cred_back (bool was);
 
 /* The caller's umask (from /proc/<tid>/status). */
 mode_t vr_umask (struct vr_call *c);

@@ -167,6 +167,8 @@ do_attr (struct vr_call *c, int dirfd, uint64_t addr, int atflags)
       _cleanup_fd_ int fd = vr_caller_fd (c, c->task->tgid, dirfd);
       if (fd < 0)
         return fd;
+      if ((r = vr_fd_writable (c, fd)) < 0)
+        return r;
       if (g[2] && (r = vr_read_mem (c, g[2], ts, sizeof ts)) < 0)
         return r;
       return futimens (fd, g[2] ? ts : NULL) < 0 ? -errno : 0;

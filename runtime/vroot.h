@@ -44,6 +44,8 @@ struct vr_entry
   bool dir;                     /* false: a file bind mount */
   bool ro;
   bool noexec;                  /* the mount's "noexec": no exec from it */
+  bool ioctl;                   /* a bound char device the config allows:
+                                   its ioctls granted (vr_ll_translate) */
   enum vr_kind kind;
 };
 
@@ -85,6 +87,13 @@ int vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
                           struct vr_mount_spec **out, size_t *n,
                           char ***owned, struct cm_err **err);
 
+/* A mount's type as the view takes it ("bind" when its options say so),
+ * and whether the view leaves that type out (sysfs, cgroup, devpts,
+ * mqueue: the destination stays the rootfs's own directory). */
+struct rt_mount;
+const char *vr_mount_type (const struct rt_mount *m);
+bool vr_mount_left_out (const char *type);
+
 void vr_free (struct vroot *v);
 
 /* Sets the view's masked and read-only paths (container paths; each is
@@ -115,11 +124,12 @@ int vr_host_to_virtual (const struct vroot *v, const char *host,
  * names container paths) for the view: one rule per entry on its host
  * path with vr_landlock_access's rights, and each fs_readable/fs_writable
  * annotation resolved in the view to the host object it names, no wider
- * than its entry; root, mount and device rules are dropped.  A fs_denied
+ * than its entry; root, mount and device rules are dropped.  Marks the
+ * bound char devices whose ioctls the policy grants (vr_entry.ioctl).  A fs_denied
  * that would need a mask (a mount) is refused, naming the annotation.
  * vroot-policy.c. */
 struct rt_ll_policy;
-int vr_ll_translate (const struct vroot *v, struct rt_ll_policy *p,
+int vr_ll_translate (struct vroot *v, struct rt_ll_policy *p,
                      struct cm_err **err);
 
 /* The container's TCP rules, for the supervisor to obey on-behalf. */

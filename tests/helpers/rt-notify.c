@@ -20,7 +20,8 @@
  *                   the supervisor's fds (sup_fd=N:target), its effective
  *                   and bounding capabilities and no_new_privs from /proc
  *     delete        create, then kill the init as `delete -f` does
- *     trap-sendmsg  notify ops trapping sendmsg: the create must fail
+ *     trap-bad      notify ops trapping no native call (4096): the create
+ *                   must fail
  *     init-fail     the ops' init fails: so must the create
  * With RT_NOTIFY_CGROUP set, the container gets a cgroup (its cgroupsPath),
  * removed at the end.  STATEDIR/pids names the init and the supervisor,
@@ -204,7 +205,7 @@ main (int argc, char **argv)
   struct rt_created cr = { 0 };
   char path[PATH_MAX], rootfs[PATH_MAX], fifo[PATH_MAX], status[PATH_MAX];
   int trapped[] = { SYS_getppid, SYS_mkdir, SYS_mkdirat };
-  int sys_sendmsg = SYS_sendmsg, pfd[2], ifd[2], st;
+  int sys_bad = 4096, pfd[2], ifd[2], st;
 
   if (argc < 4)
     return fprintf (stderr, "usage: rt-notify BUNDLE STATEDIR MODE [N]\n"), 2;
@@ -233,8 +234,8 @@ main (int argc, char **argv)
 
   struct rt_notify_ops ops = { .syscalls = trapped, .syscalls_len = 3,
                                .handle = handle, .log_fd = 2 };
-  if (strcmp (mode, "trap-sendmsg") == 0)
-    ops.syscalls = &sys_sendmsg, ops.syscalls_len = 1;
+  if (strcmp (mode, "trap-bad") == 0)
+    ops.syscalls = &sys_bad, ops.syscalls_len = 1;
   if (strcmp (mode, "init-fail") == 0)
     ops.init = init_fail;
   struct rt_create_opts o = {

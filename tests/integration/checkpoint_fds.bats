@@ -227,6 +227,7 @@ forge_tmpfs() {
   python3 - "$IMG/tmpfs.img" "$@" <<'PY'
 import hashlib, struct, sys
 path, specs = sys.argv[1], sys.argv[2:]
+version = struct.unpack_from('<I', open(path, 'rb').read(12), 8)[0]  # the good image's
 types = {'d': 1, 'f': 2, 'l': 3}
 ents = b''
 for s in specs:
@@ -239,7 +240,7 @@ hdr_len, table_len = 56, 64 * 272
 table = struct.pack('<256sQQ', b'/tmp', hdr_len + table_len, len(ents)).ljust(table_len, b'\0')
 body = table + ents
 total = hdr_len + len(body)
-hdr = struct.pack('<8sIIQ32s', b'CLTMPFS\0', 3, 1, total, hashlib.sha256(body).digest())
+hdr = struct.pack('<8sIIQ32s', b'CLTMPFS\0', version, 1, total, hashlib.sha256(body).digest())
 open(path, 'wb').write(hdr + body)
 PY
 }

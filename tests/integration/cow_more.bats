@@ -67,7 +67,9 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   done
   [[ "$output" != *"conflict: $HOST/quiet"* ]]
   # nothing was merged; the branch is still there to decide
-  [ ! -e "$HOST/mod" ] && [ ! -e "$HOST/d" ] && [ "$(cat "$HOST/quiet/q")" = q ]
+  [ ! -e "$HOST/mod" ]
+  [ ! -e "$HOST/d" ]
+  [ "$(cat "$HOST/quiet/q")" = q ]
   rt commit --force "$(cid)"
   [ "$(cat "$HOST/mod")" = "$(printf 'm\n1')" ]
   [ "$(cat "$HOST/quiet/q")" = "$(printf 'q\n1')" ]
@@ -91,7 +93,8 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   rt delete -f "$(cid a)"
   run rt rmi --cache-dir "$CACHE" "$IMG"
   [ "$status" -ne 0 ]
-  [[ "$output" == *"container $(cid b)"* ]] && [[ "$output" != *"$(cid a)"* ]]
+  [[ "$output" == *"container $(cid b)"* ]]
+  [[ "$output" != *"$(cid a)"* ]]
   # delete releases the pin: a stopped container's too
   rt delete "$(cid b)"
   rt rmi --cache-dir "$CACHE" "$IMG"
@@ -133,7 +136,8 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   cp "$ROOT/$(cid)/image-pin" "$BATS_TEST_TMPDIR/pin"
   rm "$ROOT/$(cid)/image-pin"
   rt rmi --cache-dir "$CACHE" "$IMG"
-  [ -z "$(ls "$CACHE/rootfs")" ] && [ -z "$(ls "$CACHE/pins")" ]
+  [ -z "$(ls "$CACHE/rootfs")" ]
+  [ -z "$(ls "$CACHE/pins")" ]
   rt delete -f "$(cid)"
   # a holder at the same path that names another pin is not the old one
   make_image
@@ -195,20 +199,39 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   [ "$(grep -c . "$BATS_TEST_TMPDIR/err")" = 1 ]
   grep -q "copying the rootfs lower \`$(echo "$CACHE"/rootfs/*)\`: overlayfs refused the layer: .*not supported as upperdir" "$BATS_TEST_TMPDIR/err"
   for _ in $(seq 200); do
-    [ -e "$OVROOT/$(cid)/rootfs/data/done" ] && break
+    [ -e "$OVROOT/$(cid)/rootfs/root/data/done" ] && break
     sleep 0.05
   done
   # the container works on a copy of its own, under its state directory
   [ "$(ort exec "$(cid)" cat /data/f)" = w ]
-  [ "$(cat "$OVROOT/$(cid)/rootfs/data/f")" = w ]
+  [ "$(cat "$OVROOT/$(cid)/rootfs/root/data/f")" = w ]
   [ ! -e "$OVROOT/$(cid)/layer" ]
   # (its / is a bind of that copy: an overlayfs only because the --root is)
   mi=$(ort exec "$(cid)" cat /proc/self/mountinfo | awk '$5 == "/"')
-  [[ "$mi" != *layer/upper* ]] && [[ "$mi" != *"$CACHE"* ]]
+  [[ "$mi" != *layer/upper* ]]
+  [[ "$mi" != *"$CACHE"* ]]
   [ "$(cache_tree)" = "$before" ]
   # a copy holds no pin: the image can go while it runs
   [ -z "$(ls "$CACHE/pins/"*/ 2>/dev/null)" ]
   ort delete -f "$(cid)"
   [ ! -e "$OVROOT/$(cid)" ]
   [ "$(cache_tree)" = "$before" ]
+}
+
+@test "image pins: a pin or holder that is a FIFO does not hang rmi or prune; it keeps the tree" {
+  make_image
+  rt pull --cache-dir "$CACHE" "$IMG" >/dev/null
+  hex=$(basename "$(echo "$CACHE"/rootfs/*)")
+  mkdir -p "$CACHE/pins/$hex"
+  mkfifo "$BATS_TEST_TMPDIR/holder"
+  printf 'holder=%s\nname=container fifo\n' "$BATS_TEST_TMPDIR/holder" \
+    > "$CACHE/pins/$hex/0123456789abcdef0123456789abcdef"
+  mkfifo "$CACHE/pins/$hex/fedcba9876543210fedcba9876543210"
+  # a reader that opened either FIFO blocking would wait for a writer forever
+  run timeout 20 "$SANDLOCK_OCI" --root "$ROOT" rmi --cache-dir "$CACHE" "$IMG"
+  echo "$output"
+  [ "$status" -ne 124 ]
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"in use by container fifo"* ]]
+  [ -d "$CACHE/rootfs/$hex" ]
 }

@@ -63,8 +63,8 @@ test_refused (void)
   ok (m && strstr (m, "syscalls[0]: -1"), "a negative number: %s", m);
   free (m);
   m = refusal (sm, 2);
-  ok (m && strstr (m, "syscalls[1]: sendmsg cannot be trapped"),
-      "sendmsg is refused, naming the index: %s", m);
+  ok (m == NULL, "sendmsg may be trapped (the listener is handed over "
+      "with write and read)");
   free (m);
 }
 

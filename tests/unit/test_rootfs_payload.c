@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -289,6 +290,102 @@ test_payload_fn (void)
   rt_config_free (c);
 }
 
+/* Seccomp, NoNewPrivs, CapEff and a Landlock-denied ioctl, as text. */
+static void
+confinement (char *out, size_t len)
+{
+  char buf[4096];
+  int fd = open ("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read (fd, buf, sizeof buf - 1) : -1;
+  const char *sc, *nnp, *cap;
+  struct termios t;
+  int e;
+  if (fd >= 0)
+    close (fd);
+  buf[n > 0 ? n : 0] = '\0';
+  sc = strstr (buf, "Seccomp:\t");
+  nnp = strstr (buf, "NoNewPrivs:\t");
+  cap = strstr (buf, "CapEff:\t");
+  fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  e = fd >= 0 && ioctl (fd, TCGETS, &t) < 0 ? errno : 0;
+  if (fd >= 0)
+    close (fd);
+  snprintf (out, len, "seccomp=%c nnp=%c cap=%.16s ioctl=%s",
+            sc ? sc[9] : '?', nnp ? nnp[12] : '?', cap ? cap + 8 : "?",
+            e == EACCES ? "EACCES" : strerror (e));
+}
+
+/* Makes one list of the seal from C, as a payload would. */
+static int
+apply (const struct rt_seal *s, const struct rt_seal_list *l)
+{
+  uint64_t *data = xcalloc (s->data_len / 8 + 1, 8);
+  int r = 0;
+  memcpy (data, s->data, s->data_len);
+  for (size_t i = 0; i < s->nrelocs; i++)
+    data[s->relocs[i] / 8] += (uint64_t) (uintptr_t) data;
+  for (size_t i = 0; r == 0 && i < l->ncalls; i++)
+    {
+      const struct rt_seal_call *c = &l->calls[i];
+      long a[6];
+      for (int k = 0; k < 6; k++)
+        a[k] = c->arg[k] + ((c->ptr_args >> k) & 1 ? (long) (uintptr_t) data : 0);
+      if (syscall (c->nr, a[0], a[1], a[2], a[3], a[4], a[5]) < 0
+          && errno != c->ok_errno)
+        r = -1;
+    }
+  free (data);
+  return r;
+}
+
+/* In the init after start, before the drop and the filter: what confines
+ * it before and after it makes the seal, to a file. */
+static int
+payload_seal (void *arg, const struct rt_seal *seal)
+{
+  char before[128], after[128], out[512];
+  int fd;
+  confinement (before, sizeof before);
+  if (apply (seal, &seal->narrow) < 0 || apply (seal, &seal->seal) < 0)
+    return 1;
+  confinement (after, sizeof after);
+  snprintf (out, sizeof out, "%s before %s after %s pid=%d\n",
+            (const char *) arg, before, after, (int) getpid ());
+  fd = open ("/seal.txt", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || write (fd, out, strlen (out)) < 0)
+    return 1;
+  return 9;
+}
+
+static void
+test_payload_fn_seal (void)
+{
+  struct rt_config *c = config ("[\"unused\"]");
+  struct rt_payload pl = { .kind = RT_PAYLOAD_FN_SEAL, .fn_seal = payload_seal,
+                           .arg = "sealed" };
+  char *s, *want, ours[4096], *cap;
+  int fd = open ("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read (fd, ours, sizeof ours - 1) : -1;
+
+  if (fd >= 0)
+    close (fd);
+  ours[n > 0 ? n : 0] = '\0';
+  cap = strstr (ours, "CapEff:\t");
+  /* the setup runs with the runtime's own effective set */
+  want = xasprintf ("sealed before seccomp=0 nnp=0 cap=%.16s ioctl=EACCES "
+                    "after seccomp=2 nnp=1 cap=0000000000000000 "
+                    "ioctl=EACCES pid=1\n", cap ? cap + 8 : "?");
+  layers ("fs");
+  ok (run ("fs", c, pl) == 9, "payload fn_seal: start succeeds and the "
+      "init exits with the function's value");
+  is_str (s = slurp ("up-fs/seal.txt"), want,
+          "payload fn_seal: runs under Landlock with the setup's "
+          "capabilities and no filter; its seal drops them and loads the "
+          "filter"); free (s);
+  free (want);
+  rt_config_free (c);
+}
+
 int
 main (void)
 {
@@ -305,6 +402,7 @@ main (void)
   test_overlay_bad_layer ();
   test_overlay_userns ();
   test_payload_fn ();
+  test_payload_fn_seal ();
   {
     char *c = xasprintf ("rm -rf %s", dir);
     if (system (c) != 0)
