@@ -187,3 +187,27 @@ tty_to() { # sock file
   tr -d '\r' < "$OUT2" | head -3
   ! grep -q '^log' "$OUT2"
 }
+
+@test "stdio: the container's own /dev/null (the host's node, bind-mounted) is not the engine's /dev/null" {
+  # in a user namespace /dev/null is a bind mount of the host's node: the
+  # same inode as the /dev/null the engine gave, through another mount
+  cfg '.linux.namespaces += [{"type":"user"}]
+       | .linux.uidMappings=[{"containerID":0,"hostID":0,"size":65536}]
+       | .linux.gidMappings=[{"containerID":0,"hostID":0,"size":65536}]'
+  cmd /bin/sh -c 'exec 6>/dev/null; i=0; while :; do echo "leak $i" >&6 || echo "fail $i" >> /tmp/errs; echo "alive $i" >> /tmp/alive; i=$((i+1)); sleep 0.1; done'
+  id=$(cid)
+  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > /dev/null 2>&1)
+  wait_for "$TMP/alive" '^alive 3'
+  pid=$(rt state "$id" | jq -r .pid)
+  [ "$(stat -L -c %d:%i "/proc/$pid/fd/6")" = "$(stat -L -c %d:%i "/proc/$pid/fd/1")" ] ||
+    skip "the container's /dev/null is not the host's node here"
+  rt checkpoint --image-path "$IMG" "$id"
+  n=$(last_of "$TMP/alive" alive)
+  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$id-r" < /dev/null > "$OUT2" 2>&1)
+  wait_for "$TMP/alive" "^alive $((n + 3))"
+  cat "$OUT2"
+  # fd 6 is the container's /dev/null again: not the restorer's stdout,
+  # nor its stdin (where a write fails)
+  ! grep -q '^leak' "$OUT2"
+  [ ! -e "$TMP/errs" ]
+}
