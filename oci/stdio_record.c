@@ -32,7 +32,7 @@ mnt_id_of (pid_t pid, int fd)
   return p ? strtoull (p + 7, NULL, 10) : 0;
 }
 
-/* fd |k| as the init got it. */
+/* fd |k| as the init got it; 1 when that cannot be known. */
 static int
 identity (pid_t pid, bool terminal, int k, struct criu_stdio *id,
           struct cm_err **err)
@@ -45,8 +45,16 @@ identity (pid_t pid, bool terminal, int k, struct criu_stdio *id,
        * index in the container's devpts */
       _cleanup_free_ char *path = xasprintf ("/proc/%d/fd/%d", pid, k);
       if (stat (path, &st) < 0)
-        return errno == ENOENT ? 0 : cm_err_set (err, errno, "stdio: stat `%s`",
-                                                 path);
+        {
+          /* closed: none; a runtime without CAP_SYS_PTRACE over the
+           * parked, non-dumpable init (rootless): no record, checkpoint
+           * takes the init's fds of the moment */
+          if (errno == ENOENT)
+            return 0;
+          if (errno == EACCES || errno == EPERM)
+            return 1;
+          return cm_err_set (err, errno, "stdio: stat `%s`", path);
+        }
     }
   else
     {
@@ -67,8 +75,9 @@ oci_stdio_record (int dirfd, pid_t pid, bool terminal, struct cm_err **err)
   for (int k = 0; k < 3; k++)
     {
       struct criu_stdio id;
-      if (identity (pid, terminal, k, &id, err) < 0)
-        return -1;
+      int r = identity (pid, terminal, k, &id, err);
+      if (r != 0)
+        return r < 0 ? -1 : 0;
       len += (size_t) snprintf (buf + len, sizeof buf - len, "%d %llu %llu %llu\n",
                                 k, (unsigned long long) id.dev,
                                 (unsigned long long) id.ino,

@@ -16,7 +16,9 @@
 /* Records fds 0-2 of the created init |pid| (parked, its stdio set):
  * with a |terminal|, the pty the init holds (any reopen of it is the
  * same terminal); else this process's own fds 0-2, which the init
- * inherited, each with the mount it was opened through. */
+ * inherited, each with the mount it was opened through.  No record when
+ * the pty cannot be read (a runtime without CAP_SYS_PTRACE over the
+ * init). */
 int oci_stdio_record (int dirfd, pid_t pid, bool terminal, struct cm_err **err);
 
 /* The record of the container in |dirfd|: 1 with |out| filled, 0 when
