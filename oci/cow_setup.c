@@ -333,13 +333,15 @@ reclaim_listed (const char *dir, struct cm_err **err)
  * the id's state directory, so the caller, holding it too or having made
  * it, is not racing one).  What it made is its own: the quota tmpfs it
  * mounted go, and so do its storages and the directory.  0: a record is
- * there (nothing done); 1: reclaimed, |dir| gone. */
+ * there (nothing done); 1: reclaimed, or there was no |dir|. */
 static int
 reclaim_dead_create (const char *dir, struct cm_err **err)
 {
   _cleanup_free_ char *rec = xasprintf ("%s/record", dir);
   struct dirent *de;
   DIR *d;
+  if (access (dir, F_OK) < 0)
+    return errno == ENOENT ? 1 : cm_err_set (err, errno, "`%s`", dir);
   if (access (rec, F_OK) == 0 || errno != ENOENT)
     return 0;
   if (reclaim_listed (dir, err) < 0)

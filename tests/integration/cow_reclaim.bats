@@ -86,6 +86,14 @@ killed_create() {
   [ "$status" -eq 0 ]
   no_mounts
   [ ! -e "$ROOT/cow-branches/$(cid)" ]
+  # a container without cow branches: delete has nothing to say
+  cfg '.mounts |= map(select(.options | index("cow") | not))
+    | del(.annotations)'
+  rt create -b "$BUNDLE" "$(cid)"
+  run rt delete "$(cid)"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
 }
 
 @test "reclaim: the next create of the id reclaims a killed create's tmpfs under the storage annotation" {
