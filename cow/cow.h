@@ -42,6 +42,8 @@ struct cow_branch
   bool in_tmpfs;     /* upper and work are on the quota tmpfs */
   bool lost;         /* in_tmpfs, but that tmpfs is not mounted (the host
                         restarted): the branch's writes are gone */
+  bool strip_privs;  /* the writer had no privilege on the host: commit
+                        strips set-id bits and security.* xattrs */
 };
 
 struct cow_create_opts
@@ -56,6 +58,12 @@ struct cow_create_opts
    * shows it: a caller's mark by which cow_quota_reclaim knows the mount
    * for its own after a crash. */
   const char *tag;
+  /* The writer (a container in a user namespace) has no privilege on the
+   * host: its uid 0, its file capabilities and its set-id bits mean
+   * something only in its namespace.  cow_commit then writes no file with
+   * S_ISUID/S_ISGID and no security.* xattr into the lower (docs/cow.md
+   * "Commit"). */
+  bool strip_privs;
 };
 
 /* Creates |storage| (must not exist, or be an empty directory) with upper/,

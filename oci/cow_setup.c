@@ -17,6 +17,7 @@
 
 #include "common/util.h"
 #include "cow_branch.h"
+#include "runtime/runtime.h"
 
 struct cow_ann
 {
@@ -278,7 +279,10 @@ make_branches (const struct oci_globals *g, const char *id,
         continue;
       _cleanup_free_ char *storage
           = branch_storage (root, a->storage ? sdir : NULL, id, i);
+      /* a user namespace's root is not the host's: what its branch may
+       * carry into the host is cut down at commit (docs/cow.md) */
       const struct cow_create_opts o = { .max_disk = a->max_disk,
+                                         .strip_privs = user_namespace (cfg),
                                          .tag = tag };
       if (cow_branch_create_opts (m->source, storage, &o, &b, err) < 0)
         return oci_cow_quota_wrap (err, a->max_disk, "mounts[%zu] (\"cow\")",
@@ -286,7 +290,7 @@ make_branches (const struct oci_globals *g, const char *id,
       r->v = xrealloc (r->v, (r->n + 1) * sizeof *r->v);
       r->v[r->n].storage = xstrdup (b->storage);
       r->v[r->n++].dest = xstrdup (m->destination);
-      rewrite_mount (m, b, user_namespace (cfg));
+      rewrite_mount (m, b, rt_overlay_in_userns (cfg));
       cow_branch_free (b);
     }
   return 0;
