@@ -200,7 +200,7 @@ cow_branch_create_opts (const char *lower, const char *storage,
                        "cow storage `%s`", cs);
   struct cow_branch *b = branch_new (cs, cl, max_disk, max_disk > 0);
   b->strip_privs = o && o->strip_privs;
-  if ((max_disk && cow_quota_mount (b, err) < 0)
+  if ((max_disk && cow_quota_mount (b, o->tag, err) < 0)
       || make_layers (b, !(o && o->nosync), err) < 0)
     {
       if (max_disk)

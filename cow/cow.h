@@ -54,6 +54,10 @@ struct cow_create_opts
    * caller's mount namespace. */
   uint64_t max_disk;
   bool nosync; /* a layer that is never committed: meta not fsync'd */
+  /* The quota tmpfs's mount source (NULL: "tmpfs"), as /proc/self/mountinfo
+   * shows it: a caller's mark by which cow_quota_reclaim knows the mount
+   * for its own after a crash. */
+  const char *tag;
   /* The writer (a container in a user namespace) has no privilege on the
    * host: its uid 0, its file capabilities and its set-id bits mean
    * something only in its namespace.  cow_commit then writes no file with
@@ -90,6 +94,15 @@ int cow_branch_create_opts (const char *lower, const char *storage,
  * may run), committing, or lost. */
 int cow_branch_persist (struct cow_branch *b, struct cm_err **err)
     __attribute__ ((nonnull (1)));
+
+/* What a caller killed inside cow_branch_create_opts (tag |tag|) left at
+ * |storage|: the quota tmpfs is unmounted only when STORAGE/quota is a
+ * mount point of a tmpfs whose source is |tag|, and then the storage is
+ * removed; otherwise only empty directories go (a storage made but not yet
+ * mounted).  Anything else is not provably the caller's and stays.
+ * Returns true when |storage| is gone. */
+bool cow_quota_reclaim (const char *storage, const char *tag)
+    __attribute__ ((nonnull));
 
 /* Unmounts the quota tmpfs of the storage |rel| beneath |dirfd|, if one is
  * mounted there (before removing the storage some other way). */

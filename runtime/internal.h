@@ -313,6 +313,9 @@ int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
  * the current root's /etc/passwd, else "/" (runc).  NULL-terminated; the
  * strings are borrowed from |pr| except the added one.  runtime/procenv.c */
 char **rt_proc_envp (const struct rt_process *pr);
+/* The same from |passwd_fd|, an fd of the passwd file to read (-1: none;
+ * borrowed): the namespace-less mode opens the view's. */
+char **rt_proc_envp_fd (const struct rt_process *pr, int passwd_fd);
 /* mkdir -p of process.cwd (mode 0755) in the current root, as runc does
  * for the init before it switches user. */
 int rt_proc_make_cwd (const char *cwd, struct cm_err **err);
@@ -323,5 +326,9 @@ int rt_connect_console (const char *path, struct cm_err **err);
  * entries ignored).  The container must not inherit the runtime's fds, above
  * all the flock()ed state directory. */
 void rt_close_fds_except (int from, int *keep, size_t n);
+
+/* The live descendants of |root| (not |root| itself), found in /proc;
+ * *out is malloc'd.  runtime/proc-tree.c */
+size_t rt_proc_descendants (pid_t root, pid_t **out);
 
 #endif
