@@ -430,7 +430,11 @@ supervise (struct rt_notify_sup *s)
       kill_container (&t);
       return 1;
     }
-  if (!wait_sock (s->sock, watch_r))
+  /* The runtime waits for this before its create returns: from then on
+   * the supervisor's death kills the container. */
+  if (send (s->sock, "w", 1, MSG_NOSIGNAL) != 1)
+    r = -1;
+  else if (!wait_sock (s->sock, watch_r))
     r = -1;
   else
     r = take_listener (s->sock, t.pidfd, &lfd);

@@ -6,7 +6,7 @@
  * the other is the runtime's until clone and the init's until the listener
  * is sent.  On it, in order: the supervisor's ops->init outcome (text, ""
  * when it worked; none without an ops->init), the init's pidfd with the
- * cgroup path, the listener. */
+ * cgroup path, "w" back once the watcher is up, the listener. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -146,6 +146,16 @@ rt_notify_parent (pid_t init, const char *cgroup_path, struct cm_err **err)
   /* The init is this process's unreaped child: the pid cannot be reused. */
   if (cm_send_fd_str (nt.init_sock, pidfd, msg) < 0)
     return cm_err_set (err, errno, "notify: send the init to the supervisor");
+  /* Its watcher is up: a supervisor killed after the create returns
+   * takes the container with it (without the wait, a SIGKILL right after
+   * the create could land before the watcher existed). */
+  char w;
+  ssize_t r;
+  while ((r = recv (nt.init_sock, &w, 1, 0)) < 0 && errno == EINTR)
+    ;
+  if (r != 1 || w != 'w')
+    return cm_err_set (err, r < 0 ? errno : 0,
+                       "notify: the supervisor died before its watcher");
   return 0;
 }
 

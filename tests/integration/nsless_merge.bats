@@ -6,6 +6,7 @@
 # it (docs/nsless.md "Resolution").  The runtime runs as root, where the
 # supervisor switches credentials per call.
 load ../lib/common
+bats_require_minimum_version 1.5.0   # run --separate-stderr: create-time warnings are on stderr
 load ../lib/nsless
 
 setup() { nsless_setup; }
@@ -31,7 +32,7 @@ root_sh() {
   root_sh 'ls /root/secret; cat /root/secret/file
            for i in 1 2 3 4 5; do vrsys pin-open 1000 1000 /root/secret/file; done
            vrsys asuser 1000 1000 /bin/cat /root/secret/file; echo late=$?'
-  run as_root pins1
+  run --separate-stderr as_root pins1
   echo "$output"
   [ "${lines[0]}" = file ]
   [ "${lines[1]}" = hidden ]              # root still reads it
@@ -47,7 +48,7 @@ root_sh() {
   chmod 755 "$(R)/srv" "$(R)/srv/pub"; chmod 644 "$(R)/srv/pub/file"
   root_sh 'ls /srv/pub; for i in 1 2 3; do vrsys pin-open 1000 1000 /srv/pub/file; done
            cat /srv/pub/file'
-  run as_root pins2
+  run --separate-stderr as_root pins2
   echo "$output"
   [ "${lines[0]}" = file ]
   [ "$(grep -c '^OK$' <<<"$output")" -eq 6 ]

@@ -4,6 +4,7 @@
 # walk's, and as the namespaced mode's — and what they do change, counted
 # in system calls, never timed.
 load ../lib/common
+bats_require_minimum_version 1.5.0   # run --separate-stderr: create-time warnings are on stderr
 
 setup_file() { common_setup_file; }
 
@@ -88,7 +89,7 @@ EOF
   run rt run --isolation namespaces --bundle "$BUNDLE" "$(cid ns)"
   local ns=$output
   rm -f "$vol/sub/made" "$vol/sub/ml"
-  run rt run --isolation landlock --bundle "$BUNDLE" "$(cid ll)"
+  run --separate-stderr rt run --isolation landlock --bundle "$BUNDLE" "$(cid ll)"
   local ll=$output
   echo "$ll"
   diff <(echo "$ns") <(echo "$ll")
@@ -107,14 +108,14 @@ EOF
   ln -s /secret "$r/tosecret"
   cfg '.linux.maskedPaths=["/secret"] | .linux.readonlyPaths=["/ro"]'
   cfg '.process.args=["sh","-c","for p in /secret/s /tosecret/s /secret; do cat $p >/dev/null 2>&1; echo \"$p $?\"; stat $p >/dev/null 2>&1; echo \"stat $p $?\"; done; echo x > /ro/d/f; echo \"ro $?\"; mkdir /ro/d/n; echo \"mkdir $?\"; echo ok"]'
-  run rt run --isolation landlock --bundle "$BUNDLE" "$(cid)"
+  run --separate-stderr rt run --isolation landlock --bundle "$BUNDLE" "$(cid)"
   echo "$output"
   [[ "$output" == *"/secret/s 1"* ]]
   [[ "$output" == *"stat /secret/s 1"* ]]
   [[ "$output" == *"/tosecret/s 1"* ]]
   [[ "$output" == *"stat /tosecret/s 1"* ]]
   [[ "$output" == *"stat /secret 1"* ]]
-  [[ "$output" == *"Read-only file system"* ]]
+  [[ "$output$stderr" == *"Read-only file system"* ]]   # the shell's, on stderr
   [[ "$output" == *"ro 1"* && "$output" == *"mkdir 1"* ]]
   [ ! -e "$r/ro/d/f" ] && [ ! -e "$r/ro/d/n" ]
 }
@@ -206,7 +207,7 @@ EOF2
   cfg '.root.readonly=false | .process.args=["sh","/probe.sh"]'
   run rt run --isolation namespaces --bundle "$BUNDLE" "$(cid ns)"
   local ns=$output
-  run rt run --isolation landlock --bundle "$BUNDLE" "$(cid ll)"
+  run --separate-stderr rt run --isolation landlock --bundle "$BUNDLE" "$(cid ll)"
   echo "$output"
   diff <(echo "$ns") <(echo "$output")
   [[ "$output" == *"cat /tmp/a/b/f: two rc=0"* ]]
@@ -235,7 +236,7 @@ EOF2
   run rt run --isolation namespaces --bundle "$BUNDLE" "$(cid ns)"
   local ns=$output
   rm -rf "$BUNDLE/rootfs/tmp/x"
-  run rt run --isolation landlock --bundle "$BUNDLE" "$(cid ll)"
+  run --separate-stderr rt run --isolation landlock --bundle "$BUNDLE" "$(cid ll)"
   echo "$output"
   diff <(echo "$ns") <(echo "$output")
   # Before: "mkdir: can't create directory '/': Device or resource busy".
