@@ -66,6 +66,15 @@ nothing_left() { # id
   ! ls -d /sys/fs/cgroup/sandlock-oci/"$1" /sys/fs/cgroup/*/sandlock-oci/"$1" 2>/dev/null
 }
 
+# restore -d of image $IMG as $1, its output (and the restored
+# container's, were it to run) in a file: never a pipe a container keeps.
+restore_out() { # id
+  local rc=0
+  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$1" < /dev/null > "$BATS_TEST_TMPDIR/restore.out" 2>&1) || rc=$?
+  cat "$BATS_TEST_TMPDIR/restore.out"
+  return $rc
+}
+
 # An image of a cl_counter container, left running.
 image_of_counter() {
   cmd /bin/cl_counter -m 1
@@ -86,7 +95,7 @@ image_of_counter() {
   until grep -q READY "$agent" 2>/dev/null; do sleep 0.05; done
   cfg ".linux.seccomp = {\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":\"$sock\",\"syscalls\":[{\"names\":[\"getppid\"],\"action\":\"SCMP_ACT_NOTIFY\"}]}"
   id2=$(cid r)
-  run bash -c "cd '$BUNDLE' && '$SANDLOCK_OCI' --root '$ROOT' restore -d --image-path '$IMG' '$id2' < /dev/null"
+  run restore_out "$id2"
   kill "$AGENT" 2>/dev/null || true
   wait "$AGENT" || true
   [ "$status" -ne 0 ]
@@ -108,7 +117,7 @@ image_of_counter() {
   image_of_counter
   cfg '.annotations["run.oci.sandlock.isolation"] = "landlock"'
   id2=$(cid r)
-  run bash -c "cd '$BUNDLE' && '$SANDLOCK_OCI' --root '$ROOT' restore -d --image-path '$IMG' '$id2' < /dev/null"
+  run restore_out "$id2"
   [ "$status" -ne 0 ]
   [[ "$output" == *"the namespace-less mode cannot run a sealed payload (a restore)"* ]]
   nothing_left "$id2"
