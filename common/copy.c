@@ -136,8 +136,14 @@ copy_data (int in, int out, off_t size)
 static int copy_dir (struct copier *c, int src, int dst, const char *rel,
                      struct cm_err **err);
 
-/* A symlink, FIFO or (when asked) device node, by name in its parent:
- * exact mode (mknod applies the umask), owner, xattrs, times. */
+static int link_seen (struct copier *c, int ddir, const char *name,
+                      const struct stat *s, const char *rel,
+                      struct cm_err **err);
+
+/* A symlink, FIFO, socket or (when asked) device node, by name in its
+ * parent: exact mode (mknod applies the umask), owner, xattrs, times.  A
+ * socket is its name and inode (mknod S_IFSOCK needs no privilege): the
+ * listener bound to it is not copied, but the entry is not lost either. */
 static int
 copy_node (struct copier *c, int sdir, int ddir, const char *name,
            const struct stat *s, const char *rel, struct cm_err **err)
@@ -148,8 +154,13 @@ copy_node (struct copier *c, int sdir, int ddir, const char *name,
   struct timespec ts[2] = { s->st_atim, s->st_mtim };
   char sp[PATH_MAX], dp[PATH_MAX];
 
+  int r;
   if (dev && !(c->flags & CM_COPY_DEVICES))
     return 0;
+  /* a node with several names (a whiteout overlayfs linked, a FIFO) stays
+   * one inode */
+  if ((r = link_seen (c, ddir, name, s, rel, err)) != 0)
+    return r < 0 ? -1 : 0;
   if (dev && (c->flags & CM_COPY_DEVICES_0600))
     perm &= 0600;               /* and owned by the copier, below */
   if (lnk)
@@ -246,9 +257,11 @@ copy_entry (struct copier *c, int sdir, int ddir, const char *name,
   if (S_ISREG (s.st_mode))
     return copy_file (c, sdir, ddir, name, &s, rel, err);
   if (S_ISLNK (s.st_mode) || S_ISFIFO (s.st_mode) || S_ISCHR (s.st_mode)
-      || S_ISBLK (s.st_mode))
+      || S_ISBLK (s.st_mode) || S_ISSOCK (s.st_mode))
     return copy_node (c, sdir, ddir, name, &s, rel, err);
-  return 0;                     /* sockets: nothing to copy */
+  /* no other kind exists; never drop an entry without saying so */
+  return cm_err_set (err, EINVAL, "%s: `%s%s`: unknown file type %#o", c->what,
+                     c->where, rel, (unsigned) (s.st_mode & S_IFMT));
 }
 
 static int

@@ -25,7 +25,11 @@ enum
  * should be empty (an existing name fails with EEXIST).  Kept: file data
  * (reflink where the file system can, copy_file_range, then read/write),
  * modes, owners (CM_COPY_OWNERS), times, xattrs, symlinks as they are,
- * hardlinks within the tree, FIFOs; sockets are skipped.  Nothing is
+ * hardlinks within the tree (of every non-directory), FIFOs, sockets (the
+ * inode: nothing is listening on the copy).  Skipped, and only when the
+ * flags say so: device nodes (without CM_COPY_DEVICES), xattrs other than
+ * user.* (without CM_COPY_ALL_XATTRS), an xattr the destination refuses
+ * (without CM_COPY_XATTRS_STRICT).  Nothing is
  * resolved through a symlink: every name is opened O_NOFOLLOW from its
  * parent's fd.  |dst| keeps its own metadata unless CM_COPY_TOP_META.
  * Errors read "|what|: OP `|where|/name`" (|where| may be ""). */

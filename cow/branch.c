@@ -86,9 +86,10 @@ meta_write (const struct cow_branch *b, bool sync, struct cm_err **err)
                     : xstrdup ("");
   _cleanup_free_ char *s
       = xasprintf ("lower=%s\ncreated=%lld.%09ld\n"
-                   "state=%s\n%s",
+                   "state=%s\n%s%s",
                    b->lower, (long long) b->created.tv_sec, b->created.tv_nsec,
-                   cow_state_name (b->state), q);
+                   cow_state_name (b->state), q,
+                   b->strip_privs ? "privs=strip\n" : "");
   return durable_write (b->storage, "meta", s, sync, err);
 }
 
@@ -198,7 +199,8 @@ cow_branch_create_opts (const char *lower, const char *storage,
     return cm_err_set (err, errno == ENOTEMPTY ? EEXIST : errno,
                        "cow storage `%s`", cs);
   struct cow_branch *b = branch_new (cs, cl, max_disk, max_disk > 0);
-  if ((max_disk && cow_quota_mount (b, err) < 0)
+  b->strip_privs = o && o->strip_privs;
+  if ((max_disk && cow_quota_mount (b, o->tag, err) < 0)
       || make_layers (b, !(o && o->nosync), err) < 0)
     {
       if (max_disk)
@@ -248,7 +250,7 @@ parse_meta (char *text, const char *storage, struct cow_branch **out,
             struct cm_err **err)
 {
   char *lower = NULL, *created = NULL, *state = NULL, *save = NULL;
-  char *max = NULL, *where = NULL;
+  char *max = NULL, *where = NULL, *privs = NULL;
   uint64_t bytes = 0;
   bool in_tmpfs = false;
   for (char *l = strtok_r (text, "\n", &save); l;
@@ -263,15 +265,19 @@ parse_meta (char *text, const char *storage, struct cow_branch **out,
       max = l + 9;
     else if (cm_startswith (l, "quota="))
       where = l + 6;
+    else if (cm_startswith (l, "privs="))
+      privs = l + 6;
   long long sec;
   long nsec;
   int st = state ? cow_state_parse (state) : -1;
   if (lower == NULL || lower[0] != '/' || created == NULL || st < 0
       || sscanf (created, "%lld.%ld", &sec, &nsec) != 2
-      || parse_quota (max, where, &bytes, &in_tmpfs) < 0)
+      || parse_quota (max, where, &bytes, &in_tmpfs) < 0
+      || (privs && strcmp (privs, "strip") != 0))
     return cm_err_set (err, EINVAL, "cow branch `%s`: bad meta", storage);
   struct cow_branch *b = branch_new (storage, lower, bytes, in_tmpfs);
   b->lost = in_tmpfs && !cow_quota_mounted (storage);
+  b->strip_privs = privs != NULL;
   b->created.tv_sec = (time_t) sec;
   b->created.tv_nsec = nsec;
   b->state = (enum cow_state) st;

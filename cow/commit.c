@@ -43,7 +43,28 @@ struct commit
   struct link_seen *links;
   size_t nlinks;
   bool no_move; /* the upper is on another filesystem: copy */
+  bool strip;   /* b->strip_privs: no set-id bit, no security.* xattr */
 };
+
+/* What a writer without privilege on the host may not carry into it
+ * (docs/cow.md "Commit", docs/security.md): a file capability or an LSM
+ * label it set in its user namespace, a set-id bit on a file its
+ * namespace's uid 0 owns.  Directories keep set-id bits (S_ISGID there
+ * only passes a group on), as a chown keeps them. */
+static bool
+xattr_dropped (bool strip, const char *name)
+{
+  return cow_xattr_private (name)
+         || (strip && cm_startswith (name, "security."));
+}
+
+static mode_t
+mode_for (bool strip, const struct stat *st)
+{
+  mode_t m = st->st_mode & 07777;
+  return strip && !S_ISDIR (st->st_mode) ? m & ~(mode_t) (S_ISUID | S_ISGID)
+                                         : m;
+}
 
 static void
 stepped (struct commit *c)
@@ -79,7 +100,7 @@ clear_for_leaf (int pfd, const char *leaf, struct cm_err **err)
 }
 
 static int
-copy_xattrs (int src, int dst)
+copy_xattrs (int src, int dst, bool strip)
 {
   char names[65536], val[65536];
   ssize_t n = flistxattr (src, names, sizeof names);
@@ -87,7 +108,7 @@ copy_xattrs (int src, int dst)
     return errno == ENOTSUP ? 0 : -1;
   for (char *p = names; p < names + n; p += strlen (p) + 1)
     {
-      if (cow_xattr_private (p))
+      if (xattr_dropped (strip, p))
         continue;
       ssize_t v = fgetxattr (src, p, val, sizeof val);
       if (v < 0
@@ -100,13 +121,13 @@ copy_xattrs (int src, int dst)
 /* Owner, mode, xattrs, times of |st| onto |fd| (chown first: it clears
  * set-id bits). */
 static int
-set_meta (int fd, int src, const struct stat *st)
+set_meta (int fd, int src, const struct stat *st, bool strip)
 {
   struct timespec ts[2] = { st->st_atim, st->st_mtim };
   if (fchown (fd, st->st_uid, st->st_gid) < 0
-      || fchmod (fd, st->st_mode & 07777) < 0)
+      || fchmod (fd, mode_for (strip, st)) < 0)
     return -1;
-  if (src >= 0 && copy_xattrs (src, fd) < 0)
+  if (src >= 0 && copy_xattrs (src, fd, strip) < 0)
     return -1;
   return futimens (fd, ts);
 }
@@ -135,7 +156,7 @@ copy_data (int src, int dst)
 }
 
 static int
-place_file (const struct cow_entry *e, int pfd, const char *leaf,
+place_file (const struct commit *c, const struct cow_entry *e, int pfd,
             struct cm_err **err)
 {
   _cleanup_fd_ int src
@@ -145,13 +166,15 @@ place_file (const struct cow_entry *e, int pfd, const char *leaf,
     return cm_err_set (err, errno, "upper `%s`", e->rel);
   dst = openat (pfd, TMP_NAME,
                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (dst < 0 || copy_data (src, dst) < 0 || set_meta (dst, src, &e->st) < 0)
+  if (dst < 0 || copy_data (src, dst) < 0
+      || set_meta (dst, src, &e->st, c->strip) < 0)
     return cm_err_set (err, errno, "commit `%s`", e->rel);
   return 0;
 }
 
 static int
-place_other (const struct cow_entry *e, int pfd, struct cm_err **err)
+place_other (const struct commit *c, const struct cow_entry *e, int pfd,
+             struct cm_err **err)
 {
   struct timespec ts[2] = { e->st.st_atim, e->st.st_mtim };
   if (S_ISLNK (e->st.st_mode))
@@ -169,24 +192,32 @@ place_other (const struct cow_entry *e, int pfd, struct cm_err **err)
   if (fchownat (pfd, TMP_NAME, e->st.st_uid, e->st.st_gid, AT_SYMLINK_NOFOLLOW)
           < 0
       || (!S_ISLNK (e->st.st_mode)
-          && fchmodat (pfd, TMP_NAME, e->st.st_mode & 07777, 0) < 0)
+          && fchmodat (pfd, TMP_NAME, mode_for (c->strip, &e->st), 0) < 0)
       || utimensat (pfd, TMP_NAME, ts, AT_SYMLINK_NOFOLLOW) < 0)
     return cm_err_set (err, errno, "commit `%s`", e->rel);
   return 0;
 }
 
 /* Strips the overlayfs private xattrs a moved file must not carry into
- * the lower (a copied-up file has `overlay.origin`, …). */
+ * the lower (a copied-up file has `overlay.origin`, …), and with |strip|
+ * its security.* xattrs and set-id bits. */
 static int
-strip_private (int fd)
+strip_private (int fd, bool strip)
 {
   char names[65536];
+  struct stat st;
   ssize_t n = flistxattr (fd, names, sizeof names);
-  if (n < 0)
-    return errno == ENOTSUP ? 0 : -1;
-  for (char *p = names; p < names + n; p += strlen (p) + 1)
-    if (cow_xattr_private (p) && fremovexattr (fd, p) < 0 && errno != ENODATA)
+  if (n < 0 && errno != ENOTSUP)
+    return -1;
+  for (char *p = names; n > 0 && p < names + n; p += strlen (p) + 1)
+    if (xattr_dropped (strip, p) && fremovexattr (fd, p) < 0
+        && errno != ENODATA)
       return -1;
+  if (!strip || fstat (fd, &st) < 0)
+    return strip ? -1 : 0;
+  if (mode_for (true, &st) != (st.st_mode & 07777)
+      && fchmod (fd, mode_for (true, &st)) < 0)
+    return -1;
   return 0;
 }
 
@@ -202,7 +233,7 @@ move_file (struct commit *c, const struct cow_entry *e, int pfd,
 {
   _cleanup_fd_ int fd
       = openat (e->dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || strip_private (fd) < 0)
+  if (fd < 0 || strip_private (fd, c->strip) < 0)
     return cm_err_set (err, errno, "upper `%s`", e->rel);
   stepped (c); /* ready in the upper, not yet in place */
   if (renameat (e->dirfd, e->name, pfd, leaf) == 0)
@@ -258,8 +289,8 @@ apply_leaf (struct commit *c, const struct cow_entry *e, int pfd,
   if (r < 0)
     return -1;
   if (r == 0
-      && (S_ISREG (e->st.st_mode) ? place_file (e, pfd, leaf, err)
-                                  : place_other (e, pfd, err))
+      && (S_ISREG (e->st.st_mode) ? place_file (c, e, pfd, err)
+                                  : place_other (c, e, pfd, err))
              < 0)
     return -1;
   if (r == 2)
@@ -322,7 +353,7 @@ apply_dir_post (struct commit *c, const struct cow_entry *e,
   _cleanup_fd_ int src
       = openat (e->dirfd, e->name,
                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || src < 0 || set_meta (fd, src, &e->st) < 0)
+  if (fd < 0 || src < 0 || set_meta (fd, src, &e->st, c->strip) < 0)
     return cm_err_set (err, errno, "commit dir `%s`", e->rel);
   return 0;
 }
@@ -447,7 +478,8 @@ int
 cow_commit (struct cow_branch *b, const struct cow_commit_opts *o,
             char ***conflicts, struct cm_err **err)
 {
-  struct commit c = { .o = o, .lowerfd = -1, .parent = { .fd = -1 } };
+  struct commit c = { .o = o, .lowerfd = -1, .parent = { .fd = -1 },
+                      .strip = b->strip_privs };
   int ret;
   if (b->state == COW_COMMITTED)
     return finish (b, err);

@@ -42,6 +42,8 @@ struct cow_branch
   bool in_tmpfs;     /* upper and work are on the quota tmpfs */
   bool lost;         /* in_tmpfs, but that tmpfs is not mounted (the host
                         restarted): the branch's writes are gone */
+  bool strip_privs;  /* the writer had no privilege on the host: commit
+                        strips set-id bits and security.* xattrs */
 };
 
 struct cow_create_opts
@@ -52,6 +54,16 @@ struct cow_create_opts
    * caller's mount namespace. */
   uint64_t max_disk;
   bool nosync; /* a layer that is never committed: meta not fsync'd */
+  /* The quota tmpfs's mount source (NULL: "tmpfs"), as /proc/self/mountinfo
+   * shows it: a caller's mark by which cow_quota_reclaim knows the mount
+   * for its own after a crash. */
+  const char *tag;
+  /* The writer (a container in a user namespace) has no privilege on the
+   * host: its uid 0, its file capabilities and its set-id bits mean
+   * something only in its namespace.  cow_commit then writes no file with
+   * S_ISUID/S_ISGID and no security.* xattr into the lower (docs/cow.md
+   * "Commit"). */
+  bool strip_privs;
 };
 
 /* Creates |storage| (must not exist, or be an empty directory) with upper/,
@@ -82,6 +94,15 @@ int cow_branch_create_opts (const char *lower, const char *storage,
  * may run), committing, or lost. */
 int cow_branch_persist (struct cow_branch *b, struct cm_err **err)
     __attribute__ ((nonnull (1)));
+
+/* What a caller killed inside cow_branch_create_opts (tag |tag|) left at
+ * |storage|: the quota tmpfs is unmounted only when STORAGE/quota is a
+ * mount point of a tmpfs whose source is |tag|, and then the storage is
+ * removed; otherwise only empty directories go (a storage made but not yet
+ * mounted).  Anything else is not provably the caller's and stays.
+ * Returns true when |storage| is gone. */
+bool cow_quota_reclaim (const char *storage, const char *tag)
+    __attribute__ ((nonnull));
 
 /* Unmounts the quota tmpfs of the storage |rel| beneath |dirfd|, if one is
  * mounted there (before removing the storage some other way). */

@@ -106,8 +106,10 @@ int cow_meta_write (const struct cow_branch *b, struct cm_err **err);
  * or not (STORAGE/{upper,work}). */
 void cow_layer_paths (struct cow_branch *b);
 
-/* Mounts the tmpfs of b->max_disk bytes at STORAGE/quota (made here). */
-int cow_quota_mount (const struct cow_branch *b, struct cm_err **err);
+/* Mounts the tmpfs of b->max_disk bytes at STORAGE/quota (made here),
+ * with |tag| (NULL: "tmpfs") as its source. */
+int cow_quota_mount (const struct cow_branch *b, const char *tag,
+                     struct cm_err **err);
 
 /* Unmounts STORAGE/quota if something is mounted there, and removes the
  * directory when it is empty.  Never fails: what is not there is fine. */

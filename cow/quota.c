@@ -38,7 +38,8 @@ cow_layer_paths (struct cow_branch *b)
 }
 
 int
-cow_quota_mount (const struct cow_branch *b, struct cm_err **err)
+cow_quota_mount (const struct cow_branch *b, const char *tag,
+                 struct cm_err **err)
 {
   _cleanup_free_ char *dir = xasprintf ("%s/" COW_QUOTA_DIR, b->storage);
   _cleanup_free_ char *data
@@ -46,7 +47,7 @@ cow_quota_mount (const struct cow_branch *b, struct cm_err **err)
                    b->max_disk, quota_inodes (b->max_disk));
   if (mkdir (dir, 0700) < 0)
     return cm_err_set (err, errno, "cow quota: mkdir `%s`", dir);
-  if (mount ("tmpfs", dir, "tmpfs", 0, data) < 0)
+  if (mount (tag ? tag : "tmpfs", dir, "tmpfs", 0, data) < 0)
     return cm_err_set (err, errno, "cow quota: mount a tmpfs (%s) on `%s`",
                        data, dir);
   return 0;

@@ -18,9 +18,21 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "common/err.h"
+
+/* A file the caller gave the tree as its stdio (CRIU's inherit-fd): an
+ * fd of any process of the tree, at any number, that refers to it is
+ * restored as a dup of the restoring process's fd of that stdio number;
+ * any other fd is an ordinary one (a file by path and offset, a pipe, …). */
+struct criu_stdio
+{
+  uint64_t dev, ino;      /* st_dev, st_ino; ino 0: none (it was closed) */
+  uint64_t mnt_id;        /* the mount it was opened through (fdinfo
+                             mnt_id); 0: any (a terminal, however reopened) */
+};
 
 struct criu_dump_opts
 {
@@ -50,6 +62,10 @@ struct criu_dump_opts
    * right after it is let go (a traced task that is frozen cannot be
    * detached, so it may run for that moment). */
   bool leave_frozen;
+  /* The tree's stdio, fds 0-2, as the caller gave it (recorded when the
+   * root was started); NULL: the root's own fds 0-2 when the capture
+   * starts, through any mount. */
+  const struct criu_stdio *stdio;
 };
 
 /* Captures opts->pid and every descendant into opts->image_dir.  On

@@ -216,7 +216,9 @@ dump_listen (struct cl_dump *d, int fd, uint64_t ino, struct cm_err **err)
     return cm_err_set (err, 0, "fd %d: read its address", fd);
   s.addrlen = len;
   sock_file (&s);
-  s.backlog = cl_listen_backlog (d->pid, fam, ino);
+  s.backlog = cl_listen_backlog (d->pid, fam, ino, &s.queued);
+  if (s.queued > CL_LISTEN_QUEUE_MAX)
+    s.queued = CL_LISTEN_QUEUE_MAX;
   if (s.backlog > 65535)
     s.backlog = 0;
   return add_fdx (d, fd, CL_FD_LISTEN, &s, sizeof s);

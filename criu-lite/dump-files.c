@@ -17,7 +17,8 @@
 #include "criu-lite/internal.h"
 
 static int
-fdinfo (pid_t pid, int fd, uint64_t *pos, uint32_t *flags, struct cm_err **err)
+fdinfo (pid_t pid, int fd, struct cl_fd *f, uint64_t *mnt_id,
+        struct cm_err **err)
 {
   char path[64];
   _cleanup_free_ char *s = NULL;
@@ -26,9 +27,11 @@ fdinfo (pid_t pid, int fd, uint64_t *pos, uint32_t *flags, struct cm_err **err)
   if (cm_read_file_at (cl_proc_dir (), path, 1 << 16, &s, NULL, err) < 0)
     return -1;
   p = strstr (s, "pos:");
-  *pos = p ? strtoull (p + 4, NULL, 10) : 0;
+  f->pos = p ? strtoull (p + 4, NULL, 10) : 0;
   p = strstr (s, "flags:");
-  *flags = p ? (uint32_t) strtoul (p + 6, NULL, 8) : 0;
+  f->flags = p ? (uint32_t) strtoul (p + 6, NULL, 8) : 0;
+  p = strstr (s, "mnt_id:");
+  *mnt_id = p ? strtoull (p + 7, NULL, 10) : 0;
   return 0;
 }
 
@@ -46,23 +49,36 @@ kind_of (mode_t m, const char *link)
   return "unsupported file";
 }
 
-/* Which of the root's fds 0-2 |st| (the file of |fd|) is, or 3: |fd|
- * itself when it is one (an engine may give all three the same file,
- * /dev/null: stderr must not come back as stdin). */
-static uint64_t
-stdio_of (const struct cl_dump *d, const struct stat *st, int fd)
+/* Whether |st| (through mount |mnt_id|) is stdio object |k|. */
+static bool
+is_stdio (const struct cl_dump *d, int k, const struct stat *st,
+          uint64_t mnt_id)
 {
-  if (fd >= 0 && fd < 3 && d->stdio[fd][0] == (uint64_t) st->st_dev
-      && d->stdio[fd][1] == (uint64_t) st->st_ino && st->st_ino)
+  const uint64_t *id = d->stdio[k];
+  return id[1] && id[0] == (uint64_t) st->st_dev
+         && id[1] == (uint64_t) st->st_ino && (id[2] == 0 || id[2] == mnt_id);
+}
+
+/* Which of the objects the caller gave the tree as its stdio |st| is, or
+ * 3: |fd| itself when it is one (an engine may give all three the same
+ * file, /dev/null: stderr must not come back as stdin), else the first
+ * that suits the fd's access mode (a write-only fd: stdout, stderr). */
+static uint64_t
+stdio_of (const struct cl_dump *d, const struct stat *st, uint64_t mnt_id,
+          int fd, uint32_t flags)
+{
+  static const int order[2][3] = { { 0, 1, 2 }, { 1, 2, 0 } };
+  const int *o = order[(flags & O_ACCMODE) == O_WRONLY];
+  if (fd >= 0 && fd < 3 && is_stdio (d, fd, st, mnt_id))
     return (uint64_t) fd;
-  for (uint64_t k = 0; k < 3; k++)
-    if (d->stdio[k][0] == (uint64_t) st->st_dev
-        && d->stdio[k][1] == (uint64_t) st->st_ino && st->st_ino)
-      return k;
+  for (int k = 0; k < 3; k++)
+    if (is_stdio (d, o[k], st, mnt_id))
+      return (uint64_t) o[k];
   return 3;
 }
 
-/* Records the root's fds 0-2 as the stdio every process may inherit. */
+/* Without the caller's record (criu_dump_opts.stdio): the root's fds 0-2
+ * when the capture starts, through whatever mount. */
 void
 cl_stdio_of_root (struct cl_dump *d)
 {
@@ -75,6 +91,7 @@ cl_stdio_of_root (struct cl_dump *d)
         {
           d->stdio[k][0] = (uint64_t) st.st_dev;
           d->stdio[k][1] = (uint64_t) st.st_ino;
+          d->stdio[k][2] = 0;
         }
     }
 }
@@ -86,6 +103,7 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct cm_err **err)
   const char *why = NULL;
   struct stat st;
   struct cl_fd f;
+  uint64_t mnt_id, k;
   ssize_t n;
   int r;
 
@@ -100,17 +118,18 @@ dump_fd (struct cl_dump *d, int fd, bool skip, struct cm_err **err)
   link[n] = '\0';
   memset (&f, 0, sizeof f);
   f.fd = fd;
-  if (fdinfo (d->pid, fd, &f.pos, &f.flags, err) < 0)
+  if (fdinfo (d->pid, fd, &f, &mnt_id, err) < 0)
     return -1;
   if (link[0] == '/' && strstr (link, " (deleted)"))
     return cm_err_set (err, 0, "fd %d: `%s` was deleted since it was opened",
                        fd, link);
-  if (stdio_of (d, &st, fd) <= 2)
+  if ((k = stdio_of (d, &st, mnt_id, fd, f.flags)) <= 2)
     {
-      /* rebound to the restorer's stdio (CRIU's inherit-fd): the
-       * engine's pipes or log */
+      /* the very object the caller gave the tree as its stdio (the
+       * engine's pipe, pty or /dev/null), at whatever number: rebound to
+       * the restorer's (CRIU's inherit-fd) */
       f.kind = CL_FD_INHERIT;
-      f.pos = stdio_of (d, &st, fd);
+      f.pos = k;
     }
   else if (link[0] == '/' && S_ISREG (st.st_mode))
     f.kind = CL_FD_FILE;

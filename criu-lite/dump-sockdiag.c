@@ -1,7 +1,9 @@
 /* The backlog a listening socket was given (listen(2)'s argument, as the
  * kernel capped it): not readable through the socket itself, but
  * sock_diag reports it (inet_diag's idiag_wqueue, unix_diag's
- * UNIX_DIAG_RQLEN wqueue, for a listener: sk_max_ack_backlog), by the
+ * UNIX_DIAG_RQLEN wqueue, for a listener: sk_max_ack_backlog), and the
+ * connections waiting in its accept queue (idiag_rqueue, the rqueue:
+ * sk_ack_backlog), which restore cannot carry and lists, by the
  * socket's inode, in the socket's network namespace.  A netlink socket
  * of that namespace comes from a short-lived child that enters it
  * (setns) and passes the socket back, so the capture itself never
@@ -87,7 +89,7 @@ ask (int nl, const void *req, size_t len, uint32_t ino, bool inet,
 }
 
 static uint32_t
-inet_backlog (int nl, int family, uint32_t ino)
+inet_backlog (int nl, int family, uint32_t ino, uint32_t *queued)
 {
   struct
   {
@@ -104,11 +106,12 @@ inet_backlog (int nl, int family, uint32_t ino)
   req.r.idiag_states = 1u << TCP_LISTEN;
   if (ask (nl, &req, sizeof req, ino, true, (char *) &m, sizeof m) < 0)
     return 0;
+  *queued = m.idiag_rqueue;
   return m.idiag_wqueue;
 }
 
 static uint32_t
-unix_backlog (int nl, uint32_t ino)
+unix_backlog (int nl, uint32_t ino, uint32_t *queued)
 {
   struct
   {
@@ -139,6 +142,7 @@ unix_backlog (int nl, uint32_t ino)
         {
           struct unix_diag_rqlen q;
           memcpy (&q, msg + off + sizeof a, sizeof q);
+          *queued = q.udiag_rqueue;
           return q.udiag_wqueue;
         }
       off += NLA_ALIGN (a.nla_len);
@@ -147,11 +151,12 @@ unix_backlog (int nl, uint32_t ino)
 }
 
 uint32_t
-cl_listen_backlog (pid_t pid, int family, uint64_t ino)
+cl_listen_backlog (pid_t pid, int family, uint64_t ino, uint32_t *queued)
 {
   _cleanup_fd_ int nl = diag_socket (pid);
+  *queued = 0;
   if (nl < 0)
     return 0;
-  return family == AF_UNIX ? unix_backlog (nl, (uint32_t) ino)
-                           : inet_backlog (nl, family, (uint32_t) ino);
+  return family == AF_UNIX ? unix_backlog (nl, (uint32_t) ino, queued)
+                           : inet_backlog (nl, family, (uint32_t) ino, queued);
 }

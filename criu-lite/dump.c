@@ -312,7 +312,13 @@ dump_into (int dirfd, const struct criu_dump_opts *o, int sock,
   struct tree t = { 0 };
   struct freezer fz = { o, sock };
   int r = seize_tree (&t, o->pid, &fz, err);
-  if (r == 0)
+  for (int k = 0; r == 0 && o->stdio && k < 3; k++)
+    {
+      t.procs[0].stdio[k][0] = o->stdio[k].dev;
+      t.procs[0].stdio[k][1] = o->stdio[k].ino;
+      t.procs[0].stdio[k][2] = o->stdio[k].mnt_id;
+    }
+  if (r == 0 && o->stdio == NULL)
     cl_stdio_of_root (&t.procs[0]);
   for (size_t i = 0; r == 0 && i < t.n; i++)
     {

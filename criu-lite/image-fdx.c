@@ -57,7 +57,7 @@ check_listen (const struct cl_fdx_listen *s)
     return "an address of another family or size";
   if (s->fmode & ~07777u || (s->fmode && s->family != AF_UNIX))
     return "a bad socket file mode";
-  if (s->backlog > 65535 || s->opts & ~(CL_SOCK_REUSEADDR | CL_SOCK_REUSEPORT
+  if (s->backlog > 65535 || s->queued > CL_LISTEN_QUEUE_MAX || s->opts & ~(CL_SOCK_REUSEADDR | CL_SOCK_REUSEPORT
                                        | CL_SOCK_V6ONLY))
     return "a bad backlog or option";
   if (s->family == AF_INET || s->family == AF_INET6)

@@ -216,8 +216,11 @@ struct cl_fdx_listen
   uint32_t addrlen;
   uint8_t addr[128];           /* getsockname */
   uint32_t fmode, fuid, fgid;  /* a unix socket's file (fmode 0: none) */
-  uint32_t pad;
+  uint32_t queued;             /* connections in its accept queue at the
+                                  checkpoint: not carried, listed by
+                                  restore (at most CL_LISTEN_QUEUE_MAX) */
 };
+#define CL_LISTEN_QUEUE_MAX 65536u
 
 /* A pipe's buffered bytes, as every process holding it saw them; |len|
  * bytes follow, then padding to 8. */
@@ -322,9 +325,10 @@ struct cl_tracee
 struct cl_dump
 {
   pid_t pid;
-  /* the tree root's fds 0-2 (dev, ino; 0 when closed): a process's fd
-   * naming one of them is the engine's stdio, restored by inheritance */
-  uint64_t stdio[3][2];
+  /* the objects the caller gave the tree as its stdio, fds 0-2 (dev,
+   * ino, mount id: ino 0 none, mount id 0 any; criu_dump_opts.stdio): a
+   * process's fd naming one of them is restored by inheritance */
+  uint64_t stdio[3][3];
   struct cl_tracee *tr;          /* per tid, same order */
   uint64_t syscall_ip;           /* a `syscall` instruction in the vDSO */
   uint64_t scratch;              /* a page mapped in the tracee for
@@ -366,8 +370,10 @@ int cl_check_fdx (const struct cl_image *img, struct cm_err **err);
 int cl_check_epolls (const struct cl_image *img, struct cm_err **err);
 /* The backlog of the listening socket of inode |ino| of family
  * |family| in |pid|'s network namespace, from sock_diag; 0 when not
- * knowable (dump-sockdiag.c). */
-uint32_t cl_listen_backlog (pid_t pid, int family, uint64_t ino);
+ * knowable (dump-sockdiag.c).  |*queued|: the connections waiting in its
+ * accept queue (0 when not knowable). */
+uint32_t cl_listen_backlog (pid_t pid, int family, uint64_t ino,
+                            uint32_t *queued);
 /* Whether fd |fd| of the image is one it could not carry (skipped). */
 bool cl_image_fd_skipped (const struct cl_image *img, int32_t fd);
 /* The fdx record of fd |fd|, or NULL (image-fdx.c). */

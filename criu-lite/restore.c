@@ -88,13 +88,14 @@ max_open_fd (void)
   return m;
 }
 
-/* Moves |fd| to the high range, closing the original. */
+/* Moves |fd|, an fd of |what| just opened or duplicated (< 0, errno
+ * set, when that failed), to the high range, closing the original. */
 static int
 lift (struct cl_restore *r, int fd, const char *what, struct cm_err **err)
 {
   int hi;
   if (fd < 0)
-    return fd;
+    return cm_err_set (err, errno, "duplicate %s", what);
   hi = fcntl (fd, F_DUPFD_CLOEXEC, r->base_fd);
   if (hi < 0)
     {
@@ -164,6 +165,27 @@ open_vma_files (struct cl_restore *r, struct cm_err **err)
   return 0;
 }
 
+/* A listener's connections waiting to be accepted at the checkpoint are
+ * not carried (that needs TCP repair): said, with the skipped fds, by the
+ * fd that holds its record (once per socket). */
+static void
+report_queued (const struct cl_image *img, const struct cl_fd *f,
+               const struct criu_restore_opts *o)
+{
+  const struct cl_fdx *x = cl_image_fdx (img, f->fd);
+  const struct cl_fdx_listen *s;
+  char what[160];
+  if (f->kind != CL_FD_LISTEN || x == NULL || o->skipped == NULL)
+    return;
+  s = (const void *) (x + 1);
+  if (s->queued == 0)
+    return;
+  snprintf (what, sizeof what, "fd %d: listener with %u unaccepted "
+            "connection%s; they are dropped", f->fd, s->queued,
+            s->queued == 1 ? "" : "s");
+  o->skipped (o->skipped_arg, what);
+}
+
 static int
 open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
                 struct cm_err **err)
@@ -178,12 +200,15 @@ open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
       r->fd_tmp[i] = -1;
       if (f->kind == CL_FD_SKIPPED && o->skipped)
         o->skipped (o->skipped_arg, path);
+      report_queued (img, f, o);
       if (f->kind == CL_FD_INHERIT && f->pos != (uint64_t) f->fd)
         {
           /* another number for the same stdio: a dup of ours */
+          char what[64];
           if (fcntl ((int) f->pos, F_GETFD) < 0)
             continue;
-          r->fd_tmp[i] = lift (r, dup ((int) f->pos), "stdio", err);
+          snprintf (what, sizeof what, "stdio %d for fd %d", (int) f->pos, f->fd);
+          r->fd_tmp[i] = lift (r, dup ((int) f->pos), what, err);
           if (r->fd_tmp[i] < 0)
             return -1;
           continue;
@@ -207,7 +232,7 @@ open_saved_fds (struct cl_restore *r, const struct criu_restore_opts *o,
           fd = dup (cl_fdx_fd (f));
           if (fd < 0)
             return cm_err_set (err, errno, "fd %d: its object", f->fd);
-          if ((r->fd_tmp[i] = lift (r, fd, "fd", err)) < 0)
+          if ((r->fd_tmp[i] = lift (r, fd, "its object", err)) < 0)
             return -1;
           continue;
         }
@@ -319,12 +344,30 @@ rseq_unregister (void)
     syscall (SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
 }
 
+/* Every saved fd number must fit under the caller's open-file limit
+ * (the fds go to their numbers past the point of no return, where a
+ * failure would only lose one). */
+static int
+check_fd_numbers (const struct cl_image *img, struct cm_err **err)
+{
+  struct rlimit nofile;
+  int top = img->nfds ? img->fds[img->nfds - 1].fd : -1;
+  if (top < 0 || getrlimit (RLIMIT_NOFILE, &nofile) < 0
+      || (rlim_t) top < nofile.rlim_cur)
+    return 0;
+  return cm_err_set (err, 0, "fd %d: at or above the restoring process's "
+                     "open-file limit (RLIMIT_NOFILE %llu)", top,
+                     (unsigned long long) nofile.rlim_cur);
+}
+
 static int
 prepare (struct cl_restore *r, const struct criu_restore_opts *o,
          struct cm_err **err)
 {
   const struct cl_image *img = r->img;
   int maxfd = max_open_fd ();
+  if (check_fd_numbers (img, err) < 0)
+    return -1;
   if (img->nfds && img->fds[img->nfds - 1].fd > maxfd)
     maxfd = img->fds[img->nfds - 1].fd;
   r->base_fd = maxfd + 1;

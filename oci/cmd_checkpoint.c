@@ -13,6 +13,7 @@
 #include "runtime/config.h"
 #include "spec.h"
 #include "state.h"
+#include "stdio_record.h"
 
 #define USAGE                                                                \
   "usage: sandlock-oci checkpoint [--image-path DIR] [--work-path DIR]\n"   \
@@ -166,10 +167,11 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
   struct ckpt_opts o = { 0 };
   struct oci_state st = { .dirfd = -1 };
   struct criu_dump_opts d = { 0 };
+  struct criu_stdio stdio[3];
   struct rt_handle *h = NULL;
   struct rt_config *cfg = NULL;
   _cleanup_free_ const char **tmpfs = NULL;
-  int i = parse (argc, argv, &o, err), ret = -1;
+  int i = parse (argc, argv, &o, err), ret = -1, r;
 
   if (i < 0)
     return -1;
@@ -195,6 +197,11 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
   d.leave_running = o.leave_running;
   d.skip_unsupported = o.skip_unsupported;
   d.target_root = true;
+  /* the engine's stdio, as the init got it; none recorded (an older
+   * runtime created it): the init's fds 0-2 as they are now */
+  if ((r = oci_stdio_load (st.dirfd, stdio, err)) < 0)
+    goto out;
+  d.stdio = r ? stdio : NULL;
   if (tmpfs_mounts (&st, &cfg, &tmpfs, &d.ntmpfs, err) < 0)
     goto out;
   d.tmpfs = tmpfs;

@@ -241,6 +241,54 @@ read_pins (struct oci_state *st, char **out, size_t *len, struct cm_err **err)
   return 0;
 }
 
+static bool
+nsless (const struct oci_state *st)
+{
+  for (size_t i = 0; i < st->annotations_len; i++)
+    if (strcmp (st->annotations[i].key, "run.oci.sandlock.isolation.effective")
+            == 0 && strcmp (st->annotations[i].value, "landlock") == 0)
+      return true;
+  return false;
+}
+
+/* Namespace-less: the container's exec server forks the process, with the
+ * init's Landlock domain and filters (docs/nsless.md "exec"). */
+static int
+exec_vroot (struct oci_globals *g, struct oci_state *st,
+            const struct rt_config *cfg, const struct exec_args *a,
+            struct cm_err **err)
+{
+  _cleanup_free_ char *dir = xasprintf ("%s/%s/vroot", g->root, st->id);
+  _cleanup_fd_ int status_fd = -1;
+  sigset_t set, old;
+  pid_t pid;
+  int ret = -1;
+  if (a->caps_len)
+    return cm_err_set (err, 0, "exec: --cap: a namespace-less exec has the "
+                       "container's capabilities (it is forked by a process "
+                       "of the container)");
+  struct rt_exec_opts o = {
+    .config = cfg, .process = cfg->process, .id = st->id,
+    .bundle = st->bundle, .init_pid = st->pid,
+    .init_start_time = st->start_time, .cgroup_path = st->cgroup_path,
+    .console_socket = a->console_socket, .preserve_fds = a->preserve_fds,
+    .vroot_dir = dir,
+  };
+  if (!a->detach)
+    oci_block_signals (&set, &old);
+  if (rt_exec_vroot (&o, &pid, &status_fd, err) < 0
+      || (a->pid_file && oci_write_pid_file (a->pid_file, pid, err) < 0))
+    goto out;
+  flock (st->dirfd, LOCK_UN);
+  ret = a->detach ? 0 : oci_wait_remote (pid, status_fd, &set);
+  if (ret < 0)
+    ret = cm_err_set (err, 0, "exec: the container's exec server went away");
+out:
+  if (!a->detach)
+    sigprocmask (SIG_SETMASK, &old, NULL);
+  return ret;
+}
+
 static int
 cmd_exec (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
 {
@@ -266,20 +314,15 @@ cmd_exec (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
                   st.id);
       goto out;
     }
-  for (size_t i = 0; i < st.annotations_len; i++)
-    if (strcmp (st.annotations[i].key, "run.oci.sandlock.isolation.effective")
-            == 0 && strcmp (st.annotations[i].value, "landlock") == 0)
-      {
-        /* Its processes see the view only through the init's supervisor;
-         * a process joined from outside would not (docs/nsless.md). */
-        cm_err_set (err, 0, "cannot exec in container \"%s\": exec into a "
-                    "namespace-less container is not supported yet", st.id);
-        goto out;
-      }
   if (oci_state_config (&st, &cfg, err) < 0 || load_process (cfg, &a, err) < 0
       || apply_flags (cfg->process, &a, argc - idx - 1, argv + idx + 1, err)
              < 0)
     goto out;
+  if (nsless (&st))
+    {
+      ret = exec_vroot (g, &st, cfg, &a, err);
+      goto out;
+    }
   if (read_pins (&st, &pins, &pins_len, err) < 0)
     goto out;
   if (!a.detach)

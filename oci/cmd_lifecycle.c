@@ -113,6 +113,8 @@ cmd_delete (struct oci_globals *g, int argc, char **argv, struct cm_err **err)
       oci_state_free (&st);
       return -1;
     }
+  /* under the id's lock: leftovers of a create of it that was killed */
+  oci_cow_reclaim (g, st.id);
   r = oci_delete (g, &st, err);
   /* Gone now: its cow branches are decided (docs/cow.md). */
   if (r == 0)

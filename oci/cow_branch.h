@@ -17,6 +17,9 @@
 /* ROOT/ID/image-pin: the holder file of the image cache's pin on the
  * container's rootfs lower (image/image.h img_pin). */
 #define OCI_COW_IMAGE_PIN "image-pin"
+/* ROOT/cow-branches/ID/creating: what a create is about to make, until
+ * its record is written (oci/cow_setup.c write_creating). */
+#define OCI_COW_CREATING "creating"
 
 enum oci_cow_action
 {
@@ -63,6 +66,12 @@ int oci_cow_quota_wrap (struct cm_err **err, uint64_t max_disk,
 
 /* create failed after oci_cow_setup: removes this id's branches. */
 void oci_cow_discard (const struct oci_globals *g, const char *id);
+
+/* What a create of |id| killed before writing its record left (branch
+ * storages, wherever the storage annotation put them, and their quota
+ * tmpfs) goes; a warning names what stays.  The caller holds the id's
+ * state directory locked, or no create of |id| can be running. */
+void oci_cow_reclaim (const struct oci_globals *g, const char *id);
 
 /* The container's exit code is known (run) but it stays (run --keep):
  * recorded for the decision `delete` takes. */

@@ -66,15 +66,16 @@ oci_cow_rootfs_lower (const struct rt_config *cfg)
   return NULL;
 }
 
+/* Whether the init mounts the overlay inside the container's user
+ * namespace.  A root runtime makes it from the host even for a container
+ * with a user namespace: that namespace's root could not reach the 0700
+ * layer (docs/cow.md "User namespaces"). */
 static bool
 in_user_namespace (const struct rt_config *cfg)
 {
   if (geteuid () != 0)
     return true; /* rootless: a user namespace of its own */
-  for (size_t i = 0; i < cfg->namespaces_len; i++)
-    if (strcmp (cfg->namespaces[i].type, "user") == 0)
-      return true;
-  return false;
+  return rt_overlay_in_userns (cfg);
 }
 
 /* The host id that container id 0 maps to in |m|, or 0 (unmapped). */

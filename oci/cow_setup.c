@@ -6,13 +6,18 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "cow_branch.h"
+#include "runtime/runtime.h"
 
 struct cow_ann
 {
@@ -208,14 +213,64 @@ rewrite_mount (struct rt_mount *m, const struct cow_branch *b, bool userns)
   m->source = xstrdup ("overlay");
 }
 
+/* The mount source of this create's quota tmpfs: a mark no other create
+ * gives, by which a later reclaim knows a tmpfs for this create's own. */
+static void
+make_tag (char tag[static 32])
+{
+  uint64_t n = 0;
+  if (getrandom (&n, sizeof n, 0) != (ssize_t) sizeof n)
+    n = ((uint64_t) getpid () << 32) ^ (uint64_t) time (NULL);
+  snprintf (tag, 32, "sandlock-cow-%016" PRIx64, n);
+}
+
+static char *
+branch_storage (const char *root, const char *sdir, const char *id, size_t i)
+{
+  return sdir ? xasprintf ("%s/%s.%zu", sdir, id, i)
+              : xasprintf ("%s/" OCI_COW_BRANCHES "/%s/%zu", root, id, i);
+}
+
+/* ROOT/cow-branches/ID/creating: the tag and every storage this create is
+ * about to make, written before the first is made: a create killed at any
+ * point before its record leaves the list of what may be its own
+ * (reclaim_dead_create).  Gone once the record is written. */
+static int
+write_creating (int dirfd, const struct rt_config *cfg, const char *tag,
+                const char *root, const char *sdir, const char *id,
+                struct cm_err **err)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+  fprintf (f, "tag=%s\n", tag);
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    if (has_opt (&cfg->mounts[i], "cow"))
+      {
+        _cleanup_free_ char *s = branch_storage (root, sdir, id, i);
+        fprintf (f, "storage=%s\n", s);
+      }
+  fclose (f);
+  int ret = cm_atomic_write_at (dirfd, OCI_COW_CREATING, buf, len, 0600, err);
+  free (buf);
+  return ret;
+}
+
 static int
 make_branches (const struct oci_globals *g, const char *id,
                struct rt_config *cfg, const struct cow_ann *a,
                struct oci_cow_record *r, struct cm_err **err)
 {
-  char root[PATH_MAX];
+  char root[PATH_MAX], sdir[PATH_MAX], tag[32];
   if (realpath (g->root, root) == NULL)
     return cm_err_set (err, errno, "--root `%s`", g->root);
+  if (a->storage && realpath (a->storage, sdir) == NULL)
+    return cm_err_set (err, errno, "annotation " OCI_COW_ANN "storage `%s`",
+                       a->storage);
+  make_tag (tag);
+  if (write_creating (r->dirfd, cfg, tag, root, a->storage ? sdir : NULL, id,
+                      err) < 0)
+    return -1;
   for (size_t i = 0; i < cfg->mounts_len; i++)
     {
       struct rt_mount *m = &cfg->mounts[i];
@@ -223,37 +278,80 @@ make_branches (const struct oci_globals *g, const char *id,
       if (!has_opt (m, "cow"))
         continue;
       _cleanup_free_ char *storage
-          = a->storage
-                ? xasprintf ("%s/%s.%zu", a->storage, id, i)
-                : xasprintf ("%s/" OCI_COW_BRANCHES "/%s/%zu", root, id, i);
-      const struct cow_create_opts o = { .max_disk = a->max_disk };
+          = branch_storage (root, a->storage ? sdir : NULL, id, i);
+      /* a user namespace's root is not the host's: what its branch may
+       * carry into the host is cut down at commit (docs/cow.md) */
+      const struct cow_create_opts o = { .max_disk = a->max_disk,
+                                         .strip_privs = user_namespace (cfg),
+                                         .tag = tag };
       if (cow_branch_create_opts (m->source, storage, &o, &b, err) < 0)
         return oci_cow_quota_wrap (err, a->max_disk, "mounts[%zu] (\"cow\")",
                                    i);
       r->v = xrealloc (r->v, (r->n + 1) * sizeof *r->v);
       r->v[r->n].storage = xstrdup (b->storage);
       r->v[r->n++].dest = xstrdup (m->destination);
-      rewrite_mount (m, b, user_namespace (cfg));
+      rewrite_mount (m, b, rt_overlay_in_userns (cfg));
       cow_branch_free (b);
     }
+  return 0;
+}
+
+/* The storages a dead create listed (write_creating) outside |dir| (the
+ * storage annotation's): each is reclaimed only where it is provably that
+ * create's (cow_quota_reclaim).  Those in |dir| go with it. */
+static int
+reclaim_listed (const char *dir, struct cm_err **err)
+{
+  _cleanup_free_ char *list = xasprintf ("%s/" OCI_COW_CREATING, dir);
+  _cleanup_free_ char *text = NULL, *in = NULL;
+  const char *tag = NULL;
+  char *save = NULL, real[PATH_MAX];
+  if (realpath (dir, real) == NULL)
+    return cm_err_set (err, errno, "`%s`", dir);
+  in = xasprintf ("%s/", real);
+  if (cm_read_file_at (AT_FDCWD, list, 1 << 20, &text, NULL, err) < 0)
+    {
+      if ((*err)->errno_ != ENOENT)
+        return -1;
+      cm_err_free (err); /* killed before it: nothing made outside |dir| */
+      return 0;
+    }
+  for (char *l = strtok_r (text, "\n", &save); l;
+       l = strtok_r (NULL, "\n", &save))
+    if (cm_startswith (l, "tag="))
+      tag = l + 4;
+    else if (cm_startswith (l, "storage=") && tag
+             && !cm_startswith (l + 8, in) && !cow_quota_reclaim (l + 8, tag))
+      return cm_err_set (err, EEXIST,
+                         "cow storage `%s`, left by a create of this id "
+                         "that was killed, holds what is not provably that "
+                         "create's (no tmpfs it mounted there, not empty): "
+                         "remove it",
+                         l + 8);
   return 0;
 }
 
 /* ROOT/cow-branches/ID without a record: a create of this id that died
  * before writing it (the record is written before the container exists,
  * and the directory goes with its last branch; a create in progress holds
- * the id's state directory, so this create is not racing one).  What is
- * in it is that create's own: the quota tmpfs it may have mounted go, and
- * so does the directory. */
-static bool
-reclaim_dead_create (const char *dir)
+ * the id's state directory, so the caller, holding it too or having made
+ * it, is not racing one).  What it made is its own: the quota tmpfs it
+ * mounted go, and so do its storages and the directory.  0: a record is
+ * there (nothing done); 1: reclaimed, or there was no |dir|. */
+static int
+reclaim_dead_create (const char *dir, struct cm_err **err)
 {
   _cleanup_free_ char *rec = xasprintf ("%s/record", dir);
   struct dirent *de;
   DIR *d;
-  if (access (rec, F_OK) == 0 || errno != ENOENT
-      || (d = opendir (dir)) == NULL)
-    return false;
+  if (access (dir, F_OK) < 0)
+    return errno == ENOENT ? 1 : cm_err_set (err, errno, "`%s`", dir);
+  if (access (rec, F_OK) == 0 || errno != ENOENT)
+    return 0;
+  if (reclaim_listed (dir, err) < 0)
+    return -1;
+  if ((d = opendir (dir)) == NULL)
+    return errno == ENOENT ? 1 : cm_err_set (err, errno, "`%s`", dir);
   while ((de = readdir (d)) != NULL)
     if (de->d_name[0] != '.')
       {
@@ -261,7 +359,18 @@ reclaim_dead_create (const char *dir)
         cow_quota_release_at (AT_FDCWD, p);
       }
   closedir (d);
-  return cm_rm_rf_at (AT_FDCWD, dir, NULL) == 0 && mkdir (dir, 0700) == 0;
+  return cm_rm_rf_at (AT_FDCWD, dir, err) < 0 ? -1 : 1;
+}
+
+void
+oci_cow_reclaim (const struct oci_globals *g, const char *id)
+{
+  _cleanup_free_ char *dir
+      = xasprintf ("%s/" OCI_COW_BRANCHES "/%s", g->root, id);
+  struct cm_err *e = NULL;
+  if (oci_id_valid (id) && reclaim_dead_create (dir, &e) < 0)
+    oci_log_warning (g, e->msg);
+  cm_err_free (&e);
 }
 
 static int
@@ -273,8 +382,14 @@ open_record_dir (const struct oci_globals *g, const char *id,
   if (mkdir (top, 0700) < 0 && errno != EEXIST)
     return cm_err_set (err, errno, "mkdir `%s`", top);
   int e = mkdir (dir, 0700) < 0 ? errno : 0;
-  if (e == EEXIST && reclaim_dead_create (dir))
-    e = 0;
+  if (e == EEXIST)
+    {
+      int k = reclaim_dead_create (dir, err);
+      if (k < 0)
+        return -1;
+      if (k > 0)
+        e = mkdir (dir, 0700) < 0 ? errno : 0;
+    }
   if (e)
     return cm_err_set (err, e,
                        e == EEXIST
@@ -322,6 +437,8 @@ oci_cow_setup (const struct oci_globals *g, const char *id,
   int ret = make_branches (g, id, cfg, &a, &r, err);
   if (ret == 0)
     ret = oci_cow_record_save (g, id, &r, err);
+  if (ret == 0)
+    unlinkat (r.dirfd, OCI_COW_CREATING, 0);
   if (ret < 0)
     {
       /* what was made is this create's own: drop it */

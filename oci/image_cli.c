@@ -380,6 +380,26 @@ image_cli_get (struct image_cli *c, const char *ref, struct img_image **out,
 }
 
 
+/* The namespace-less mode runs as its caller: no user namespace to take
+ * the image's user in, no privilege to switch to it. */
+static void
+nsless_user (const struct image_cli *c, struct oci_default_opts *d)
+{
+  d->nsless = true;
+  if (d->uid != getuid () || d->gid != getgid ())
+    {
+      _cleanup_free_ char *w = xasprintf (
+          "run --image: the image's user %u:%u cannot be taken without "
+          "namespaces: the container runs as the caller (%u:%u)",
+          (unsigned) d->uid, (unsigned) d->gid, (unsigned) getuid (),
+          (unsigned) getgid ());
+      oci_log_warning (c->g, w);
+    }
+  d->uid = getuid ();
+  d->gid = getgid ();
+  d->additional_gids_len = 0;
+}
+
 int
 image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *dir,
                   char *const *cmd, struct cm_err **err)
@@ -430,6 +450,8 @@ image_cli_bundle (struct image_cli *c, const struct img_image *im, const char *d
   d.root_readonly = !c->cow;
   d.terminal = false;
   d.rootless = geteuid () != 0;
+  if (c->nsless)
+    nsless_user (c, &d);
   json = oci_default_config_json (&d);
   dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)

@@ -18,6 +18,11 @@ struct image_cli
    * empty and name the cache in the annotation run.oci.sandlock.cow.
    * rootfs_lower: each container mounts an overlay (docs/cow.md) */
   bool cow;
+  /* image_cli_bundle: a config.json for the namespace-less mode (run
+   * --image there): the caller's own ids, the image's user said in a
+   * warning through |g| when it differs (docs/nsless.md) */
+  bool nsless;
+  const struct oci_globals *g;
 };
 
 /* The long options every image command takes; values >= 1000. */

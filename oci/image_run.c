@@ -22,6 +22,7 @@
 #include "cow_branch.h"
 #include "image_cli.h"
 #include "image_run.h"
+#include "lifecycle.h"
 #include "state.h"
 
 #define BUILD_PREFIX ".run-"
@@ -158,7 +159,7 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
                    int *lockfd, struct cm_err **err)
 {
   struct image_cli c = { .o.tls_verify = -1, .quiet = true };
-  const char *ref = NULL;
+  const char *ref = NULL, *iso = NULL;
   char **av = *argv, **out;
   char *const *cmd = NULL;
   int ac = *argc, n = 0, ret;
@@ -197,6 +198,16 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
               return -1;
             }
         }
+      else if (strcmp (av[i], "--isolation") == 0 && i + 1 < ac)
+        {
+          iso = av[i + 1];
+          out[n++] = av[i];     /* create takes it too */
+        }
+      else if (cm_startswith (av[i], "--isolation="))
+        {
+          iso = av[i] + 12;
+          out[n++] = av[i];
+        }
       else if (ref && strcmp (av[i], "--") == 0)
         {
           cmd = av + i + 1;
@@ -221,8 +232,13 @@ image_run_prepare (struct oci_globals *g, int *argc, char ***argv, char **tmp,
       return -1;
     }
   /* The cached rootfs as an overlay lower when the kernel allows it, else
-   * a copy (docs/cow.md). */
-  const char *why = c.o.allow_devices
+   * a copy (docs/cow.md).  The namespace-less mode has no mount namespace
+   * to mount an overlay in: always the copy (docs/nsless.md). */
+  c.nsless = strcmp (oci_isolation_resolve (iso), "landlock") == 0;
+  c.g = g;
+  const char *why = c.nsless
+                        ? "the namespace-less mode cannot mount an overlay"
+                    : c.o.allow_devices
                         ? "--allow-devices: the image's device nodes are "
                           "given in a copy only (the overlay is nodev)"
                         : oci_cow_image_unusable ();

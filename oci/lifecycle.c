@@ -18,6 +18,7 @@
 #include "image_run.h"
 #include "cow_branch.h"
 #include "lifecycle.h"
+#include "stdio_record.h"
 #include "runtime/runtime.h"
 #include "spec.h"
 
@@ -128,9 +129,7 @@ choose_isolation (struct oci_globals *g, const struct oci_create_args *a,
   const char *m = a->isolation ? a->isolation : ann ? ann : "auto";
   const char *what = a->isolation ? "--isolation"
                      : "annotation run.oci.sandlock.isolation";
-  if (strcmp (m, "auto") == 0)
-    m = geteuid () == 0 || rt_kfeat (RT_KF_NAMESPACES)->userns ? "namespaces"
-                                                             : "landlock";
+  m = oci_isolation_resolve (m);
   if (strcmp (m, "namespaces") == 0)
     *kind = RT_ROOTFS_BIND;
   else if (strcmp (m, "landlock") == 0)
@@ -270,6 +269,8 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
   };
   oci_debug (g, "create %s: bundle %s rootfs %s", st->id, st->bundle,
              st->rootfs);
+  if (kind == RT_ROOTFS_VIRTUAL)
+    rt_vroot_ignored (cfg, oci_hook_warning, g);
   int created = rt_container_create (&o, &out, err);
   if (src.premade)
     close (src.mount_fd); /* the init attached its own copy */
@@ -286,6 +287,9 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
   free (out.warning);
   free (out.cgroup_path);
   free (out.landlock_pins);
+  /* which fds are the engine's, for a checkpoint (oci/stdio_record.h) */
+  if (oci_stdio_record (st->dirfd, out.pid, cfg->process->terminal, err) < 0)
+    return -1;
   if (a->pid_file && oci_write_pid_file (a->pid_file, out.pid, err) < 0)
     return -1;
   return 0;

@@ -44,6 +44,11 @@ struct oci_create_args
 int oci_create (struct oci_globals *g, const struct oci_create_args *a,
                 struct oci_state *st, struct cm_err **err);
 
+/* The isolation --isolation MODE (NULL: auto) names: "auto" resolved to
+ * "namespaces" where this user can make them, else "landlock" (the
+ * namespace-less mode); any other value is returned as it is. */
+const char *oci_isolation_resolve (const char *mode);
+
 /* Kills, waits for and cleans up a container: cgroup, poststop hooks, the
  * bundle it owns, the state directory.  Used by delete, by run when the
  * container exits, and by a create that fails half-way. */
@@ -98,6 +103,10 @@ void oci_block_signals (sigset_t *set, sigset_t *old);
 /* Waits for our child |pid|, forwarding the signals in |set|; returns its
  * exit code or 128+signal. */
 int oci_wait_forwarding (pid_t pid, const sigset_t *set);
+
+/* oci_wait_forwarding for a process that is not our child (namespace-less
+ * exec): the status comes from |status_fd| (rt_exec_vroot_status). */
+int oci_wait_remote (pid_t pid, int status_fd, const sigset_t *set);
 
 /* The same, while relaying between our stdio and the container's pty
  * |master| (stdin raw when it is a tty; SIGWINCH resizes the pty). */

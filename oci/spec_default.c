@@ -36,6 +36,21 @@ mount (yajl_gen g, const char *dest, const char *type, const char *src,
   yajl_gen_map_close (g);
 }
 
+/* What the namespace-less view draws of the defaults: /proc, /dev (its
+ * default nodes) and /dev/shm, with the options it honours. */
+static void
+gen_mounts_nsless (yajl_gen g)
+{
+  static const char *const proc_o[] = { "nosuid", "noexec", "nodev", NULL };
+  static const char *const dev_o[] = { "nosuid", NULL };
+  S (g, "mounts");
+  yajl_gen_array_open (g);
+  mount (g, "/proc", "proc", "proc", proc_o);
+  mount (g, "/dev", "tmpfs", "tmpfs", dev_o);
+  mount (g, "/dev/shm", "tmpfs", "shm", proc_o);
+  yajl_gen_array_close (g);
+}
+
 static void
 gen_mounts (yajl_gen g, bool rootless)
 {
@@ -161,14 +176,14 @@ gen_linux (yajl_gen g, const struct oci_default_opts *o)
 
   S (g, "linux");
   yajl_gen_map_open (g);
-  if (o->rootless)
+  if (o->rootless && !o->nsless)
     {
       idmap (g, "uidMappings", (unsigned) getuid ());
       idmap (g, "gidMappings", (unsigned) getgid ());
     }
   S (g, "namespaces");
   yajl_gen_array_open (g);
-  for (const char *const *n = ns; *n; n++)
+  for (const char *const *n = ns; *n && !o->nsless; n++)
     {
       if (o->rootless && strcmp (*n, "network") == 0)
         continue;
@@ -177,7 +192,7 @@ gen_linux (yajl_gen g, const struct oci_default_opts *o)
       S (g, *n);
       yajl_gen_map_close (g);
     }
-  if (o->rootless)
+  if (o->rootless && !o->nsless)
     {
       yajl_gen_map_open (g);
       S (g, "type");
@@ -213,7 +228,10 @@ oci_default_config_json (const struct oci_default_opts *o)
   yajl_gen_map_close (g);
   S (g, "hostname");
   S (g, o->hostname ? o->hostname : "sandlock");
-  gen_mounts (g, o->rootless);
+  if (o->nsless)
+    gen_mounts_nsless (g);
+  else
+    gen_mounts (g, o->rootless);
   if (o->annotations_len)
     {
       S (g, "annotations");

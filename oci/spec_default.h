@@ -23,6 +23,9 @@ struct oci_default_opts
   bool root_readonly;           /* default true, as runc's spec */
   bool terminal;
   bool rootless;                /* user namespace mapping the caller's ids */
+  /* For the namespace-less mode (docs/nsless.md): no namespaces, no id
+   * mappings, and only the mounts and options the view draws. */
+  bool nsless;
   const char *hostname;         /* NULL: "sandlock" */
 };
 

@@ -38,6 +38,27 @@ oci_wait_forwarding (pid_t pid, const sigset_t *set)
     }
 }
 
+int
+oci_wait_remote (pid_t pid, int status_fd, const sigset_t *set)
+{
+  _cleanup_fd_ int sfd = signalfd (-1, set, SFD_CLOEXEC);
+  struct pollfd pf[2] = { { .fd = status_fd, .events = POLLIN },
+                          { .fd = sfd, .events = POLLIN } };
+  if (sfd < 0)
+    return rt_exec_vroot_status (status_fd);
+  for (;;)
+    {
+      if (poll (pf, 2, -1) < 0)
+        continue;
+      if (pf[0].revents)
+        return rt_exec_vroot_status (status_fd);
+      struct signalfd_siginfo si;
+      if (pf[1].revents && read (sfd, &si, sizeof si) == sizeof si
+          && si.ssi_signo != SIGCHLD)
+        kill (pid, (int) si.ssi_signo);
+    }
+}
+
 void
 oci_block_signals (sigset_t *set, sigset_t *old)
 {

@@ -119,13 +119,18 @@ step_cgroup_for_mounts (struct rt_child *ch, struct cm_err **err)
 }
 
 /* prestart and createRuntime run in the runtime, between the mounts and
- * pivot_root. */
+ * pivot_root.  Namespace-less, createContainer too: its path resolves in
+ * the runtime's namespaces (runtime-spec "POSIX-platform Hooks"), which
+ * are the container's, but the init is already in the supervisor's
+ * Landlock domain (runtime/vroot-domain.c), where a host path is not
+ * there to run. */
 static int
 step_runtime_hooks (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_config *c = ch->p->c;
   struct sync_msg m;
-  if (!c->hooks[RT_HOOK_PRESTART].len && !c->hooks[RT_HOOK_CREATE_RUNTIME].len)
+  if (!c->hooks[RT_HOOK_PRESTART].len && !c->hooks[RT_HOOK_CREATE_RUNTIME].len
+      && !(rt_vroot_mode (ch->p) && c->hooks[RT_HOOK_CREATE_CONTAINER].len))
     return 0;
   if (rt_sync_send (ch->sync_fd, SYNC_HOOKS, 0, NULL) < 0)
     return cm_err_set (err, errno, "sync with runtime");
@@ -226,8 +231,7 @@ static const struct child_step setup_steps[] = {
  * the exec directory (runtime/vroot-run.c). */
 static const struct child_step virtual_steps[] = {
   { "cgroup", step_cgroup },
-  { "prestart/createRuntime hooks", step_runtime_hooks },
-  { "createContainer hooks", step_create_hooks },
+  { "prestart/createRuntime/createContainer hooks", step_runtime_hooks },
   { "process", rt_vroot_child_process },
   { "payload", rt_payload_prepare },
   { "confinement", rt_vroot_child_confine },
@@ -255,6 +259,17 @@ static const struct child_step start_steps[] = {
   { "seccomp", step_seccomp },
 };
 
+/* RT_ROOTFS_VIRTUAL: the trap filter first, so that the startContainer
+ * hooks' paths resolve in the container (runtime-spec "POSIX-platform
+ * Hooks"), which is the view: their execve and everything they open is
+ * serviced by the supervisor. */
+static const struct child_step virtual_start_steps[] = {
+  { "notify filter", rt_notify_child_step },
+  { "startContainer hooks", step_start_hooks },
+  { "seccomp", step_seccomp },
+  { "exec server", rt_vroot_exec_server },
+};
+
 static int
 run_steps (struct rt_child *ch, const struct child_step *s, size_t n,
            struct cm_err **err)
@@ -273,7 +288,8 @@ close_inherited_fds (struct rt_child *ch)
 {
   const struct rt_prepared *pp = ch->pp;
   const struct rt_rootfs_source *src = &ch->p->o->rootfs_source;
-  int keep[9 + ARRAY_SIZE (pp->ns.fds)];
+  _cleanup_free_ int *keep = xcalloc (10 + ARRAY_SIZE (pp->ns.fds)
+                                      + pp->mount_fds_len, sizeof *keep);
   size_t n = 0;
   keep[n++] = ch->sync_fd;
   keep[n++] = pp->fifo_fd;
@@ -283,9 +299,13 @@ close_inherited_fds (struct rt_child *ch)
   keep[n++] = rt_confine_listener_fd (ch->p->confine);
   keep[n++] = rt_confine_pins_fd (ch->p->confine);
   keep[n++] = rt_notify_child_fd ();
+  keep[n++] = rt_vroot_exec_fd ();
   keep[n++] = src->premade ? src->mount_fd : -1; /* attached, then closed */
   for (size_t i = 0; i < pp->ns.len; i++)
     keep[n++] = pp->ns.fds[i];
+  /* overlays made from the host, moved into place by the mount steps */
+  for (size_t i = 0; i < pp->mount_fds_len; i++)
+    keep[n++] = pp->mount_fds[i];
   rt_close_fds_except (3 + ch->p->o->preserve_fds, keep, n);
 }
 
@@ -401,7 +421,9 @@ rt_child_main (struct rt_child *ch)
       _exit (1);
     }
   child_park (ch);
-  if (run_steps (ch, start_steps, ARRAY_SIZE (start_steps), &err) < 0)
+  if (run_steps (ch, virt ? virtual_start_steps : start_steps,
+                 virt ? ARRAY_SIZE (virtual_start_steps)
+                      : ARRAY_SIZE (start_steps), &err) < 0)
     rt_payload_fail (ch, err ? err->msg : "start failed");
   rt_payload_run (ch);
 }

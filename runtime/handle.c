@@ -6,12 +6,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "common/util.h"
+#include "internal.h"
 #include "runtime.h"
 
 struct rt_handle
@@ -52,11 +54,27 @@ rt_handle_cgroup_path (const char *cgroups_path, const char *id,
   return rt_cgroup_resolve (&co, path, err);
 }
 
+/* No cgroup: the init's descendants (a namespace-less init is a
+ * subreaper, and exec'd processes are forked under it), signalled through
+ * pidfds before the init, which is what keeps orphans under it. */
+static void
+signal_descendants (const struct rt_handle *h, int sig)
+{
+  _cleanup_free_ pid_t *d = NULL;
+  if (h->pid <= 0 || !rt_proc_alive (h->pid, h->start_time))
+    return;
+  size_t n = rt_proc_descendants (h->pid, &d);
+  for (size_t i = 0; i < n; i++)
+    rt_proc_signal (d[i], 0, sig);
+}
+
 int
 rt_handle_kill (struct rt_handle *h, int sig, bool all, struct cm_err **err)
 {
   if (all && h->cg)
     return rt_cgroup_kill (h->cg, sig, err);
+  if (all)
+    signal_descendants (h, sig);
   if (rt_proc_signal (h->pid, h->start_time, sig) == 0)
     return 0;
   return cm_err_set (err, errno, "signal process %d", (int) h->pid);
@@ -90,13 +108,18 @@ rt_handle_pids (struct rt_handle *h, pid_t **pids, size_t *n,
 {
   if (h->cg)
     return rt_cgroup_pids (h->cg, pids, n, err);
-  /* No cgroup: the init is all we can vouch for. */
+  /* No cgroup: the init and its descendants. */
   *pids = NULL;
   *n = 0;
   if (h->pid > 0 && rt_proc_alive (h->pid, h->start_time))
     {
-      *pids = xmalloc (sizeof **pids);
+      pid_t *d = NULL;
+      size_t nd = rt_proc_descendants (h->pid, &d);
+      *pids = xmalloc ((nd + 1) * sizeof **pids);
       (*pids)[(*n)++] = h->pid;
+      memcpy (*pids + 1, d, nd * sizeof *d);
+      *n += nd;
+      free (d);
     }
   return 0;
 }
@@ -180,6 +203,8 @@ static void
 kill_all (struct rt_handle *h)
 {
   struct cm_err *e = NULL;
+  if (h->cg == NULL)
+    signal_descendants (h, SIGKILL);
   rt_proc_signal (h->pid, h->start_time, SIGKILL);
   /* Without a pid namespace, other processes outlive init: the cgroup
    * names them all.  A frozen cgroup must be thawed for SIGKILL to land;

@@ -107,6 +107,10 @@ struct rt_prepared
   int sock[2];                  /* sync socketpair: [0] parent, [1] child */
   int saved_ns[2];              /* pid_for_children, time_for_children of
                                    the runtime before a join by path; -1 */
+  int *mount_fds;               /* per plan mount: an overlay the runtime
+                                   made (runtime/overlay-host.c), or -1;
+                                   NULL when there is none */
+  size_t mount_fds_len;
 };
 
 #define RT_PREPARED_INIT                                               \
@@ -209,6 +213,18 @@ int rt_child_pivot (struct rt_child *ch, struct cm_err **err);
 int rt_rootfs_overlay (const struct rt_rootfs_source *src, const char *rootfs,
                        bool userns, struct cm_err **err);
 int rt_plan_overlay (const struct rt_plan *p, struct cm_err **err);
+/* Prepare stage (runtime/overlay-host.c): for a container with a user
+ * namespace and a runtime that is root of the initial one, makes every
+ * `overlay` mount of the plan as a detached mount with the runtime's
+ * rights (pp->mount_fds, fds at or above |floor_|), which the init moves
+ * into place.  (The overlay rootfs is made ahead by oci/ through
+ * rt_overlay_prepare, asked with rt_overlay_in_userns.) */
+int rt_prepare_host_overlays (const struct rt_plan *p, struct rt_prepared *pp,
+                              int floor_, struct cm_err **err);
+void rt_prepare_host_overlays_undo (struct rt_prepared *pp);
+/* Child: moves the detached mount *mntfd onto |dest| beneath |destfd|
+ * ("" : destfd itself) and closes it; -1 with errno. */
+int rt_child_move_mount (int *mntfd, int destfd, const char *dest);
 /* Prepare stage: whether this kernel can mount it (rt_kfeat). */
 int rt_prepare_overlay (const struct rt_plan *p, struct cm_err **err);
 /* Without a mount namespace of its own (runtime/rootfs-chroot.c): refuses
@@ -297,6 +313,9 @@ int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
  * the current root's /etc/passwd, else "/" (runc).  NULL-terminated; the
  * strings are borrowed from |pr| except the added one.  runtime/procenv.c */
 char **rt_proc_envp (const struct rt_process *pr);
+/* The same from |passwd_fd|, an fd of the passwd file to read (-1: none;
+ * borrowed): the namespace-less mode opens the view's. */
+char **rt_proc_envp_fd (const struct rt_process *pr, int passwd_fd);
 /* mkdir -p of process.cwd (mode 0755) in the current root, as runc does
  * for the init before it switches user. */
 int rt_proc_make_cwd (const char *cwd, struct cm_err **err);
@@ -307,5 +326,9 @@ int rt_connect_console (const char *path, struct cm_err **err);
  * entries ignored).  The container must not inherit the runtime's fds, above
  * all the flock()ed state directory. */
 void rt_close_fds_except (int from, int *keep, size_t n);
+
+/* The live descendants of |root| (not |root| itself), found in /proc;
+ * *out is malloc'd.  runtime/proc-tree.c */
+size_t rt_proc_descendants (pid_t root, pid_t **out);
 
 #endif

@@ -492,6 +492,10 @@ do_mount (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
   char buf[64];
   _cleanup_fd_ int fd = -1;
   unsigned long fl = mp->flags;
+  size_t i = (size_t) (mp - ch->p->mounts);
+  /* an overlay the runtime made from the host (runtime/overlay-host.c) */
+  int *hostfd = ch->pp->mount_fds && ch->pp->mount_fds[i] >= 0
+                    ? &ch->pp->mount_fds[i] : NULL;
 
   if (mp->bind)
     return do_bind (ch, mp, rootfd, err);
@@ -500,8 +504,9 @@ do_mount (const struct rt_child *ch, const struct rt_mount_plan *mp, int rootfd,
   fd = rt_open_in_root (rootfd, m->destination, true, false, err);
   if (fd < 0)
     return -1;
-  if (mount (m->source ? m->source : m->type, fdpath (fd, buf), m->type, fl,
-             mp->data) < 0)
+  if (hostfd ? rt_child_move_mount (hostfd, fd, "") < 0
+                  : mount (m->source ? m->source : m->type, fdpath (fd, buf),
+                           m->type, fl, mp->data) < 0)
     {
       int e = errno;
       /* sysfs cannot be mounted from a user namespace that does not own the
@@ -725,11 +730,12 @@ setup_devices (const struct rt_plan *p, int rootfd, struct cm_err **err)
 /* The rootfs becomes a mount point (pivot_root needs one): a bind of
  * root.path onto itself, or the overlay of the rootfs source. */
 static int
-mount_rootfs (const struct rt_plan *p, const char *rootfs, struct cm_err **err)
+mount_rootfs (const struct rt_plan *p, const char *rootfs,
+              struct cm_err **err)
 {
   const struct rt_rootfs_source *src = &p->o->rootfs_source;
   if (src->kind == RT_ROOTFS_OVERLAY)
-    return rt_rootfs_overlay (src, rootfs, p->new_user || p->joins_user, err);
+    return rt_rootfs_overlay (src, rootfs, rt_overlay_in_userns (p->c), err);
   if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
     return cm_err_set (err, errno, "bind rootfs `%s`", rootfs);
   return 0;

@@ -20,6 +20,7 @@
 #include "confine.h"
 #include "notify.h"
 #include "internal.h"
+#include "vroot-run.h"
 
 static int
 write_idmap (pid_t pid, const char *file, const struct rt_idmap *m, size_t n,
@@ -249,7 +250,10 @@ serve_child (const struct rt_plan *p, int sock, const char *state,
           if (rt_hooks_run (&c->hooks[RT_HOOK_PRESTART], "prestart", state,
                             err) < 0
               || rt_hooks_run (&c->hooks[RT_HOOK_CREATE_RUNTIME],
-                               "createRuntime", state, err) < 0)
+                               "createRuntime", state, err) < 0
+              || (rt_vroot_mode (p)
+                  && rt_hooks_run (&c->hooks[RT_HOOK_CREATE_CONTAINER],
+                                   "createContainer", state, err) < 0))
             return -1;
           if (rt_sync_send (sock, SYNC_HOOKS_DONE, 0, NULL) < 0)
             return rt_sync_fail (sock, "sync with container process", err);

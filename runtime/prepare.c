@@ -183,7 +183,8 @@ rt_prepare (struct rt_plan *p, struct rt_prepared *pp, struct cm_err **err)
       return -1;
   if (check_uts (p, &pp->ns, err) < 0 || rt_plan_sysctl (p, &pp->ns, err) < 0
       || rt_prepare_overlay (p, err) < 0 || prepare_confine (p, err) < 0 || open_console (p, pp, err) < 0
-      || open_fifos (p, pp, err) < 0)
+      || open_fifos (p, pp, err) < 0
+      || rt_prepare_host_overlays (p, pp, floor_of (p), err) < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pp->sock) < 0)
     return cm_err_set (err, errno, "socketpair");
@@ -212,6 +213,7 @@ rt_prepare_undo (struct rt_plan *p, struct rt_prepared *pp)
   close_fd (&pp->status_fd);
   close_fd (&pp->sock[0]);
   close_fd (&pp->sock[1]);
+  rt_prepare_host_overlays_undo (pp);
   for (size_t k = 0; k < 2; k++)
     if (pp->saved_ns[k] >= 0)
       {

@@ -58,18 +58,26 @@ passwd_home (char *buf, uint32_t uid)
 char **
 rt_proc_envp (const struct rt_process *pr)
 {
+  if (env_has (pr, "HOME"))
+    return rt_proc_envp_fd (pr, -1);
+  /* Inside the container's root: a FIFO or a huge file planted at
+   * /etc/passwd must not stall or bloat the setup. */
+  _cleanup_fd_ int fd = open ("/etc/passwd", O_RDONLY | O_CLOEXEC
+                                                 | O_NONBLOCK);
+  return rt_proc_envp_fd (pr, fd);
+}
+
+char **
+rt_proc_envp_fd (const struct rt_process *pr, int fd)
+{
   char **envp = xcalloc (pr->env_len + 2, sizeof *envp);
   _cleanup_free_ char *buf = NULL, *home = NULL;
-  _cleanup_fd_ int fd = -1;
   struct stat st;
   size_t len = 0;
 
   memcpy (envp, pr->env, pr->env_len * sizeof *envp);
   if (env_has (pr, "HOME"))
     return envp;
-  /* Inside the container's root: a FIFO or a huge file planted at
-   * /etc/passwd must not stall or bloat the setup. */
-  fd = open ("/etc/passwd", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd >= 0 && fstat (fd, &st) == 0 && S_ISREG (st.st_mode)
       && (size_t) st.st_size <= PASSWD_MAX_BYTES)
     {

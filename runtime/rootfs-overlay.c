@@ -77,7 +77,8 @@ rt_prepare_overlay (const struct rt_plan *p, struct cm_err **err)
   if (!kf->overlay)
     return cm_err_set (err, ENODEV, "rootfs overlay: this kernel has no "
                        "overlayfs");
-  if ((p->new_user || p->joins_user) && kf->overlay_userxattr == 0)
+  if ((p->new_user || p->joins_user) && rt_overlay_in_userns (p->c)
+      && kf->overlay_userxattr == 0)
     return cm_err_set (err, EINVAL, "rootfs overlay in a user namespace: "
                        "overlayfs here lacks \"userxattr\" (Linux >= 5.11)");
   return 0;

@@ -266,6 +266,9 @@ struct rt_exec_opts
   /* rt_created.landlock_pins of this container (NULL: none stored) */
   const char *landlock_pins;
   size_t landlock_pins_len;
+  /* Namespace-less (rt_exec_vroot): <state>/vroot, where the container's
+   * exec server listens. */
+  const char *vroot_dir;
 };
 
 /* Starts a process inside a running container: the init's namespaces
@@ -276,6 +279,24 @@ struct rt_exec_opts
  * new process is a child of the caller, which may waitpid() for it. */
 int rt_exec (const struct rt_exec_opts *o, pid_t *pid, struct cm_err **err)
     __attribute__ ((nonnull (1, 2)));
+
+/* exec into a namespace-less container (docs/nsless.md "exec"): the
+ * process is forked by the container's exec server, which the init forked
+ * with its Landlock domain and filters in place, so it has the very same
+ * ones, is served by the supervisor and lives under the init; it runs as
+ * the container's user with its capabilities and rlimits (process.user
+ * other than the caller's is refused).  With process.terminal its stdio
+ * is a pty of the host's devpts whose master goes to
+ * o->console_socket.  Returns once execve succeeded, or with the error
+ * from inside; *status_fd then gets the fd rt_exec_vroot_status reads the
+ * exit status from (close it to let the server reap the process: until
+ * then |*pid| stays the process's). */
+int rt_exec_vroot (const struct rt_exec_opts *o, pid_t *pid, int *status_fd,
+                   struct cm_err **err) __attribute__ ((nonnull (1, 2, 3)));
+
+/* Blocks until the process of rt_exec_vroot exits: its exit status, or
+ * 128+N when signal N killed it; -1 when the server went away. */
+int rt_exec_vroot_status (int status_fd);
 
 /* /proc/PID/stat field 22, 0 when the process does not exist. */
 uint64_t rt_proc_start_time (pid_t pid);
@@ -363,6 +384,14 @@ int rt_hooks_run_all (const struct rt_hook_list *l, const char *kind,
                       const char *state_json, rt_hook_warn_fn warn,
                       const void *ud);
 
+/* What the namespace-less mode ignores in |c| (namespaces listed without
+ * a path, linux.timeOffsets, linux.rootfsPropagation, the mounts it
+ * leaves out, mount options it does not honour): one message per field,
+ * naming it, to |warn|.  What it refuses is rt_container_create's error.
+ * runtime/vroot-ignored.c */
+void rt_vroot_ignored (const struct rt_config *c, rt_hook_warn_fn warn,
+                       const void *ud);
+
 /* Parses a signal name ("KILL", "SIGKILL", "sigterm", "RTMIN+3") or number.
  * Returns the signal, or -1. */
 int rt_signal_parse (const char *s);
@@ -422,6 +451,12 @@ struct rt_kfeat
  * make no lasting change: nothing is mounted, attached or left open.  Not
  * thread-safe: first call it from one thread. */
 const struct rt_kfeat *rt_kfeat (unsigned what);
+
+/* Whether the overlay mounts of |c| are made inside the container's user
+ * namespace (they then need "userxattr"): |c| has a user namespace and
+ * this runtime is not root of the initial one.  A root runtime makes them
+ * itself, from the host (runtime/overlay-host.c). */
+bool rt_overlay_in_userns (const struct rt_config *c);
 
 /* ---- process-wide settings from the CLI --------------------------------- */
 

@@ -35,8 +35,8 @@ has_opt (const struct rt_mount *m, const char *o)
   return false;
 }
 
-static const char *
-type_of (const struct rt_mount *m)
+const char *
+vr_mount_type (const struct rt_mount *m)
 {
   if (has_opt (m, "bind") || has_opt (m, "rbind"))
     return "bind";
@@ -45,8 +45,8 @@ type_of (const struct rt_mount *m)
 
 /* Types the view leaves out: their destination stays the rootfs's own
  * directory (docs/nsless.md says why for each). */
-static bool
-left_out (const char *type)
+bool
+vr_mount_left_out (const char *type)
 {
   static const char *const t[] = { "sysfs", "cgroup", "cgroup2", "devpts",
                                    "mqueue", NULL };
@@ -121,7 +121,7 @@ vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
   for (size_t i = 0; i < c->mounts_len; i++)
     {
       const struct rt_mount *m = &c->mounts[i];
-      const char *t = type_of (m);
+      const char *t = vr_mount_type (m);
       bool ro = has_opt (m, "ro");
       size_t before = a.n;
       if (strcmp (t, "bind") == 0)
@@ -137,7 +137,7 @@ vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
               && default_dev (&a, src, i, err) < 0)
             goto fail;
         }
-      else if (!left_out (t))
+      else if (!vr_mount_left_out (t))
         {
           cm_err_set (err, 0, "mounts[%zu].type: \"%s\" cannot be drawn "
                       "without namespaces (namespace-less mode maps bind, "

@@ -26,12 +26,15 @@
 #include "vroot-domain.h"
 #include "vroot-run.h"
 #include "vroot-setup.h"
+#include "vroot-xs.h"
 
 static struct vr_setup setup;
 static bool active;
 static const struct rt_config *config;  /* for the supervisor's rebuild */
 static char *rootfs, *state, *exec_path;
 static const struct rt_ll_policy *policy;      /* the container's */
+static char **envp;             /* process.env, HOME from the view */
+static int xs_fd = -1;          /* the exec server's listening socket */
 
 bool
 rt_vroot_mode (const struct rt_plan *p)
@@ -110,6 +113,21 @@ static struct rt_notify_ops ops = { .init = sup_init, .handle = handle,
 
 static char *lookup (const struct rt_process *pr, const char *name);
 
+/* rt_proc_envp on the view's /etc/passwd (not a FIFO: O_NONBLOCK). */
+static char **
+view_envp (const struct rt_process *pr)
+{
+  static const struct vr_ctx none = { 0 };
+  struct vr_path r;
+  int fd = -1;
+  if (vr_resolve (&setup.v, &none, "/", "/etc/passwd", 0, &r) == 0 && r.ent)
+    fd = vr_open (&r, O_RDONLY | O_NONBLOCK, 0);
+  char **e = rt_proc_envp_fd (pr, fd);
+  if (fd >= 0)
+    close (fd);
+  return e;
+}
+
 /* The view under the state directory (beside the exec fifo), the Landlock
  * policy on its host objects, the supervisor's operations. */
 int
@@ -136,6 +154,24 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
     return -1;
   active = true;
   if (vr_ll_translate (&setup.v, ll, err) < 0)
+    return -1;
+  /* The pid and network namespaces config.json lists are not made: the
+   * container shares the runtime's, so the IPC scopes stay, as for a
+   * config that lists none (docs/security.md "IPC scopes and
+   * namespaces").  Without this, a container could signal every process
+   * of its user on the host. */
+  ll->pidns_private = ll->netns_private = false;
+  if (ll->state[RT_LL_P_SCOPE_SIGNAL] == RT_LL_ACTIVE)
+    ll->scoped |= RT_LL_SCOPE_SIGNAL;
+  if (ll->state[RT_LL_P_SCOPE_ABSTRACT_UNIX] == RT_LL_ACTIVE)
+    ll->scoped |= RT_LL_SCOPE_ABSTRACT_UNIX;
+  /* HOME from the container's /etc/passwd, which is the view's: the
+   * init's own open would reach the host's (or be refused by the
+   * supervisor's Landlock domain, which it is born in). */
+  envp = view_envp (p->c->process);
+  /* Bound here, by the runtime: the path is outside the view. */
+  xs_fd = vr_xs_listen (setup.dir, 3 + o->preserve_fds, err);
+  if (xs_fd < 0)
     return -1;
   /* args[0] is looked up now: the init closes the view's fds. */
   exec_path = strchr (a0, '/') ? xstrdup (a0) : lookup (p->c->process, a0);
@@ -198,6 +234,13 @@ rt_vroot_end (void)
     vr_setup_free (&setup);
   active = false;
   free (rootfs), free (state), free (exec_path);
+  if (xs_fd >= 0)
+    close (xs_fd);
+  xs_fd = -1;
+  if (envp)
+    free (envp[config && config->process ? config->process->env_len : 0]);
+  free (envp);
+  envp = NULL;
   rootfs = state = exec_path = NULL;
 }
 
@@ -211,6 +254,10 @@ rt_vroot_child_process (struct rt_child *ch, struct cm_err **err)
   if (rt_proc_sched (pr, err) < 0
       || rt_personality_apply (p->personality, err) < 0)
     return -1;
+  /* Orphans stay under the init, as in a pid namespace: ps, kill and
+   * delete find every process of the container among its descendants. */
+  if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+    return cm_err_set (err, errno, "namespace-less mode: subreaper");
   if (chdir (setup.exec_path) < 0)
     return cm_err_set (err, errno, "namespace-less mode: chdir `%s`",
                        setup.exec_path);
@@ -266,8 +313,25 @@ rt_vroot_payload_prepare (struct rt_child *ch, struct cm_err **err)
 {
   const struct rt_process *pr = ch->p->c->process;
   ch->exec_path = xstrdup (exec_path);
-  ch->envp = rt_proc_envp (pr);
+  ch->envp = envp;
+  envp = NULL;
   ch->argv = xcalloc (pr->args_len + 1, sizeof *ch->argv);
   memcpy (ch->argv, pr->args, pr->args_len * sizeof *ch->argv);
   return 0;
+}
+
+int
+rt_vroot_exec_fd (void)
+{
+  return xs_fd;
+}
+
+/* The last step before the payload: everything the container's processes
+ * have is in place, so the exec server forked now has it too. */
+int
+rt_vroot_exec_server (struct rt_child *ch, struct cm_err **err)
+{
+  int fd = xs_fd;
+  xs_fd = -1;
+  return fd < 0 ? 0 : vr_xs_spawn (fd, err);
 }

@@ -40,4 +40,10 @@ int rt_vroot_child_process (struct rt_child *ch, struct cm_err **err);
 int rt_vroot_payload_prepare (struct rt_child *ch, struct cm_err **err);
 int rt_vroot_child_confine (struct rt_child *ch, struct cm_err **err);
 
+/* The exec server's listening socket, kept open in the init until
+ * rt_vroot_exec_server (-1: none); and the init's step that forks the
+ * server (runtime/vroot-xs.h), after its seccomp filter. */
+int rt_vroot_exec_fd (void);
+int rt_vroot_exec_server (struct rt_child *ch, struct cm_err **err);
+
 #endif

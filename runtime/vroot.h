@@ -87,6 +87,13 @@ int vr_specs_from_config (const struct rt_config *c, const char *tmpfs_dir,
                           struct vr_mount_spec **out, size_t *n,
                           char ***owned, struct cm_err **err);
 
+/* A mount's type as the view takes it ("bind" when its options say so),
+ * and whether the view leaves that type out (sysfs, cgroup, devpts,
+ * mqueue: the destination stays the rootfs's own directory). */
+struct rt_mount;
+const char *vr_mount_type (const struct rt_mount *m);
+bool vr_mount_left_out (const char *type);
+
 void vr_free (struct vroot *v);
 
 /* Sets the view's masked and read-only paths (container paths; each is

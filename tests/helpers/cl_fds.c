@@ -19,6 +19,7 @@
  *   -l  a listening socket (SO_REUSEADDR, nonblocking, backlog 8; a unix
  *       socket's file mode 0666) that answers every
  *       connection with "hello SPEC" and prints "accepted SPEC"
+ *   -N  never accept: connections stay in the listeners' accept queues
  * Prints "ready" once set up; on SIGUSR1 prints one line per object (its
  * state now: reads what it can).  Each fd number is fixed (dup2 to 10+),
  * so that the restored process is checked at the numbers it had. */
@@ -284,10 +285,13 @@ main (int argc, char **argv)
 {
   struct sigaction sa = { .sa_handler = on_usr1 };
   int c;
-  int fork_kid = 0;
-  while ((c = getopt (argc, argv, "etsEpPFf:l:C:")) != -1)
+  int fork_kid = 0, no_accept = 0;
+  while ((c = getopt (argc, argv, "etsEpPFf:l:C:N")) != -1)
     switch (c)
       {
+      case 'N':
+        no_accept = 1;
+        break;
       case 'C':
         return client (optarg);
       case 'e':
@@ -356,7 +360,7 @@ main (int argc, char **argv)
     {
       struct pollfd p[MAXL];
       for (int i = 0; i < nl; i++)
-        p[i] = (struct pollfd) { L0 + i, POLLIN, 0 };
+        p[i] = (struct pollfd) { L0 + i, no_accept ? 0 : POLLIN, 0 };
       if (poll (p, (nfds_t) nl, nl ? 20 : 20) < 0 && errno != EINTR)
         die ("poll");
       for (int i = 0; i < nl; i++)

@@ -152,7 +152,7 @@ wait_for() { # file regex
   [ "$(first_count "$out2")" -eq $((before + 1)) ]
   # its own periodic check of the whole pattern, after the restore
   wait_for "$out2" "^verify ok"
-  ! grep -q "^verify bad" "$out2"
+  ! grep -q "^verify bad" "$out2" || false
 }
 
 @test "restore: the restored container is confined like a fresh one" {
@@ -174,7 +174,7 @@ wait_for() { # file regex
   [ "$(grep '^NSpid:' /proc/$r/status | awk '{print $NF}')" = 1 ]
   grep -q "$(cid r)" /proc/$r/cgroup
   # no mapping of the restorer is left but the stub's one
-  ! grep -q sandlock-oci /proc/$r/maps
+  ! grep -q sandlock-oci /proc/$r/maps || false
 }
 
 @test "restore: twice from one image taken with --leave-running, beside the original" {
@@ -254,7 +254,7 @@ wait_for() { # file regex
   start "$id"
   sleep 0.5
   rt checkpoint --image-path "$IMG" "$id"
-  ! grep -q in-flight "$OUT"
+  ! grep -q in-flight "$OUT" || false
   out2=$BATS_TEST_TMPDIR/out2
   run restore_as "$(cid r)" "$out2"
   [ "$status" -eq 0 ]
@@ -270,7 +270,7 @@ wait_for() { # file regex
   start "$id"
   sleep 0.3
   rt checkpoint --leave-running --image-path "$IMG" "$id"
-  ! grep -q in-flight "$OUT"
+  ! grep -q in-flight "$OUT" || false
   wait_for "$OUT" "^count "
   [ "$(head -1 "$OUT")" = in-flight-7b3 ]
 }

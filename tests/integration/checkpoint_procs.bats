@@ -154,7 +154,7 @@ creds_of() { # id
   say_cmd pend
   sleep 0.2
   # nothing was delivered: every one of them is blocked
-  ! grep -q '^S ' "$OUT"
+  ! grep -q '^S ' "$OUT" || false
   rt checkpoint --image-path "$IMG" "$id"
   run restore_as "$(cid r)" "$OUT2"
   echo "$output"

@@ -54,7 +54,7 @@ hook() { jq -nc --arg s "$1" '{path:"/bin/sh",args:["sh","-c",$s]}'; }
   cfg ".hooks.prestart=[$(hook "env > $e") + {env:[\"ONLY=this\"]}]"
   SANDLOCK_HOOK_PROBE=yes rt run -b "$BUNDLE" "$id"
   grep -qx 'ONLY=this' "$e"
-  ! grep -q SANDLOCK_HOOK_PROBE "$e"
+  ! grep -q SANDLOCK_HOOK_PROBE "$e" || false
 }
 
 # ---- exec ----------------------------------------------------------------

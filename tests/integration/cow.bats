@@ -208,7 +208,8 @@ WRITE='echo new > /data/f; rm /data/g; echo add > /data/n; mv /data/r /data/r2; 
   rt commit "$(cid b)"
   [ "$(cat "$HOST/f")" = one ]
   [ "$(cat "$HOST/k")" = two ]
-  [ -e "$HOST/n1" ] && [ -e "$HOST/n2" ]
+  [ -e "$HOST/n1" ]
+  [ -e "$HOST/n2" ]
   run rt commit "$(cid c)"
   [ "$status" -ne 0 ]
   [[ "$output" == *"conflict: $HOST/f"* ]]
@@ -384,7 +385,9 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   run nb commit rl1
   [ "$status" -eq 0 ]
   [ "$(cat "$R/host/f")" = new ]
-  [ ! -e "$R/host/g" ] && [ ! -e "$R/host/d/x" ] && [ -e "$R/host/d/y" ]
+  [ ! -e "$R/host/g" ]
+  [ ! -e "$R/host/d/x" ]
+  [ -e "$R/host/d/y" ]
   [ ! -e "$R/state/cow-branches/rl1" ]
   rm -rf "$R"
 }
@@ -426,7 +429,8 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   [ "$(jq -r '.[0].changes[] | select(.path=="dirA") | .op' <<<"$j")" = deleted ]
   rt commit "$(cid)"
   [ ! -e "$HOST/dirA" ]
-  [ "$(cat "$HOST/dirB/a1")" = a1 ] && [ "$(cat "$HOST/dirB/sub/s1")" = s1 ]
+  [ "$(cat "$HOST/dirB/a1")" = a1 ]
+  [ "$(cat "$HOST/dirB/sub/s1")" = s1 ]
 }
 
 @test "cow: rootless: a rootfs_lower container is deleted whole" {

@@ -67,7 +67,9 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   done
   [[ "$output" != *"conflict: $HOST/quiet"* ]]
   # nothing was merged; the branch is still there to decide
-  [ ! -e "$HOST/mod" ] && [ ! -e "$HOST/d" ] && [ "$(cat "$HOST/quiet/q")" = q ]
+  [ ! -e "$HOST/mod" ]
+  [ ! -e "$HOST/d" ]
+  [ "$(cat "$HOST/quiet/q")" = q ]
   rt commit --force "$(cid)"
   [ "$(cat "$HOST/mod")" = "$(printf 'm\n1')" ]
   [ "$(cat "$HOST/quiet/q")" = "$(printf 'q\n1')" ]
@@ -91,7 +93,8 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   rt delete -f "$(cid a)"
   run rt rmi --cache-dir "$CACHE" "$IMG"
   [ "$status" -ne 0 ]
-  [[ "$output" == *"container $(cid b)"* ]] && [[ "$output" != *"$(cid a)"* ]]
+  [[ "$output" == *"container $(cid b)"* ]]
+  [[ "$output" != *"$(cid a)"* ]]
   # delete releases the pin: a stopped container's too
   rt delete "$(cid b)"
   rt rmi --cache-dir "$CACHE" "$IMG"
@@ -133,7 +136,8 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   cp "$ROOT/$(cid)/image-pin" "$BATS_TEST_TMPDIR/pin"
   rm "$ROOT/$(cid)/image-pin"
   rt rmi --cache-dir "$CACHE" "$IMG"
-  [ -z "$(ls "$CACHE/rootfs")" ] && [ -z "$(ls "$CACHE/pins")" ]
+  [ -z "$(ls "$CACHE/rootfs")" ]
+  [ -z "$(ls "$CACHE/pins")" ]
   rt delete -f "$(cid)"
   # a holder at the same path that names another pin is not the old one
   make_image
@@ -204,7 +208,8 @@ cache_tree() { tree "$(echo "$CACHE"/rootfs/*)"; }
   [ ! -e "$OVROOT/$(cid)/layer" ]
   # (its / is a bind of that copy: an overlayfs only because the --root is)
   mi=$(ort exec "$(cid)" cat /proc/self/mountinfo | awk '$5 == "/"')
-  [[ "$mi" != *layer/upper* ]] && [[ "$mi" != *"$CACHE"* ]]
+  [[ "$mi" != *layer/upper* ]]
+  [[ "$mi" != *"$CACHE"* ]]
   [ "$(cache_tree)" = "$before" ]
   # a copy holds no pin: the image can go while it runs
   [ -z "$(ls "$CACHE/pins/"*/ 2>/dev/null)" ]

@@ -378,7 +378,7 @@ make_image() {
   [ ! -e "$R/state/rq1" ]
   [ -z "$(ls "$R/state/cow-branches" 2>/dev/null)" ]
   [ "$(cat "$R/host/f")" = old ]
-  ! grep -q " $R/" /proc/self/mountinfo
+  ! grep -q " $R/" /proc/self/mountinfo || false
   rm -rf "$R"
 }
 

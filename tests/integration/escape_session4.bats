@@ -109,7 +109,8 @@ as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
     [ -n "$s" ] && break
     sleep 0.05
   done
-  [ -n "$s" ] && [ "$(stat -c %u "$s")" = 0 ]
+  [ -n "$s" ]
+  [ "$(stat -c %u "$s")" = 0 ]
   "$s" # root runs it as root: the test can tell
   # the container runs on, its non-root users too ...
   [ "$(ort exec "$(cid)" sh -c 'echo ok')" = ok ]

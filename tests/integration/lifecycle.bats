@@ -218,7 +218,7 @@ teardown() { common_teardown; }
   [ -z "$(ps -eo args | awk -v s="$secs" '$1=="sleep" && $2==s')" ]
   run grep -q "$BUNDLE" /proc/self/mountinfo
   [ "$status" -eq 1 ]
-  ! ls -d /sys/fs/cgroup/*/sandlock-oci/par* 2>/dev/null
+  ! ls -d /sys/fs/cgroup/*/sandlock-oci/par* 2>/dev/null || false
 }
 
 @test "run: a terminal container in the foreground gets a pty relayed by the runtime" {

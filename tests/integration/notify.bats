@@ -95,7 +95,9 @@ teardown() {
   self=$(sed -n 's/^self=//p' <<<"$output")
   sp=$(sed -n 's/^supervisor=//p' <<<"$output")
   parent=$(sed -n 's/^init_parent=//p' <<<"$output")
-  [ -n "$self" ] && [ -n "$sp" ] && [ "$sp" -gt 0 ]
+  [ -n "$self" ]
+  [ -n "$sp" ]
+  [ "$sp" -gt 0 ]
   [ "$parent" = "$self" ]
   [ "$parent" != "$sp" ]
 }

@@ -6,6 +6,7 @@
 # are a view drawn by the notify supervisor, confined by Landlock alone.
 load ../lib/common
 load ../lib/nsless
+bats_require_minimum_version 1.5.0   # run --separate-stderr: create-time warnings are on stderr
 
 setup() {
   nsless_setup
@@ -38,10 +39,9 @@ teardown() { nsless_teardown; }
   [ "$(echo "$output" | jq -r .status)" = created ]
   as_user start n2 </dev/null >/dev/null 2>&1
   [ "$(as_user state n2 | jq -r .status)" = running ]
-  # A process joined from outside would not see the view: refused, said.
+  # exec goes through the container's exec server (nsless_user.bats).
   run as_user exec n2 true
-  [ "$status" -ne 0 ]
-  [[ "$output" == *"namespace-less"* ]]
+  [ "$status" -eq 0 ]
   as_user kill n2 KILL
   run as_user delete -f n2
   [ "$status" -eq 0 ]
@@ -100,12 +100,13 @@ while True: s.accept()[0].close()" &
   [ "$status" -eq 0 ]
   [[ "$output" == *done* ]]
   [[ "$output" != *LEAK* ]]
-  [ ! -e "$D/hl" ] && [ ! -e "$D/bundle/rootfs$D" ]
+  [ ! -e "$D/hl" ]
+  [ ! -e "$D/bundle/rootfs$D" ]
 }
 
 @test "nsless: exec family: #! scripts, /proc/self/exe, ls -l /proc/self/fd" {
   args sh -c '/usr/bin/long-script.sh a b; /bin/s.sh c; readlink /proc/self/exe; ls -l /proc/self/fd/ 2>/dev/null | grep -c -- "->"'
-  run as_user run n4
+  run --separate-stderr as_user run n4
   echo "$output"
   [ "$status" -eq 0 ]
   # A path long enough runs the copy naming the view's interpreter; a

@@ -8,6 +8,7 @@
 # namespaces made unavailable (tests/lib/nsless.bash).
 load ../lib/common
 load ../lib/nsless
+bats_require_minimum_version 1.5.0   # run --separate-stderr: create-time warnings are on stderr
 
 setup() { nsless_setup; }
 teardown() { nsless_teardown; }
@@ -45,7 +46,9 @@ root_sh() {
   [[ "$output" == *"mkdir=1"* ]]
   [[ "$output" == *"fifo=1"* ]]
   [[ "$output" == *$'EACCES\norig'* ]]   # access(2): the real ids' answer
-  [ ! -e "$(R)/home/u/new" ] && [ ! -e "$(R)/home/u/d" ] && [ ! -e "$(R)/home/u/p" ]
+  [ ! -e "$(R)/home/u/new" ]
+  [ ! -e "$(R)/home/u/d" ]
+  [ ! -e "$(R)/home/u/p" ]
   [ "$(cat "$(R)/home/u/f")" = orig ]
 }
 
@@ -69,7 +72,7 @@ root_sh() {
     chown 1000 /etc/passwd; echo chown=\$?
     mknod /tmp/null c 1 3; echo mknod=\$?
     chmod 2755 /tmp/own; echo own=\$?"' '["CAP_SETUID","CAP_SETGID"]'
-  run as_root rights2
+  run --separate-stderr as_root rights2
   echo "$output"
   after=$(stat -c '%a %u %g %Y %s' "$(R)/etc/motd" "$(R)/bin/busybox" "$(R)/etc")
   [ "${lines[0]}" = 1000 ]
@@ -78,7 +81,8 @@ root_sh() {
   done
   [[ "$output" == *$'create=1\nEACCES'* ]]   # the xattr
   [ "$before" = "$after" ]
-  [ ! -e "$(R)/etc/new" ] && [ ! -e "$(R)/tmp/null" ]
+  [ ! -e "$(R)/etc/new" ]
+  [ ! -e "$(R)/tmp/null" ]
   python3 -c 'import os,sys; sys.exit(1 if "user.x" in os.listxattr(sys.argv[1]) else 0)' "$(R)/etc/motd"
   # Its own file: chmod works, but the setgid bit of a group it is not in
   # is dropped, as the kernel does without CAP_FSETID.
@@ -93,7 +97,7 @@ root_sh() {
   echo orig > "$(R)/etc/motd"; chmod 644 "$(R)/etc/motd"; touch -d 2001-01-01 "$(R)/etc/motd"
   before=$(stat -c '%a %u %g %Y %s' "$(R)/etc/motd" "$(R)/etc")
   root_sh 'exec vrsys asuser-meta 1000 1000 /etc/motd /etc/new' '["CAP_SETUID","CAP_SETGID"]'
-  run as_root rights2b
+  run --separate-stderr as_root rights2b
   echo "$output"
   [ "$output" = $'EPERM\nEPERM\nEACCES\nEACCES\nEACCES' ]
   [ "$(stat -c '%a %u %g %Y %s' "$(R)/etc/motd" "$(R)/etc")" = "$before" ]
@@ -142,7 +146,7 @@ root_sh() {
   before=$(stat -c '%a %u %g %Y' "$D/robind/f")
   jqc ".mounts += [{destination:\"/ro\",type:\"bind\",source:\"$D/robind\",options:[\"rbind\",\"ro\"]}]"
   args vrsys fd-meta /ro/f
-  run as_user run rights5
+  run --separate-stderr as_user run rights5
   echo "$output"
   [ "$output" = $'EROFS\nEROFS\nEROFS\nEROFS' ]
   [ "$(stat -c '%a %u %g %Y' "$D/robind/f")" = "$before" ]
@@ -166,7 +170,7 @@ root_sh() {
     vrsys xattrat-empty get /etc/xf user.b
     vrsys xattrat get /etc esc user.s; vrsys xattrat get / ..$D/outside user.s
     vrsys xattrat set /ro f user.a x"
-  run as_user run xat1
+  run --separate-stderr as_user run xat1
   echo "$output"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = OK ]
@@ -196,11 +200,11 @@ root_sh() {
   # node is bound but its ioctls are not granted.
   jqc ".mounts += [{destination:\"$dev\",type:\"bind\",source:\"$dev\",options:[\"bind\"]}]"
   root_sh "vrsys $cmd $dev; vrsys $cmd /dev/null"
-  run as_root dev0
+  run --separate-stderr as_root dev0
   echo "$output"
   [ "${lines[0]}" = EACCES ]
   jqc ".linux.resources.devices += [{allow:true,type:\"c\",major:$maj,minor:$min,access:\"rwm\"}]"
-  run as_root dev1
+  run --separate-stderr as_root dev1
   echo "$output"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "$want" ]
@@ -243,7 +247,8 @@ root_sh() {
   exec 5>&-
   wait "$catpid"
   cat "$D/err"
-  [ ! -s "$D/err" ]
+  # (the create-time warnings for what the mode ignores are not about it)
+  [ -z "$(grep -v '^sandlock-oci: warning: ' "$D/err")" ]
 }
 
 @test "nsless datagrams: unix datagram sockets are drawn in the view, never a host socket" {
@@ -268,7 +273,7 @@ except Exception: pass" "$D/host.sock" "$D/host.got" > "$D/host.up" &
     vrsys dgram-sendmsg /tmp/in2.sock via-sendmsg; wait; cat /tmp/got2
     vrsys dgram-send $D/host.sock escape1; vrsys dgram-sendmsg $D/host.sock escape2
     vrsys dgram-send /tmp/hl escape3; vrsys dgram-sendmsg ../../../..$D/host.sock escape4"
-  run as_user run dg1
+  run --separate-stderr as_user run dg1
   echo "$output"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = OK ]
@@ -305,7 +310,7 @@ except Exception: pass" "$D/host.sock" "$D/host.got" > "$D/host.up" &
     vrsys execveat-rel /usr/bin hb echo escaped; vrsys execveat-rel / ../..$D/hostbin echo escaped
     vrsys execveat-empty $D/hostbin echo escaped
     cp /bin/busybox /nx/bb; vrsys execveat-empty /nx/bb echo escaped; vrsys execveat-rel /nx bb echo escaped"
-  run as_user run xa1
+  run --separate-stderr as_user run xa1
   echo "$output"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = rel-ok ]
@@ -347,5 +352,5 @@ except Exception: pass" "$D/host.sock" "$D/host.got" > "$D/host.up" &
   "$SANDLOCK_OCI" --root "$D/rstate" delete -f hy1
   wait "$catpid"
   cat "$D/err"
-  ! grep -q "kill cgroup" "$D/err"
+  ! grep -q "kill cgroup" "$D/err" || false
 }

@@ -1,7 +1,8 @@
 /* cm_copy_tree, the one tree copier (image bundles, tmpcopyup): data,
  * modes, owners, times, xattrs, symlinks (not followed), hardlinks, FIFOs,
- * devices only when asked and clamped to 0600 when asked, sockets
- * skipped, an existing name refused. */
+ * devices only when asked and clamped to 0600 when asked, sockets (the
+ * inode), a FIFO with two names still one inode, an existing name
+ * refused. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ build (int s)
   linkat (s, "d/file", s, "hard", 0);
   symlinkat ("/etc/passwd", s, "abs");
   mkfifoat (s, "fifo", 0604);
+  linkat (s, "fifo", s, "fifo2", 0);
   if (is_root)
     {
       mknodat (s, "null", S_IFCHR | 0666, makedev (1, 3));
@@ -110,7 +112,12 @@ main (void)
       "a symlink is copied, not followed");
   ok (fstatat (d, "fifo", &a, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO (a.st_mode)
       && mode_is (d, "fifo", 0604), "a FIFO with its mode");
-  ok (faccessat (d, "sock", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "a socket is skipped");
+  ok (fstatat (d, "sock", &a, AT_SYMLINK_NOFOLLOW) == 0
+      && S_ISSOCK (a.st_mode),
+      "a socket is copied (its inode), not dropped");
+  ok (fstatat (d, "fifo", &a, AT_SYMLINK_NOFOLLOW) == 0
+      && fstatat (d, "fifo2", &b, AT_SYMLINK_NOFOLLOW) == 0
+      && a.st_ino == b.st_ino, "a FIFO with two names stays one inode");
   if (is_root)
     ok (fstatat (d, "null", &a, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR (a.st_mode)
         && a.st_rdev == makedev (1, 3) && mode_is (d, "null", 0666),

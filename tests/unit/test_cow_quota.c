@@ -1,13 +1,15 @@
 /* cow/quota.c: a branch with max_disk keeps its upper on a tmpfs of that
  * size (the write that crosses it fails with ENOSPC, in the writer), is
  * persisted to disk when it stays (whiteouts, opaque dirs, owners, modes,
- * times, xattrs, hardlinks kept: the change list and the commit are the
- * same as straight from the tmpfs), and is reported lost, never used, when
- * its tmpfs is gone (a restart). */
+ * times, xattrs, hardlinks, FIFOs, sockets kept: the change list and the
+ * commit are the same as straight from the tmpfs), and is reported lost,
+ * never used, when its tmpfs is gone (a restart). */
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <sys/capability.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <sys/statfs.h>
@@ -42,6 +44,22 @@ make_host (const char *h)
   put (h, "deldir/a", "a", 0644);
 }
 
+/* A unix socket bound at |dir|/|rel| (its listener then goes away, as a
+ * container's does when it ends). */
+static void
+bind_socket (const char *dir, const char *rel)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  int sk = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  snprintf (sa.sun_path, sizeof sa.sun_path, "%s/%s", dir, rel);
+  if (sk < 0 || bind (sk, (struct sockaddr *) &sa, sizeof sa) < 0)
+    {
+      perror (sa.sun_path);
+      exit (2);
+    }
+  close (sk);
+}
+
 /* Through the merged view, as a container would. */
 static void
 change_merged (const char *m)
@@ -61,6 +79,7 @@ change_merged (const char *m)
   link (l1, l2);
   symlink ("keep.txt", sl);
   mkfifo (ff, 0640);
+  bind_socket (m, "sock");
   chmod (ch, 0600);
   chown (ow, 1234, 1234);
   setxattr (l1, "user.k", "v", 1, 0);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/sha256.h"
 #include "common/util.h"
 #include "criu-lite/criu.h"
 #include "criu-lite/internal.h"
@@ -517,6 +518,96 @@ test_bad_images (const char *dir, pid_t pid, const char *tmp)
   refused (top, "tree.img: truncated", "a truncated tree.img");
 }
 
+/* Sets the number of the last record of section fds of |core| to |fd|,
+ * every checksum made to match: an image the loader accepts (its fd
+ * numbers are in range and increasing) that names an fd this process
+ * cannot have. */
+static bool
+forge_last_fd (const char *core, int32_t fd)
+{
+  _cleanup_free_ char *buf = NULL;
+  struct cm_err *e = NULL;
+  struct cl_header h;
+  struct cl_sect_desc *s;
+  size_t len;
+  bool done = false;
+  if (cm_read_file_at (AT_FDCWD, core, 1u << 30, &buf, &len, &e) < 0
+      || len < sizeof h)
+    {
+      cm_err_free (&e);
+      return false;
+    }
+  memcpy (&h, buf, sizeof h);
+  s = &h.sect[0];
+  for (int i = 0; i < CL_S_COUNT; i++)
+    if (h.sect[i].type == CL_S_FDS)
+      s = &h.sect[i];
+  if (s->type == CL_S_FDS && s->length >= sizeof (struct cl_fd)
+      && s->offset + s->length <= len)
+    {
+      struct cl_fd f;
+      size_t at = s->offset + s->length - sizeof f;
+      memcpy (&f, buf + at, sizeof f);
+      f.fd = fd;
+      memcpy (buf + at, &f, sizeof f);
+      done = cm_sha256 (buf + s->offset, s->length, s->sha256, &e) == 0
+             && cm_sha256 (&h, offsetof (struct cl_header, header_sha256),
+                           h.header_sha256, &e) == 0;
+      memcpy (buf, &h, sizeof h);
+    }
+  if (done)
+    {
+      int out = open (core, O_WRONLY | O_TRUNC | O_CLOEXEC);
+      done = out >= 0 && cm_write_all (out, buf, len) == (ssize_t) len;
+      if (out >= 0)
+        close (out);
+    }
+  cm_err_free (&e);
+  return done;
+}
+
+/* A forged fd number the loader cannot know is bad (within its range,
+ * above this process's open-file limit): restore fails naming it, before
+ * anything of the caller is gone, instead of losing the fd silently at
+ * its number or blaming another file. */
+static void
+test_bad_fd_number (const char *dir, pid_t pid, const char *tmp)
+{
+  char top[4096], bad[4200], a[8400], b[8400], msg[1024];
+  const char *files[] = { "tree.img", "tmpfs.img" };
+  struct proc q;
+  snprintf (top, sizeof top, "%s/badfd", tmp);
+  snprintf (bad, sizeof bad, "%s/%d", top, (int) pid);
+  cm_mkdir_p (bad, 0700, &(struct cm_err *) { NULL });
+  for (size_t i = 0; i < 2; i++)
+    {
+      snprintf (a, sizeof a, "%s/%s", dir, files[i]);
+      snprintf (b, sizeof b, "%s/%s", top, files[i]);
+      copy_file (a, b);
+    }
+  snprintf (a, sizeof a, "%s/%d/pages.img", dir, (int) pid);
+  snprintf (b, sizeof b, "%s/pages.img", bad);
+  copy_file (a, b);
+  snprintf (a, sizeof a, "%s/%d/core.img", dir, (int) pid);
+  snprintf (b, sizeof b, "%s/core.img", bad);
+  copy_file (a, b);
+  if (!forge_last_fd (b, 60000))
+    {
+      ok (0, "forge the fds section");
+      return;
+    }
+  ok (criu_image_check (bad, &(struct cm_err *) { NULL }) == 0,
+      "an fd number within the format's range loads");
+  if (restore (top, &q, msg, sizeof msg))
+    {
+      finish (&q);
+      ok (0, "restore of fd 60000 fails: it was restored");
+      return;
+    }
+  ok (strstr (msg, "fd 60000: ") && strstr (msg, "open-file limit"),
+      "restore of fd 60000 fails naming it (%s)", msg);
+}
+
 /* pages.img's check is XXH64 from libxxhash0 (dlopen): the reference
  * vectors, and streamed in page-sized pieces as the dump writes it equals
  * one pass over the file. */
@@ -653,6 +744,8 @@ main (void)
   pid = test_counter (dir, tmp);
   test_threads (dir2);
   test_tree (dir3);
+  if (pid > 0)
+    test_bad_fd_number (dir, pid, tmp);
   if (pid > 0)
     test_bad_images (dir, pid, tmp);
   test_changed_binary (tmp);

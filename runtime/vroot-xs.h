@@ -1,0 +1,69 @@
+/* The exec server of a namespace-less container (docs/nsless.md "exec"):
+ * a process forked by the init once its Landlock domain, the trap filter
+ * and the config's seccomp filter are in place, right before it execs the
+ * container's program, so it has them all — the very same domain and
+ * filters, not copies — and every process it forks for `sandlock-oci
+ * exec` has them too, under the init (so the supervisor serves it, and
+ * ps, kill and delete find it).  It listens on <state>/vroot/exec.sock,
+ * bound by the runtime at create.
+ *
+ * The protocol, one SOCK_SEQPACKET message each way:
+ *   request:  struct vr_xs_req, then NUL-terminated cwd, args, env; the
+ *             process's stdio and preserved fds with SCM_RIGHTS
+ *   replies:  struct vr_xs_msg — STARTED (pid), or ERROR (text); then
+ *             EXITED (code: the exit status, or 128+N for signal N).  The
+ *             process is reaped only once the client hangs up, so its pid
+ *             stays its own while the client may signal it.
+ * runtime/-private. */
+#ifndef SANDLOCK_RUNTIME_VROOT_XS_H
+#define SANDLOCK_RUNTIME_VROOT_XS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+
+#define VR_XS_SOCK "exec.sock"
+#define VR_XS_MAGIC 0x73786c76u
+#define VR_XS_MAX (128u << 10)  /* a request's bytes */
+#define VR_XS_MAXFDS 200        /* stdio + --preserve-fds */
+
+struct vr_xs_req
+{
+  uint32_t magic;
+  uint32_t nargs, nenv, nfds;
+  uint32_t terminal;            /* fd 0 is a tty: make it the ctty */
+};
+
+enum
+{
+  VR_XS_STARTED = 1,
+  VR_XS_ERROR,
+  VR_XS_EXITED,
+};
+
+struct vr_xs_msg
+{
+  uint32_t kind;
+  int32_t pid;
+  int32_t code;                 /* EXITED: status; ERROR: errno */
+  char text[512];
+};
+
+/* Runtime, at create: the listening socket at |dir|/exec.sock (mode 0600,
+ * the path reached through |dir|'s fd, so its length does not matter),
+ * at an fd >= |min_fd|, close-on-exec.  Returns the fd or -1. */
+int vr_xs_listen (const char *dir, int min_fd, struct cm_err **err);
+
+/* The init, after its seccomp filter: forks the server on |lfd| (and
+ * closes |lfd| in the init).  0, or -1. */
+int vr_xs_spawn (int lfd, struct cm_err **err);
+
+/* Sends/receives one message with up to VR_XS_MAXFDS fds (received ones
+ * close-on-exec).  recv: the byte count (0 at EOF) or -1. */
+int vr_xs_send (int sock, const void *buf, size_t len, const int *fds,
+                size_t nfds);
+ssize_t vr_xs_recv (int sock, void *buf, size_t len, int *fds, size_t *nfds);
+
+#endif
