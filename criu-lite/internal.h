@@ -421,8 +421,8 @@ int cl_dump_pending (struct cl_dump *d, struct cm_err **err);
  * when a process dumped before holds its content already (dump-shm.c). */
 bool cl_shm_note (struct cl_dump *d, const struct cl_vma *v, uint64_t dev,
                   uint64_t ino);
-/* Fails naming the first fd of d->fds through which a file lock is held
- * (dump-locks.c). */
+/* Fails naming the first fd of d->fds through which a file lock is held,
+ * or else a mapping of d through which one is (dump-locks.c). */
 int cl_dump_locks (struct cl_dump *d, struct cm_err **err);
 void cl_stdio_of_root (struct cl_dump *d);
 int cl_seize (struct cl_dump *d, struct cm_err **err);

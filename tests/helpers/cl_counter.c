@@ -1,7 +1,7 @@
 /* cl_counter: the process criu-lite tests checkpoint and restore.  Static.
  *
  *   cl_counter [-m MiB] [-t THREADS] [-f FILE] [-a FILE] [-j] [-c] [-V N] [-g]
- *              [-l FILE]
+ *              [-l FILE] [-L flock:FILE|ofd:FILE]
  *
  * Fills a MiB buffer with a known pattern, then loops: the counter goes up
  * and "count N" is printed every 5 ms (poll on stdin).  Commands on stdin:
@@ -18,6 +18,9 @@
  * -g keeps one more page of the pattern under PROT_NONE (a guard written
  * before it was protected); every verify checks it too.
  * -l FILE holds an exclusive flock(2) on FILE (created).
+ * -L KIND:FILE takes an exclusive flock(2) or OFD lock on FILE (created),
+ * maps its first page shared and closes the fd: the mapping keeps the open
+ * file, and so the lock, with no fd left to show it.
  * -c forks a child (in a process group of their own) that prints
  * "kid count N" every 5 ms.
  * Each thread i blocks SIGRTMIN+i only, so a mask restored to the wrong
@@ -124,6 +127,20 @@ worker (void *arg)
   return NULL;
 }
 
+static int
+lock_mapped (const char *arg)
+{
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  int ofd = strncmp (arg, "ofd:", 4) == 0;
+  int fd = open (strchr (arg, ':') + 1, O_RDWR | O_CREAT, 0600);
+  if (fd < 0 || ftruncate (fd, 4096) < 0
+      || (ofd ? fcntl (fd, F_OFD_SETLK, &fl) : flock (fd, LOCK_EX)) < 0
+      || mmap (NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+         == MAP_FAILED)
+    return -1;
+  return close (fd);
+}
+
 static void
 verify (void)
 {
@@ -187,11 +204,16 @@ main (int argc, char **argv)
   stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
   struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
 
-  while ((opt = getopt (argc, argv, "m:t:f:a:jcV:gl:")) != -1)
+  while ((opt = getopt (argc, argv, "m:t:f:a:jcV:gl:L:")) != -1)
     if (opt == 'l')
       {
         int fd = open (optarg, O_RDWR | O_CREAT, 0600);
         if (fd < 0 || flock (fd, LOCK_EX) < 0)
+          return 2;
+      }
+    else if (opt == 'L')
+      {
+        if (strchr (optarg, ':') == NULL || lock_mapped (optarg) < 0)
           return 2;
       }
     else if (opt == 'g')

@@ -1,9 +1,10 @@
 /* cl_procs: a process pair with threads for the process-tree tests of
  * checkpoint/restore (tests/integration/checkpoint_procs.bats).  Static.
  *
- *   cl_procs -d DIR [-t THREADS] [-p PROBE]
+ *   cl_procs -d DIR [-t THREADS] [-p PROBE] [-s MIB]
  *
- * The parent maps one page MAP_SHARED|MAP_ANONYMOUS, blocks SIGUSR2 and
+ * The parent maps one page (-s: MIB MiB, every page written with a
+ * pattern) MAP_SHARED|MAP_ANONYMOUS, blocks SIGUSR2 and
  * every real-time signal, forks a child, and each of the two starts
  * THREADS-1 more threads (default 3 in all).  Every thread then reads
  * DIR/cmd every 5 ms: a line "SEQ WORD [ARG]"; each new SEQ is done once
@@ -21,6 +22,8 @@
  *            took is said "S role tid signo value"
  *   write V  the child stores V in the shared page: "W child V"
  *   read     the parent: "R parent V" with the shared page's value
+ *   check    the parent: "C parent ok" when the pattern past the first
+ *            page is intact, else "C parent bad"
  * Output lines are whole writes (the two processes share stdout). */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +45,7 @@
 static const char *dir, *probe = "/data/probe";
 static const char *role = "parent";
 static volatile int *shared;
+static size_t shared_len = 4096;
 static int nthreads = 3;
 
 static __thread int got_sig[64], got_val[64], ngot;
@@ -138,6 +142,22 @@ unblock (void)
   ngot = 0;
 }
 
+static unsigned char
+pattern (size_t i)
+{
+  return (unsigned char) (i * 131 + i / 4096);
+}
+
+static bool
+pattern_ok (void)
+{
+  const unsigned char *b = (const void *) shared;
+  for (size_t i = 4096; i < shared_len; i++)
+    if (b[i] != pattern (i))
+      return false;
+  return true;
+}
+
 static void
 command (int idx, const char *word, long arg)
 {
@@ -155,6 +175,8 @@ command (int idx, const char *word, long arg)
     }
   else if (strcmp (word, "read") == 0 && parent && idx == 0)
     say ("R parent %d\n", *shared);
+  else if (strcmp (word, "check") == 0 && parent && idx == 0)
+    say ("C parent %s\n", pattern_ok () ? "ok" : "bad");
 }
 
 static void *
@@ -202,22 +224,27 @@ main (int argc, char **argv)
   struct sigaction sa;
   sigset_t all;
   int c;
-  while ((c = getopt (argc, argv, "d:t:p:")) != -1)
+  while ((c = getopt (argc, argv, "d:t:p:s:")) != -1)
     if (c == 'd')
       dir = optarg;
     else if (c == 't')
       nthreads = atoi (optarg);
     else if (c == 'p')
       probe = optarg;
-  if (dir == NULL || nthreads < 1 || nthreads > MAXT)
+    else if (c == 's')
+      shared_len = strtoul (optarg, NULL, 10) << 20;
+  if (dir == NULL || nthreads < 1 || nthreads > MAXT || shared_len < 4096)
     {
-      fprintf (stderr, "usage: cl_procs -d DIR [-t THREADS] [-p PROBE]\n");
+      fprintf (stderr, "usage: cl_procs -d DIR [-t THREADS] [-p PROBE] "
+               "[-s MIB]\n");
       return 2;
     }
-  shared = mmap (NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+  shared = mmap (NULL, shared_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                  -1, 0);
   if (shared == MAP_FAILED)
     return 1;
+  for (size_t i = 4096; i < shared_len; i++)
+    ((unsigned char *) shared)[i] = pattern (i);
   memset (&sa, 0, sizeof sa);
   sa.sa_sigaction = on_sig;
   sa.sa_flags = SA_SIGINFO;
