@@ -47,35 +47,41 @@ xattr_failed (const struct copier *c, const char *name, const char *rel,
                      c->where, rel);
 }
 
-/* By path with the l* calls: a FIFO or a device cannot be opened for its
- * xattrs without opening what it is. */
-static int
-copy_xattrs (const struct copier *c, const char *src, const char *dst,
-             const char *rel, struct cm_err **err)
+/* One end of an xattr copy: a path, reached with the l* calls (a FIFO or
+ * a device cannot be opened for its xattrs without opening what it is),
+ * or, when |path| is NULL, an opened fd with the f* calls. */
+struct xnode
 {
-  char names[8192], val[65536];
-  ssize_t n = llistxattr (src, names, sizeof names);
-  if (n < 0 && xattr_failed (c, "list", rel, err) < 0)
-    return -1;
-  for (ssize_t i = 0; i < n; i += (ssize_t) strlen (names + i) + 1)
-    {
-      ssize_t vl;
-      if (!xattr_wanted (c, names + i))
-        continue;
-      vl = lgetxattr (src, names + i, val, sizeof val);
-      if ((vl < 0 || lsetxattr (dst, names + i, val, (size_t) vl, 0) < 0)
-          && xattr_failed (c, names + i, rel, err) < 0)
-        return -1;
-    }
-  return 0;
+  const char *path;
+  int fd;
+};
+
+static ssize_t
+x_list (const struct xnode *x, char *buf, size_t len)
+{
+  return x->path ? llistxattr (x->path, buf, len) : flistxattr (x->fd, buf, len);
+}
+
+static ssize_t
+x_get (const struct xnode *x, const char *name, void *buf, size_t len)
+{
+  return x->path ? lgetxattr (x->path, name, buf, len)
+                 : fgetxattr (x->fd, name, buf, len);
 }
 
 static int
-copy_fd_xattrs (const struct copier *c, int src, int dst, const char *rel,
-                struct cm_err **err)
+x_set (const struct xnode *x, const char *name, const void *val, size_t len)
+{
+  return x->path ? lsetxattr (x->path, name, val, len, 0)
+                 : fsetxattr (x->fd, name, val, len, 0);
+}
+
+static int
+copy_xattrs (const struct copier *c, const struct xnode *src,
+             const struct xnode *dst, const char *rel, struct cm_err **err)
 {
   char names[8192], val[65536];
-  ssize_t n = flistxattr (src, names, sizeof names);
+  ssize_t n = x_list (src, names, sizeof names);
   if (n < 0 && xattr_failed (c, "list", rel, err) < 0)
     return -1;
   for (ssize_t i = 0; i < n; i += (ssize_t) strlen (names + i) + 1)
@@ -83,8 +89,8 @@ copy_fd_xattrs (const struct copier *c, int src, int dst, const char *rel,
       ssize_t vl;
       if (!xattr_wanted (c, names + i))
         continue;
-      vl = fgetxattr (src, names + i, val, sizeof val);
-      if ((vl < 0 || fsetxattr (dst, names + i, val, (size_t) vl, 0) < 0)
+      vl = x_get (src, names + i, val, sizeof val);
+      if ((vl < 0 || x_set (dst, names + i, val, (size_t) vl) < 0)
           && xattr_failed (c, names + i, rel, err) < 0)
         return -1;
     }
@@ -101,7 +107,8 @@ meta_fd (struct copier *c, int src, int dst, const struct stat *s,
     return cm_err_set (err, errno, "%s: chown `%s%s`", c->what, c->where, rel);
   if (fchmod (dst, s->st_mode & 07777) < 0)
     return cm_err_set (err, errno, "%s: chmod `%s%s`", c->what, c->where, rel);
-  if (copy_fd_xattrs (c, src, dst, rel, err) < 0)
+  if (copy_xattrs (c, &(struct xnode) { .fd = src },
+                   &(struct xnode) { .fd = dst }, rel, err) < 0)
     return -1;
   (void) futimens (dst, ts);
   return 0;
@@ -186,7 +193,8 @@ copy_node (struct copier *c, int sdir, int ddir, const char *name,
     return cm_err_set (err, errno, "%s: chmod `%s%s`", c->what, c->where, rel);
   snprintf (sp, sizeof sp, "/proc/self/fd/%d/%s", sdir, name);
   snprintf (dp, sizeof dp, "/proc/self/fd/%d/%s", ddir, name);
-  if (copy_xattrs (c, sp, dp, rel, err) < 0)
+  if (copy_xattrs (c, &(struct xnode) { .path = sp },
+                   &(struct xnode) { .path = dp }, rel, err) < 0)
     return -1;
   (void) utimensat (ddir, name, ts, AT_SYMLINK_NOFOLLOW);
   return 0;
