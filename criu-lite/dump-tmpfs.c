@@ -167,9 +167,8 @@ walk (struct out *o, int dfd, const char *rel, int depth, struct cm_err **err)
   return r;
 }
 
-/* The mount point |path| (absolute), opened component by component. */
-static int
-open_mount (const char *path, struct cm_err **err)
+int
+cl_open_dir_path (const char *path)
 {
   _cleanup_free_ char *copy = xstrdup (path);
   char *save = NULL;
@@ -181,6 +180,14 @@ open_mount (const char *path, struct cm_err **err)
       close (fd);
       fd = next;
     }
+  return fd;
+}
+
+/* The mount point |path| (absolute), opened component by component. */
+static int
+open_mount (const char *path, struct cm_err **err)
+{
+  int fd = cl_open_dir_path (path);
   if (fd < 0)
     return cm_err_set (err, errno, "tmpfs: open its mount point `%s`", path);
   return fd;

@@ -492,6 +492,9 @@ int cl_tmpfs_dump (int dirfd, pid_t pid, const char *const *paths, size_t n,
  * name), then (restore) writes its contents into the caller's tmpfs
  * mounts, which must be there and be tmpfs. */
 int cl_tmpfs_check (int fd, struct cm_err **err);
+/* The directory |path| (absolute), opened from / one component at a
+ * time with O_NOFOLLOW (dump-tmpfs.c): the fd, or -1 and errno. */
+int cl_open_dir_path (const char *path);
 int cl_tmpfs_restore (int fd, struct cm_err **err);
 
 /* ---- the restore stub (stub.c) ------------------------------------- */

@@ -306,18 +306,9 @@ place_one (const struct place *p, const struct cl_tmpfs_ent *e, struct cm_err **
 static int
 open_mount (const char *path, struct place *p, struct cm_err **err)
 {
-  _cleanup_free_ char *copy = xstrdup (path);
-  char *save = NULL;
   struct stat st;
   struct statfs sf;
-  int fd = open ("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  for (char *c = strtok_r (copy, "/", &save); c && fd >= 0;
-       c = strtok_r (NULL, "/", &save))
-    {
-      int next = openat (fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      close (fd);
-      fd = next;
-    }
+  int fd = cl_open_dir_path (path);
   if (fd < 0)
     return cm_err_set (err, errno, "tmpfs at `%s`: open it in the restored "
                        "container", path);
