@@ -137,25 +137,35 @@ vr_caller_fd (struct vr_call *c, pid_t pid, int fd)
 }
 
 int
+vr_fd_host_path (int fd, char *host)
+{
+  char link[64];
+  ssize_t n;
+  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+  n = readlink (link, host, PATH_MAX - 1);
+  if (n < 0)
+    return -errno;
+  host[n] = '\0';
+  return 0;
+}
+
+int
 vr_resolve_at (struct vr_call *c, int dirfd, const char *path, int flags,
                struct vr_path *out)
 {
-  char base[PATH_MAX], host[PATH_MAX], link[64];
+  char base[PATH_MAX], host[PATH_MAX];
   const char *b = c->task->cwd;
   if (path[0] != '/' && dirfd != AT_FDCWD)
     {
       _cleanup_fd_ int fd = vr_caller_fd (c, c->task->tgid, dirfd);
       struct stat st;
-      ssize_t n;
+      int r;
       if (fd < 0)
         return fd;
       if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
         return -ENOTDIR;
-      snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
-      n = readlink (link, host, sizeof host - 1);
-      if (n < 0)
-        return -errno;
-      host[n] = '\0';
+      if ((r = vr_fd_host_path (fd, host)) < 0)
+        return r;
       if (vr_host_to_virtual (c->s->v, host, base) < 0)
         return -EACCES;
       b = base;

@@ -27,16 +27,13 @@
 int
 vr_fd_writable (struct vr_call *c, int dup)
 {
-  char link[64], host[PATH_MAX], vpath[PATH_MAX];
+  char host[PATH_MAX], vpath[PATH_MAX];
   struct vr_path p;
-  ssize_t n;
+  int r;
   if (vr_host_node (dup))
     return -EPERM;
-  snprintf (link, sizeof link, "/proc/self/fd/%d", dup);
-  n = readlink (link, host, sizeof host - 1);
-  if (n < 0)
-    return -errno;
-  host[n] = '\0';
+  if ((r = vr_fd_host_path (dup, host)) < 0)
+    return r;
   /* No path (a pipe, a memfd) or outside the view (an fd the container
    * inherited): nothing of the view to keep read-only. */
   if (host[0] != '/' || vr_host_to_virtual (c->s->v, host, vpath) < 0)

@@ -297,19 +297,17 @@ do_chdir (struct vr_call *c)
 static int64_t
 do_fchdir (struct vr_call *c)
 {
-  char link[64], host[PATH_MAX], vpath[PATH_MAX];
+  char host[PATH_MAX], vpath[PATH_MAX];
   struct stat st;
-  ssize_t n;
+  int r;
   _cleanup_fd_ int fd = vr_caller_fd (c, c->task->tgid,
                                       (int) c->req->data.args[0]);
   if (fd < 0)
     return fd;
   if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
     return -ENOTDIR;
-  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
-  if ((n = readlink (link, host, sizeof host - 1)) < 0)
-    return -errno;
-  host[n] = '\0';
+  if ((r = vr_fd_host_path (fd, host)) < 0)
+    return r;
   if (vr_host_to_virtual (c->s->v, host, vpath) < 0)
     return -EACCES;
   return set_cwd (c, vpath);

@@ -137,6 +137,10 @@ int vr_valid (struct vr_call *c);
 /* A dup of the caller's fd |fd| (pidfd_getfd), O_CLOEXEC here. */
 int vr_caller_fd (struct vr_call *c, pid_t pid, int fd);
 
+/* The host path of our fd |fd| (readlink of /proc/self/fd/N) into
+ * |host| (PATH_MAX): 0, or -errno. */
+int vr_fd_host_path (int fd, char *host);
+
 /* Resolves |path| at |dirfd| (AT_FDCWD: the virtual cwd) for the caller. */
 int vr_resolve_at (struct vr_call *c, int dirfd, const char *path, int flags,
                    struct vr_path *out);
