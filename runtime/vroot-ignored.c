@@ -29,6 +29,16 @@ honoured (const char *type, const char *opt)
          && (strcmp (type, "tmpfs") == 0 || strcmp (type, "proc") == 0);
 }
 
+/* Appends |item| (between |quote|s) to the ", "-separated |*list|. */
+static void
+list_add (char **list, const char *item, const char *quote)
+{
+  char *l = xasprintf ("%s%s%s%s%s", *list, **list ? ", " : "", quote, item,
+                       quote);
+  free (*list);
+  *list = l;
+}
+
 static void
 namespaces (const struct rt_config *c, rt_hook_warn_fn warn, const void *ud)
 {
@@ -38,10 +48,7 @@ namespaces (const struct rt_config *c, rt_hook_warn_fn warn, const void *ud)
       const struct rt_namespace *n = &c->namespaces[i];
       if (n->path && *n->path)
         continue;               /* refused by rt_vroot_plan */
-      char *l = xasprintf ("%s%s%s", list, *list ? ", " : "",
-                           n->type ? n->type : "?");
-      free (list);
-      list = l;
+      list_add (&list, n->type ? n->type : "?", "");
     }
   if (*list == '\0')
     return;
@@ -60,10 +67,7 @@ mount_options (const struct rt_mount *m, size_t i, const char *type,
     {
       if (honoured (type, m->options[k]))
         continue;
-      char *l = xasprintf ("%s%s\"%s\"", list, *list ? ", " : "",
-                           m->options[k]);
-      free (list);
-      list = l;
+      list_add (&list, m->options[k], "\"");
     }
   if (*list == '\0')
     return;
