@@ -5,6 +5,7 @@
  * every handler (vroot-open.c, vroot-stat.c, ...), so none calls back. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,19 @@ vr_fd_host_path (int fd, char *host)
     return -errno;
   host[n] = '\0';
   return 0;
+}
+
+int64_t
+vr_answer_later (void *(*fn) (void *), void *arg)
+{
+  pthread_t t;
+  pthread_attr_t at;
+  int r;
+  pthread_attr_init (&at);
+  pthread_attr_setdetachstate (&at, PTHREAD_CREATE_DETACHED);
+  r = pthread_create (&t, &at, fn, arg);
+  pthread_attr_destroy (&at);
+  return r != 0 ? -r : VR_ANSWERED;
 }
 
 int

@@ -11,7 +11,6 @@
  * block: it runs on a thread of its own and answers when it is done. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,18 +59,9 @@ connect_job (void *arg)
 static int64_t
 start_connect (struct vr_call *c, struct job *j)
 {
-  pthread_t t;
-  pthread_attr_t at;
-  int r;
   j->listener = c->listener;
   j->id = c->req->id;
-  pthread_attr_init (&at);
-  pthread_attr_setdetachstate (&at, PTHREAD_CREATE_DETACHED);
-  r = pthread_create (&t, &at, connect_job, j);
-  pthread_attr_destroy (&at);
-  if (r != 0)
-    return -r;
-  return VR_ANSWERED;
+  return vr_answer_later (connect_job, j);
 }
 
 static int

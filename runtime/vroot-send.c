@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,18 +230,11 @@ send_thread (void *arg)
 static int64_t
 start (struct vr_call *c, struct send_job *j)
 {
-  pthread_t t;
-  pthread_attr_t at;
-  int r;
   j->listener = c->listener;
   j->id = c->req->id;
   j->req = *c->req;
   j->call = *c;
-  pthread_attr_init (&at);
-  pthread_attr_setdetachstate (&at, PTHREAD_CREATE_DETACHED);
-  r = pthread_create (&t, &at, send_thread, j);
-  pthread_attr_destroy (&at);
-  return r != 0 ? -r : VR_ANSWERED;
+  return vr_answer_later (send_thread, j);
 }
 
 static int

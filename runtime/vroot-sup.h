@@ -141,6 +141,10 @@ int vr_caller_fd (struct vr_call *c, pid_t pid, int fd);
  * |host| (PATH_MAX): 0, or -errno. */
 int vr_fd_host_path (int fd, char *host);
 
+/* Runs |fn| (|arg|) on a detached thread that answers the notification
+ * itself: VR_ANSWERED, or -errno when no thread could be started. */
+int64_t vr_answer_later (void *(*fn) (void *), void *arg);
+
 /* Resolves |path| at |dirfd| (AT_FDCWD: the virtual cwd) for the caller. */
 int vr_resolve_at (struct vr_call *c, int dirfd, const char *path, int flags,
                    struct vr_path *out);
