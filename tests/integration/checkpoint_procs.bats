@@ -190,20 +190,32 @@ freezer_file() { # pid
   done
 }
 
-@test "checkpoint: the cgroup freezer holds the container while it is seized, and lets it go after" {
+# Runs a shell counter as $1, waits for its first count, and sets $F to
+# its cgroup's freezer file (skips where it has none).
+counter_freezer() { # id
   cmd /bin/sh -c 'while :; do echo count $((n=n+1)); sleep 0.01; done'
-  id=$(cid)
-  start "$id"
+  start "$1"
   wait_lines "$OUT" '^count' 1
-  pid=$(rt state "$id" | jq -r .pid)
-  f=$(freezer_file "$pid")
-  [ -n "$f" ] || skip "the container has no cgroup freezer here"
-  "$SANDLOCK_HELPERS/cl_watch" "$f" 2 10000 > "$BATS_TEST_TMPDIR/watch" &
+  F=$(freezer_file "$(rt state "$1" | jq -r .pid)")
+  [ -n "$F" ] || skip "the container has no cgroup freezer here"
+}
+
+# checkpoint --leave-running of $1 while cl_watch waits for $2 writes to
+# $F (up to 10 s); its report in $BATS_TEST_TMPDIR/watch.
+watched_checkpoint() { # id writes
+  local watcher
+  "$SANDLOCK_HELPERS/cl_watch" "$F" "$2" 10000 > "$BATS_TEST_TMPDIR/watch" &
   watcher=$!
   wait_lines "$BATS_TEST_TMPDIR/watch" '^ready' 1
-  rt checkpoint --leave-running --image-path "$IMG" "$id"
+  rt checkpoint --leave-running --image-path "$IMG" "$1"
   wait "$watcher"
   cat "$BATS_TEST_TMPDIR/watch"
+}
+
+@test "checkpoint: the cgroup freezer holds the container while it is seized, and lets it go after" {
+  id=$(cid)
+  counter_freezer "$id"
+  watched_checkpoint "$id" 2
   # frozen, then thawed: two writes to the freezer
   [ "$(sed -n 's/^modified //p' "$BATS_TEST_TMPDIR/watch")" -ge 2 ]
   # and it runs on, not paused
@@ -213,21 +225,11 @@ freezer_file() { # pid
 }
 
 @test "checkpoint: a paused container is seized under its freezer and stays paused" {
-  cmd /bin/sh -c 'while :; do echo count $((n=n+1)); sleep 0.01; done'
   id=$(cid)
-  start "$id"
-  wait_lines "$OUT" '^count' 1
-  pid=$(rt state "$id" | jq -r .pid)
-  f=$(freezer_file "$pid")
-  [ -n "$f" ] || skip "the container has no cgroup freezer here"
+  counter_freezer "$id"
   rt pause "$id"
   n=$(grep -c '^count' "$OUT")
-  "$SANDLOCK_HELPERS/cl_watch" "$f" 3 10000 > "$BATS_TEST_TMPDIR/watch" &
-  watcher=$!
-  wait_lines "$BATS_TEST_TMPDIR/watch" '^ready' 1
-  rt checkpoint --leave-running --image-path "$IMG" "$id"
-  wait "$watcher"
-  cat "$BATS_TEST_TMPDIR/watch"
+  watched_checkpoint "$id" 3
   # frozen (already), thawed once every thread is seized, frozen again
   [ "$(sed -n 's/^modified //p' "$BATS_TEST_TMPDIR/watch")" -ge 3 ]
   [ "$(rt state "$id" | jq -r .status)" = paused ]
