@@ -199,7 +199,7 @@ cmd_checkpoint (struct oci_globals *g, int argc, char **argv, struct cm_err **er
   d.target_root = true;
   /* the engine's stdio, as the init got it; none recorded (an older
    * runtime created it): the init's fds 0-2 as they are now */
-  if ((r = oci_stdio_load (st.dirfd, stdio, err)) < 0)
+  if ((r = oci_stdio_load (st.stdio, stdio, err)) < 0)
     goto out;
   d.stdio = r ? stdio : NULL;
   if (tmpfs_mounts (&st, &cfg, &tmpfs, &d.ntmpfs, err) < 0)

@@ -36,10 +36,17 @@ hook_state (void *ud, pid_t pid, const char *status)
  * state.json before it exists, so `delete -f` always finds it; "creating"
  * until the process is parked (oci_state_refresh keeps it so: a create
  * that died half-way is never startable). */
+struct progress_ctx
+{
+  struct oci_state *st;
+  bool terminal;                /* process.terminal: which stdio to record */
+};
+
 static int
 record_progress (void *ud, const struct rt_progress *pr, struct cm_err **err)
 {
-  struct oci_state *st = ud;
+  const struct progress_ctx *ctx = ud;
+  struct oci_state *st = ctx->st;
   enum oci_status status = pr->ready ? OCI_CREATED : OCI_CREATING;
   /* Each replace of state.json costs a data flush on ext4 (auto_da_alloc):
    * write only what changed. */
@@ -61,6 +68,12 @@ record_progress (void *ud, const struct rt_progress *pr, struct cm_err **err)
   if (pr->ready
       && cm_atomic_write_at (st->dirfd, "landlock.pins", pr->landlock_pins,
                              pr->landlock_pins_len, 0600, err) < 0)
+    return -1;
+  /* which fds are the engine's, for a checkpoint (oci/stdio_record.h):
+   * the init is parked with its stdio set, and this write of state.json
+   * is made anyway */
+  if (pr->ready && st->stdio == NULL
+      && oci_stdio_record (pr->pid, ctx->terminal, &st->stdio, err) < 0)
     return -1;
   return oci_state_save (st, err);
 }
@@ -247,6 +260,7 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
                        "namespace-less mode does not have (use "
                        "--isolation=namespaces, or a bundle with a copied "
                        "rootfs)");
+  struct progress_ctx progress = { st, cfg->process->terminal };
   struct rt_create_opts o = {
     .config = cfg, .id = st->id, .bundle = st->bundle,
     .rootfs = rootfs_copy ? rootfs_copy : st->rootfs,
@@ -257,7 +271,7 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
     .no_new_keyring = a->no_new_keyring, .systemd_cgroup = g->systemd_cgroup,
     .no_cgroup = g->no_cgroup, .detach = a->detach,
     .state_json = hook_state, .state_json_ud = st,
-    .progress = record_progress, .progress_ud = st,
+    .progress = record_progress, .progress_ud = &progress,
     /* The lifecycle's two choices, made here and nowhere else: / is a
      * bind of the bundle's root.path (an overlay on it with the
      * rootfs_lower annotation: oci_cow_rootfs_source; namespace-less, the
@@ -287,9 +301,6 @@ spawn (struct oci_globals *g, const struct oci_create_args *a,
   free (out.warning);
   free (out.cgroup_path);
   free (out.landlock_pins);
-  /* which fds are the engine's, for a checkpoint (oci/stdio_record.h) */
-  if (oci_stdio_record (st->dirfd, out.pid, cfg->process->terminal, err) < 0)
-    return -1;
   if (a->pid_file && oci_write_pid_file (a->pid_file, out.pid, err) < 0)
     return -1;
   return 0;

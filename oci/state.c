@@ -304,6 +304,7 @@ oci_state_free (struct oci_state *st)
   free (st->created);
   free (st->owner);
   free (st->cgroup_path);
+  free (st->stdio);
   for (size_t i = 0; i < st->annotations_len; i++)
     {
       free (st->annotations[i].key);

@@ -50,6 +50,9 @@ struct oci_state
    * sure it is gone with the container. */
   pid_t supervisor_pid;
   uint64_t supervisor_start_time;
+  /* The engine's stdio as the init got it, for `checkpoint`
+   * (oci/stdio_record.h); NULL: none recorded. */
+  char *stdio;
   struct rt_kv *annotations;
   size_t annotations_len;
   int dirfd;                    /* locked container directory, or -1 */

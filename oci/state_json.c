@@ -138,6 +138,7 @@ parse_fields (struct oci_state *st, yajl_val root, struct cm_err **err)
       || get_str (st, root, "created", &st->created, err) < 0
       || get_str (st, root, "owner", &st->owner, err) < 0
       || get_str (st, root, "cgroup_path", &st->cgroup_path, err) < 0
+      || get_str (st, root, "stdio", &st->stdio, err) < 0
       || get_annotations (st, root, err) < 0)
     return -1;
   st->pid = (pid_t) pid;
@@ -220,6 +221,8 @@ oci_state_gen (const struct oci_state *st, bool pretty, bool internal)
       yajl_gen_integer (g, (long long) st->start_time);
       if (st->cgroup_path)
         kv (g, "cgroup_path", st->cgroup_path);
+      if (st->stdio)
+        kv (g, "stdio", st->stdio);
       S (g, "systemd");
       yajl_gen_bool (g, st->systemd_cgroup);
       if (st->supervisor_pid > 0)

@@ -1,6 +1,6 @@
-/* The "stdio" record of a container's state directory
- * (oci/stdio_record.h): one line per fd 0-2, "K DEV INO MNT_ID", INO 0
- * when the fd was closed, MNT_ID 0 for a terminal. */
+/* The "stdio" record of a container's state.json (oci/stdio_record.h):
+ * one line per fd 0-2, "K DEV INO MNT_ID", INO 0 when the fd was closed,
+ * MNT_ID 0 for a terminal. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,8 +11,6 @@
 
 #include "common/util.h"
 #include "stdio_record.h"
-
-#define STDIO_FILE "stdio"
 
 /* "mnt_id:" of /proc/PID/fdinfo/FD (|pid| 0: self); 0 when unknown. */
 static uint64_t
@@ -68,10 +66,11 @@ identity (pid_t pid, bool terminal, int k, struct criu_stdio *id,
 }
 
 int
-oci_stdio_record (int dirfd, pid_t pid, bool terminal, struct cm_err **err)
+oci_stdio_record (pid_t pid, bool terminal, char **out, struct cm_err **err)
 {
   char buf[256];
   size_t len = 0;
+  *out = NULL;
   for (int k = 0; k < 3; k++)
     {
       struct criu_stdio id;
@@ -83,27 +82,24 @@ oci_stdio_record (int dirfd, pid_t pid, bool terminal, struct cm_err **err)
                                 (unsigned long long) id.ino,
                                 (unsigned long long) id.mnt_id);
     }
-  return cm_atomic_write_at (dirfd, STDIO_FILE, buf, len, 0600, err);
+  *out = xstrdup (buf);
+  return 0;
 }
 
 int
-oci_stdio_load (int dirfd, struct criu_stdio out[3], struct cm_err **err)
+oci_stdio_load (const char *rec, struct criu_stdio out[3], struct cm_err **err)
 {
-  _cleanup_free_ char *s = NULL;
-  const char *p;
-  if (faccessat (dirfd, STDIO_FILE, F_OK, 0) < 0 && errno == ENOENT)
+  const char *p = rec;
+  if (rec == NULL)
     return 0;
-  if (cm_read_file_at (dirfd, STDIO_FILE, 4096, &s, NULL, err) < 0)
-    return -1;
-  p = s;
   for (int k = 0; k < 3; k++)
     {
       unsigned long long dev, ino, mnt;
       int got, n = 0;
       if (sscanf (p, "%d %llu %llu %llu\n%n", &got, &dev, &ino, &mnt, &n) != 4
           || got != k || n == 0)
-        return cm_err_set (err, 0, "the container's `%s` record: line %d is "
-                           "not \"%d DEV INO MNT_ID\"", STDIO_FILE, k + 1, k);
+        return cm_err_set (err, 0, "state.json: stdio: line %d is not "
+                           "\"%d DEV INO MNT_ID\"", k + 1, k);
       out[k] = (struct criu_stdio) { dev, ino, mnt };
       p += n;
     }

@@ -1,6 +1,6 @@
 /* The container's stdio as the runtime gave it to the init, recorded at
- * create (and at restore, which creates) as the file "stdio" of the state
- * directory, so that `checkpoint` knows which fds of the tree are the
+ * create (and at restore, which creates) as the field "stdio" of
+ * state.json — written with the "created" state, no file of its own —, so that `checkpoint` knows which fds of the tree are the
  * engine's — the very pipe, pty or /dev/null passed — and rebinds exactly
  * those to the restoring side's (docs/checkpoint.md, "The container's
  * stdio"). */
@@ -19,10 +19,13 @@
  * inherited, each with the mount it was opened through.  No record when
  * the pty cannot be read (a runtime without CAP_SYS_PTRACE over the
  * init). */
-int oci_stdio_record (int dirfd, pid_t pid, bool terminal, struct cm_err **err);
+int oci_stdio_record (pid_t pid, bool terminal, char **out,
+                      struct cm_err **err);
 
-/* The record of the container in |dirfd|: 1 with |out| filled, 0 when
- * it has none (created by an older runtime), -1 on error. */
-int oci_stdio_load (int dirfd, struct criu_stdio out[3], struct cm_err **err);
+/* Record |rec| (state.json's "stdio", NULL when absent): 1 with |out|
+ * filled, 0 when there is none (created by an older runtime), -1 when it
+ * is malformed. */
+int oci_stdio_load (const char *rec, struct criu_stdio out[3],
+                    struct cm_err **err);
 
 #endif

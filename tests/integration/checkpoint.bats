@@ -4,20 +4,11 @@
 # handlers, file offsets, trees with their pids); here, whole containers.
 
 load ../lib/common
+load ../lib/checkpoint
 
 setup_file() { common_setup_file; }
-setup() {
-  common_setup
-  require_root
-  OUT=$BATS_TEST_TMPDIR/out
-  IMG=$BATS_TEST_TMPDIR/img
-}
+setup() { checkpoint_setup; }
 teardown() { common_teardown; }
-
-# Runs the bundle detached with stdout to $OUT (stdin /dev/null).
-start() { # id
-  (cd "$BUNDLE" && rt run -d "$1" < /dev/null > "$OUT" 2>&1)
-}
 
 # The last "count N" the container printed.
 last_count() { grep '^count ' "$OUT" | tail -1 | cut -d' ' -f2; }
@@ -31,8 +22,6 @@ counts_past() { # n
   done
   return 1
 }
-
-status_of() { rt state "$1" | jq -r .status; }
 
 @test "checkpoint --help exits 0 and names the image flags" {
   run rt checkpoint --help
@@ -119,23 +108,8 @@ status_of() { rt state "$1" | jq -r .status; }
   [ "$status" -eq 1 ]
 }
 
-# Restores $IMG as container $1 (detached), its stdout to $2.
-restore_as() { # id out
-  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$1" < /dev/null > "$2" 2>&1)
-}
-
 # The first "count N" in file $1.
 first_count() { grep -m1 '^count ' "$1" | cut -d' ' -f2; }
-
-# Waits (up to 5 s) for a line matching $2 in file $1.
-wait_for() { # file regex
-  local i
-  for i in $(seq 50); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
 
 @test "restore: the counter goes on in a new container, its 100 MiB intact" {
   cmd /bin/cl_counter -m 100 -V 200

@@ -5,35 +5,15 @@ bats_require_minimum_version 1.5.0
 # --leave-running checkpoint leaving no trace, containerd's `ctr`.
 
 load ../lib/common
+load ../lib/checkpoint
 load ../lib/engines
 
 setup_file() { common_setup_file; }
-setup() {
-  common_setup
-  require_root
-  OUT=$BATS_TEST_TMPDIR/out
-  IMG=$BATS_TEST_TMPDIR/img
-}
+setup() { checkpoint_setup; }
 teardown() {
   [ -z "${ENG_DIR:-}" ] || containerd_teardown
   common_teardown
 }
-
-start() { # id
-  (cd "$BUNDLE" && rt run -d "$1" < /dev/null > "$OUT" 2>&1)
-}
-
-# Waits (up to 5 s) for a line matching $1 in the container's output.
-wait_out() { # regex
-  local i
-  for i in $(seq 50); do
-    grep -q -- "$1" "$OUT" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
-status_of() { rt state "$1" | jq -r .status; }
 
 # Runs sandlock-oci in a private mount namespace where libxxhash.so.0 is
 # /dev/null: a host without the package, for this command only.
@@ -76,7 +56,7 @@ rt_without_xxhash() {
   wait_out '^verify ok'
   rt checkpoint --image-path "$IMG" "$id"
   out2=$BATS_TEST_TMPDIR/out2
-  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$(cid r)" < /dev/null > "$out2" 2>&1)
+  restore_as "$(cid r)" "$out2"
   OUT=$out2 wait_out '^verify '
   ! grep -q '^verify bad' "$out2" || false
   grep -q '^verify ok' "$out2"

@@ -6,26 +6,11 @@
 # SIGUSR1; each test fails on a criu-lite that refuses or drops the kind.
 
 load ../lib/common
+load ../lib/checkpoint
 
 setup_file() { common_setup_file; }
-setup() {
-  common_setup
-  require_root
-  OUT=$BATS_TEST_TMPDIR/out
-  OUT2=$BATS_TEST_TMPDIR/out2
-  IMG=$BATS_TEST_TMPDIR/img
-}
+setup() { checkpoint_setup; }
 teardown() { common_teardown; }
-
-# Waits (up to 5 s) for a line matching $2 in file $1.
-wait_for() { # file regex
-  local i
-  for i in $(seq 50); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
 
 pid_of() { rt state "$1" | jq -r .pid; }
 
@@ -33,15 +18,10 @@ pid_of() { rt state "$1" | jq -r .pid; }
 # after the id) and restores it as $1-r, its stdout in $OUT2.
 cycle() { # id [checkpoint flags...]
   local id=$1; shift
-  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
+  start "$id"
   wait_for "$OUT" "^ready"
   rt checkpoint "$@" --image-path "$IMG" "$id"
-  restore_to "$id-r" "$OUT2"
-}
-
-# Restores $IMG as $1 (detached), its output to file $2.
-restore_to() { # id file
-  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$1" < /dev/null > "$2" 2>&1)
+  restore_as "$id-r" "$OUT2"
 }
 
 # SIGUSR1 to the restored container's init, then its report ($N: which).
@@ -163,7 +143,7 @@ report() { # id n
   # the epoll watches the connected socket too: restored without it
   cmd /bin/cl_fds -P -e -E -l tcp:7003
   id=$(cid)
-  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
+  start "$id"
   wait_for "$OUT" "^ready"
   run rt checkpoint --leave-running --image-path "$IMG" "$id"
   echo "$output"
@@ -172,7 +152,7 @@ report() { # id n
   [ ! -e "$IMG/tree.img" ]
   run rt checkpoint --skip-unsupported --image-path "$IMG" "$id"
   [ "$status" -eq 0 ]
-  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$id-r" < /dev/null > "$OUT2" 2>&1)
+  restore_as "$id-r" "$OUT2"
   grep -q "not restored: fd 30 (socket that is not listening" "$OUT2"
   grep -q "not restored: fd 31 (socket that is not listening" "$OUT2"
   # the listener beside them is back
@@ -250,7 +230,7 @@ PY
   cfg '.root.readonly=false'
   cmd /bin/cl_fds
   id=$(cid)
-  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
+  start "$id"
   wait_for "$OUT" "^ready"
   rt checkpoint --image-path "$IMG" "$id"
   cp -a "$IMG" "$BATS_TEST_TMPDIR/good"
@@ -258,7 +238,7 @@ PY
     local want=$1; shift
     rm -rf "$IMG"; cp -a "$BATS_TEST_TMPDIR/good" "$IMG"
     forge_tmpfs "$@"
-    run restore_to "$id-r" "$BATS_TEST_TMPDIR/o"
+    run restore_as "$id-r" "$BATS_TEST_TMPDIR/o"
     cat "$BATS_TEST_TMPDIR/o"
     [ "$status" -ne 0 ]
     grep -qF "$want" "$BATS_TEST_TMPDIR/o"
@@ -277,23 +257,23 @@ PY
   # the checksum still guards the file: a flipped byte
   rm -rf "$IMG"; cp -a "$BATS_TEST_TMPDIR/good" "$IMG"
   printf 'X' | dd of="$IMG/tmpfs.img" bs=1 seek=100 conv=notrunc 2>/dev/null
-  run restore_to "$id-r" "$BATS_TEST_TMPDIR/o"
+  run restore_as "$id-r" "$BATS_TEST_TMPDIR/o"
   [ "$status" -ne 0 ]
   grep -q "tmpfs.img: checksum mismatch (corrupted)" "$BATS_TEST_TMPDIR/o"
   # and the good image still restores
   rm -rf "$IMG"; cp -a "$BATS_TEST_TMPDIR/good" "$IMG"
-  restore_to "$id-r" "$OUT2"
+  restore_as "$id-r" "$OUT2"
 }
 
 @test "restore: an image that saved a tmpfs where the new container has none is refused by name" {
   tmpfs_tmp
   cmd /bin/sh -c 'echo x > /tmp/a; exec /bin/cl_fds'
   id=$(cid)
-  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
+  start "$id"
   wait_for "$OUT" "^ready"
   rt checkpoint --image-path "$IMG" "$id"
   cfg 'del(.mounts[] | select(.destination == "/tmp"))'
-  run restore_to "$id-r" "$BATS_TEST_TMPDIR/o"
+  run restore_as "$id-r" "$BATS_TEST_TMPDIR/o"
   cat "$BATS_TEST_TMPDIR/o"
   [ "$status" -ne 0 ]
   grep -qF 'tmpfs at `/tmp`: not a tmpfs in the restored container' "$BATS_TEST_TMPDIR/o"
@@ -325,7 +305,7 @@ PY
 @test "restore: a forged fdx record (bad clock id, fd number, size) is refused by name, nothing left" {
   cmd /bin/cl_fds -t
   id=$(cid)
-  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
+  start "$id"
   wait_for "$OUT" "^ready"
   rt checkpoint --image-path "$IMG" "$id"
   cp -a "$IMG" "$BATS_TEST_TMPDIR/good"
@@ -337,7 +317,7 @@ PY
     rm -rf "$IMG"; cp -a "$BATS_TEST_TMPDIR/good" "$IMG"
     forge_fdx "$1" "$2"
     shift 2
-    run restore_to "$id-r" "$BATS_TEST_TMPDIR/o"
+    run restore_as "$id-r" "$BATS_TEST_TMPDIR/o"
     cat "$BATS_TEST_TMPDIR/o"
     [ "$status" -ne 0 ]
     grep -qF "section fdx: " "$BATS_TEST_TMPDIR/o"
@@ -352,10 +332,10 @@ PY
   cfg 'del(.linux.namespaces[] | select(.type == "network"))'
   cmd /bin/cl_fds -l tcp:7021
   id=$(cid)
-  (cd "$BUNDLE" && rt run -d "$id" < /dev/null > "$OUT" 2>&1)
+  start "$id"
   wait_for "$OUT" "^ready"
   rt checkpoint --leave-running --image-path "$IMG" "$id"
-  run restore_to "$id-r" "$BATS_TEST_TMPDIR/o"
+  run restore_as "$id-r" "$BATS_TEST_TMPDIR/o"
   cat "$BATS_TEST_TMPDIR/o"
   [ "$status" -ne 0 ]
   grep -q "fd 18: socket: bind it to its address: Address already in use" "$BATS_TEST_TMPDIR/o"

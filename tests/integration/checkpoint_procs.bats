@@ -5,25 +5,14 @@
 # each of them; pending signals; shared anonymous memory shared again.
 
 load ../lib/common
+load ../lib/checkpoint
 
 setup_file() { common_setup_file; }
 setup() {
-  common_setup
-  require_root
-  OUT=$BATS_TEST_TMPDIR/out
-  OUT2=$BATS_TEST_TMPDIR/out2
-  IMG=$BATS_TEST_TMPDIR/img
+  checkpoint_setup
   SEQ=0
 }
 teardown() { common_teardown; }
-
-start() { # id
-  (cd "$BUNDLE" && rt run -d "$1" < /dev/null > "$OUT" 2>&1)
-}
-
-restore_as() { # id out
-  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$1" < /dev/null > "$2" 2>&1)
-}
 
 # Waits (up to 5 s) until file $1 has at least $3 lines matching $2.
 wait_lines() { # file regex n
@@ -47,6 +36,29 @@ tree_of() { # id
     done' | sort -n
 }
 
+# Starts the bundle as $1, waits (up to 5 s) until `$2 $1` lists $3
+# processes, and keeps that list in $BATS_TEST_TMPDIR/before.
+start_listed() { # id lister n
+  local i
+  start "$1"
+  for i in $(seq 50); do
+    [ "$("$2" "$1" | wc -l)" -ge "$3" ] && break
+    sleep 0.1
+  done
+  "$2" "$1" > "$BATS_TEST_TMPDIR/before"
+  cat "$BATS_TEST_TMPDIR/before"
+  [ "$(wc -l < "$BATS_TEST_TMPDIR/before")" -eq "$3" ]
+}
+
+# Checkpoints container $1 and restores it as $(cid r), its stdout in
+# $OUT2: the restore must succeed.
+checkpoint_restore() { # id
+  rt checkpoint --image-path "$IMG" "$1"
+  run restore_as "$(cid r)" "$OUT2"
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
 # cl_procs (tests/helpers) in a container whose /data is writable by its
 # mount but read-only by Landlock: "landlock=EACCES" in its reports.
 procs_bundle() {
@@ -57,13 +69,6 @@ procs_bundle() {
   cmd /bin/cl_procs -d /run/clp -t 3 -p /data/probe
 }
 
-# Tells every thread of cl_procs to do $1 (with argument $2).
-say_cmd() { # word [arg]
-  SEQ=$((SEQ + 1))
-  echo "$SEQ $1 ${2:-}" > "$CMDDIR/cmd.new"
-  mv "$CMDDIR/cmd.new" "$CMDDIR/cmd"
-}
-
 @test "restore: a sh -c tree with a double fork and a setsid child keeps every pid, ppid, pgid, sid and tid" {
   # sh (1) runs: a sleep; a setsid sh with a sleep of its own (a new
   # session); a sh that leaves a sleep behind (double fork: the orphan's
@@ -71,22 +76,12 @@ say_cmd() { # word [arg]
   # three threads and a child in that group
   cmd /bin/sh -c 'sleep 1000 & setsid sh -c "sleep 1000 & wait" & sh -c "sleep 1000 & exit 0"; /bin/cl_counter -c -t 3 -m 1 > /dev/null & wait'
   id=$(cid)
-  start "$id"
-  for i in $(seq 50); do
-    [ "$(tree_of "$id" | wc -l)" -ge 7 ] && break
-    sleep 0.1
-  done
-  tree_of "$id" > "$BATS_TEST_TMPDIR/before"
-  cat "$BATS_TEST_TMPDIR/before"
-  [ "$(wc -l < "$BATS_TEST_TMPDIR/before")" -eq 7 ]
+  start_listed "$id" tree_of 7
   # the shapes the test is about are there
   grep -q 'ppid=3 pgid=3 sid=3' "$BATS_TEST_TMPDIR/before"       # setsid's child
   grep -q '(sleep) ppid=1 pgid=1 sid=1' "$BATS_TEST_TMPDIR/before"
   grep -q '(cl_counter) ppid=1 pgid=\([0-9]*\) sid=1 tids=.*,.*,.*,' "$BATS_TEST_TMPDIR/before"
-  rt checkpoint --image-path "$IMG" "$id"
-  run restore_as "$(cid r)" "$OUT2"
-  echo "$output"
-  [ "$status" -eq 0 ]
+  checkpoint_restore "$id"
   tree_of "$(cid r)" > "$BATS_TEST_TMPDIR/after"
   diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
 }
@@ -101,10 +96,7 @@ say_cmd() { # word [arg]
   grep '^T ' "$OUT" | sort > "$BATS_TEST_TMPDIR/before"
   # a fresh container's threads: Landlock denies /data, seccomp filtered
   [ "$(grep -c 'landlock=EACCES seccomp=2 ' "$BATS_TEST_TMPDIR/before")" -eq 6 ]
-  rt checkpoint --image-path "$IMG" "$id"
-  run restore_as "$(cid r)" "$OUT2"
-  echo "$output"
-  [ "$status" -eq 0 ]
+  checkpoint_restore "$id"
   say_cmd report
   wait_lines "$OUT2" '^T ' 6
   grep '^T ' "$OUT2" | sort > "$BATS_TEST_TMPDIR/after"
@@ -129,19 +121,9 @@ creds_of() { # id
   cfg '.process.user.uid=1000 | .process.user.gid=1000 | .process.user.additionalGids=[5]'
   cmd /bin/sh -c '/bin/cl_counter -t 2 -m 1 > /dev/null & exec /bin/cl_counter -m 1'
   id=$(cid)
-  start "$id"
-  for i in $(seq 50); do
-    [ "$(creds_of "$id" | wc -l)" -ge 2 ] && break
-    sleep 0.1
-  done
-  creds_of "$id" > "$BATS_TEST_TMPDIR/before"
-  cat "$BATS_TEST_TMPDIR/before"
-  [ "$(wc -l < "$BATS_TEST_TMPDIR/before")" -eq 2 ]
+  start_listed "$id" creds_of 2
   grep -q 'CapPrm: 0000000000000000 CapEff: 0000000000000000' "$BATS_TEST_TMPDIR/before"
-  rt checkpoint --image-path "$IMG" "$id"
-  run restore_as "$(cid r)" "$OUT2"
-  echo "$output"
-  [ "$status" -eq 0 ]
+  checkpoint_restore "$id"
   creds_of "$(cid r)" > "$BATS_TEST_TMPDIR/after"
   diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
 }
@@ -155,10 +137,7 @@ creds_of() { # id
   sleep 0.2
   # nothing was delivered: every one of them is blocked
   ! grep -q '^S ' "$OUT" || false
-  rt checkpoint --image-path "$IMG" "$id"
-  run restore_as "$(cid r)" "$OUT2"
-  echo "$output"
-  [ "$status" -eq 0 ]
+  checkpoint_restore "$id"
   say_cmd unblock
   # six threads, each its own SIGRTMIN+i with its value; SIGUSR2 (-2)
   # with 77, once, in some thread of the parent
@@ -182,10 +161,7 @@ creds_of() { # id
   wait_lines "$OUT" '^W child 5' 1
   say_cmd read
   wait_lines "$OUT" '^R parent 5' 1
-  rt checkpoint --image-path "$IMG" "$id"
-  run restore_as "$(cid r)" "$OUT2"
-  echo "$output"
-  [ "$status" -eq 0 ]
+  checkpoint_restore "$id"
   # the content came back once...
   say_cmd read
   wait_lines "$OUT2" '^R parent 5' 1
@@ -214,20 +190,32 @@ freezer_file() { # pid
   done
 }
 
-@test "checkpoint: the cgroup freezer holds the container while it is seized, and lets it go after" {
+# Runs a shell counter as $1, waits for its first count, and sets $F to
+# its cgroup's freezer file (skips where it has none).
+counter_freezer() { # id
   cmd /bin/sh -c 'while :; do echo count $((n=n+1)); sleep 0.01; done'
-  id=$(cid)
-  start "$id"
+  start "$1"
   wait_lines "$OUT" '^count' 1
-  pid=$(rt state "$id" | jq -r .pid)
-  f=$(freezer_file "$pid")
-  [ -n "$f" ] || skip "the container has no cgroup freezer here"
-  "$SANDLOCK_HELPERS/cl_watch" "$f" 2 10000 > "$BATS_TEST_TMPDIR/watch" &
+  F=$(freezer_file "$(rt state "$1" | jq -r .pid)")
+  [ -n "$F" ] || skip "the container has no cgroup freezer here"
+}
+
+# checkpoint --leave-running of $1 while cl_watch waits for $2 writes to
+# $F (up to 10 s); its report in $BATS_TEST_TMPDIR/watch.
+watched_checkpoint() { # id writes
+  local watcher
+  "$SANDLOCK_HELPERS/cl_watch" "$F" "$2" 10000 > "$BATS_TEST_TMPDIR/watch" &
   watcher=$!
   wait_lines "$BATS_TEST_TMPDIR/watch" '^ready' 1
-  rt checkpoint --leave-running --image-path "$IMG" "$id"
+  rt checkpoint --leave-running --image-path "$IMG" "$1"
   wait "$watcher"
   cat "$BATS_TEST_TMPDIR/watch"
+}
+
+@test "checkpoint: the cgroup freezer holds the container while it is seized, and lets it go after" {
+  id=$(cid)
+  counter_freezer "$id"
+  watched_checkpoint "$id" 2
   # frozen, then thawed: two writes to the freezer
   [ "$(sed -n 's/^modified //p' "$BATS_TEST_TMPDIR/watch")" -ge 2 ]
   # and it runs on, not paused
@@ -237,21 +225,11 @@ freezer_file() { # pid
 }
 
 @test "checkpoint: a paused container is seized under its freezer and stays paused" {
-  cmd /bin/sh -c 'while :; do echo count $((n=n+1)); sleep 0.01; done'
   id=$(cid)
-  start "$id"
-  wait_lines "$OUT" '^count' 1
-  pid=$(rt state "$id" | jq -r .pid)
-  f=$(freezer_file "$pid")
-  [ -n "$f" ] || skip "the container has no cgroup freezer here"
+  counter_freezer "$id"
   rt pause "$id"
   n=$(grep -c '^count' "$OUT")
-  "$SANDLOCK_HELPERS/cl_watch" "$f" 3 10000 > "$BATS_TEST_TMPDIR/watch" &
-  watcher=$!
-  wait_lines "$BATS_TEST_TMPDIR/watch" '^ready' 1
-  rt checkpoint --leave-running --image-path "$IMG" "$id"
-  wait "$watcher"
-  cat "$BATS_TEST_TMPDIR/watch"
+  watched_checkpoint "$id" 3
   # frozen (already), thawed once every thread is seized, frozen again
   [ "$(sed -n 's/^modified //p' "$BATS_TEST_TMPDIR/watch")" -ge 3 ]
   [ "$(rt state "$id" | jq -r .status)" = paused ]

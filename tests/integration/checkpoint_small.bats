@@ -5,31 +5,11 @@ bats_require_minimum_version 1.5.0
 # shared anonymous memory saved once.
 
 load ../lib/common
+load ../lib/checkpoint
 
 setup_file() { common_setup_file; }
-setup() {
-  common_setup
-  require_root
-  OUT=$BATS_TEST_TMPDIR/out
-  IMG=$BATS_TEST_TMPDIR/img
-}
+setup() { checkpoint_setup; }
 teardown() { common_teardown; }
-
-start() { # id
-  (cd "$BUNDLE" && rt run -d "$1" < /dev/null > "$OUT" 2>&1)
-}
-
-# Waits (up to 5 s) for a line matching $1 in the container's output.
-wait_out() { # regex
-  local i
-  for i in $(seq 50); do
-    grep -q -- "$1" "$OUT" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
-status_of() { rt state "$1" | jq -r .status; }
 
 # flock and OFD locks belong to the open file description: a process that
 # maps the file and closes its fd keeps the lock, and fdinfo no longer
@@ -70,7 +50,7 @@ nothing_left() { # id
 # container's, were it to run) in a file: never a pipe a container keeps.
 restore_out() { # id
   local rc=0
-  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$1" < /dev/null > "$BATS_TEST_TMPDIR/restore.out" 2>&1) || rc=$?
+  restore_as "$1" "$BATS_TEST_TMPDIR/restore.out" || rc=$?
   cat "$BATS_TEST_TMPDIR/restore.out"
   return $rc
 }
@@ -104,7 +84,7 @@ image_of_counter() {
   [ -z "$(grep '^STATE' "$agent")" ]
   # the same image restores once the field is gone
   cfg 'del(.linux.seccomp)'
-  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$id2" < /dev/null > "$OUT" 2>&1)
+  restore_as "$id2" "$OUT"
   [ "$(status_of "$id2")" = running ]
   # where nothing_left looks is where its cgroup is
   ls -d /sys/fs/cgroup/sandlock-oci/"$id2" /sys/fs/cgroup/*/sandlock-oci/"$id2" 2>/dev/null | grep -q .
@@ -132,12 +112,6 @@ procs_shared() { # mib
   cmd /bin/cl_procs -d /run/clp -t 1 -s "$1"
 }
 
-say_cmd() { # word [arg]
-  SEQ=$((SEQ + 1))
-  echo "$SEQ $1 ${2:-}" > "$CMDDIR/cmd.new"
-  mv "$CMDDIR/cmd.new" "$CMDDIR/cmd"
-}
-
 # Shared anonymous memory is saved once, by the first process of the tree
 # that maps it; the other names that process (section shmem).  16 MiB
 # shared by two processes: one pages.img holds them, the other does not.
@@ -162,7 +136,7 @@ say_cmd() { # word [arg]
   [ "$small" -eq 1 ]
   # and it comes back whole, shared again
   : > "$OUT"
-  (cd "$BUNDLE" && rt restore -d --image-path "$IMG" "$(cid r)" < /dev/null > "$OUT" 2>&1)
+  restore_as "$(cid r)" "$OUT"
   say_cmd check
   wait_out '^C parent '
   grep -q '^C parent ok$' "$OUT"

@@ -7,29 +7,16 @@
 # criu-lite that takes the init's fds 0-2 of the moment for the engine's.
 
 load ../lib/common
+load ../lib/checkpoint
 
 setup_file() { common_setup_file; }
 setup() {
-  common_setup
-  require_root
+  checkpoint_setup
   cfg '.root.readonly=false'
   TMP=$BUNDLE/rootfs/tmp
-  OUT=$BATS_TEST_TMPDIR/out
-  OUT2=$BATS_TEST_TMPDIR/out2
   ERR=$BATS_TEST_TMPDIR/err
-  IMG=$BATS_TEST_TMPDIR/img
 }
 teardown() { common_teardown; }
-
-# Waits (up to 5 s) for a line matching $2 in file $1.
-wait_for() { # file regex
-  local i
-  for i in $(seq 50); do
-    grep -q -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
 
 # The highest N of the lines "$2 N" in file $1 (0: none).
 last_of() { # file word

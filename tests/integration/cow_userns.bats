@@ -6,15 +6,13 @@
 # directory (docs/cow.md "Commit": privileges).
 
 load ../lib/common
+load ../lib/cow
 
 setup_file() { common_setup_file; }
 
 setup() {
-  require_root
-  grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null \
-    || skip "no overlayfs in this kernel"
+  cow_common_setup
   [ -e /proc/self/ns/user ] || skip "no user namespaces"
-  common_setup
   # the container's root is host uid 100000: its rootfs is its own, and it
   # must be able to reach the bundle (bats makes 0700 directories)
   chown -R 100000:100000 "$BUNDLE/rootfs"
@@ -39,14 +37,14 @@ teardown() {
   true
 }
 
-ann() { cfg ".annotations[\"run.oci.sandlock.cow.$1\"]=\"$2\""; }
 cow_mount() {
   cfg ".mounts += [{\"destination\":\"/data\",\"type\":\"bind\",
     \"source\":\"$HOST\",\"options\":[\"bind\",\"cow\"]}]"
 }
 storage() { echo "$ROOT"/cow-branches/"$1"/[0-9]*; }
 no_mounts() { ! grep -q " $BATS_TEST_TMPDIR/" /proc/self/mountinfo; }
-tree() { (cd "$1" && find . -printf '%p %y %m %u %g %s\n' | sort; \
+# tree (../lib/cow) with each path's owner and group too.
+owned_tree() { (cd "$1" && find . -printf '%p %y %m %u %g %s\n' | sort; \
           find . -type f -exec sha256sum {} + | sort); }
 
 # In the container: write a file of its own, add one, and try host root's.
@@ -103,7 +101,7 @@ USERNS_WRITE='id -u; echo new > /data/f; echo add > /data/n; stat -c "owner %u:%
   mkdir "$lower/work" && chown 100000:100000 "$lower/work"
   # the lower is reached by the runtime, not by the container's root
   chmod 700 "$BATS_TEST_TMPDIR/closed"
-  before=$(tree "$lower")
+  before=$(owned_tree "$lower")
   cfg '.root.readonly=false
     | .annotations["run.oci.sandlock.cow.rootfs_lower"]="'"$lower"'"'
   cmd sh -c 'id -u; stat -c "bin %u" /bin/busybox; echo w > /work/w && cat /work/w; echo t > /tmp/t && cat /tmp/t; (echo h > /etc/hosts) 2>/dev/null && echo wrote-etc || echo etc-denied'
@@ -115,7 +113,7 @@ USERNS_WRITE='id -u; echo new > /data/f; echo add > /data/n; stat -c "owner %u:%
   [ "${lines[2]}" = w ]
   [ "${lines[3]}" = t ]
   [ "${lines[4]}" = etc-denied ]
-  [ "$(tree "$lower")" = "$before" ]
+  [ "$(owned_tree "$lower")" = "$before" ]
   [ ! -e "$ROOT/$(cid)" ]
   no_mounts
 }
