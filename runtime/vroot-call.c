@@ -164,24 +164,34 @@ vr_answer_later (void *(*fn) (void *), void *arg)
 }
 
 int
+vr_caller_dir (struct vr_call *c, int dirfd, char *vpath)
+{
+  char host[PATH_MAX];
+  struct stat st;
+  int r;
+  _cleanup_fd_ int fd = vr_caller_fd (c, c->task->tgid, dirfd);
+  if (fd < 0)
+    return fd;
+  if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
+    return -ENOTDIR;
+  if ((r = vr_fd_host_path (fd, host)) < 0)
+    return r;
+  if (vr_host_to_virtual (c->s->v, host, vpath) < 0)
+    return -EACCES;
+  return 0;
+}
+
+int
 vr_resolve_at (struct vr_call *c, int dirfd, const char *path, int flags,
                struct vr_path *out)
 {
-  char base[PATH_MAX], host[PATH_MAX];
+  char base[PATH_MAX];
   const char *b = c->task->cwd;
+  int r;
   if (path[0] != '/' && dirfd != AT_FDCWD)
     {
-      _cleanup_fd_ int fd = vr_caller_fd (c, c->task->tgid, dirfd);
-      struct stat st;
-      int r;
-      if (fd < 0)
-        return fd;
-      if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
-        return -ENOTDIR;
-      if ((r = vr_fd_host_path (fd, host)) < 0)
+      if ((r = vr_caller_dir (c, dirfd, base)) < 0)
         return r;
-      if (vr_host_to_virtual (c->s->v, host, base) < 0)
-        return -EACCES;
       b = base;
     }
   return vr_resolve (c->s->v, &c->ctx, b, path, flags, out);

@@ -297,19 +297,10 @@ do_chdir (struct vr_call *c)
 static int64_t
 do_fchdir (struct vr_call *c)
 {
-  char host[PATH_MAX], vpath[PATH_MAX];
-  struct stat st;
+  char vpath[PATH_MAX];
   int r;
-  _cleanup_fd_ int fd = vr_caller_fd (c, c->task->tgid,
-                                      (int) c->req->data.args[0]);
-  if (fd < 0)
-    return fd;
-  if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
-    return -ENOTDIR;
-  if ((r = vr_fd_host_path (fd, host)) < 0)
+  if ((r = vr_caller_dir (c, (int) c->req->data.args[0], vpath)) < 0)
     return r;
-  if (vr_host_to_virtual (c->s->v, host, vpath) < 0)
-    return -EACCES;
   return set_cwd (c, vpath);
 }
 

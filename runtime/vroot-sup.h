@@ -141,6 +141,10 @@ int vr_caller_fd (struct vr_call *c, pid_t pid, int fd);
  * |host| (PATH_MAX): 0, or -errno. */
 int vr_fd_host_path (int fd, char *host);
 
+/* The virtual path of the caller's directory fd |dirfd| into |vpath|
+ * (PATH_MAX): 0, -ENOTDIR, -EACCES outside the view, or -errno. */
+int vr_caller_dir (struct vr_call *c, int dirfd, char *vpath);
+
 /* Runs |fn| (|arg|) on a detached thread that answers the notification
  * itself: VR_ANSWERED, or -errno when no thread could be started. */
 int64_t vr_answer_later (void *(*fn) (void *), void *arg);
