@@ -23,8 +23,10 @@ struct open_args
   uint64_t resolve;
 };
 
+#define O_PATH_FLAGS (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
 static int
-decode (struct vr_call *c, struct open_args *a)
+decode_ (struct vr_call *c, struct open_args *a)
 {
   const __u64 *g = c->req->data.args;
   struct open_how how = { 0 };
@@ -49,10 +51,35 @@ decode (struct vr_call *c, struct open_args *a)
         return -EFAULT;
       if (how.flags >> 32 || how.mode > 07777)
         return -EINVAL;
+      /* openat2 refuses O_PATH with any other open flag (the kernel's
+       * O_PATH_FLAGS); open and openat drop them. */
+      if ((how.flags & O_PATH) && (how.flags & ~O_PATH_FLAGS))
+        return -EINVAL;
       a->dirfd = (int) g[0], a->path = g[1], a->flags = (int) how.flags;
       a->mode = (mode_t) how.mode, a->resolve = how.resolve;
       return 0;
     }
+}
+
+static int
+decode (struct vr_call *c, struct open_args *a)
+{
+  int r = decode_ (c, a);
+  if (r == 0 && (a->flags & O_PATH))
+    a->flags &= O_PATH_FLAGS;
+  return r;
+}
+
+/* An open(O_PATH)'s fd |fd| (consumed) → what is injected for it
+ * (vroot-opath.c); other opens' fds pass through. */
+static int
+as_opath (int fd, int flags)
+{
+  if (fd < 0 || !(flags & O_PATH))
+    return fd;
+  int r = vr_opath_fd (fd);
+  close (fd);
+  return r;
 }
 
 /* /proc/<pid>/fd/N of a container process: a new open of the very file
@@ -102,8 +129,7 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
   struct vr_plain p;
   bool owned;
   int fd, r;
-  if ((path[0] != '/' && a->dirfd != AT_FDCWD)
-      || ((a->flags & O_PATH) && !(a->flags & O_NOFOLLOW)))
+  if (path[0] != '/' && a->dirfd != AT_FDCWD)
     return VR_SLOW;
   if ((r = vr_plain (c->s->v, c->task->cwd, path, &p)) != 0)
     return r < 0 ? r : VR_SLOW;
@@ -127,6 +153,13 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
    * says. */
   if (fd < 0)
     return fd == -ENOENT || (a->flags & O_NOFOLLOW) ? fd : VR_SLOW;
+  /* O_PATH opens a last symlink itself (ELOOP here): the walk follows
+   * it unless the caller asked not to. */
+  fd = as_opath (fd, a->flags);
+  if (fd == -ELOOP && !(a->flags & O_NOFOLLOW))
+    return VR_SLOW;
+  if (fd < 0)
+    return fd;
   int64_t ret = vr_inject (c, fd, a->flags & O_CLOEXEC);
   close (fd);
   return ret;
@@ -167,7 +200,7 @@ vr_do_open (struct vr_call *c)
   else
     fd = vr_open (&p, a.flags, vr_creates (a.flags)
                   ? a.mode & ~vr_umask (c) & 07777 : 0);
-  if (fd < 0)
+  if ((fd = as_opath (fd, a.flags)) < 0)
     return fd;
   int64_t ret = vr_inject (c, fd, a.flags & O_CLOEXEC);
   close (fd);

@@ -159,6 +159,13 @@ int vr_resolve_at (struct vr_call *c, int dirfd, const char *path, int flags,
 int vr_at (struct vr_call *c, const struct vr_path *p, char name[NAME_MAX + 1],
            int *empty);
 
+/* What to inject for an open(O_PATH) whose O_PATH fd here is |pfd|
+ * (ADDFD cannot inject an O_PATH file): a new fd of the same object,
+ * O_RDONLY (|O_DIRECTORY), opened in the current credentials; -ELOOP for
+ * a symlink, -EACCES for a device, FIFO or socket, or -errno
+ * (vroot-opath.c). */
+int vr_opath_fd (int pfd);
+
 /* Injects |fd| as the call's result (ADDFD_FLAG_SEND); fails closed. */
 int64_t vr_inject (struct vr_call *c, int fd, bool cloexec);
 

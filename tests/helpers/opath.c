@@ -1,0 +1,216 @@
+/* opath: what tests/integration/nsless_opath.bats does with O_PATH fds
+ * inside a container.  Static; copied into test root filesystems by
+ * tests/lib/common.bash.
+ *
+ *   opath <path> <how> <op>...
+ *
+ * opens <path> with O_PATH | O_CLOEXEC plus <how> (a comma list of
+ * "nofollow", "dir", "openat2" — openat2 with RESOLVE_NO_MAGICLINKS —
+ * "rel" — openat of the last name from an O_PATH fd of its directory —
+ * "rdonly" — O_RDONLY instead of O_PATH — or "-"), prints "open=OK" or "open=<ERRNO>", then does each <op> on the
+ * fd, one line "<op>=<result>" each:
+ *
+ *   type        fstat: dir, reg, lnk, chr, ...
+ *   estat       fstatat(fd, "", AT_EMPTY_PATH): the type
+ *   fchdir      fchdir(fd), then getcwd()
+ *   at:NAME     openat(fd, NAME, O_RDONLY), then reads it: its first line
+ *   ls          openat(fd, ".", O_RDONLY|O_DIRECTORY) and counts entries
+ *   reopen      open("/proc/self/fd/N", O_RDONLY): OK
+ *   readlink    readlinkat(fd, ""): the text
+ *   chown       fchownat(fd, "", own uid, own gid, AT_EMPTY_PATH)
+ *   chmod:MODE  fchmodat2(fd, "", MODE (octal), AT_EMPTY_PATH)
+ *   utime       utimensat(fd, "", {0, 0}, AT_EMPTY_PATH)
+ *   link:PATH   linkat(fd, "", AT_FDCWD, PATH, AT_EMPTY_PATH)
+ *   exec        execveat(fd, "", {"echo", "exec-ran"}, AT_EMPTY_PATH):
+ *               last (busybox prints exec-ran)
+ *
+ * A failing op prints its errno's name; the exit status is 0 either way. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+extern char **environ;
+
+static const char *
+ename (int e)
+{
+  switch (e)
+    {
+    case EBADF: return "EBADF";
+    case EACCES: return "EACCES";
+    case EPERM: return "EPERM";
+    case ENOENT: return "ENOENT";
+    case ELOOP: return "ELOOP";
+    case ENOTDIR: return "ENOTDIR";
+    case EINVAL: return "EINVAL";
+    case EROFS: return "EROFS";
+    case EXDEV: return "EXDEV";
+    case EISDIR: return "EISDIR";
+    case ENOEXEC: return "ENOEXEC";
+    case EOPNOTSUPP: return "EOPNOTSUPP";
+    default: return strerror (e);
+    }
+}
+
+static const char *
+tname (mode_t m)
+{
+  switch (m & S_IFMT)
+    {
+    case S_IFDIR: return "dir";
+    case S_IFREG: return "reg";
+    case S_IFLNK: return "lnk";
+    case S_IFCHR: return "chr";
+    case S_IFBLK: return "blk";
+    case S_IFIFO: return "fifo";
+    case S_IFSOCK: return "sock";
+    default: return "?";
+    }
+}
+
+static int
+open_it (const char *path, const char *how)
+{
+  int flags = O_PATH | O_CLOEXEC;
+  if (strstr (how, "rdonly"))
+    flags = O_RDONLY | O_CLOEXEC;
+  if (strstr (how, "nofollow"))
+    flags |= O_NOFOLLOW;
+  if (strstr (how, "dir"))
+    flags |= O_DIRECTORY;
+  if (strstr (how, "openat2"))
+    {
+      struct open_how h = { .flags = (unsigned) flags,
+                            .resolve = RESOLVE_NO_MAGICLINKS };
+      return (int) syscall (SYS_openat2, AT_FDCWD, path, &h, sizeof h);
+    }
+  if (strstr (how, "rel"))
+    {
+      char dir[4096];
+      const char *slash = strrchr (path, '/');
+      snprintf (dir, sizeof dir, "%.*s", slash == path ? 1 : (int) (slash - path),
+                path);
+      int d = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (d < 0)
+        return -1;
+      int fd = openat (d, slash + 1, flags);
+      int e = errno;
+      close (d);
+      errno = e;
+      return fd;
+    }
+  return open (path, flags);
+}
+
+static void
+op (int fd, const char *o)
+{
+  struct stat st;
+  char buf[4096];
+  ssize_t n;
+  int r = 0, f;
+  printf ("%s=", o);
+  if (strcmp (o, "type") == 0 && (r = fstat (fd, &st)) == 0)
+    printf ("%s\n", tname (st.st_mode));
+  else if (strcmp (o, "estat") == 0
+           && (r = fstatat (fd, "", &st, AT_EMPTY_PATH)) == 0)
+    printf ("%s\n", tname (st.st_mode));
+  else if (strcmp (o, "fchdir") == 0 && (r = fchdir (fd)) == 0)
+    printf ("%s\n", getcwd (buf, sizeof buf) ? buf : ename (errno));
+  else if (strncmp (o, "at:", 3) == 0)
+    {
+      if ((f = openat (fd, o + 3, O_RDONLY | O_CLOEXEC)) < 0)
+        r = -1;
+      else
+        {
+          n = read (f, buf, sizeof buf - 1);
+          buf[n > 0 ? n : 0] = '\0';
+          buf[strcspn (buf, "\n")] = '\0';
+          printf ("%s\n", buf);
+          close (f);
+        }
+    }
+  else if (strcmp (o, "ls") == 0)
+    {
+      if ((f = openat (fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        r = -1;
+      else
+        {
+          long k = syscall (SYS_getdents64, f, buf, sizeof buf);
+          printf (k > 0 ? "OK\n" : "%s\n", ename (errno));
+          close (f);
+        }
+    }
+  else if (strcmp (o, "reopen") == 0)
+    {
+      snprintf (buf, sizeof buf, "/proc/self/fd/%d", fd);
+      if ((f = open (buf, O_RDONLY | O_CLOEXEC)) < 0)
+        r = -1;
+      else
+        printf ("OK\n"), close (f);
+    }
+  else if (strcmp (o, "readlink") == 0)
+    {
+      if ((n = readlinkat (fd, "", buf, sizeof buf - 1)) < 0)
+        r = -1;
+      else
+        buf[n] = '\0', printf ("%s\n", buf);
+    }
+  else if (strcmp (o, "chown") == 0
+           && (r = fchownat (fd, "", getuid (), getgid (), AT_EMPTY_PATH)) == 0)
+    printf ("OK\n");
+  else if (strncmp (o, "chmod:", 6) == 0
+           && (r = (int) syscall (SYS_fchmodat2, fd, "",
+                                  strtoul (o + 6, NULL, 8), AT_EMPTY_PATH)) == 0)
+    printf ("OK\n");
+  else if (strcmp (o, "utime") == 0)
+    {
+      struct timespec ts[2] = { { 0, 0 }, { 0, 0 } };
+      if ((r = utimensat (fd, "", ts, AT_EMPTY_PATH)) == 0)
+        printf ("OK\n");
+    }
+  else if (strncmp (o, "link:", 5) == 0
+           && (r = linkat (fd, "", AT_FDCWD, o + 5, AT_EMPTY_PATH)) == 0)
+    printf ("OK\n");
+  else if (strcmp (o, "exec") == 0)
+    {
+      char *argv[] = { "echo", "exec-ran", NULL };
+      fflush (stdout);
+      syscall (SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
+      r = -1;
+    }
+  else if (r == 0)
+    {
+      printf ("unknown op\n");
+      return;
+    }
+  if (r < 0)
+    printf ("%s\n", ename (errno));
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc < 3)
+    {
+      fprintf (stderr, "usage: opath <path> <how> <op>...\n");
+      return 2;
+    }
+  int fd = open_it (argv[1], argv[2]);
+  printf ("open=%s\n", fd < 0 ? ename (errno) : "OK");
+  if (fd < 0)
+    return 0;
+  for (int i = 3; i < argc; i++)
+    op (fd, argv[i]);
+  return 0;
+}
