@@ -47,6 +47,9 @@ struct vr_sup
 #define VR_EXEC_FD 1023
 #define VR_INTERP_FD 1022
 #define VR_SCRIPT_FD 1021
+/* The name of the memfd copy of a file the caller may execute and not
+ * read (vroot-exec.c): vr_fd_writable refuses changing its metadata. */
+#define VR_EXEC_ONLY_MEMFD "vroot-exec-only"
 
 /* The system calls the supervisor services (libseccomp names), and the
  * ones refused with EPERM in namespace-less mode because they would

@@ -24,15 +24,27 @@
  *   exec        execveat(fd, "", {"echo", "exec-ran"}, AT_EMPTY_PATH):
  *               last (busybox prints exec-ran)
  *
- * A failing op prints its errno's name; the exit status is 0 either way. */
+ * A failing op prints its errno's name; the exit status is 0 either way.
+ *
+ *   opath --self             prints dumpable=<PR_GET_DUMPABLE> and
+ *                            exe=<reading /proc/self/exe: OK or errno>
+ *   opath --cofiles <prog> [args]   a child sharing this fd table
+ *                            (CLONE_FILES) execs <prog>; once it is done,
+ *                            what is left at fd 1023 (where the view
+ *                            injects the file to exec): fd=<none|kind>,
+ *                            read=, reopen=, fchmod= (0755) results */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef SYS_fchmodat2
@@ -198,9 +210,49 @@ op (int fd, const char *o)
     printf ("%s\n", ename (errno));
 }
 
+static int
+self (void)
+{
+  char buf[16];
+  int fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  printf ("dumpable=%d\n", prctl (PR_GET_DUMPABLE, 0, 0, 0, 0));
+  if (fd >= 0 && read (fd, buf, sizeof buf) > 0)
+    printf ("exe=OK\n");
+  else
+    printf ("exe=%s\n", ename (errno));
+  return 0;
+}
+
+static int
+cofiles (char **argv)
+{
+  char link[64], buf[16];
+  int st, f;
+  fflush (stdout);
+  pid_t pid = (pid_t) syscall (SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
+  if (pid == 0)
+    {
+      execv (argv[0], argv);
+      _exit (127);
+    }
+  if (pid < 0 || waitpid (pid, &st, 0) < 0)
+    return perror ("clone"), 1;
+  printf ("fd=%s\n", fcntl (1023, F_GETFD) < 0 ? "none" : "left");
+  printf ("read=%s\n", pread (1023, buf, sizeof buf, 0) > 0 ? "OK" : ename (errno));
+  snprintf (link, sizeof link, "/proc/self/fd/%d", 1023);
+  f = open (link, O_RDONLY | O_CLOEXEC);
+  printf ("reopen=%s\n", f >= 0 ? "OK" : ename (errno));
+  printf ("fchmod=%s\n", fchmod (1023, 0755) == 0 ? "OK" : ename (errno));
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc == 2 && strcmp (argv[1], "--self") == 0)
+    return self ();
+  if (argc >= 3 && strcmp (argv[1], "--cofiles") == 0)
+    return cofiles (argv + 2);
   if (argc < 3)
     {
       fprintf (stderr, "usage: opath <path> <how> <op>...\n");

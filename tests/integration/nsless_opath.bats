@@ -11,6 +11,25 @@ setup() { nsless_setup; }
 teardown() { nsless_teardown; }
 
 R() { echo "$D/bundle/rootfs"; }
+# The runtime as root, namespace-less (its supervisor keeps
+# CAP_DAC_OVERRIDE: the only one that can read an exec-only file).
+as_root() { "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" "$@"; }
+root_rootfs() { chown -R 0:0 "$D/bundle/rootfs"; chmod 1777 "$D/bundle/rootfs/tmp"; }
+# process.user root, process.args "sh -c $1" run as uid/gid 1000 with no
+# groups (vrsys asuser; CAP_SETUID/SETGID given for that).
+as_1000_sh() {
+  jqc ".process.user={uid:0,gid:0} | .process.args=[\"vrsys\",\"asuser\",\"1000\",\"1000\",\"/bin/sh\",\"-c\",$(jq -Rn --arg s "$1" '$s')]
+       | .process.capabilities |= with_entries(.value += [\"CAP_SETUID\",\"CAP_SETGID\"] | .value |= unique)"
+}
+# Copies the host's dynamic /bin/echo and its libraries into the rootfs.
+dyn_echo() {
+  local f
+  mkdir -p "$(R)/opt"
+  cp /bin/echo "$(R)/opt/dynecho"
+  for f in $(ldd /bin/echo | grep -o '/[^ ]*'); do
+    mkdir -p "$(R)$(dirname "$f")"; cp -L "$f" "$(R)$f"
+  done
+}
 
 @test "nsless opath: O_PATH of a directory and a file, and what programs do with them" {
   # ADDFD cannot inject an O_PATH file: every open(O_PATH) was EBADF.
@@ -69,4 +88,61 @@ R() { echo "$D/bundle/rootfs"; }
   # walked as a path).
   [[ "$output" == *$'open=OK\nchown=OK\nlink:/tmp/k=OK\nw'* ]]
   [ "$(stat -c %a "$(R)/ro/f")" = 644 ]
+}
+
+@test "nsless exec-only (as root): a binary uid 1000 may execute and not read runs, and stays unreadable" {
+  # The exec path read the file in the caller's credentials: EACCES,
+  # where a namespaced container runs it.
+  root_rootfs
+  dyn_echo
+  mkdir -p "$(R)/opt/bb"
+  cp "$(R)/bin/opath" "$(R)/opt/xo"; cp "$(R)/bin/busybox" "$(R)/opt/bb/busybox"
+  chown -R 0:0 "$(R)/opt"; chmod 0711 "$(R)/opt/xo" "$(R)/opt/bb/busybox" "$(R)/opt/dynecho"
+  as_1000_sh 'id -u; /opt/bb/busybox echo bb-ran; /opt/dynecho dyn-ran; /opt/xo --self
+              cat /opt/xo > /dev/null; echo cat=$?
+              /opt/xo --cofiles /opt/xo --self'
+  run --separate-stderr as_root xo1
+  echo "$output"; echo "$stderr"
+  [ "${lines[0]}" = 1000 ]
+  [ "${lines[1]}" = bb-ran ]
+  [ "${lines[2]}" = dyn-ran ]
+  # Exec of a file it may not read makes the image non-dumpable, as the
+  # kernel does for the original: no /proc/<pid>/mem, maps, ptrace.
+  [ "${lines[3]}" = dumpable=0 ]
+  [ "${lines[4]}" = exe=EACCES ]
+  [ "${lines[5]}" = cat=1 ]
+  # A process sharing the fd table keeps what the view injected for the
+  # exec: a file that can be neither read nor reopened nor made readable.
+  [[ "$output" == *$'dumpable=0\nexe=EACCES\nfd=left\nread=EBADF\nreopen=EACCES\nfchmod=EPERM'* ]]
+}
+
+@test "nsless exec-only (as root): no x, an exec-only script, and a readable binary are as in the kernel" {
+  # Regression guard: passes before and after.  The copy is made only for
+  # a file the caller may execute: without x it is EACCES; a script's
+  # interpreter could not read it (EACCES); a readable binary still runs
+  # as the file itself, dumpable.
+  root_rootfs
+  mkdir -p "$(R)/opt"
+  cp "$(R)/bin/opath" "$(R)/opt/nox"; cp "$(R)/bin/opath" "$(R)/opt/rx"
+  printf '#!/bin/sh\necho script-ran\n' > "$(R)/opt/s"
+  chmod 0700 "$(R)/opt/nox"; chmod 0711 "$(R)/opt/s"; chmod 0755 "$(R)/opt/rx"
+  as_1000_sh '/opt/nox --self; echo nox=$?; /opt/s; echo s=$?; /opt/rx --self'
+  run --separate-stderr as_root xo2
+  echo "$output"; echo "$stderr"
+  [[ "$output" == *"nox=126"* ]]
+  [[ "$output" == *"s=126"* ]]
+  [[ "$output" != *script-ran* ]]
+  [[ "$output" == *$'dumpable=1\nexe=OK'* ]]
+}
+
+@test "nsless exec-only: an ordinary user's container cannot run it (EACCES)" {
+  # Regression guard: its supervisor has the caller's very ids and no
+  # capability, so it cannot read the file either; documented.
+  mkdir -p "$(R)/opt"
+  cp "$(R)/bin/opath" "$(R)/opt/xo"; chown 0:0 "$(R)/opt/xo"; chmod 0711 "$(R)/opt/xo"
+  args sh -c '/opt/xo --self; echo rc=$?'
+  run --separate-stderr as_user run xo3
+  echo "$output"; echo "$stderr"
+  [ "$output" = rc=126 ]
+  [[ "$stderr" == *"Permission denied"* ]]
 }
