@@ -196,6 +196,19 @@ void vr_cred_back (bool was);
 bool vr_cred_mem_out (void);
 void vr_cred_mem_back (bool was);
 
+/* The caller's real, effective, saved and fs uid and gid, for a thread
+ * that makes one on-behalf socket call and ends (vroot-ids.c): a unix
+ * socket records the sending thread's ids.  vr_ids_of reads them (|same|:
+ * this thread has those real/effective/saved ids already); vr_ids_become
+ * sets them on this thread for good.  0 or -errno. */
+struct vr_ids
+{
+  unsigned u[4], g[4];
+  bool same;
+};
+int vr_ids_of (pid_t tid, struct vr_ids *out);
+int vr_ids_become (const struct vr_ids *ids);
+
 /* The caller's umask (from /proc/<tid>/status). */
 mode_t vr_umask (struct vr_call *c);
 

@@ -32,8 +32,21 @@
  *                            (CLONE_FILES) execs <prog>; once it is done,
  *                            what is left at fd 1023 (where the view
  *                            injects the file to exec): fd=<none|kind>,
- *                            read=, reopen=, fchmod= (0755) results */
+ *                            read=, reopen=, fchmod= (0755) results
+ *   opath --dgram-recv <path>    binds a unix datagram socket with
+ *                            SO_PASSCRED, prints READY, then for one
+ *                            datagram (a sender's pid): uid=, gid= and
+ *                            pid=sender|other from SCM_CREDENTIALS
+ *   opath --dgram-send <path> [explicit]   sends its pid to <path>
+ *                            (sendto; "explicit": sendmsg with its own
+ *                            SCM_CREDENTIALS): send=OK or the errno
+ *   opath --stream-listen <path>   listens, prints READY, accepts one
+ *                            connection: peer uid= gid= (SO_PEERCRED)
+ *   opath --stream-connect <path>  connects: connect=OK or the errno
+ * The receivers give up after 10 s (SO_RCVTIMEO): a test that fails does
+ * not hang. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -42,6 +55,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -246,9 +262,110 @@ cofiles (char **argv)
   return 0;
 }
 
+static int
+dgram (const char *path, struct sockaddr_un *a)
+{
+  int s = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  *a = (struct sockaddr_un) { .sun_family = AF_UNIX };
+  snprintf (a->sun_path, sizeof a->sun_path, "%s", path);
+  return s;
+}
+
+static int
+dgram_recv (const char *path)
+{
+  struct sockaddr_un a;
+  char buf[64], ctl[CMSG_SPACE (sizeof (struct ucred))];
+  struct iovec io = { buf, sizeof buf - 1 };
+  struct msghdr h = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = ctl,
+                      .msg_controllen = sizeof ctl };
+  struct timeval tv = { 10, 0 };
+  int s = dgram (path, &a), on = 1;
+  ssize_t n;
+  if (bind (s, (struct sockaddr *) &a, sizeof a) < 0
+      || setsockopt (s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0
+      || setsockopt (s, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0)
+    return perror ("bind"), 1;
+  printf ("READY\n");
+  fflush (stdout);
+  if ((n = recvmsg (s, &h, 0)) < 0)
+    return perror ("recvmsg"), 1;
+  buf[n] = '\0';
+  struct cmsghdr *cm = CMSG_FIRSTHDR (&h);
+  if (cm == NULL || cm->cmsg_type != SCM_CREDENTIALS)
+    return printf ("no credentials\n"), 0;
+  struct ucred u;
+  memcpy (&u, CMSG_DATA (cm), sizeof u);
+  printf ("uid=%u gid=%u pid=%s\n", u.uid, u.gid,
+          u.pid == atoi (buf) ? "sender" : "other");
+  return 0;
+}
+
+static int
+dgram_send (const char *path, bool explicit)
+{
+  struct sockaddr_un a;
+  char buf[32], ctl[CMSG_SPACE (sizeof (struct ucred))] = { 0 };
+  int s = dgram (path, &a);
+  ssize_t r;
+  snprintf (buf, sizeof buf, "%d", (int) getpid ());
+  if (!explicit)
+    r = sendto (s, buf, strlen (buf), 0, (struct sockaddr *) &a, sizeof a);
+  else
+    {
+      struct iovec io = { buf, strlen (buf) };
+      struct msghdr h = { .msg_name = &a, .msg_namelen = sizeof a,
+                          .msg_iov = &io, .msg_iovlen = 1,
+                          .msg_control = ctl, .msg_controllen = sizeof ctl };
+      struct cmsghdr *cm = CMSG_FIRSTHDR (&h);
+      struct ucred u = { getpid (), getuid (), getgid () };
+      cm->cmsg_level = SOL_SOCKET, cm->cmsg_type = SCM_CREDENTIALS;
+      cm->cmsg_len = CMSG_LEN (sizeof u);
+      memcpy (CMSG_DATA (cm), &u, sizeof u);
+      r = sendmsg (s, &h, 0);
+    }
+  printf ("send=%s\n", r < 0 ? ename (errno) : "OK");
+  return 0;
+}
+
+static int
+stream (const char *path, bool listen_)
+{
+  struct sockaddr_un a = { .sun_family = AF_UNIX };
+  struct timeval tv = { 10, 0 };
+  struct ucred u;
+  socklen_t len = sizeof u;
+  int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), c;
+  snprintf (a.sun_path, sizeof a.sun_path, "%s", path);
+  if (!listen_)
+    {
+      c = connect (s, (struct sockaddr *) &a, sizeof a);
+      printf ("connect=%s\n", c < 0 ? ename (errno) : "OK");
+      return 0;
+    }
+  if (bind (s, (struct sockaddr *) &a, sizeof a) < 0 || listen (s, 1) < 0
+      || setsockopt (s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0)
+    return perror ("listen"), 1;
+  printf ("READY\n");
+  fflush (stdout);
+  if ((c = accept (s, NULL, NULL)) < 0
+      || getsockopt (c, SOL_SOCKET, SO_PEERCRED, &u, &len) < 0)
+    return perror ("accept"), 1;
+  printf ("peer uid=%u gid=%u\n", u.uid, u.gid);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc == 3 && strcmp (argv[1], "--stream-listen") == 0)
+    return stream (argv[2], true);
+  if (argc == 3 && strcmp (argv[1], "--stream-connect") == 0)
+    return stream (argv[2], false);
+  if (argc == 3 && strcmp (argv[1], "--dgram-recv") == 0)
+    return dgram_recv (argv[2]);
+  if (argc >= 3 && strcmp (argv[1], "--dgram-send") == 0)
+    return dgram_send (argv[2], argc > 3);
   if (argc == 2 && strcmp (argv[1], "--self") == 0)
     return self ();
   if (argc >= 3 && strcmp (argv[1], "--cofiles") == 0)
