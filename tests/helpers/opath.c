@@ -7,7 +7,8 @@
  * opens <path> with O_PATH | O_CLOEXEC plus <how> (a comma list of
  * "nofollow", "dir", "openat2" — openat2 with RESOLVE_NO_MAGICLINKS —
  * "rel" — openat of the last name from an O_PATH fd of its directory —
- * "rdonly" — O_RDONLY instead of O_PATH — or "-"), prints "open=OK" or "open=<ERRNO>", then does each <op> on the
+ * "rdonly" — O_RDONLY instead of O_PATH — "creat", "rdwr" — those
+ * flags added — or "-"), prints "open=OK" or "open=<ERRNO>", then does each <op> on the
  * fd, one line "<op>=<result>" each:
  *
  *   type        fstat: dir, reg, lnk, chr, ...
@@ -26,8 +27,10 @@
  *
  * A failing op prints its errno's name; the exit status is 0 either way.
  *
- *   opath --self             prints dumpable=<PR_GET_DUMPABLE> and
- *                            exe=<reading /proc/self/exe: OK or errno>
+ *   opath --self             prints dumpable=<PR_GET_DUMPABLE>,
+ *                            exe=<reading /proc/self/exe: OK or errno> and
+ *                            mem=<a child opening this one's
+ *                            /proc/<pid>/mem: OK or errno>
  *   opath --cofiles <prog> [args]   a child sharing this fd table
  *                            (CLONE_FILES) execs <prog>; once it is done,
  *                            what is left at fd 1023 (where the view
@@ -112,6 +115,10 @@ open_it (const char *path, const char *how)
   int flags = O_PATH | O_CLOEXEC;
   if (strstr (how, "rdonly"))
     flags = O_RDONLY | O_CLOEXEC;
+  if (strstr (how, "creat"))
+    flags |= O_CREAT;           /* dropped by open(O_PATH) */
+  if (strstr (how, "rdwr"))
+    flags |= O_RDWR;            /* openat2 refuses it with O_PATH */
   if (strstr (how, "nofollow"))
     flags |= O_NOFOLLOW;
   if (strstr (how, "dir"))
@@ -229,13 +236,26 @@ op (int fd, const char *o)
 static int
 self (void)
 {
-  char buf[16];
-  int fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  char buf[64];
+  int fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC), st;
   printf ("dumpable=%d\n", prctl (PR_GET_DUMPABLE, 0, 0, 0, 0));
   if (fd >= 0 && read (fd, buf, sizeof buf) > 0)
     printf ("exe=OK\n");
   else
     printf ("exe=%s\n", ename (errno));
+  fflush (stdout);
+  /* Another process of the same uid (a child: it has no other mm to
+   * lose) opens this one's memory. */
+  pid_t me = getpid (), pid = fork ();
+  if (pid == 0)
+    {
+      snprintf (buf, sizeof buf, "/proc/%d/mem", (int) me);
+      fd = open (buf, O_RDONLY | O_CLOEXEC);
+      printf ("mem=%s\n", fd >= 0 ? "OK" : ename (errno));
+      fflush (stdout);
+      _exit (0);
+    }
+  waitpid (pid, &st, 0);
   return 0;
 }
 

@@ -57,7 +57,8 @@ dyn_echo() {
   args sh -c 'opath /bin/sh nofollow type; opath /secret/f - type
               opath /search - type; opath /search/f - at:x; cat /search/f
               opath /dev/null - type; opath /tmp/fifo - type
-              opath /etc/passwd dir type; opath /proc/self/fd/1 - type'
+              opath /etc/passwd dir type; opath /proc/self/fd/1 - type
+              opath /tmp/new creat type; ls /tmp/new; opath /etc openat2,rdwr type'
   run --separate-stderr as_user run op2
   echo "$output"
   [ "${lines[0]}" = open=ELOOP ]       # a symlink itself (O_NOFOLLOW)
@@ -69,6 +70,9 @@ dyn_echo() {
   [ "${lines[7]}" = open=EACCES ]      # nor a FIFO (it would release a writer)
   [ "${lines[8]}" = open=ENOTDIR ]
   [ "${lines[9]}" = open=EACCES ]      # a pipe, through /proc/self/fd
+  [ "${lines[10]}" = open=ENOENT ]     # O_CREAT is dropped with O_PATH ...
+  [ ! -e "$(R)/tmp/new" ]
+  [ "${lines[11]}" = open=EINVAL ]     # ... and refused by openat2
 }
 
 @test "nsless opath: *at(fd, \"\", AT_EMPTY_PATH) on an O_PATH fd" {
@@ -107,13 +111,15 @@ dyn_echo() {
   [ "${lines[1]}" = bb-ran ]
   [ "${lines[2]}" = dyn-ran ]
   # Exec of a file it may not read makes the image non-dumpable, as the
-  # kernel does for the original: no /proc/<pid>/mem, maps, ptrace.
+  # kernel does for the original: no /proc/<pid>/mem (a process of the
+  # same uid tries), maps, ptrace.
   [ "${lines[3]}" = dumpable=0 ]
   [ "${lines[4]}" = exe=EACCES ]
-  [ "${lines[5]}" = cat=1 ]
+  [ "${lines[5]}" = mem=EACCES ]
+  [ "${lines[6]}" = cat=1 ]
   # A process sharing the fd table keeps what the view injected for the
   # exec: a file that can be neither read nor reopened nor made readable.
-  [[ "$output" == *$'dumpable=0\nexe=EACCES\nfd=left\nread=EBADF\nreopen=EACCES\nfchmod=EPERM'* ]]
+  [[ "$output" == *$'dumpable=0\nexe=EACCES\nmem=EACCES\nfd=left\nread=EBADF\nreopen=EACCES\nfchmod=EPERM'* ]]
 }
 
 @test "nsless exec-only (as root): no x, an exec-only script, and a readable binary are as in the kernel" {
@@ -132,7 +138,7 @@ dyn_echo() {
   [[ "$output" == *"nox=126"* ]]
   [[ "$output" == *"s=126"* ]]
   [[ "$output" != *script-ran* ]]
-  [[ "$output" == *$'dumpable=1\nexe=OK'* ]]
+  [[ "$output" == *$'dumpable=1\nexe=OK\nmem=OK'* ]]
 }
 
 @test "nsless exec-only: an ordinary user's container cannot run it (EACCES)" {
