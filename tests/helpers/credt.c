@@ -21,9 +21,10 @@
  *                                     and execs <self> open <file> w while
  *                                     main keeps opening
  *   credt storm <file> <n>            n threads then n processes, one at a
- *                                     time; the odd ones drop to uid 1000
- *                                     first; each opens: prints the count
- *                                     of wrong answers ("wrong=K")
+ *                                     time; each opens, the odd ones drop
+ *                                     to uid 1000 and open again: prints
+ *                                     the count of wrong answers
+ *                                     ("wrong=K")
  *   credt reuse <file> <rounds>       each round: a thread drops to uid
  *                                     1000, opens, writes its tid to
  *                                     /tmp/credt.tid and exits; after
@@ -124,9 +125,10 @@ exec_thread (void *arg)
 static int
 wrong (bool odd)
 {
+  int bad = strcmp (try_open (), "OK") != 0;
   if (odd && drop_uid () < 0)
     return 1;
-  return odd != (strcmp (try_open (), "OK") != 0);
+  return bad + (odd != (strcmp (try_open (), "OK") != 0));
 }
 
 static void *
