@@ -17,17 +17,17 @@
  *   reads them again.  exec marks the whole thread group's.
  *
  * - A tid is reused once its thread is gone: each thread kept holds a
- *   pidfd for that very thread (PIDFD_THREAD, Linux 6.9), polled with no
- *   timeout at each lookup.  The caller is blocked in its notification,
- *   so alive and holding its tid; a pidfd not readable (its thread not
- *   exited) then names that same thread.  One poll, ≈ 0.7 µs here under
- *   load (pidfd_send_signal(…, 0): ≈ 0.8–1 µs, and it checks the
- *   credentials the thread happens to hold).
+ *   pidfd for that very thread (PIDFD_THREAD, Linux 6.9), made before its
+ *   status is read and checked after, and signalled with signal 0 at
+ *   each lookup.  The caller is blocked in its
+ *   notification, so alive and holding its tid; a pidfd whose thread
+ *   still exists then names that same thread.  ≈ 0.6–0.7 µs here under
+ *   load, as a poll of the pidfd (the listener loop makes no poll).
  *
  * The one exception is an exec by a thread other than the leader: it
  *   takes the leader's tid (de_thread's exchange_tids), so the leader's
  *   pidfd then names the exec'd thread.  Until that exec is known done
- *   (the exec'ing thread's own pidfd readable: the old leader, which got
+ *   (the exec'ing thread's own pidfd names no task: the old leader, which got
  *   its tid, has been released) or failed (a call from the exec'ing
  *   thread's own tid), the leader's tid is read at every call, never kept.
  *
@@ -37,7 +37,6 @@
  * Only the main loop calls this (as vroot-cred.c's switch). */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,12 +105,23 @@ probe (void)
     close (fd);
 }
 
-/* Its thread has exited (or the poll failed: as exited). */
+/* Signal 0 to the pidfd's thread: ESRCH once it is released (its tid
+ * free for reuse), else it exists (EPERM: it exists, and the credentials
+ * the supervisor's thread holds may not signal it).  1: exists, 0: gone,
+ * -1: not known (a kept thread is read again; a pending exec stays). */
+static int
+exists (int pidfd)
+{
+  if (syscall (SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0
+      || errno == EPERM)
+    return 1;
+  return errno == ESRCH ? 0 : -1;
+}
+
 static bool
 gone (int pidfd)
 {
-  struct pollfd p = { .fd = pidfd, .events = POLLIN };
-  return poll (&p, 1, 0) != 0;
+  return exists (pidfd) != 1;
 }
 
 static void
@@ -148,7 +158,7 @@ exec_pending (pid_t tgid)
   for (size_t i = nexecs; i-- > 0;)
     if (execs[i].tgid == tgid)
       {
-        if (gone (execs[i].pidfd))
+        if (exists (execs[i].pidfd) == 0)
           exec_done (i);
         else
           r = true;
