@@ -282,10 +282,13 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
   long tgid = -1;
   int64_t r;
 
-  /* A thread group leader already known needs no /proc read. */
+  /* A thread group leader already known needs no /proc read, nor a
+   * thread whose credentials are kept (vroot-thread.c). */
   for (size_t i = 0; i < s->nt && tgid < 0; i++)
     if (s->t[i].tgid == c.tid)
       tgid = c.tid;
+  if (tgid < 0)
+    tgid = vr_thread_tgid (c.tid);
   if (tgid < 0)
     tgid = vr_status_field (c.tid, "Tgid:", 10);
 

@@ -301,6 +301,13 @@ vr_thread_status (pid_t tid, const struct vr_status **out)
   return 0;
 }
 
+pid_t
+vr_thread_tgid (pid_t tid)
+{
+  struct thread *t = find (tid);
+  return t && exists (t->pidfd) == 1 ? t->st.tgid : -1;
+}
+
 void
 vr_thread_changes (pid_t tid)
 {

@@ -27,6 +27,10 @@ struct vr_status
  * 0, -ESRCH when it is gone, -EPERM with more than VR_NGROUPS groups. */
 int vr_thread_status (pid_t tid, const struct vr_status **out);
 
+/* The thread group of |tid| if it is kept (a thread's never changes),
+ * else -1. */
+pid_t vr_thread_tgid (pid_t tid);
+
 /* The system calls by which a thread changes its own credentials
  * (-1 ends the list): trapped, each answered by vr_thread_changes. */
 extern const int vr_cred_syscalls[];

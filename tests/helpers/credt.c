@@ -25,6 +25,8 @@
  *                                     to uid 1000 and open again: prints
  *                                     the count of wrong answers
  *                                     ("wrong=K")
+ *   credt tloop <file> <n>            a thread (not the leader) stats
+ *                                     <file> n times: "OK" or the errno
  *   credt reuse <file> <rounds>       each round: a thread drops to uid
  *                                     1000, opens, writes its tid to
  *                                     /tmp/credt.tid and exits; after
@@ -165,6 +167,16 @@ storm (int n)
 }
 
 static void *
+tloop_thread (void *arg)
+{
+  struct stat st;
+  for (int i = (int) (intptr_t) arg; i > 0; i--)
+    if (stat (file, &st) < 0)
+      return (void *) strerrorname_np (errno);
+  return (void *) "OK";
+}
+
+static void *
 reuse_dropped (void *arg)
 {
   FILE *f;
@@ -292,6 +304,15 @@ main (int argc, char **argv)
   wflag = O_RDONLY;
   if (strcmp (cmd, "storm") == 0)
     return storm (atoi (arg));
+  if (strcmp (cmd, "tloop") == 0)
+    {
+      pthread_t t;
+      void *r;
+      pthread_create (&t, NULL, tloop_thread, (void *) (intptr_t) atoi (arg));
+      pthread_join (t, &r);
+      printf ("%s\n", (const char *) r);
+      return 0;
+    }
   if (strcmp (cmd, "reuse") == 0)
     return reuse (atoi (arg));
   return fprintf (stderr, "credt: unknown command %s\n", cmd), 2;

@@ -135,23 +135,43 @@ secret() { echo s > "$(R)/s"; chown "$1" "$(R)/s"; chmod "$2" "$(R)/s"; }
   [ "$hits" -gt 0 ] || { cat "$D/out"; false; }
 }
 
-@test "nsless creds (as root): a loop of one thread reads its /proc/<tid>/status once, not per call" {
-  command -v strace >/dev/null || skip "strace not installed"
-  local n=300 sup
-  root_rootfs
-  root_run sysc sloop "$n" /etc/passwd
+# Runs "$@" as root in a container whose supervisor is straced ($D/tr;
+# the container's output in $D/out): prints how many reads of a
+# /proc/<tid>/status file the supervisor made.
+status_reads() {
+  local sup i
+  root_run "$@"
   "$SANDLOCK_OCI" --root "$D/rstate" create --isolation landlock -b "$D/bundle" creds9 \
-    </dev/null >/dev/null 2>&1
+    </dev/null >"$D/out" 2>&1
   sup=$(jq -r .supervisor_pid "$D/rstate/creds9/state.json")
   strace -y -e trace=pread64,read -o "$D/tr" -p "$sup" 2>/dev/null &
   local tr=$!
   for i in $(seq 500); do grep -q '^TracerPid:[[:space:]]*[1-9]' "/proc/$sup/status" && break; sleep 0.01; done
   "$SANDLOCK_OCI" --root "$D/rstate" start creds9
   wait "$tr"
-  local reads
-  reads=$(grep -c '/status>' "$D/tr" || true)
+  "$SANDLOCK_OCI" --root "$D/rstate" delete -f creds9 >/dev/null 2>&1 || true
+  grep -c '/status>' "$D/tr" || true
+}
+
+@test "nsless creds (as root): a loop of one thread reads its /proc/<tid>/status once, not per call" {
+  command -v strace >/dev/null || skip "strace not installed"
+  local n=300 reads
+  root_rootfs
+  reads=$(status_reads sysc sloop "$n" /etc/passwd)
   echo "status reads for $n stat+open: $reads"
   # Before: one per serviced call (2 per iteration).  Now: the first call
   # of the process and the first after its exec.
   [ "$reads" -le 5 ]
+}
+
+@test "nsless creds (as root): so does a thread other than the leader (its thread group is kept too)" {
+  command -v strace >/dev/null || skip "strace not installed"
+  local n=300 reads
+  root_rootfs
+  reads=$(status_reads credt tloop /etc/passwd "$n")
+  cat "$D/out"
+  grep -qx OK "$D/out"
+  echo "status reads for $n stats from a thread: $reads"
+  # Before: two per call (its thread group's Tgid, then its credentials).
+  [ "$reads" -le 6 ]
 }
