@@ -299,11 +299,12 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
     }
   if (s->init == 0)
     s->init = (pid_t) tgid;     /* the filter is installed by the init */
-  /* Credentials change by the thread's own calls (vroot-thread.c): the
-   * next call reads them again; the kernel does this one. */
+  /* Credentials (and the umask) change by the container's own calls
+   * (vroot-thread.c): the next call reads them again; the kernel does
+   * this one. */
   if (vr_cred_syscall (req->data.nr))
     {
-      vr_thread_changes (c.tid);
+      vr_thread_changes (c.tid, req->data.nr);
       resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
       return 0;
     }

@@ -187,7 +187,8 @@ void vr_cred_back (bool was);
 bool vr_cred_mem_out (void);
 void vr_cred_mem_back (bool was);
 
-/* The caller's umask (from /proc/<tid>/status). */
+/* The caller's umask (from /proc/<tid>/status; kept with its credentials
+ * by a root runtime's supervisor: vroot-thread.c). */
 mode_t vr_umask (struct vr_call *c);
 
 #endif

@@ -14,7 +14,10 @@
  *   which is read here.  Those calls are trapped (vr_cred_syscalls) and
  *   mark the thread's credentials stale before the kernel runs them: the
  *   thread is blocked in that call, so its next call, after the change,
- *   reads them again.  exec marks the whole thread group's.
+ *   reads them again.  exec marks the whole thread group's.  The umask,
+ *   read from the same file for the calls that create, is kept with them:
+ *   umask(2) is trapped too and marks every kept thread's (threads, and
+ *   processes cloned with CLONE_FS, share one).
  *
  * - A tid is reused once its thread is gone: each thread kept holds a
  *   pidfd for that very thread (PIDFD_THREAD, Linux 6.9), made before its
@@ -55,7 +58,7 @@
 const int vr_cred_syscalls[] = {
   SYS_setuid, SYS_setgid, SYS_setreuid, SYS_setregid, SYS_setresuid,
   SYS_setresgid, SYS_setfsuid, SYS_setfsgid, SYS_setgroups, SYS_capset,
-  SYS_unshare, SYS_setns, -1,
+  SYS_unshare, SYS_setns, SYS_umask, -1,
 };
 
 struct thread
@@ -236,7 +239,7 @@ load (pid_t tid, struct vr_status *s)
   unsigned long long eff, prm;
   long tgid;
   ssize_t n = read_status (tid, buf, sizeof buf - 1);
-  const char *pt, *pu, *pg, *pgr, *pe, *pp;
+  const char *pt, *pu, *pg, *pgr, *pe, *pp, *pm;
   if (n <= 0)
     return -ESRCH;
   buf[n] = '\0';
@@ -251,6 +254,8 @@ load (pid_t tid, struct vr_status *s)
       || sscanf (pe, "%llx", &eff) != 1 || sscanf (pp, "%llx", &prm) != 1)
     return -ESRCH;
   s->tgid = (pid_t) tgid;
+  if (!(pm = field (buf, "\nUmask:")) || sscanf (pm, "%lo", &s->umask) != 1)
+    s->umask = -1;
   s->eff = eff, s->prm = prm;
   s->ngroups = 0;
   for (char *e; *pgr != '\n' && *pgr; pgr = e)
@@ -309,11 +314,24 @@ vr_thread_tgid (pid_t tid)
 }
 
 void
-vr_thread_changes (pid_t tid)
+vr_thread_changes (pid_t tid, int nr)
 {
   struct thread *t = find (tid);
-  if (t)
+  if (nr == SYS_umask)
+    for (size_t i = 0; i < VR_THREADS; i++)
+      th[i].fresh = false;
+  else if (t)
     t->fresh = false;
+}
+
+long
+vr_thread_umask (pid_t tid)
+{
+  struct thread *t = find (tid);
+  if (!t || !t->fresh || exists (t->pidfd) != 1
+      || (tid == t->st.tgid && exec_pending (tid)))
+    return -1;
+  return t->st.umask;
 }
 
 void

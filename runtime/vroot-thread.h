@@ -12,11 +12,12 @@
 
 #define VR_NGROUPS 256          /* more supplementary groups: refused */
 
-/* What the permission checks of a thread read, as /proc/<tid>/status
- * shows it. */
+/* What the permission checks of a thread read, and its umask, as
+ * /proc/<tid>/status shows them. */
 struct vr_status
 {
   pid_t tgid;
+  long umask;                    /* -1: not shown */
   unsigned long uid[4], gid[4];  /* real, effective, saved, fs */
   uint64_t eff, prm;             /* CapEff, CapPrm */
   int ngroups;
@@ -31,14 +32,19 @@ int vr_thread_status (pid_t tid, const struct vr_status **out);
  * else -1. */
 pid_t vr_thread_tgid (pid_t tid);
 
-/* The system calls by which a thread changes its own credentials
- * (-1 ends the list): trapped, each answered by vr_thread_changes. */
+/* The system calls by which a thread changes its own credentials, and
+ * umask (-1 ends the list): trapped, each answered by vr_thread_changes. */
 extern const int vr_cred_syscalls[];
 bool vr_cred_syscall (int nr);
 
-/* Thread |tid| is in one of vr_cred_syscalls: its next call reads its
- * credentials again. */
-void vr_thread_changes (pid_t tid);
+/* Thread |tid| is in system call |nr| of vr_cred_syscalls: its next call
+ * reads its credentials again (umask: every thread's, any of which may
+ * share its fs_struct, CLONE_FS). */
+void vr_thread_changes (pid_t tid, int nr);
+
+/* The umask of |tid| as kept with its credentials, or -1 (not kept: read
+ * it). */
+long vr_thread_umask (pid_t tid);
 
 /* Thread |tid| of |tgid| is in an exec (which recomputes credentials and,
  * from a thread other than the leader, takes the leader's tid). */

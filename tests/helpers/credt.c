@@ -27,6 +27,9 @@
  *                                     ("wrong=K")
  *   credt tloop <file> <n>            a thread (not the leader) stats
  *                                     <file> n times: "OK" or the errno
+ *   credt umask-thread <dir>          main creates <dir>/a, a thread sets
+ *                                     umask 077 (shared: CLONE_FS), main
+ *                                     creates <dir>/b: their modes, octal
  *   credt reuse <file> <rounds>       each round: a thread drops to uid
  *                                     1000, opens, writes its tid to
  *                                     /tmp/credt.tid and exits; after
@@ -177,6 +180,31 @@ tloop_thread (void *arg)
 }
 
 static void *
+umask_thread (void *arg)
+{
+  syscall (SYS_umask, 077);
+  return NULL;
+}
+
+static int
+umask_files (const char *dir)
+{
+  char a[4096], b[4096];
+  struct stat sa, sb;
+  pthread_t t;
+  snprintf (a, sizeof a, "%s/a", dir);
+  snprintf (b, sizeof b, "%s/b", dir);
+  close (open (a, O_CREAT | O_WRONLY | O_CLOEXEC, 0666));
+  pthread_create (&t, NULL, umask_thread, NULL);
+  pthread_join (t, NULL);
+  close (open (b, O_CREAT | O_WRONLY | O_CLOEXEC, 0666));
+  if (stat (a, &sa) < 0 || stat (b, &sb) < 0)
+    return printf ("stat: %s\n", strerrorname_np (errno)), 0;
+  printf ("%o %o\n", sa.st_mode & 07777, sb.st_mode & 07777);
+  return 0;
+}
+
+static void *
 reuse_dropped (void *arg)
 {
   FILE *f;
@@ -313,6 +341,8 @@ main (int argc, char **argv)
       printf ("%s\n", (const char *) r);
       return 0;
     }
+  if (strcmp (cmd, "umask-thread") == 0)
+    return umask_files (file);
   if (strcmp (cmd, "reuse") == 0)
     return reuse (atoi (arg));
   return fprintf (stderr, "credt: unknown command %s\n", cmd), 2;

@@ -85,6 +85,25 @@ secret() { echo s > "$(R)/s"; chown "$1" "$(R)/s"; chmod "$2" "$(R)/s"; }
   done
 }
 
+@test "nsless creds (as root): the umask kept with the credentials follows umask(2)" {
+  # Files created on a root caller's behalf take its umask, kept with its
+  # credentials; the shell's umask builtin changes it between two creates
+  # made by the shell itself (redirections, no fork).
+  root_rootfs
+  root_run sh -c 'umask 077; : > /tmp/a; umask 022; : > /tmp/b; umask 027; : > /tmp/c; stat -c %a /tmp/a /tmp/b /tmp/c'
+  run --separate-stderr as_root creds-umask1
+  echo "$output"
+  [ "$output" = $'600\n644\n640' ]
+}
+
+@test "nsless creds (as root): a thread's umask(2) is every thread's (they share it)" {
+  root_rootfs
+  root_run credt umask-thread /tmp
+  run --separate-stderr as_root creds-umask2
+  echo "$output"
+  [ "$output" = "644 600" ]
+}
+
 @test "nsless creds (as root): a storm of threads and processes, half dropped to uid 1000, each answered in its own credentials; the supervisor's fds stay bounded" {
   root_rootfs; secret 0:0 600
   CAPS='["CAP_SETUID","CAP_SETGID"]' root_run credt storm /s 1500
@@ -173,5 +192,17 @@ status_reads() {
   grep -qx OK "$D/out"
   echo "status reads for $n stats from a thread: $reads"
   # Before: two per call (its thread group's Tgid, then its credentials).
+  [ "$reads" -le 6 ]
+}
+
+@test "nsless creds (as root): creates take the kept umask (no status read per create)" {
+  command -v strace >/dev/null || skip "strace not installed"
+  local reads
+  root_rootfs
+  reads=$(status_reads sh -c 'i=0; while [ $i -lt 200 ]; do : > /tmp/f$i; i=$((i + 1)); done; stat -c %a /tmp/f199')
+  cat "$D/out"
+  grep -qx 644 "$D/out"
+  echo "status reads for 200 creates: $reads"
+  # Before: two per create (credentials, umask).
   [ "$reads" -le 6 ]
 }
