@@ -21,18 +21,18 @@
  *
  * - A tid is reused once its thread is gone: each thread kept holds a
  *   pidfd for that very thread (PIDFD_THREAD, Linux 6.9), made before its
- *   status is read and checked after, and signalled with signal 0 at
- *   each lookup.  The caller is blocked in its
- *   notification, so alive and holding its tid; a pidfd whose thread
- *   still exists then names that same thread.  ≈ 0.6–0.7 µs here under
- *   load, as a poll of the pidfd (the listener loop makes no poll).
+ *   status is read and checked after, and sent signal 0 at each lookup.
+ *   The caller is blocked in its notification, so alive and holding its
+ *   tid; a pidfd whose thread still exists then names that same thread.
+ *   ≈ 0.6–0.7 µs here under load, as a poll of the pidfd (the listener
+ *   loop makes no poll).
  *
  * The one exception is an exec by a thread other than the leader: it
- *   takes the leader's tid (de_thread's exchange_tids), so the leader's
- *   pidfd then names the exec'd thread.  Until that exec is known done
- *   (the exec'ing thread's own pidfd names no task: the old leader, which got
- *   its tid, has been released) or failed (a call from the exec'ing
- *   thread's own tid), the leader's tid is read at every call, never kept.
+ * takes the leader's tid (de_thread's exchange_tids), so the leader's
+ * pidfd then names the exec'd thread.  Until that exec is known done (the
+ * exec'ing thread's own pidfd names no task: the old leader, which got its
+ * pid, has been released) or failed (a call from the exec'ing thread's own
+ * tid), the leader's tid is read at every call, never kept.
  *
  * Bounded: VR_THREADS threads (their pidfds), the least recently used
  * forgotten first; VR_EXECS execs pending, beyond which nothing is kept
