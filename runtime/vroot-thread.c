@@ -34,8 +34,9 @@
  * pid, has been released) or failed (a call from the exec'ing thread's own
  * tid), the leader's tid is read at every call, never kept.
  *
- * Bounded: VR_THREADS threads (their pidfds), the least recently used
- * forgotten first; VR_EXECS execs pending, beyond which nothing is kept
+ * Bounded: VR_THREADS threads (their pidfds), fewer where the fd limit
+ * is low (an eighth of it: the handlers' own fds come first), the least
+ * recently used forgotten first; VR_EXECS execs pending, beyond which nothing is kept
  * any more (read at every call, as on a kernel without PIDFD_THREAD).
  * Only the main loop calls this (as vroot-cred.c's switch). */
 #include <errno.h>
@@ -43,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -79,6 +81,7 @@ static struct
 static size_t nexecs;
 static uint64_t tick;
 static int keep;                /* 0: not probed, 1: kept, -1: never kept */
+static size_t nth = VR_THREADS; /* slots used: th[0..nth) */
 static struct vr_status scratch;
 
 bool
@@ -100,12 +103,17 @@ pidfd_thread (pid_t tid)
 static void
 probe (void)
 {
+  struct rlimit rl;
   if (keep != 0)
     return;
   int fd = pidfd_thread ((pid_t) syscall (SYS_gettid));
   keep = fd >= 0 ? 1 : -1;
   if (fd >= 0)
     close (fd);
+  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 8 < nth)
+    nth = (size_t) (rl.rlim_cur / 8);
+  if (nth == 0)
+    keep = -1;
 }
 
 /* Signal 0 to the pidfd's thread: ESRCH once it is released (its tid
@@ -137,7 +145,7 @@ drop (struct thread *t)
 static void
 keep_none (void)
 {
-  for (size_t i = 0; i < VR_THREADS; i++)
+  for (size_t i = 0; i < nth; i++)
     if (th[i].tid)
       drop (&th[i]);
   for (size_t i = 0; i < nexecs; i++)
@@ -182,7 +190,7 @@ exec_failed (pid_t tid)
 static struct thread *
 find (pid_t tid)
 {
-  for (size_t i = 0; i < VR_THREADS; i++)
+  for (size_t i = 0; i < nth; i++)
     if (th[i].tid == tid)
       return &th[i];
   return NULL;
@@ -194,7 +202,7 @@ static struct thread *
 take (pid_t tid)
 {
   struct thread *t = &th[0];
-  for (size_t i = 0; i < VR_THREADS && t->tid; i++)
+  for (size_t i = 0; i < nth && t->tid; i++)
     if (!th[i].tid || th[i].used < t->used)
       t = &th[i];
   if (t->tid)
