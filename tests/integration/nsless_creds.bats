@@ -4,9 +4,11 @@
 # "Whose rights") and must never act in stale ones: every change a thread
 # makes to its own credentials (set*id, setgroups, setfsuid, capset, exec)
 # is seen by its next call; a reused tid is not taken for the thread that
-# had it.  tests/helpers/credt makes each change with a raw system call
-# (one thread only) and opens a file after it.  As root: the runtime's
-# supervisor then has capabilities the container process lacks.
+# had it; the umask kept with them follows umask(2), whichever thread
+# calls it.  tests/helpers/credt makes each change with a raw system call
+# (one thread only) and opens a file after it.  The last tests count the
+# supervisor's reads of /proc/<tid>/status with strace.  As root: the
+# runtime's supervisor then has capabilities the container process lacks.
 load ../lib/common
 load ../lib/nsless
 bats_require_minimum_version 1.5.0   # run --separate-stderr: create-time warnings are on stderr
