@@ -8,8 +8,12 @@
  * bound by the runtime at create.
  *
  * The protocol, one SOCK_SEQPACKET message each way:
- *   request:  struct vr_xs_req, then NUL-terminated cwd, args, env; the
- *             process's stdio and preserved fds with SCM_RIGHTS
+ *   request:  struct vr_xs_req (version VR_XS_VERSION, nothing else is
+ *             taken), then nrlimits struct vr_xs_rlimit, ngids uint32_t,
+ *             then NUL-terminated cwd, args, env, ending the message; the
+ *             process's stdio and preserved fds with SCM_RIGHTS.  The
+ *             server takes it only from the container's owner (the peer's
+ *             uid) and still checks every count, length and value.
  *   replies:  struct vr_xs_msg — STARTED (pid), or ERROR (text); then
  *             EXITED (code: the exit status, or 128+N for signal N).  The
  *             process is reaped only once the client hangs up, so its pid
@@ -27,13 +31,31 @@
 #define VR_XS_SOCK "exec.sock"
 #define VR_XS_MAGIC 0x73786c76u
 #define VR_XS_MAX (128u << 10)  /* a request's bytes */
+#define VR_XS_VERSION 2
 #define VR_XS_MAXFDS 200        /* stdio + --preserve-fds */
+#define VR_XS_MAXGIDS 1024      /* process.user.additionalGids */
+#define VR_XS_MAXRLIMITS 64     /* process.rlimits */
 
+/* The process's fields the handler applies (docs/nsless.md "exec"), in
+ * the form the namespaced exec applies them: the rlimit and capability
+ * plans the runtime made from process.rlimits and process.capabilities
+ * (names already checked). */
 struct vr_xs_req
 {
-  uint32_t magic;
+  uint32_t magic, version;
   uint32_t nargs, nenv, nfds;
   uint32_t terminal;            /* fd 0 is a tty: make it the ctty */
+  uint32_t uid, gid, umask;     /* process.user; umask 0..0777 */
+  uint32_t ngids, nrlimits;
+  uint32_t noroot;              /* the capability plan's SECBIT_NOROOT */
+  uint64_t bounding, effective, permitted, inheritable, ambient;
+};
+
+struct vr_xs_rlimit
+{
+  int32_t resource;             /* RLIMIT_* */
+  uint32_t zero;
+  uint64_t soft, hard;
 };
 
 enum

@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# Namespace-less `exec` (docs/nsless.md "exec"): the process's own user,
+# groups, capabilities and rlimits, applied by the container's exec server
+# within what the container itself holds, refused by field name beyond
+# it.  Tests marked "as root" run the runtime as root
+# (process.user 0, the only user it may then have); the others run as
+# nobody with user namespaces made unavailable (tests/lib/nsless.bash).
+load ../lib/common
+load ../lib/nsless
+
+setup() { nsless_setup; }
+
+teardown() {
+  if [ -d "${D:-}/rstate" ]; then
+    for id in $(rootrt list -q 2>/dev/null); do rootrt delete -f "$id"; done
+  fi
+  nsless_teardown
+}
+
+rootrt() { "$SANDLOCK_OCI" --root "$D/rstate" "$@"; }
+
+# The docker-like default set: a root container that may switch users.
+DOCKER_CAPS='["CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_FSETID","CAP_FOWNER","CAP_MKNOD","CAP_NET_RAW","CAP_SETGID","CAP_SETUID","CAP_SETFCAP","CAP_SETPCAP","CAP_NET_BIND_SERVICE","CAP_SYS_CHROOT","CAP_KILL","CAP_AUDIT_WRITE"]'
+
+# A running root container $1 of `sleep 300`, root-owned rootfs, with
+# capability sets $2 (a jq array; default: the spec's) and jq filter $3.
+start_root() {
+  chown -R 0:0 "$D/bundle/rootfs"
+  chmod 1777 "$D/bundle/rootfs/tmp"
+  jqc ".process.user={uid:0,gid:0} | .process.args=[\"sleep\",\"300\"] ${2:+| .process.capabilities |= with_entries(.value = $2)} ${3:+| $3}"
+  rootrt run -d --isolation landlock -b "$D/bundle" "$1" </dev/null >/dev/null 2>&1
+  [ "$(rootrt state "$1" | jq -r .status)" = running ]
+}
+
+# A running container $1 of `sleep 300` as nobody.
+start_user() {
+  args sleep 300
+  as_user run -d "$1" </dev/null >/dev/null 2>&1
+  [ "$(as_user state "$1" | jq -r .status)" = running ]
+}
+
+# A --process file $D/p.json from jq filter $1 on a base: args $2 (shell text), cwd /, PATH.
+process_file() {
+  jq -n --arg s "$2" "{args:[\"sh\",\"-c\",\$s],cwd:\"/\",env:[\"PATH=/bin\"],user:{uid:0,gid:0}} | $1" > "$D/p.json"
+  chmod 644 "$D/p.json"
+}
+
+@test "nsless exec (as root): --user 1000:1000 runs as that user, without root's capabilities" {
+  echo root-only > "$D/bundle/rootfs/root/secret"
+  start_root u1 "$DOCKER_CAPS"
+  chmod 600 "$D/bundle/rootfs/root/secret"; chmod 755 "$D/bundle/rootfs/root"
+  run rootrt exec --user 1000:1000 u1 sh -c 'id; grep ^CapEff /proc/self/status; cat /root/secret || echo denied'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"uid=1000(user) gid=1000(user)"* ]]
+  [[ "$output" == *$'CapEff:\t0000000000000000'* ]]
+  [[ "$output" != *root-only* ]]
+  [[ "$output" == *denied* ]]
+  # --additional-gids, and HOME from the container's passwd for that uid
+  run rootrt exec --user 1000:1000 -g 5 u1 sh -c 'id; echo HOME=$HOME'
+  echo "$output"
+  [[ "$output" == *"uid=1000(user) gid=1000(user) groups=5(tty)"* ]]
+  [[ "$output" == *HOME=/home* ]]
+  # root's exec keeps the container's own
+  run rootrt exec u1 sh -c 'id -u; cat /root/secret'
+  [[ "$output" == *$'0\nroot-only'* ]]
+}
+
+@test "nsless exec (as root): --process capabilities are applied, --cap adds within the container's bounding set" {
+  start_root c1 "$DOCKER_CAPS"
+  process_file '.capabilities={bounding:["CAP_KILL"],effective:["CAP_KILL"],permitted:["CAP_KILL"]}' \
+    'grep -E "^Cap(Eff|Bnd)" /proc/self/status'
+  run rootrt exec --process "$D/p.json" c1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *$'CapEff:\t0000000000000020'* ]]     # CAP_KILL only
+  [[ "$output" == *$'CapBnd:\t0000000000000020'* ]]
+  run rootrt exec --process "$D/p.json" --cap CAP_CHOWN c1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *$'CapEff:\t0000000000000021'* ]]     # + CAP_CHOWN
+  [[ "$output" == *$'CapBnd:\t0000000000000021'* ]]
+  # beyond the container's bounding set: refused, named, nothing runs
+  run rootrt exec --cap CAP_SYS_ADMIN c1 touch /tmp/ran
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"process.capabilities.bounding: CAP_SYS_ADMIN is not in the container's bounding set"* ]]
+  [ ! -e "$D/bundle/rootfs/tmp/ran" ]
+}
+
+@test "nsless exec (as root): what the container's own credentials cannot give is refused by field" {
+  # the spec's set: no CAP_SETUID, CAP_SETGID, CAP_SETPCAP
+  start_root r1
+  run rootrt exec --user 1000:1000 r1 touch /tmp/ran
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"process.user.uid: 1000, but the container runs as 0 without CAP_SETUID"* ]]
+  run rootrt exec -g 5 r1 touch /tmp/ran
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"process.user.additionalGids"* ]]
+  # a smaller bounding set needs CAP_SETPCAP: the process would keep more
+  # than the namespaced exec gives it, so it is refused
+  process_file '.capabilities={bounding:["CAP_KILL"],effective:["CAP_KILL"],permitted:["CAP_KILL"]}' 'touch /tmp/ran'
+  run rootrt exec --process "$D/p.json" r1
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"process.capabilities.bounding: CAP_NET_BIND_SERVICE would be dropped, which needs CAP_SETPCAP"* ]]
+  [ ! -e "$D/bundle/rootfs/tmp/ran" ]
+  # the container's own sets as they are still run
+  run rootrt exec r1 sh -c 'grep ^CapEff /proc/self/status'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *$'CapEff:\t0000000020000420'* ]]
+}
+
+@test "nsless exec (as root): --process rlimits are applied; a hard limit above the container's is refused" {
+  start_root l1 "" '.process.rlimits=[{type:"RLIMIT_NOFILE",soft:8192,hard:8192}]'
+  caps='["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"]'
+  process_file ".capabilities={bounding:$caps,effective:$caps,permitted:$caps}
+    | .rlimits=[{type:\"RLIMIT_CORE\",soft:0,hard:0},{type:\"RLIMIT_NOFILE\",soft:2048,hard:4096}]" \
+    'grep -E "^Max (open files|core)" /proc/self/limits'
+  run rootrt exec --process "$D/p.json" l1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Max open files            2048                 4096"* ]]
+  process_file ".capabilities={bounding:$caps,effective:$caps,permitted:$caps}
+    | .rlimits=[{type:\"RLIMIT_CORE\",soft:0,hard:0},{type:\"RLIMIT_NOFILE\",soft:9000,hard:9000}]" 'touch /tmp/ran'
+  run rootrt exec --process "$D/p.json" l1
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"process.rlimits[1]: RLIMIT_NOFILE hard 9000 is above the container's 8192"* ]]
+  [ ! -e "$D/bundle/rootfs/tmp/ran" ]
+}
+
+@test "nsless exec (as nobody): rlimits lowered, another user or a capability refused by field" {
+  jqc '.process.rlimits=[{type:"RLIMIT_NOFILE",soft:8192,hard:8192}]'
+  start_user n1
+  process_file '.user={uid:65534,gid:65534} | .rlimits=[{type:"RLIMIT_NOFILE",soft:3000,hard:3000}]' \
+    'id -u; grep "^Max open files" /proc/self/limits'
+  run as_user exec --process "$D/p.json" n1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"65534"* ]]
+  [[ "$output" == *"Max open files            3000                 3000"* ]]
+  run as_user exec -u 0:0 n1 true
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"process.user.uid: 0, but the container runs as 65534 without CAP_SETUID"* ]]
+  run as_user exec --cap CAP_NET_RAW n1 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--cap CAP_NET_RAW: process.capabilities"* ]]
+}
