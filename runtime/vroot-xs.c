@@ -113,3 +113,21 @@ vr_xs_recv (int sock, void *buf, size_t len, int *fds, size_t *nfds)
     }
   return r;
 }
+
+bool
+vr_xs_is_server (pid_t pid)
+{
+  char path[64], buf[1024];
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  _cleanup_fd_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  /* field 2, the name, may hold anything: count from its closing paren
+   * (field 3) to field 38, exit_signal */
+  char *p = strrchr (buf, ')');
+  for (int field = 2; p && field < 38; field++)
+    p = strchr (p + 1, ' ');
+  return p && p[1] == '0' && (p[2] == ' ' || p[2] == '\n');
+}

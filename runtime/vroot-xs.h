@@ -22,6 +22,7 @@
 #ifndef SANDLOCK_RUNTIME_VROOT_XS_H
 #define SANDLOCK_RUNTIME_VROOT_XS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -79,7 +80,9 @@ struct vr_xs_msg
 int vr_xs_listen (const char *dir, int min_fd, struct cm_err **err);
 
 /* The init, after its seccomp filter: forks the server on |lfd| (and
- * closes |lfd| in the init).  0, or -1. */
+ * closes |lfd| in the init).  0, or -1.  The server is a "clone child"
+ * of the init (no exit signal): a wait for any child in the container's
+ * program neither sees nor waits for it. */
 int vr_xs_spawn (int lfd, struct cm_err **err);
 
 /* Sends/receives one message with up to VR_XS_MAXFDS fds (received ones
@@ -87,5 +90,9 @@ int vr_xs_spawn (int lfd, struct cm_err **err);
 int vr_xs_send (int sock, const void *buf, size_t len, const int *fds,
                 size_t nfds);
 ssize_t vr_xs_recv (int sock, void *buf, size_t len, int *fds, size_t *nfds);
+
+/* True when |pid| is the exec server (a child of the init with no exit
+ * signal: /proc/<pid>/stat field 38 is 0). */
+bool vr_xs_is_server (pid_t pid);
 
 #endif

@@ -2,19 +2,27 @@
 # Namespace-less `exec` (docs/nsless.md "exec"): the process's own user,
 # groups, capabilities and rlimits, applied by the container's exec server
 # within what the container itself holds, refused by field name beyond
-# it.  Tests marked "as root" run the runtime as root
+# it; the exec server out of the container's /proc and out of a wait for
+# any child in its init.  Tests marked "as root" run the runtime as root
 # (process.user 0, the only user it may then have); the others run as
 # nobody with user namespaces made unavailable (tests/lib/nsless.bash).
 load ../lib/common
 load ../lib/nsless
 
-setup() { nsless_setup; }
+setup() {
+  nsless_setup
+  require_helper waitany
+}
 
 teardown() {
   if [ -d "${D:-}/rstate" ]; then
     for id in $(rootrt list -q 2>/dev/null); do rootrt delete -f "$id"; done
   fi
   nsless_teardown
+}
+
+require_helper() {
+  [ -x "$SANDLOCK_HELPERS/$1" ] || skip "build the helpers (make helpers)"
 }
 
 rootrt() { "$SANDLOCK_OCI" --root "$D/rstate" "$@"; }
@@ -43,6 +51,15 @@ start_user() {
 process_file() {
   jq -n --arg s "$2" "{args:[\"sh\",\"-c\",\$s],cwd:\"/\",env:[\"PATH=/bin\"],user:{uid:0,gid:0}} | $1" > "$D/p.json"
   chmod 644 "$D/p.json"
+}
+
+# The exec server: the init's child that is not a process of the container
+# (on a binary without the change it is the init's only child).
+server_pid() {
+  local ipid=$1 c
+  for c in $(cat "/proc/$ipid/task/$ipid/children"); do
+    [ "$(tr '\0' ' ' < "/proc/$c/cmdline")" != "sleep 300 " ] && { echo "$c"; return; }
+  done
 }
 
 @test "nsless exec (as root): --user 1000:1000 runs as that user, without root's capabilities" {
@@ -148,4 +165,43 @@ process_file() {
   run as_user exec --cap CAP_NET_RAW n1 true
   [ "$status" -ne 0 ]
   [[ "$output" == *"--cap CAP_NET_RAW: process.capabilities"* ]]
+}
+
+@test "nsless exec: the exec server and its handlers are not in the container's /proc" {
+  start_user p1
+  ipid=$(jq -r .pid "$D/state/p1/state.json")
+  spid=$(server_pid "$ipid")
+  [ -n "$spid" ]
+  # the exec'd shell lists /proc while its handler waits for it
+  cat > "$D/bundle/rootfs/t.sh" <<EOF
+ls /proc 2>/dev/null | grep -E '^[0-9]+\$' | sort -n | tr '\n' ' '; echo
+ls -d /proc/$spid 2>&1
+ps -o pid,comm
+echo PPID=\$PPID
+ls -d /proc/\$PPID 2>&1
+true
+EOF
+  run as_user exec p1 sh /t.sh
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"/proc/$spid: No such file or directory"* ]]
+  pids=$(sed -n 1p <<<"$output")
+  [[ " $pids " == *" $ipid "* ]]
+  [[ " $pids " != *" $spid "* ]]
+  [[ "$output" != *"sandlock-oci"* ]]              # not in ps
+  hp=$(sed -n 's/^PPID=//p' <<<"$output")         # the handler
+  [[ " $pids " != *" $hp "* ]]
+  [[ "$output" == *"/proc/$hp: No such file or directory"* ]]
+  # from outside, `sandlock-oci ps` lists every process under the init,
+  # the exec server included
+  run as_user ps --format json p1
+  [ "$(jq "index($spid) != null" <<<"$output")" = true ]
+}
+
+@test "nsless: an init that waits for any child is not held by the exec server" {
+  args waitany
+  run as_user run w1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"reaped 1 ECHILD"* ]]
 }
