@@ -135,6 +135,8 @@ check (const struct rt_exec_opts *o, struct cm_err **err)
   if (pr->rlimits_len > VR_XS_MAXRLIMITS)
     return cm_err_set (err, 0, "process.rlimits: at most %d in "
                        "namespace-less mode", VR_XS_MAXRLIMITS);
+  if (vr_nofile_check (pr, err) < 0)
+    return -1;
   if (pr->scheduler || pr->io_priority)
     return cm_err_set (err, 0, "%s: not applied by a namespace-less exec "
                        "(the process has the container's)",

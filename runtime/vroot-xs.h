@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "common/err.h"
+#include "config.h"
 
 #define VR_XS_SOCK "exec.sock"
 #define VR_XS_MAGIC 0x73786c76u
@@ -90,6 +91,12 @@ int vr_xs_spawn (int lfd, struct cm_err **err);
 int vr_xs_send (int sock, const void *buf, size_t len, const int *fds,
                 size_t nfds);
 ssize_t vr_xs_recv (int sock, void *buf, size_t len, int *fds, size_t *nfds);
+
+/* The supervisor hands every exec'd binary over at fd VR_EXEC_FD (1023,
+ * runtime/vroot-exec.c), which a soft RLIMIT_NOFILE at or below it makes
+ * fail with EBADF: such a limit in |pr| is refused, naming
+ * process.rlimits[i] (create and exec). */
+int vr_nofile_check (const struct rt_process *pr, struct cm_err **err);
 
 /* True when |pid| is the exec server (a child of the init with no exit
  * signal: /proc/<pid>/stat field 38 is 0). */

@@ -205,3 +205,42 @@ EOF
   [ "$status" -eq 0 ]
   [[ "$output" == *"reaped 1 ECHILD"* ]]
 }
+
+@test "nsless exec: a RLIMIT_NOFILE the view's exec cannot work under is refused by field (exec and create)" {
+  start_user f1
+  process_file '.user={uid:65534,gid:65534} | .rlimits=[{type:"RLIMIT_NOFILE",soft:512,hard:512}]' 'touch /tmp/ran'
+  run as_user exec --process "$D/p.json" f1
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"process.rlimits[0]: RLIMIT_NOFILE soft 512: at least 1024 in namespace-less mode"* ]]
+  [ ! -e "$D/bundle/rootfs/tmp/ran" ]
+  jqc '.process.rlimits=[{type:"RLIMIT_NOFILE",soft:100,hard:100}]'
+  args true
+  run as_user run f2
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"process.rlimits[0]: RLIMIT_NOFILE soft 100: at least 1024"* ]]
+}
+
+@test "nsless exec (as root): the exec server takes only a request of its version, whole" {
+  start_root v1
+  # A request in the previous layout (magic, nargs, nenv, nfds, terminal;
+  # cwd, args): once taken and run, now refused, and the server still
+  # answers the next one.
+  cat > "$D/req.py" <<'PY'
+import os, socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+body = struct.pack("=5I", 0x73786c76, 2, 0, 3, 0) + b"/\0touch\0/tmp/ran\0"
+socket.send_fds(s, [body], [0, 1, 2])
+m = s.recv(1024)
+kind, pid, code = struct.unpack("=IiI", m[:12])
+print(kind, m[12:].split(b"\0")[0].decode())
+PY
+  run python3 "$D/req.py" "$D/rstate/v1/vroot/exec.sock"
+  echo "$output"
+  [[ "$output" == "2 exec server: bad request" ]]     # VR_XS_ERROR
+  [ ! -e "$D/bundle/rootfs/tmp/ran" ]
+  run rootrt exec v1 echo still-served
+  [ "$output" = still-served ]
+}
