@@ -51,7 +51,20 @@ request (const struct rt_process *pr, const struct rt_caps_plan *caps,
     .umask = pr->user.umask_present ? pr->user.umask & 0777 : 022,
     .ngids = (uint32_t) pr->user.additional_gids_len,
     .nrlimits = (uint32_t) nrl,
+    .sched = pr->scheduler != NULL, .ioprio = pr->io_priority != NULL,
   };
+  const char *policy = pr->scheduler ? pr->scheduler->policy : NULL;
+  const char *class_ = pr->io_priority ? pr->io_priority->class_ : NULL;
+  if (policy)
+    {
+      h.nice = pr->scheduler->nice;
+      h.sched_priority = pr->scheduler->priority;
+      h.runtime = pr->scheduler->runtime;
+      h.deadline = pr->scheduler->deadline;
+      h.period = pr->scheduler->period;
+    }
+  if (class_)
+    h.io_priority = pr->io_priority->priority;
   bool noroot;
   rt_caps_plan_masks (caps, &h.bounding, &h.effective, &h.permitted,
                       &h.inheritable, &h.ambient, &noroot);
@@ -62,6 +75,7 @@ request (const struct rt_process *pr, const struct rt_caps_plan *caps,
     n += strlen (pr->args[i]) + 1;
   for (size_t i = 0; i < pr->env_len; i++)
     n += strlen (pr->env[i]) + 1;
+  n += (policy ? strlen (policy) + 1 : 0) + (class_ ? strlen (class_) + 1 : 0);
   char *b = xmalloc (n), *p = b;
   memcpy (p, &h, sizeof h);
   p += sizeof h;
@@ -80,6 +94,10 @@ request (const struct rt_process *pr, const struct rt_caps_plan *caps,
     p = stpcpy (p, pr->args[i]) + 1;
   for (size_t i = 0; i < pr->env_len; i++)
     p = stpcpy (p, pr->env[i]) + 1;
+  if (policy)
+    p = stpcpy (p, policy) + 1;
+  if (class_)
+    p = stpcpy (p, class_) + 1;
   *len = n;
   return b;
 }
@@ -137,11 +155,6 @@ check (const struct rt_exec_opts *o, struct cm_err **err)
                        "namespace-less mode", VR_XS_MAXRLIMITS);
   if (vr_nofile_check (pr, err) < 0)
     return -1;
-  if (pr->scheduler || pr->io_priority)
-    return cm_err_set (err, 0, "%s: not applied by a namespace-less exec "
-                       "(the process has the container's)",
-                       pr->scheduler ? "process.scheduler"
-                                     : "process.ioPriority");
   if (o->preserve_fds < 0 || 3 + o->preserve_fds > VR_XS_MAXFDS)
     return cm_err_set (err, 0, "--preserve-fds: at most %d in "
                        "namespace-less mode", VR_XS_MAXFDS - 3);

@@ -41,6 +41,8 @@ struct xs_req
   struct rt_user user;
   struct rt_rlimit_plan *rl;
   struct rt_caps_plan *caps;
+  struct rt_scheduler sched;
+  struct rt_io_priority ioprio;
 };
 
 /* send(2), not sendmsg: the handler is under the trap filter, where a
@@ -67,6 +69,7 @@ header_ok (const struct vr_xs_req *h, size_t len, size_t nfds)
          && h->nfds >= 3 && h->nfds == nfds && h->terminal <= 1
          && h->umask <= 0777 && h->ngids <= VR_XS_MAXGIDS
          && h->nrlimits <= VR_XS_MAXRLIMITS && h->noroot <= 1
+         && h->sched <= 1 && h->ioprio <= 1 && h->zero == 0
          && sizeof *h + h->nrlimits * sizeof (struct vr_xs_rlimit)
                 + h->ngids * sizeof (uint32_t) < len;
 }
@@ -97,8 +100,9 @@ parse_fields (const char *buf, struct xs_req *r)
                 + r->h.ngids * sizeof (uint32_t));
 }
 
-/* Checks and splits a request: the fields, then cwd, args, env, each
- * NUL-ended, which end the message. */
+/* Checks and splits a request: the fields, then cwd, args, env, the
+ * scheduler's policy and the I/O class when present, each NUL-ended,
+ * which end the message. */
 static int
 parse (char *buf, size_t len, struct xs_req *r)
 {
@@ -110,7 +114,8 @@ parse (char *buf, size_t len, struct xs_req *r)
   int off0 = parse_fields (buf, r);
   if (off0 < 0)
     return -1;
-  size_t want = 1 + r->h.nargs + r->h.nenv, k = 0, off = (size_t) off0;
+  size_t want = 1 + r->h.nargs + r->h.nenv + r->h.sched + r->h.ioprio;
+  size_t k = 0, off = (size_t) off0;
   char **v = xcalloc (want + 2, sizeof *v);
   for (; off < len && k < want; k++)
     {
@@ -128,6 +133,15 @@ parse (char *buf, size_t len, struct xs_req *r)
   r->env = xcalloc (r->h.nenv + 1, sizeof *r->env);
   memcpy (r->args, v + 1, r->h.nargs * sizeof *v);
   memcpy (r->env, v + 1 + r->h.nargs, r->h.nenv * sizeof *v);
+  k = 1 + r->h.nargs + r->h.nenv;
+  r->sched = (struct rt_scheduler){ .policy = r->h.sched ? v[k++] : NULL,
+                                    .nice = r->h.nice,
+                                    .priority = r->h.sched_priority,
+                                    .runtime = r->h.runtime,
+                                    .deadline = r->h.deadline,
+                                    .period = r->h.period };
+  r->ioprio = (struct rt_io_priority){ .class_ = r->h.ioprio ? v[k] : NULL,
+                                       .priority = r->h.io_priority };
   free (v);
   return 0;
 }
@@ -204,13 +218,15 @@ process (struct xs_req *r, int ep)
   struct rt_process pr = { .args = r->args, .args_len = r->h.nargs,
                            .env = r->env, .env_len = r->h.nenv,
                            .cwd = r->cwd, .user = r->user,
-                           .no_new_privileges = true };
-  /* The namespaced exec's steps (its Landlock domain is the init's, in
-   * place): rlimits, user and capabilities (root's container only, as
-   * its init), umask. */
-  if (rt_proc_confine (NULL, r->rl, r->h.nrlimits, r->caps, &pr,
-                       geteuid () != 0, &err)
-      < 0)
+                           .no_new_privileges = true,
+                           .scheduler = r->h.sched ? &r->sched : NULL,
+                           .io_priority = r->h.ioprio ? &r->ioprio : NULL };
+  /* The namespaced exec's steps (its Landlock domain and personality are
+   * the init's, in place): scheduler and I/O priority, rlimits, user and
+   * capabilities (root's container only, as its init), umask. */
+  if (rt_proc_sched (&pr, &err) < 0
+      || rt_proc_confine (NULL, r->rl, r->h.nrlimits, r->caps, &pr,
+                          geteuid () != 0, &err) < 0)
     fail (ep, 0, err->msg);
   /* A change of ids made it non-dumpable again. */
   prctl (PR_SET_DUMPABLE, 1);

@@ -10,7 +10,9 @@
  * The protocol, one SOCK_SEQPACKET message each way:
  *   request:  struct vr_xs_req (version VR_XS_VERSION, nothing else is
  *             taken), then nrlimits struct vr_xs_rlimit, ngids uint32_t,
- *             then NUL-terminated cwd, args, env, ending the message; the
+ *             then NUL-terminated cwd, args, env, the scheduler's policy
+ *             and the I/O priority's class when present, ending the
+ *             message; the
  *             process's stdio and preserved fds with SCM_RIGHTS.  The
  *             server takes it only from the container's owner (the peer's
  *             uid) and still checks every count, length and value.
@@ -51,6 +53,12 @@ struct vr_xs_req
   uint32_t ngids, nrlimits;
   uint32_t noroot;              /* the capability plan's SECBIT_NOROOT */
   uint64_t bounding, effective, permitted, inheritable, ambient;
+  /* process.scheduler and process.ioPriority (1: present; their names
+   * are strings after env, checked where they are applied) */
+  uint32_t sched, ioprio;
+  int32_t nice, sched_priority, io_priority;
+  uint32_t zero;
+  uint64_t runtime, deadline, period;
 };
 
 struct vr_xs_rlimit

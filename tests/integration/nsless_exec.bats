@@ -244,3 +244,20 @@ PY
   run rootrt exec v1 echo still-served
   [ "$output" = still-served ]
 }
+
+@test "nsless exec: --process scheduler and ioPriority are applied" {
+  start_user s1
+  process_file '.user={uid:65534,gid:65534}
+    | .scheduler={policy:"SCHED_BATCH",nice:7} | .ioPriority={class:"IOPRIO_CLASS_IDLE",priority:0}' \
+    'cut -d" " -f19,41 /proc/self/stat; ionice'
+  run as_user exec --process "$D/p.json" s1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "7 3" ]              # nice 7, policy 3 (SCHED_BATCH)
+  [ "${lines[1]}" = idle ]
+  process_file '.user={uid:65534,gid:65534} | .scheduler={policy:"SCHED_NOPE"}' 'touch /tmp/ran'
+  run as_user exec --process "$D/p.json" s1
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'process.scheduler.policy: unknown "SCHED_NOPE"'* ]]
+  [ ! -e "$D/bundle/rootfs/tmp/ran" ]
+}
