@@ -224,23 +224,41 @@ EOF
 
 @test "nsless exec (as root): the exec server takes only a request of its version, whole" {
   start_root v1
-  # A request in the previous layout (magic, nargs, nenv, nfds, terminal;
-  # cwd, args): once taken and run, now refused, and the server still
-  # answers the next one.
+  # Requests straight to the server (runtime/vroot-xs.h): one in the
+  # previous layout (magic, nargs, nenv, nfds, terminal; cwd, args), which
+  # the server used to take and run; the current one with a byte after
+  # its last string, or with a count over its limit — all refused; then
+  # the same request whole, which runs.
   cat > "$D/req.py" <<'PY'
-import os, socket, struct, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(sys.argv[1])
-body = struct.pack("=5I", 0x73786c76, 2, 0, 3, 0) + b"/\0touch\0/tmp/ran\0"
-socket.send_fds(s, [body], [0, 1, 2])
-m = s.recv(1024)
-kind, pid, code = struct.unpack("=IiI", m[:12])
-print(kind, m[12:].split(b"\0")[0].decode())
+import socket, struct, sys
+def ask(body):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1])
+    socket.send_fds(s, [body], [0, 1, 2])
+    m = s.recv(1024)
+    print(struct.unpack("=I", m[:4])[0], m[12:].split(b"\0")[0].decode())
+    s.close()
+M = 0x73786c76
+caps = 0x20000420   # the spec's set: the container's own
+def v2(nrlimits=0):
+    return (struct.pack("=12I5Q6I3Q", M, 2, 2, 0, 3, 0, 0, 0, 0o22, 0,
+                        nrlimits, 0, caps, caps, caps, 0, 0,
+                        0, 0, 0, 0, 0, 0, 0, 0, 0)
+            + b"\0" * (24 * nrlimits))
+cmd = b"/\0touch\0/tmp/ran\0"
+ask(struct.pack("=5I", M, 2, 0, 3, 0) + cmd)
+ask(v2() + cmd + b"x")
+ask(v2(65) + cmd)
+ask(v2() + cmd)
 PY
   run python3 "$D/req.py" "$D/rstate/v1/vroot/exec.sock"
   echo "$output"
-  [[ "$output" == "2 exec server: bad request" ]]     # VR_XS_ERROR
-  [ ! -e "$D/bundle/rootfs/tmp/ran" ]
+  [ "${lines[0]}" = "2 exec server: bad request" ]     # VR_XS_ERROR
+  [ "${lines[1]}" = "2 exec server: bad request" ]
+  [ "${lines[2]}" = "2 exec server: bad request" ]
+  [ "${lines[3]}" = "1 " ]                               # VR_XS_STARTED
+  for _ in $(seq 50); do [ -e "$D/bundle/rootfs/tmp/ran" ] && break; read -rt 0.1 <> <(:) || true; done
+  [ -e "$D/bundle/rootfs/tmp/ran" ]
   run rootrt exec v1 echo still-served
   [ "$output" = still-served ]
 }
