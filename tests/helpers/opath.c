@@ -40,9 +40,10 @@
  *                            SO_PASSCRED, prints READY, then for one
  *                            datagram (a sender's pid): uid=, gid= and
  *                            pid=sender|other from SCM_CREDENTIALS
- *   opath --dgram-send <path> [explicit]   sends its pid to <path>
+ *   opath --dgram-send <path> [explicit|mmsg]   sends its pid to <path>
  *                            (sendto; "explicit": sendmsg with its own
- *                            SCM_CREDENTIALS): send=OK or the errno
+ *                            SCM_CREDENTIALS; "mmsg": sendmmsg, msg_len
+ *                            checked): send=OK or the errno
  *   opath --stream-listen <path>   listens, prints READY, accepts one
  *                            connection: peer uid= gid= (SO_PEERCRED)
  *   opath --stream-connect <path>  connects: connect=OK or the errno
@@ -89,6 +90,7 @@ ename (int e)
     case EISDIR: return "EISDIR";
     case ENOEXEC: return "ENOEXEC";
     case EOPNOTSUPP: return "EOPNOTSUPP";
+    case EPROTO: return "EPROTO";
     default: return strerror (e);
     }
 }
@@ -322,14 +324,23 @@ dgram_recv (const char *path)
 }
 
 static int
-dgram_send (const char *path, bool explicit)
+dgram_send (const char *path, int mode)
 {
   struct sockaddr_un a;
   char buf[32], ctl[CMSG_SPACE (sizeof (struct ucred))] = { 0 };
   int s = dgram (path, &a);
   ssize_t r;
   snprintf (buf, sizeof buf, "%d", (int) getpid ());
-  if (!explicit)
+  if (mode == 2)
+    {
+      struct iovec io = { buf, strlen (buf) };
+      struct mmsghdr mm = { .msg_hdr = { .msg_name = &a, .msg_namelen = sizeof a,
+                                         .msg_iov = &io, .msg_iovlen = 1 } };
+      r = sendmmsg (s, &mm, 1, 0);
+      if (r == 1 && mm.msg_len != strlen (buf))
+        r = -1, errno = EPROTO;
+    }
+  else if (mode == 0)
     r = sendto (s, buf, strlen (buf), 0, (struct sockaddr *) &a, sizeof a);
   else
     {
@@ -385,7 +396,8 @@ main (int argc, char **argv)
   if (argc == 3 && strcmp (argv[1], "--dgram-recv") == 0)
     return dgram_recv (argv[2]);
   if (argc >= 3 && strcmp (argv[1], "--dgram-send") == 0)
-    return dgram_send (argv[2], argc > 3);
+    return dgram_send (argv[2], argc < 4 ? 0
+                       : strcmp (argv[3], "mmsg") == 0 ? 2 : 1);
   if (argc == 2 && strcmp (argv[1], "--self") == 0)
     return self ();
   if (argc >= 3 && strcmp (argv[1], "--cofiles") == 0)
