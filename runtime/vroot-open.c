@@ -55,8 +55,18 @@ decode (struct vr_call *c, struct open_args *a)
     }
 }
 
+static bool
+writes (int oflags)
+{
+  return (oflags & O_ACCMODE) != O_RDONLY || (oflags & O_TRUNC)
+         || vr_creates (oflags);
+}
+
 /* /proc/<pid>/fd/N of a container process: a new open of the very file
- * the caller holds (what the kernel does for that magic link). */
+ * the caller holds (what the kernel does for that magic link).  The
+ * kernel checks the mount's read-only flag again at that open; the view's
+ * read-only paths are no mount, so they are checked here (an fd opened
+ * read-only under one was reopened for writing). */
 static int
 open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
 {
@@ -80,15 +90,11 @@ open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
   if (host[0] == '/' && !cm_startswith (host, "/memfd:")
       && vr_host_to_virtual (c->s->v, host, vpath) < 0)
     return -EACCES;
+  int r = writes (flags) ? vr_fd_readonly (c, dup) : 0;
+  if (r < 0)
+    return r;
   fd = open (link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC);
   return fd < 0 ? -errno : fd;
-}
-
-static bool
-writes (int oflags)
-{
-  return (oflags & O_ACCMODE) != O_RDONLY || (oflags & O_TRUNC)
-         || vr_creates (oflags);
 }
 
 /* The fast path (runtime/vroot-fast.c): the parent pinned in one openat2,

@@ -118,6 +118,9 @@ int64_t vr_do_send (struct vr_call *c);
  * -EROFS under a read-only entry or path of the view, -EPERM for a host
  * device node (vroot-fdmeta.c). */
 int vr_fd_writable (struct vr_call *c, int dup);
+/* 0 when the object of |dup| may be opened for writing: -EROFS under a
+ * read-only entry or path of the view (a /proc/self/fd/N reopen). */
+int vr_fd_readonly (struct vr_call *c, int dup);
 
 /* Caller memory: strings are read page by page (an unmapped next page is
  * not an error), then the notification is re-validated.  -errno. */

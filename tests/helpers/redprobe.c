@@ -1,0 +1,128 @@
+/* redprobe: escape attempts against the namespace-less view, run inside a
+ * test container (tests/integration/nsless_red.bats).  Prints "OK" when the
+ * attempt succeeded (the caller decides whether that is a leak), else the
+ * errno's name; exits 0 either way.  Static; copied into test root
+ * filesystems by tests/lib/common.bash.
+ *
+ *   redprobe nested-connect <path>   install a seccomp filter of our own
+ *                                    that returns USER_NOTIF for connect,
+ *                                    answer it CONTINUE from a thread, then
+ *                                    connect to the unix socket <path>
+ *   redprobe nested-open <path>      the same for openat, then read <path>
+ *   redprobe listener                only install a USER_NOTIF filter with
+ *                                    a listener (OK when the kernel took it)
+ *   redprobe reopen-write <path>     open <path> O_RDONLY, then open
+ *                                    /proc/self/fd/N O_WRONLY|O_APPEND and
+ *                                    write "X"
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int
+result (long r)
+{
+  if (r < 0)
+    printf ("%s\n", strerrorname_np (errno) ? strerrorname_np (errno) : "E?");
+  else
+    printf ("OK\n");
+  return 0;
+}
+
+/* A filter that sends |nr| to our own listener, everything else allowed. */
+static int
+own_listener (int nr)
+{
+  struct sock_filter f[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, (unsigned) nr, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+  prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  return (int) syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                        SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+}
+
+static void *
+answer_continue (void *arg)
+{
+  int l = (int) (long) arg;
+  for (;;)
+    {
+      struct seccomp_notif req;
+      struct seccomp_notif_resp resp;
+      memset (&req, 0, sizeof req);
+      if (ioctl (l, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+        continue;
+      memset (&resp, 0, sizeof resp);
+      resp.id = req.id;
+      resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+      ioctl (l, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+    }
+  return NULL;
+}
+
+static int
+nested (int nr)
+{
+  pthread_t t;
+  int l = own_listener (nr);
+  if (l < 0)
+    return -1;
+  pthread_create (&t, NULL, answer_continue, (void *) (long) l);
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  const char *c = argc > 1 ? argv[1] : "";
+  if (strcmp (c, "listener") == 0)
+    return result (own_listener (SYS_getppid));
+  if (strcmp (c, "nested-connect") == 0 && argc == 3)
+    {
+      struct sockaddr_un a = { .sun_family = AF_UNIX };
+      int s = socket (AF_UNIX, SOCK_STREAM, 0);
+      snprintf (a.sun_path, sizeof a.sun_path, "%s", argv[2]);
+      if (nested (SYS_connect) < 0)
+        return result (-1);
+      return result (connect (s, (struct sockaddr *) &a, sizeof a));
+    }
+  if (strcmp (c, "nested-open") == 0 && argc == 3)
+    {
+      char buf[256];
+      if (nested (SYS_openat) < 0)
+        return result (-1);
+      int fd = open (argv[2], O_RDONLY);
+      ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
+      if (n >= 0)
+        buf[n] = '\0', fprintf (stderr, "%s", buf);
+      return result (n);
+    }
+  if (strcmp (c, "reopen-write") == 0 && argc == 3)
+    {
+      char p[64];
+      int fd = open (argv[2], O_RDONLY);
+      if (fd < 0)
+        return result (-1);
+      snprintf (p, sizeof p, "/proc/self/fd/%d", fd);
+      int w = open (p, O_WRONLY | O_APPEND);
+      return result (w < 0 ? -1 : write (w, "X", 1));
+    }
+  fprintf (stderr, "redprobe: unknown command or arguments: %s\n", c);
+  return 2;
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bats
+# Hostile review of the namespace-less mode (docs/nsless.md "Threat
+# model"): each test performs an attack as an ordinary user with user
+# namespaces unavailable (tests/lib/nsless.bash) and checks it is refused.
+load ../lib/common
+load ../lib/nsless
+bats_require_minimum_version 1.5.0
+
+setup() {
+  nsless_setup
+  printf 'HOST-SECRET\n' > "$D/secret"
+  chown nobody "$D/secret"
+}
+
+teardown() { nsless_teardown; }
+
+# A listening unix socket at $1 the container's user may connect to.
+host_listener() {
+  python3 -c "
+import socket, os, sys
+s = socket.socket(socket.AF_UNIX); s.bind('$1'); os.chmod('$1', 0o777); s.listen(8)
+sys.stdout.close()
+while True: s.accept()[0].close()" &
+  LISTENER=$!
+  for _ in $(seq 50); do [ -S "$1" ] && break; read -rt 0.1 <> <(:) || true; done
+}
+
+@test "nsless red: a seccomp listener of the container's own cannot CONTINUE past the view" {
+  host_listener "$D/host.sock"
+  # Control: the same user outside reaches the socket.
+  su nobody -s /bin/sh -c "$SANDLOCK_HELPERS/sysc uconnect $D/host.sock" | grep -q OK
+  args sh -c "redprobe nested-connect $D/host.sock; redprobe nested-open /proc/1/cmdline; redprobe listener"
+  run --separate-stderr as_user run r1
+  echo "$output"; echo "$stderr"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" != OK ]      # the host socket by its host path
+  [ "${lines[1]}" != OK ]      # a host pid's /proc
+  [ "${lines[2]}" = EBUSY ]    # the kernel: one listener per filter chain
+}
+
+@test "nsless red: a read-only path's fd is not reopened for writing through /proc/self/fd" {
+  mkdir -p "$D/bundle/rootfs/ro"
+  printf 'keep\n' > "$D/bundle/rootfs/ro/f"
+  chown -R nobody "$D/bundle/rootfs/ro"
+  jqc '.linux.readonlyPaths += ["/ro"]'
+  args sh -c 'echo y >> /ro/f; redprobe reopen-write /ro/f
+    exec 3</ro/f 4</ro; echo y >> /proc/self/fd/3; echo y >> /proc/self/fd/4/f
+    echo y >> /proc/$$/fd/3; sysc truncate /proc/self/fd/3; cat /ro/f'
+  run --separate-stderr as_user run r2
+  echo "$output"; echo "$stderr"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = EROFS ]
+  [ "${lines[1]}" != OK ]   # truncate(2) of the link
+  [ "${lines[2]}" = keep ]
+  [ "$(cat "$D/bundle/rootfs/ro/f")" = keep ]
+}
