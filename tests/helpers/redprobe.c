@@ -14,6 +14,7 @@
  *   redprobe reopen-write <path>     open <path> O_RDONLY, then open
  *                                    /proc/self/fd/N O_WRONLY|O_APPEND and
  *                                    write "X"
+ *   redprobe exchange <a> <b>        renameat2(RENAME_EXCHANGE)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -123,6 +124,9 @@ main (int argc, char **argv)
       int w = open (p, O_WRONLY | O_APPEND);
       return result (w < 0 ? -1 : write (w, "X", 1));
     }
+  if (strcmp (c, "exchange") == 0 && argc == 4)
+    return result (syscall (SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD,
+                            argv[3], RENAME_EXCHANGE));
   fprintf (stderr, "redprobe: unknown command or arguments: %s\n", c);
   return 2;
 }

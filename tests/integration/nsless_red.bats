@@ -54,3 +54,22 @@ while True: s.accept()[0].close()" &
   [ "${lines[2]}" = keep ]
   [ "$(cat "$D/bundle/rootfs/ro/f")" = keep ]
 }
+
+@test "nsless red: renaming a directory does not carry masked or read-only paths out from under their names" {
+  mkdir -p "$D/bundle/rootfs/data/m" "$D/bundle/rootfs/data/ro" "$D/bundle/rootfs/other"
+  printf 'MASKED\n' > "$D/bundle/rootfs/data/m/s"
+  printf 'keep\n' > "$D/bundle/rootfs/data/ro/f"
+  chown -R nobody "$D/bundle/rootfs/data" "$D/bundle/rootfs/other"
+  jqc '.linux.maskedPaths += ["/data/m"] | .linux.readonlyPaths += ["/data/ro"]'
+  args sh -c 'redprobe exchange /data /other; cat /other/m/s; echo y >> /other/ro/f
+    sysc rename /data /d2; cat /d2/m/s; echo y >> /d2/ro/f
+    cat /data/m/s; echo y >> /data/ro/f; mv /data/ro /data/x; echo done'
+  run --separate-stderr as_user run r3
+  echo "$output"; echo "$stderr"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = EBUSY ]
+  [ "${lines[1]}" = EBUSY ]
+  [[ "$output" != *MASKED* ]]
+  [ "$(cat "$D/bundle/rootfs/data/ro/f")" = keep ]
+  [[ "$output" == *done* ]]
+}
