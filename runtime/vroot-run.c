@@ -175,6 +175,7 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
    * config that lists none (docs/security.md "IPC scopes and
    * namespaces").  Without this, a container could signal every process
    * of its user on the host. */
+  vr_inet_close (&setup.sup, ll);
   ll->pidns_private = ll->netns_private = false;
   if (ll->state[RT_LL_P_SCOPE_SIGNAL] == RT_LL_ACTIVE)
     ll->scoped |= RT_LL_SCOPE_SIGNAL;

@@ -40,6 +40,8 @@ struct vr_sup
   /* The fast path's pinned parents; cleared after every call of the
    * write family (runtime/vroot.h). */
   struct vr_dcache dcache;
+  /* The host's network stays closed (runtime/vroot-inet.c). */
+  bool inet_closed, tcp_connect_closed;
 };
 
 /* The fd numbers exec injects at (ADDFD_FLAG_SETFD, O_CLOEXEC except the
@@ -113,6 +115,15 @@ int64_t vr_do_xattr (struct vr_call *c);
 int64_t vr_do_uname (struct vr_call *c);
 int64_t vr_do_fdmeta (struct vr_call *c);
 int64_t vr_do_send (struct vr_call *c);
+
+/* Closes the host's network when config.json asked for a private network
+ * namespace and no net_allow_* (vroot-inet.c): sets |s|'s flags, and
+ * |ll|'s handled TCP rights with no port. */
+struct rt_ll_policy;
+void vr_inet_close (struct vr_sup *s, struct rt_ll_policy *ll);
+/* 0 when an on-behalf connect, bind or send may name an address of
+ * |family| with |msg_flags|, else -EACCES. */
+int vr_inet_check (const struct vr_sup *s, int family, int msg_flags);
 
 /* 0 when metadata may be changed through |dup| (a dup of a caller's fd):
  * -EROFS under a read-only entry or path of the view, -EPERM for a host

@@ -15,6 +15,14 @@
  *                                    /proc/self/fd/N O_WRONLY|O_APPEND and
  *                                    write "X"
  *   redprobe exchange <a> <b>        renameat2(RENAME_EXCHANGE)
+ *   redprobe openat-w <dir> <name>   open <dir>, openat(dirfd, <name>,
+ *                                    O_WRONLY|O_APPEND), write "X"
+ *   redprobe raw <nr> [args...]      syscall(nr, args) (numbers, 0x ok)
+ *   redprobe ptrace <pid>            PTRACE_SEIZE
+ *   redprobe vmread <pid>            process_vm_readv of 1 byte at 0x400000
+ *   redprobe getfd <pid> <fd>        pidfd_open + pidfd_getfd
+ *   redprobe udp <port>              sendto 127.0.0.1:<port> "X"
+ *   redprobe tfo <port>              TCP sendto(MSG_FASTOPEN) 127.0.0.1:<port>
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -127,6 +138,51 @@ main (int argc, char **argv)
   if (strcmp (c, "exchange") == 0 && argc == 4)
     return result (syscall (SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD,
                             argv[3], RENAME_EXCHANGE));
+  if (strcmp (c, "openat-w") == 0 && argc == 4)
+    {
+      int d = open (argv[2], O_RDONLY | O_DIRECTORY);
+      int w = d < 0 ? -1 : openat (d, argv[3], O_WRONLY | O_APPEND);
+      return result (w < 0 ? -1 : write (w, "X", 1));
+    }
+  if (strcmp (c, "raw") == 0 && argc >= 3)
+    {
+      long a[6] = { 0 };
+      for (int i = 3; i < argc && i < 9; i++)
+        a[i - 3] = strtol (argv[i], NULL, 0);
+      return result (syscall (strtol (argv[2], NULL, 0), a[0], a[1], a[2],
+                              a[3], a[4], a[5]));
+    }
+  if (strcmp (c, "ptrace") == 0 && argc == 3)
+    return result (ptrace (PTRACE_SEIZE, atoi (argv[2]), 0, 0));
+  if (strcmp (c, "vmread") == 0 && argc == 3)
+    {
+      char b;
+      struct iovec l = { &b, 1 }, r = { (void *) 0x400000, 1 };
+      return result (process_vm_readv (atoi (argv[2]), &l, 1, &r, 1, 0));
+    }
+  if (strcmp (c, "getfd") == 0 && argc == 4)
+    {
+      int pfd = (int) syscall (SYS_pidfd_open, atoi (argv[2]), 0);
+      return result (pfd < 0 ? -1 : syscall (SYS_pidfd_getfd, pfd,
+                                             atoi (argv[3]), 0));
+    }
+  if (strcmp (c, "udp") == 0 && argc == 3)
+    {
+      struct sockaddr_in a = { .sin_family = AF_INET,
+                               .sin_port = htons ((uint16_t) atoi (argv[2])),
+                               .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+      int s = socket (AF_INET, SOCK_DGRAM, 0);
+      return result (sendto (s, "X", 1, 0, (struct sockaddr *) &a, sizeof a));
+    }
+  if (strcmp (c, "tfo") == 0 && argc == 3)
+    {
+      struct sockaddr_in a = { .sin_family = AF_INET,
+                               .sin_port = htons ((uint16_t) atoi (argv[2])),
+                               .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+      int s = socket (AF_INET, SOCK_STREAM, 0);
+      return result (sendto (s, "X", 1, MSG_FASTOPEN, (struct sockaddr *) &a,
+                             sizeof a));
+    }
   fprintf (stderr, "redprobe: unknown command or arguments: %s\n", c);
   return 2;
 }

@@ -73,3 +73,55 @@ while True: s.accept()[0].close()" &
   [ "$(cat "$D/bundle/rootfs/data/ro/f")" = keep ]
   [[ "$output" == *done* ]]
 }
+
+# TCP and UDP listeners on the host's loopback; their ports in $TPORT, $UPORT.
+host_inet() {
+  python3 -c "
+import socket, sys, time
+t = socket.socket(); t.bind(('127.0.0.1', 0)); t.listen(8)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('127.0.0.1', 0))
+open('$D/ports.tmp', 'w').write('%d %d\n' % (t.getsockname()[1], u.getsockname()[1]))
+__import__('os').rename('$D/ports.tmp', '$D/ports')
+sys.stdout.close()
+time.sleep(120)" &
+  LISTENER=$!
+  for _ in $(seq 50); do [ -s "$D/ports" ] && break; read -rt 0.1 <> <(:) || true; done
+  read -r TPORT UPORT < "$D/ports"
+}
+
+@test "nsless red: the network namespace config.json asks for keeps the host's loopback closed" {
+  host_inet
+  # Controls: the same user outside reaches both.
+  [ "$(su nobody -s /bin/sh -c "$SANDLOCK_HELPERS/sysc connect $TPORT")" = OK ]
+  [ "$(su nobody -s /bin/sh -c "$SANDLOCK_HELPERS/redprobe udp $UPORT")" = OK ]
+  jq -e '.linux.namespaces[] | select(.type == "network")' "$D/bundle/config.json"
+  args sh -c "sysc connect $TPORT; redprobe udp $UPORT; redprobe tfo $TPORT; sysc bind 0; sysc uconnect @nothing-$$"
+  run --separate-stderr as_user run r4
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = EACCES ]   # TCP
+  [ "${lines[1]}" = EACCES ]   # UDP
+  [ "${lines[2]}" = EACCES ]   # TCP Fast Open
+  [ "${lines[3]}" = EACCES ]   # a TCP port on the host
+  [ "${lines[4]}" = ECONNREFUSED ]   # unix sockets are the view's business
+  # Without a network namespace in config.json the host's network is what
+  # was asked for.
+  jqc 'del(.linux.namespaces[] | select(.type == "network"))'
+  args sh -c "sysc connect $TPORT; redprobe udp $UPORT"
+  run --separate-stderr as_user run r5
+  echo "$output"
+  [ "${lines[0]}" = OK ]
+  [ "${lines[1]}" = OK ]
+}
+
+@test "nsless red: TCP Fast Open does not pass net_allow_connect" {
+  host_inet
+  jqc '.annotations["run.oci.sandlock.net_allow_connect"]="7"'
+  args sh -c "sysc connect $TPORT; redprobe tfo $TPORT; sysc connect 7"
+  run --separate-stderr as_user run r6
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = EACCES ]
+  [ "${lines[1]}" = EACCES ]
+  [ "${lines[2]}" = ECONNREFUSED ]   # the allowed port is reached
+}
