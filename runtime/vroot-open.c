@@ -173,6 +173,12 @@ vr_do_open (struct vr_call *c)
   else
     fd = vr_open (&p, a.flags, vr_creates (a.flags)
                   ? a.mode & ~vr_umask (c) & 07777 : 0);
+  if (fd >= 0 && vr_procmaps_wanted (&p, a.flags))
+    {
+      int copy = vr_procmaps_copy (c, fd);
+      close (fd);
+      fd = copy;
+    }
   if (fd < 0)
     return fd;
   int64_t ret = vr_inject (c, fd, a.flags & O_CLOEXEC);

@@ -125,6 +125,12 @@ void vr_inet_close (struct vr_sup *s, struct rt_ll_policy *ll);
  * |family| with |msg_flags|, else -EACCES. */
 int vr_inet_check (const struct vr_sup *s, int family, int msg_flags);
 
+/* /proc/<pid>/maps, smaps, numa_maps opened read-only (vroot-procmaps.c):
+ * served from a copy whose host paths are the view's.  vr_procmaps_copy
+ * reads the opened |fd| and returns a memfd of the copy, or -errno. */
+bool vr_procmaps_wanted (const struct vr_path *p, int oflags);
+int vr_procmaps_copy (struct vr_call *c, int fd);
+
 /* 0 when metadata may be changed through |dup| (a dup of a caller's fd):
  * -EROFS under a read-only entry or path of the view, -EPERM for a host
  * device node (vroot-fdmeta.c). */

@@ -125,3 +125,14 @@ time.sleep(120)" &
   [ "${lines[1]}" = EACCES ]
   [ "${lines[2]}" = ECONNREFUSED ]   # the allowed port is reached
 }
+
+@test "nsless red: /proc/<pid>/maps, smaps, numa_maps name the view's paths, never the rootfs's host path" {
+  args sh -c "cat /proc/self/maps; cat /proc/self/smaps /proc/\$\$/numa_maps /proc/\$\$/task/\$\$/maps | grep -c $D; grep -c ' /bin/busybox' /proc/\$\$/maps"
+  run --separate-stderr as_user run r7
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"$D"* ]]
+  [ "${lines[-2]}" = 0 ]
+  [ "${lines[-1]}" -ge 1 ]
+  [[ "$output" == *"[stack]"* ]]
+}
