@@ -23,6 +23,27 @@ struct open_args
   uint64_t resolve;
 };
 
+#define SCOPED (RESOLVE_BENEATH | RESOLVE_IN_ROOT)
+#define RESOLVE_ALL (RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS                 \
+                     | RESOLVE_NO_SYMLINKS | SCOPED | RESOLVE_CACHED)
+
+/* A larger struct open_how than this one: its tail must be zeros (else
+ * E2BIG, as the kernel answers; and so past a page). */
+static bool
+tail_nonzero (struct vr_call *c, uint64_t addr, size_t size)
+{
+  char tail[4096] = { 0 };
+  size_t n = size - sizeof (struct open_how);
+  if (size > sizeof tail)
+    return true;
+  if (vr_read_mem (c, addr + sizeof (struct open_how), tail, n) < 0)
+    return true;
+  for (size_t i = 0; i < n; i++)
+    if (tail[i])
+      return true;
+  return false;
+}
+
 static int
 decode (struct vr_call *c, struct open_args *a)
 {
@@ -47,8 +68,11 @@ decode (struct vr_call *c, struct open_args *a)
         return -EINVAL;
       if (vr_read_mem (c, g[2], &how, sizeof how) < 0)
         return -EFAULT;
-      if (how.flags >> 32 || how.mode > 07777)
+      if (how.flags >> 32 || how.mode > 07777 || (how.resolve & ~RESOLVE_ALL)
+          || (how.resolve & SCOPED) == SCOPED)
         return -EINVAL;
+      if (g[3] > sizeof how && tail_nonzero (c, g[2], (size_t) g[3]))
+        return -E2BIG;
       a->dirfd = (int) g[0], a->path = g[1], a->flags = (int) how.flags;
       a->mode = (mode_t) how.mode, a->resolve = how.resolve;
       return 0;
@@ -108,7 +132,7 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
   struct vr_plain p;
   bool owned;
   int fd, r;
-  if ((path[0] != '/' && a->dirfd != AT_FDCWD)
+  if ((path[0] != '/' && a->dirfd != AT_FDCWD) || (a->resolve & SCOPED)
       || ((a->flags & O_PATH) && !(a->flags & O_NOFOLLOW)))
     return VR_SLOW;
   if ((r = vr_plain (c->s->v, c->task->cwd, path, &p)) != 0)
@@ -152,13 +176,16 @@ vr_do_open (struct vr_call *c)
   if (fast != VR_SLOW)
     return fast;
   /* RESOLVE_* that only narrow what may be crossed are honoured by
-   * refusing what they refuse; BENEATH/IN_ROOT are relative to the
-   * caller's dirfd and are as if the view were the root. */
+   * refusing what they refuse; BENEATH/IN_ROOT keep the answer under the
+   * caller's dirfd (vroot-beneath.c). */
   if ((a.resolve & RESOLVE_NO_SYMLINKS) || (a.flags & O_NOFOLLOW))
     rflags |= VR_NOFOLLOW;
   if (a.flags & O_CREAT)
     rflags |= VR_CREATE;
-  if ((r = vr_resolve_at (c, a.dirfd, path, rflags, &p)) < 0)
+  r = a.resolve & SCOPED
+          ? vr_resolve_scoped (c, a.dirfd, path, rflags, a.resolve, &p)
+          : vr_resolve_at (c, a.dirfd, path, rflags, &p);
+  if (r < 0)
     return r;
   if (p.ent == NULL)
     {

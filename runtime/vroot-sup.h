@@ -125,6 +125,12 @@ void vr_inet_close (struct vr_sup *s, struct rt_ll_policy *ll);
  * |family| with |msg_flags|, else -EACCES. */
 int vr_inet_check (const struct vr_sup *s, int family, int msg_flags);
 
+/* vr_resolve_at under openat2's RESOLVE_BENEATH or RESOLVE_IN_ROOT
+ * (|resolve|): the answer lies under |dirfd|'s directory, else -EXDEV
+ * (vroot-beneath.c). */
+int vr_resolve_scoped (struct vr_call *c, int dirfd, const char *path,
+                       int flags, uint64_t resolve, struct vr_path *out);
+
 /* /proc/<pid>/maps, smaps, numa_maps opened read-only (vroot-procmaps.c):
  * served from a copy whose host paths are the view's.  vr_procmaps_copy
  * reads the opened |fd| and returns a memfd of the copy, or -errno. */

@@ -23,10 +23,22 @@
  *   redprobe getfd <pid> <fd>        pidfd_open + pidfd_getfd
  *   redprobe udp <port>              sendto 127.0.0.1:<port> "X"
  *   redprobe tfo <port>              TCP sendto(MSG_FASTOPEN) 127.0.0.1:<port>
+ *   redprobe openat2 <dir> <path> <resolve> [size]
+ *                                    openat2 O_RDONLY at an fd of <dir>
+ *                                    (size: how's size, its tail zeros;
+ *                                    "<size>+": a 1 in its last byte);
+ *                                    prints
+ *                                    OK:<the file's first line up to ':'>
+ *   redprobe hostile                 open() with an unmapped path, a path
+ *                                    running into an unmapped page, one
+ *                                    of 8000 bytes: one result line each
+ *   redprobe threads <n>             n threads open and close /etc/passwd
+ *                                    50 times each; prints the failures
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -37,6 +49,7 @@
 #include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -86,6 +99,21 @@ answer_continue (void *arg)
       ioctl (l, SECCOMP_IOCTL_NOTIF_SEND, &resp);
     }
   return NULL;
+}
+
+static void *
+opener (void *arg)
+{
+  long bad = 0;
+  for (int i = 0; i < 50; i++)
+    {
+      int fd = open ("/etc/passwd", O_RDONLY);
+      if (fd < 0)
+        bad++;
+      else
+        close (fd);
+    }
+  return (void *) bad;
 }
 
 static int
@@ -182,6 +210,57 @@ main (int argc, char **argv)
       int s = socket (AF_INET, SOCK_STREAM, 0);
       return result (sendto (s, "X", 1, MSG_FASTOPEN, (struct sockaddr *) &a,
                              sizeof a));
+    }
+  if (strcmp (c, "hostile") == 0)
+    {
+      long pg = sysconf (_SC_PAGESIZE);
+      char *m = mmap (NULL, (size_t) pg * 2, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      static char big[8000];
+      munmap (m + pg, (size_t) pg);
+      memset (m, 'a', (size_t) pg);
+      memset (big, 'b', sizeof big - 1);
+      result (open ((const char *) 8, O_RDONLY));
+      result (open (m, O_RDONLY));
+      return result (open (big, O_RDONLY));
+    }
+  if (strcmp (c, "threads") == 0 && argc == 3)
+    {
+      int n = atoi (argv[2]);
+      long bad = 0;
+      pthread_t *t = calloc ((size_t) n, sizeof *t);
+      for (int i = 0; i < n; i++)
+        if (pthread_create (&t[i], NULL, opener, NULL) != 0)
+          t[i] = 0;
+      for (int i = 0; i < n; i++)
+        {
+          void *r = NULL;
+          if (t[i])
+            pthread_join (t[i], &r);
+          bad += (long) r;
+        }
+      printf ("%ld\n", bad);
+      return 0;
+    }
+  if (strcmp (c, "openat2") == 0 && (argc == 5 || argc == 6))
+    {
+      static char big[8192];
+      struct open_how *h = (struct open_how *) big;
+      size_t size = argc == 6 ? strtoul (argv[5], NULL, 0) : sizeof *h;
+      int d = open (argv[2], O_RDONLY | O_DIRECTORY);
+      h->flags = O_RDONLY;
+      h->resolve = strtoull (argv[4], NULL, 0);
+      if (argc == 6 && strchr (argv[5], '+') && size > sizeof *h
+          && size <= sizeof big)
+        big[size - 1] = 1;
+      int fd = d < 0 ? -1 : (int) syscall (SYS_openat2, d, argv[3], h, size);
+      char line[32] = "";
+      if (fd < 0)
+        return result (-1);
+      if (read (fd, line, sizeof line - 1) > 0)
+        line[strcspn (line, ":\n")] = '\0';
+      printf ("OK:%s\n", line);
+      return 0;
     }
   fprintf (stderr, "redprobe: unknown command or arguments: %s\n", c);
   return 2;

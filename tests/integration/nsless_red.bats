@@ -136,3 +136,34 @@ time.sleep(120)" &
   [ "${lines[-1]}" -ge 1 ]
   [[ "$output" == *"[stack]"* ]]
 }
+
+@test "nsless red: openat2 RESOLVE_BENEATH and RESOLVE_IN_ROOT keep a jail at its dirfd" {
+  r=$D/bundle/rootfs
+  mkdir -p "$r/srv/etc"; echo jail > "$r/srv/etc/passwd"
+  ln -s /etc/passwd "$r/srv/abs"; ln -s ../etc/passwd "$r/srv/rel"
+  chown -R nobody "$r/srv"
+  cat > "$r/probe.sh" <<'EOS'
+for p in ../etc/passwd /etc/passwd abs rel etc/passwd /proc/self/status; do
+  echo "$p $(redprobe openat2 /srv $p 8) $(redprobe openat2 /srv $p 0x10)"
+done
+echo "$(redprobe openat2 /srv etc/passwd 0x18) $(redprobe openat2 /srv etc/passwd 0x40)"
+echo "$(redprobe openat2 /srv etc/passwd 0 32+) $(redprobe openat2 /srv etc/passwd 0 9000) $(redprobe openat2 /srv etc/passwd 0 40)"
+EOS
+  args sh /probe.sh
+  run --separate-stderr as_user run r8
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # BENEATH: out of the jail is EXDEV; IN_ROOT: resolved in the jail, or
+  # EXDEV where a symlink leads out (docs/nsless.md) — never the root's.
+  [ "${lines[0]}" = "../etc/passwd EXDEV OK:jail" ]
+  [ "${lines[1]}" = "/etc/passwd EXDEV OK:jail" ]
+  [ "${lines[2]}" = "abs EXDEV EXDEV" ]
+  [ "${lines[3]}" = "rel EXDEV EXDEV" ]
+  [ "${lines[4]}" = "etc/passwd OK:jail OK:jail" ]
+  [ "${lines[5]}" = "/proc/self/status EXDEV ENOENT" ]
+  # The kernel's answers to a bad open_how: both scopes, an unknown flag;
+  # a larger struct with a non-zero tail, or past a page.
+  [ "${lines[6]}" = "EINVAL EINVAL" ]
+  [ "${lines[7]}" = "E2BIG E2BIG OK:jail" ]
+  [[ "$output" != *root* ]]
+}
