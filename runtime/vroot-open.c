@@ -157,6 +157,11 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
    * says. */
   if (fd < 0)
     return fd == -ENOENT || (a->flags & O_NOFOLLOW) ? fd : VR_SLOW;
+  if ((r = vr_devnode_check (p.ent, fd, a->flags)) < 0)
+    {
+      close (fd);
+      return r;
+    }
   int64_t ret = vr_inject (c, fd, a->flags & O_CLOEXEC);
   close (fd);
   return ret;
@@ -200,6 +205,11 @@ vr_do_open (struct vr_call *c)
   else
     fd = vr_open (&p, a.flags, vr_creates (a.flags)
                   ? a.mode & ~vr_umask (c) & 07777 : 0);
+  if (fd >= 0 && p.ent && (r = vr_devnode_check (p.ent, fd, a.flags)) < 0)
+    {
+      close (fd);
+      return r;
+    }
   if (fd >= 0 && vr_procmaps_wanted (&p, a.flags))
     {
       int copy = vr_procmaps_copy (c, fd);

@@ -131,6 +131,11 @@ int vr_inet_check (const struct vr_sup *s, int family, int msg_flags);
 int vr_resolve_scoped (struct vr_call *c, int dirfd, const char *path,
                        int flags, uint64_t resolve, struct vr_path *out);
 
+/* 0 when |fd|, opened with |oflags| from entry |e| (NULL: the caller's
+ * own fd), may be handed to the container: -EPERM for a host device node
+ * met in the rootfs (vroot-devnode.c). */
+int vr_devnode_check (const struct vr_entry *e, int fd, int oflags);
+
 /* /proc/<pid>/maps, smaps, numa_maps opened read-only (vroot-procmaps.c):
  * served from a copy whose host paths are the view's.  vr_procmaps_copy
  * reads the opened |fd| and returns a memfd of the copy, or -errno. */

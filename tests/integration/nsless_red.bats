@@ -167,3 +167,26 @@ EOS
   [ "${lines[7]}" = "E2BIG E2BIG OK:jail" ]
   [[ "$output" != *root* ]]
 }
+
+@test "nsless red: a device node in the rootfs is not the host's device (as nobody and as root)" {
+  # An image unpacked by root carries its device nodes (image/unpack.c);
+  # c 1:11 is the host's /dev/kmsg, c 1:3 the default /dev/null.
+  mknod -m 666 "$D/bundle/rootfs/kmsg" c 1 11
+  mknod -m 666 "$D/bundle/rootfs/null2" c 1 3
+  m=sandlock-red-$$-$RANDOM
+  args sh -c "echo $m > /kmsg; echo \$?; echo x > /null2; echo \$?; ls -l /kmsg | cut -c1"
+  run --separate-stderr as_user run r9
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 1 ]        # EPERM, as the device cgroup answers
+  [ "${lines[1]}" = 0 ]        # a default device by its number
+  [ "${lines[2]}" = c ]        # it is there, only not opened
+  jqc '.process.user={uid:0,gid:0}'
+  run --separate-stderr unshare -m --propagation private sh -c \
+    "cd $D/bundle && $SANDLOCK_OCI --root $D/rootstate run --isolation landlock r10"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 1 ]
+  [ "${lines[1]}" = 0 ]
+  if dmesg >/dev/null 2>&1; then ! dmesg | grep -q "$m"; fi
+}
