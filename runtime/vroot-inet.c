@@ -13,9 +13,15 @@
  *
  * TCP Fast Open connects inside sendto/sendmsg (MSG_FASTOPEN) without
  * passing Landlock's connect check: refused whenever TCP connect is
- * restricted. */
+ * restricted.  listen(2) on an unbound inet socket binds an ephemeral
+ * host port without Landlock's bind check: with the network closed it is
+ * refused, done here on a dup of the caller's socket so that the socket
+ * checked is the one that listens (a sibling's dup2 cannot swap it). */
 #include <errno.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/util.h"
 
 #include "landlock.h"
 #include "vroot-sup.h"
@@ -43,4 +49,22 @@ vr_inet_check (const struct vr_sup *s, int family, int msg_flags)
       || family == AF_NETLINK)
     return 0;
   return -EACCES;
+}
+
+int64_t
+vr_do_listen (struct vr_call *c)
+{
+  const __u64 *g = c->req->data.args;
+  int domain = 0;
+  socklen_t len = sizeof domain;
+  if (!c->s->inet_closed)
+    return VR_CONTINUE;
+  _cleanup_fd_ int fd = vr_caller_fd (c, c->task->tgid, (int) g[0]);
+  if (fd < 0)
+    return fd;
+  if (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
+    return -errno;
+  if (vr_inet_check (c->s, domain, 0) < 0)
+    return -EACCES;
+  return listen (fd, (int) g[1]) < 0 ? -errno : 0;
 }

@@ -124,6 +124,8 @@ void vr_inet_close (struct vr_sup *s, struct rt_ll_policy *ll);
 /* 0 when an on-behalf connect, bind or send may name an address of
  * |family| with |msg_flags|, else -EACCES. */
 int vr_inet_check (const struct vr_sup *s, int family, int msg_flags);
+/* listen(2): with the network closed, refused on an inet socket. */
+int64_t vr_do_listen (struct vr_call *c);
 
 /* vr_resolve_at under openat2's RESOLVE_BENEATH or RESOLVE_IN_ROOT
  * (|resolve|): the answer lies under |dirfd|'s directory, else -EXDEV

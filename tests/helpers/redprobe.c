@@ -29,6 +29,10 @@
  *                                    "<size>+": a 1 in its last byte);
  *                                    prints
  *                                    OK:<the file's first line up to ':'>
+ *   redprobe ubind-name <path>       bind a unix socket at <path>, print
+ *                                    what getsockname says
+ *   redprobe listen-auto             listen(2) on an unbound TCP socket,
+ *                                    print OK:<port> it took
  *   redprobe hostile                 open() with an unmapped path, a path
  *                                    running into an unmapped page, one
  *                                    of 8000 bytes: one result line each
@@ -260,6 +264,28 @@ main (int argc, char **argv)
       if (read (fd, line, sizeof line - 1) > 0)
         line[strcspn (line, ":\n")] = '\0';
       printf ("OK:%s\n", line);
+      return 0;
+    }
+  if (strcmp (c, "ubind-name") == 0 && argc == 3)
+    {
+      struct sockaddr_un a = { .sun_family = AF_UNIX };
+      socklen_t len = sizeof a;
+      int s = socket (AF_UNIX, SOCK_STREAM, 0);
+      snprintf (a.sun_path, sizeof a.sun_path, "%s", argv[2]);
+      if (bind (s, (struct sockaddr *) &a, sizeof a) < 0
+          || getsockname (s, (struct sockaddr *) &a, &len) < 0)
+        return result (-1);
+      printf ("OK:%s\n", a.sun_path);
+      return 0;
+    }
+  if (strcmp (c, "listen-auto") == 0)
+    {
+      struct sockaddr_in a;
+      socklen_t len = sizeof a;
+      int s = socket (AF_INET, SOCK_STREAM, 0);
+      if (listen (s, 1) < 0 || getsockname (s, (struct sockaddr *) &a, &len) < 0)
+        return result (-1);
+      printf ("OK:%d\n", ntohs (a.sin_port));
       return 0;
     }
   fprintf (stderr, "redprobe: unknown command or arguments: %s\n", c);

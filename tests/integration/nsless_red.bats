@@ -95,7 +95,7 @@ time.sleep(120)" &
   [ "$(su nobody -s /bin/sh -c "$SANDLOCK_HELPERS/sysc connect $TPORT")" = OK ]
   [ "$(su nobody -s /bin/sh -c "$SANDLOCK_HELPERS/redprobe udp $UPORT")" = OK ]
   jq -e '.linux.namespaces[] | select(.type == "network")' "$D/bundle/config.json"
-  args sh -c "sysc connect $TPORT; redprobe udp $UPORT; redprobe tfo $TPORT; sysc bind 0; sysc uconnect @nothing-$$"
+  args sh -c "sysc connect $TPORT; redprobe udp $UPORT; redprobe tfo $TPORT; sysc bind 0; sysc uconnect @nothing-$$; redprobe listen-auto; sysc ulisten @red-$$ & sleep 0.2; sysc uconnect @red-$$"
   run --separate-stderr as_user run r4
   echo "$output"
   [ "$status" -eq 0 ]
@@ -104,14 +104,17 @@ time.sleep(120)" &
   [ "${lines[2]}" = EACCES ]   # TCP Fast Open
   [ "${lines[3]}" = EACCES ]   # a TCP port on the host
   [ "${lines[4]}" = ECONNREFUSED ]   # unix sockets are the view's business
+  [ "${lines[5]}" = EACCES ]   # listen(2) would bind a host port
+  [[ "$output" == *READY* ]]   # a unix socket listens (on-behalf)
   # Without a network namespace in config.json the host's network is what
   # was asked for.
   jqc 'del(.linux.namespaces[] | select(.type == "network"))'
-  args sh -c "sysc connect $TPORT; redprobe udp $UPORT"
+  args sh -c "sysc connect $TPORT; redprobe udp $UPORT; redprobe listen-auto"
   run --separate-stderr as_user run r5
   echo "$output"
   [ "${lines[0]}" = OK ]
   [ "${lines[1]}" = OK ]
+  [[ "${lines[2]}" == OK:* ]]
 }
 
 @test "nsless red: TCP Fast Open does not pass net_allow_connect" {
