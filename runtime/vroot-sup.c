@@ -17,6 +17,7 @@
 
 #include "common/util.h"
 #include "vroot-sup.h"
+#include "vroot-xs.h"
 
 const char *const vr_serviced_syscalls[] = {
   "open", "creat", "openat", "openat2", "execve", "execveat",
@@ -101,15 +102,19 @@ vr_sup_fini (struct vr_sup *s)
 }
 
 /* A process is the container's when its parent chain reaches the init
- * (the init is a subreaper: setsid and double forks stay under it). */
+ * (the init is a subreaper: setsid and double forks stay under it) —
+ * except the exec server and its handlers, the runtime's own, whose
+ * processes are the container's again (vroot-xs.h). */
 static bool
 pid_ok (void *ud, pid_t pid)
 {
   const struct vr_sup *s = ((struct vr_call *) ud)->s;
+  pid_t below = 0;
   for (int i = 0; i < 64 && pid > 1; i++)
     {
       if (pid == s->init)
-        return true;
+        return i == 0 || i > 2 || !vr_xs_is_server (below);
+      below = pid;
       pid = (pid_t) vr_status_field (pid, "PPid:", 10);
     }
   return false;
