@@ -210,9 +210,10 @@ vr_do_open (struct vr_call *c)
       close (fd);
       return r;
     }
-  if (fd >= 0 && vr_procmaps_wanted (&p, a.flags))
+  int maps = fd >= 0 ? vr_procmaps_wanted (&p, a.flags) : VR_MAPS_NO;
+  if (maps != VR_MAPS_NO)
     {
-      int copy = vr_procmaps_copy (c, fd);
+      int copy = vr_procmaps_copy (c, fd, maps);
       close (fd);
       fd = copy;
     }

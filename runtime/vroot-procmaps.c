@@ -20,17 +20,18 @@
 
 #define MAPS_MAX (16 << 20)     /* bytes of one copy */
 
-bool
+int
 vr_procmaps_wanted (const struct vr_path *p, int oflags)
 {
   const char *name;
   if (p->ent == NULL || p->ent->kind != VR_PROC || (oflags & O_PATH)
       || (oflags & O_ACCMODE) != O_RDONLY || p->type != S_IFREG)
-    return false;
+    return VR_MAPS_NO;
   name = strrchr (p->rel, '/');
   name = name ? name + 1 : p->rel;
-  return strcmp (name, "maps") == 0 || strcmp (name, "smaps") == 0
-         || strcmp (name, "numa_maps") == 0;
+  if (strcmp (name, "maps") == 0 || strcmp (name, "smaps") == 0)
+    return VR_MAPS;
+  return strcmp (name, "numa_maps") == 0 ? VR_MAPS_NUMA : VR_MAPS_NO;
 }
 
 /* The host path at |s| (up to |end|) as the view names it, into |out|. */
@@ -62,9 +63,10 @@ rename_path (const struct vroot *v, const char *s, const char *end,
 /* One line: maps and smaps name the file from the first " /" to the end,
  * numa_maps after "file=" up to the next space; a path follows a space. */
 static void
-line (const struct vroot *v, const char *s, const char *end, FILE *out)
+line (const struct vroot *v, bool numa, const char *s, const char *end,
+      FILE *out)
 {
-  const char *f = memmem (s, (size_t) (end - s), " file=/", 7);
+  const char *f = numa ? memmem (s, (size_t) (end - s), " file=/", 7) : NULL;
   const char *p, *stop, *ino = "0";
   if (f)
     p = f + 6, stop = memchr (p, ' ', (size_t) (end - p));
@@ -73,7 +75,7 @@ line (const struct vroot *v, const char *s, const char *end, FILE *out)
       p = memmem (s, (size_t) (end - s), " /", 2), stop = end;
       p = p ? p + 1 : NULL;
     }
-  if (p == NULL)
+  if (p == NULL || (numa && f == NULL))
     {
       fwrite (s, 1, (size_t) (end - s), out);
       return;
@@ -92,7 +94,7 @@ line (const struct vroot *v, const char *s, const char *end, FILE *out)
 }
 
 int
-vr_procmaps_copy (struct vr_call *c, int fd)
+vr_procmaps_copy (struct vr_call *c, int fd, int kind)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len = 0, cap = 0;
@@ -111,9 +113,12 @@ vr_procmaps_copy (struct vr_call *c, int fd)
   int m = memfd_create ("maps", MFD_CLOEXEC);
   if (m < 0)
     return -errno;
-  FILE *out = fdopen (dup (m), "w");
+  int d = dup (m);
+  FILE *out = d < 0 ? NULL : fdopen (d, "w");
   if (out == NULL)
     {
+      if (d >= 0)
+        close (d);
       close (m);
       return -ENOMEM;
     }
@@ -121,7 +126,7 @@ vr_procmaps_copy (struct vr_call *c, int fd)
     {
       const char *nl = memchr (s, '\n', (size_t) (buf + len - s));
       e = nl ? nl + 1 : buf + len;
-      line (c->s->v, s, nl ? nl : e, out);
+      line (c->s->v, kind == VR_MAPS_NUMA, s, nl ? nl : e, out);
       if (nl)
         fputc ('\n', out);
     }

@@ -140,10 +140,12 @@ int vr_resolve_scoped (struct vr_call *c, int dirfd, const char *path,
 int vr_devnode_check (const struct vr_entry *e, int fd, int oflags);
 
 /* /proc/<pid>/maps, smaps, numa_maps opened read-only (vroot-procmaps.c):
- * served from a copy whose host paths are the view's.  vr_procmaps_copy
- * reads the opened |fd| and returns a memfd of the copy, or -errno. */
-bool vr_procmaps_wanted (const struct vr_path *p, int oflags);
-int vr_procmaps_copy (struct vr_call *c, int fd);
+ * served from a copy whose host paths are the view's.  vr_procmaps_wanted
+ * says which kind (VR_MAPS_NO: not one); vr_procmaps_copy reads the
+ * opened |fd| and returns a memfd of the copy, or -errno. */
+enum { VR_MAPS_NO, VR_MAPS, VR_MAPS_NUMA };
+int vr_procmaps_wanted (const struct vr_path *p, int oflags);
+int vr_procmaps_copy (struct vr_call *c, int fd, int kind);
 
 /* 0 when metadata may be changed through |dup| (a dup of a caller's fd):
  * -EROFS under a read-only entry or path of the view, -EPERM for a host
