@@ -22,7 +22,7 @@
 #include "vroot-sup.h"
 
 /* |path| made relative to the jail, `.` and `..` removed (`..` above the
- * jail: clamped or EXDEV). */
+ * jail: clamped or EXDEV), a trailing slash kept. */
 static int
 clamp (const char *path, bool in_root, char out[PATH_MAX])
 {
@@ -53,6 +53,8 @@ clamp (const char *path, bool in_root, char out[PATH_MAX])
     }
   if (len == 0)
     out[len++] = '.';
+  if (s > path && s[-1] == '/' && len + 1 < PATH_MAX)
+    out[len++] = '/';           /* a trailing slash: a directory */
   out[len] = '\0';
   return 0;
 }
@@ -76,6 +78,8 @@ vr_resolve_scoped (struct vr_call *c, int dirfd, const char *path, int flags,
     snprintf (root, sizeof root, "%s", c->task->cwd);
   else if ((r = vr_caller_dir (c, dirfd, root)) < 0)
     return r;
+  if (path[0] == '\0')
+    return -ENOENT;
   if (path[0] == '/' && !in_root)
     return -EXDEV;
   if ((r = clamp (path, in_root, rel)) < 0

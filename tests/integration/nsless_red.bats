@@ -149,7 +149,7 @@ time.sleep(120)" &
 for p in ../etc/passwd /etc/passwd abs rel etc/passwd /proc/self/status; do
   echo "$p $(redprobe openat2 /srv $p 8) $(redprobe openat2 /srv $p 0x10)"
 done
-echo "$(redprobe openat2 /srv etc/passwd 0x18) $(redprobe openat2 /srv etc/passwd 0x40)"
+echo "$(redprobe openat2 /srv etc/passwd 0x18) $(redprobe openat2 /srv etc/passwd 0x40) $(redprobe openat2 /srv etc/passwd/ 0x10) $(redprobe openat2 /srv '' 8)"
 echo "$(redprobe openat2 /srv etc/passwd 0 32+) $(redprobe openat2 /srv etc/passwd 0 9000) $(redprobe openat2 /srv etc/passwd 0 40)"
 EOS
   args sh /probe.sh
@@ -164,9 +164,10 @@ EOS
   [ "${lines[3]}" = "rel EXDEV EXDEV" ]
   [ "${lines[4]}" = "etc/passwd OK:jail OK:jail" ]
   [ "${lines[5]}" = "/proc/self/status EXDEV ENOENT" ]
-  # The kernel's answers to a bad open_how: both scopes, an unknown flag;
-  # a larger struct with a non-zero tail, or past a page.
-  [ "${lines[6]}" = "EINVAL EINVAL" ]
+  # The kernel's answers to a bad open_how: both scopes, an unknown flag
+  # (a file with a trailing slash, an empty path: as the kernel); a
+  # larger struct with a non-zero tail, or past a page.
+  [ "${lines[6]}" = "EINVAL EINVAL ENOTDIR ENOENT" ]
   [ "${lines[7]}" = "E2BIG E2BIG OK:jail" ]
   [[ "$output" != *root* ]]
 }
