@@ -26,6 +26,7 @@
 #include "vroot-domain.h"
 #include "vroot-run.h"
 #include "vroot-setup.h"
+#include "vroot-thread.h"
 #include "vroot-xs.h"
 
 static struct vr_setup setup;
@@ -199,6 +200,8 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   keep_view_fds ();
   ops.syscalls = setup.trapped;
   ops.syscalls_len = setup.ntrapped;
+  ops.deny = vr_denied_calls;
+  ops.deny_len = vr_denied_calls_len;
   ops.ud = &setup.sup;
   o->notify = &ops;
   return 0;
