@@ -16,6 +16,7 @@
  *   fchdir      fchdir(fd), then getcwd()
  *   at:NAME     openat(fd, NAME, O_RDONLY), then reads it: its first line
  *   ls          openat(fd, ".", O_RDONLY|O_DIRECTORY) and counts entries
+ *   grep:TEXT   reads the fd whole (pread): yes if TEXT is in it, else no
  *   reopen      open("/proc/self/fd/N", O_RDONLY): OK
  *   readlink    readlinkat(fd, ""): the text
  *   chown       fchownat(fd, "", own uid, own gid, AT_EMPTY_PATH)
@@ -195,6 +196,18 @@ op (int fd, const char *o)
         r = -1;
       else
         printf ("OK\n"), close (f);
+    }
+  else if (strncmp (o, "grep:", 5) == 0)
+    {
+      static char all[1 << 16];
+      ssize_t got = 0;
+      while ((n = pread (fd, all + got, sizeof all - 1 - (size_t) got, got)) > 0)
+        got += n;
+      all[got] = '\0';
+      if (n < 0)
+        r = -1;
+      else
+        printf ("%s\n", strstr (all, o + 5) ? "yes" : "no");
     }
   else if (strcmp (o, "readlink") == 0)
     {

@@ -38,14 +38,17 @@ dyn_echo() {
               opath /etc openat2,dir type at:group
               opath /etc/passwd rel,nofollow type
               opath /bin/sh - type
+              opath /proc/self/maps - grep:/bin/opath grep:bundle/rootfs
               opath /bin/busybox - exec'
   run --separate-stderr as_user run op1
   echo "$output"
-  [ "$(grep -c '^open=OK$' <<<"$output")" = 6 ]
+  [ "$(grep -c '^open=OK$' <<<"$output")" = 7 ]
   [[ "$output" == *$'type=dir\nestat=dir\nfchdir=/etc\nat:passwd=root:x:0:0:root:/root:/bin/sh\nls=OK\nreopen=OK\nreadlink=ENOENT'* ]]
   [[ "$output" == *$'open=OK\ntype=reg\nestat=reg\nreopen=OK'* ]]
   [[ "$output" == *$'type=dir\nat:group=root:x:0:'* ]]
-  [[ "$output" == *$'open=OK\ntype=reg\nopen=OK\ntype=reg\nopen=OK\nexec=exec-ran'* ]]
+  # /proc/<pid>/maps read through an O_PATH fd is drawn as a read open's
+  # is: the view's paths, never the host's.
+  [[ "$output" == *$'open=OK\ntype=reg\nopen=OK\ntype=reg\nopen=OK\ngrep:/bin/opath=yes\ngrep:bundle/rootfs=no\nopen=OK\nexec=exec-ran'* ]]
 }
 
 @test "nsless opath: what cannot be emulated gets ELOOP or EACCES, never a device open" {
