@@ -6,7 +6,8 @@
  * the other is the runtime's until clone and the init's until the listener
  * is sent.  On it, in order: the supervisor's ops->init outcome (text, ""
  * when it worked; none without an ops->init), the init's pidfd with the
- * cgroup path, "w" back once the watcher is up, the listener. */
+ * cgroup path, "w" back once the watcher is up (read at the end of the
+ * create), the listener. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -146,11 +147,23 @@ rt_notify_parent (pid_t init, const char *cgroup_path, struct cm_err **err)
   /* The init is this process's unreaped child: the pid cannot be reused. */
   if (cm_send_fd_str (nt.init_sock, pidfd, msg) < 0)
     return cm_err_set (err, errno, "notify: send the init to the supervisor");
-  /* Its watcher is up: a supervisor killed after the create returns
-   * takes the container with it (without the wait, a SIGKILL right after
-   * the create could land before the watcher existed). */
+  return 0;
+}
+
+/* Its watcher is up: a supervisor killed after the create returns takes
+ * the container with it (without the wait, a SIGKILL right after the
+ * create could land before the watcher existed).  Asked for last, not
+ * right after the pidfd: the supervisor forks its watcher while the init
+ * runs its own steps, instead of holding them up (the init parks with
+ * PR_SET_PDEATHSIG until the create is recorded, and reads nothing on
+ * this socket before `start`, so the byte is the runtime's). */
+int
+rt_notify_watched (struct cm_err **err)
+{
   char w;
   ssize_t r;
+  if (nt.ops == NULL)
+    return 0;
   while ((r = recv (nt.init_sock, &w, 1, 0)) < 0 && errno == EINTR)
     ;
   if (r != 1 || w != 'w')
