@@ -83,3 +83,35 @@ until_true() {
   for p in $pids; do until_true eval '! alive "$p"'; done
   rt delete -f "$id"
 }
+
+@test "nsless-start: the init does not wait for the supervisor to take its listener" {
+  command -v strace >/dev/null || skip "strace not installed"
+  local tr=$BATS_TEST_TMPDIR/tr
+  cfg '.process.args=["echo","ran"]'
+  run strace -f -e trace=read,write -o "$tr" \
+    "$SANDLOCK_OCI" --root "$ROOT" run --isolation landlock --bundle "$BUNDLE" "$(cid)"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *ran* ]]
+  grep 'write([0-9]*, "listener:[0-9]*"' "$tr"
+  # Before: the init read the supervisor's "k" (it had taken the fd)
+  # before it went on — a wake-up of the supervisor, and one back, on
+  # the path of every start.  The payload's execve is trapped: it waits
+  # for the supervisor, which takes the listener first.
+  ! grep 'read([0-9]*, "k", 1)' "$tr"
+}
+
+@test "nsless-start: the container's processes hold no seccomp listener" {
+  local id init
+  id=$(cid)
+  cfg '.process.args=["sh","-c","echo started; exec sleep 1000"]'
+  rt create --isolation landlock --bundle "$BUNDLE" "$id" </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1
+  rt start "$id"
+  until_true grep -q started "$BATS_TEST_TMPDIR/out"
+  init=$(rt state "$id" | jq -r .pid)
+  # Seen from the host (not through the view): the listener the init
+  # kept until its execve (close-on-exec) is gone in the payload; a
+  # container holding it could answer its own trapped calls.
+  ls -l "/proc/$init/fd"
+  ! ls -l "/proc/$init/fd" | grep -q 'seccomp'
+  rt delete -f "$id"
+}
