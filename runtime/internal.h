@@ -287,13 +287,22 @@ int rt_proc_plan_rlimits (const struct rt_process *pr,
                           struct cm_err **err);
 int rt_proc_apply_rlimits (const struct rt_rlimit_plan *rl, size_t n,
                            struct cm_err **err);
+/* "RLIMIT_NOFILE" for RLIMIT_NOFILE; NULL for a number it does not know. */
+const char *rt_proc_rlimit_name (int resource);
+/* Whether this process may set |rl|: a hard limit above its own needs
+ * CAP_SYS_RESOURCE (the namespace-less exec, whose handler has the
+ * container's limits and capabilities).  Refused naming
+ * process.rlimits[i]. */
+int rt_proc_fit_rlimits (const struct rt_rlimit_plan *rl, size_t n,
+                         struct cm_err **err);
 /* The last steps before the program, in their one order (create, exec,
  * the namespace-less create): Landlock while the process still holds its
  * capabilities (it needs CAP_SYS_ADMIN or no_new_privs); the rlimits once
  * the setup has opened its last fd (a low RLIMIT_NOFILE must not fail the
  * ruleset) and before the capability drop (a raise needs
  * CAP_SYS_RESOURCE); the user and capabilities, unless |keep_user| (an
- * ordinary caller has none to give or drop); the umask. */
+ * ordinary caller has none to give or drop); the umask.  |cf| NULL: the
+ * process already is in its domain (the namespace-less exec). */
 struct rt_confine;
 struct rt_caps_plan;
 int rt_proc_confine (const struct rt_confine *cf,

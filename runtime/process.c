@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -79,6 +80,36 @@ rt_proc_apply_rlimits (const struct rt_rlimit_plan *rl, size_t n,
         return cm_err_set (err, errno, "process.rlimits: set %s to %llu:%llu",
                            r->name, (unsigned long long) r->soft,
                            (unsigned long long) r->hard);
+    }
+  return 0;
+}
+
+const char *
+rt_proc_rlimit_name (int resource)
+{
+  for (size_t j = 0; j < ARRAY_SIZE (rlimit_names); j++)
+    if (rlimit_names[j].res == resource)
+      return rlimit_names[j].name;
+  return NULL;
+}
+
+int
+rt_proc_fit_rlimits (const struct rt_rlimit_plan *rl, size_t n,
+                     struct cm_err **err)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      struct rlimit cur;
+      if (getrlimit (rl[i].resource, &cur) < 0)
+        return cm_err_set (err, errno, "process.rlimits[%zu]: get %s", i,
+                           rl[i].name);
+      if (rl[i].hard > cur.rlim_max
+          && !rt_caps_effective_has (CAP_SYS_RESOURCE))
+        return cm_err_set (err, 0, "process.rlimits[%zu]: %s hard %llu "
+                           "is above the container's %llu (raising it needs "
+                           "CAP_SYS_RESOURCE)", i, rl[i].name,
+                           (unsigned long long) rl[i].hard,
+                           (unsigned long long) cur.rlim_max);
     }
   return 0;
 }
@@ -302,7 +333,7 @@ rt_proc_confine (const struct rt_confine *cf,
                  const struct rt_caps_plan *caps, const struct rt_process *pr,
                  bool keep_user, struct cm_err **err)
 {
-  if (rt_confine_child_landlock (cf, err) < 0
+  if ((cf && rt_confine_child_landlock (cf, err) < 0)
       || rt_proc_apply_rlimits (rl, n, err) < 0)
     return -1;
   if (!keep_user

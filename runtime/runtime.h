@@ -292,9 +292,10 @@ int rt_exec (const struct rt_exec_opts *o, pid_t *pid, struct cm_err **err)
 /* exec into a namespace-less container (docs/nsless.md "exec"): the
  * process is forked by the container's exec server, which the init forked
  * with its Landlock domain and filters in place, so it has the very same
- * ones, is served by the supervisor and lives under the init; it runs as
- * the container's user with its capabilities and rlimits (process.user
- * other than the caller's is refused).  With process.terminal its stdio
+ * ones, is served by the supervisor and lives under the init; its
+ * process.user, capabilities and rlimits are applied by the server within
+ * the container's own credentials, and refused by field beyond them.
+ * With process.terminal its stdio
  * is a pty of the host's devpts whose master goes to
  * o->console_socket.  Returns once execve succeeded, or with the error
  * from inside; *status_fd then gets the fd rt_exec_vroot_status reads the

@@ -17,6 +17,7 @@
 
 #include "common/util.h"
 #include "vroot-sup.h"
+#include "vroot-thread.h"
 
 /* A field of /proc/<tid>/status ("Tgid:", "PPid:", "Umask:"); -1 if none. */
 long
@@ -229,7 +230,9 @@ vr_inject (struct vr_call *c, int fd, bool cloexec)
 mode_t
 vr_umask (struct vr_call *c)
 {
-  long m = vr_status_field (c->tid, "Umask:", 8);
+  long m = vr_thread_umask (c->tid);
+  if (m < 0)
+    m = vr_status_field (c->tid, "Umask:", 8);
   return m < 0 ? 022 : (mode_t) m;
 }
 

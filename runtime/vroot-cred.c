@@ -7,7 +7,8 @@
  * (the default set), would create, write, chmod and set times where the
  * kernel refuses it.  So every handler runs in the calling thread's fs
  * credentials: fsuid, fsgid, groups and effective capabilities, read
- * from /proc/<tid>/status and set on the supervisor's thread with the raw
+ * from /proc/<tid>/status (once per thread until it may change them:
+ * vroot-thread.c) and set on the supervisor's thread with the raw
  * per-thread system calls (setfsuid, setfsgid, setgroups, capset; glibc's
  * setgroups would set every thread).  The few actions that are the
  * supervisor's own — reading and writing the caller's memory, taking its
@@ -22,18 +23,14 @@
  * are already the caller's.  Only one thread switches (the main loop);
  * the state is per thread. */
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/capability.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "vroot-sup.h"
-
-#define VR_NGROUPS 256          /* more supplementary groups: refused */
+#include "vroot-thread.h"
 
 struct cred
 {
@@ -115,72 +112,24 @@ load_self (void)
   cur = me.self, known = true;
 }
 
-static const char *
-field (const char *buf, const char *key)
-{
-  const char *p = strstr (buf, key);
-  return p ? p + strlen (key) : NULL;
-}
-
-/* /proc/<tid>/status of the calling thread.  The last thread's file
- * stays open and is read again from offset 0 (the kernel writes it anew
- * on each read): a loop of one thread costs one pread, not open, read and
- * close.  The fd holds the thread it was opened for: a tid that died and
- * was reused reads as an error (the old thread is gone), and is opened
- * again. */
-static ssize_t
-read_status (pid_t tid, char *buf, size_t max)
-{
-  static __thread int fd = -1;
-  static __thread pid_t fd_tid;
-  char path[64];
-  ssize_t n;
-  if (fd >= 0 && fd_tid == tid && (n = pread (fd, buf, max, 0)) > 0)
-    return n;
-  if (fd >= 0)
-    close (fd);
-  snprintf (path, sizeof path, "/proc/%d/status", (int) tid);
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  fd_tid = tid;
-  return fd < 0 ? -1 : pread (fd, buf, max, 0);
-}
-
-/* fs ids ("Uid:\tr\te\ts\tfs": the fourth), groups and CapEff of |tid|;
+/* fs ids ("Uid:\tr\te\ts\tfs": the fourth), groups and CapEff of |tid|
+ * (vroot-thread.c: read once, kept until the thread may change them);
  * |real|: the real ids and, as the kernel's access(2) does, the permitted
  * set for real uid 0 and none otherwise. */
 static int
 load_caller (pid_t tid, bool real, struct cred *c)
 {
-  char buf[4096];
-  unsigned long u[4], g[4];
-  unsigned long long eff, prm;
-  ssize_t n = read_status (tid, buf, sizeof buf - 1);
-  const char *pu, *pg, *pgr, *pe, *pp;
-  if (n <= 0)
-    return -ESRCH;
-  buf[n] = '\0';
-  if (!(pu = field (buf, "\nUid:")) || !(pg = field (buf, "\nGid:"))
-      || !(pgr = field (buf, "\nGroups:")) || !(pe = field (buf, "\nCapEff:"))
-      || !(pp = field (buf, "\nCapPrm:"))
-      || sscanf (pu, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) != 4
-      || sscanf (pg, "%lu %lu %lu %lu", &g[0], &g[1], &g[2], &g[3]) != 4
-      || sscanf (pe, "%llx", &eff) != 1 || sscanf (pp, "%llx", &prm) != 1)
-    return -ESRCH;
-  c->uid = (uid_t) (real ? u[0] : u[3]);
-  c->gid = (gid_t) (real ? g[0] : g[3]);
-  if (real)
-    eff = u[0] == 0 ? prm : 0;
+  const struct vr_status *s;
+  int r = vr_thread_status (tid, &s);
+  uint64_t eff;
+  if (r < 0)
+    return r;
+  c->uid = (uid_t) (real ? s->uid[0] : s->uid[3]);
+  c->gid = (gid_t) (real ? s->gid[0] : s->gid[3]);
+  eff = real ? (s->uid[0] == 0 ? s->prm : 0) : s->eff;
   c->eff[0] = (uint32_t) eff, c->eff[1] = (uint32_t) (eff >> 32);
-  c->ngroups = 0;
-  for (char *e; *pgr != '\n' && *pgr; pgr = e)
-    {
-      unsigned long x = strtoul (pgr, &e, 10);
-      if (e == pgr)
-        break;
-      if (c->ngroups == VR_NGROUPS)
-        return -EPERM;
-      c->groups[c->ngroups++] = (gid_t) x;
-    }
+  c->ngroups = s->ngroups;
+  memcpy (c->groups, s->groups, (size_t) s->ngroups * sizeof (gid_t));
   return 0;
 }
 

@@ -17,6 +17,8 @@
 
 #include "common/util.h"
 #include "vroot-sup.h"
+#include "vroot-thread.h"
+#include "vroot-xs.h"
 
 const char *const vr_serviced_syscalls[] = {
   "open", "creat", "openat", "openat2", "execve", "execveat",
@@ -101,15 +103,19 @@ vr_sup_fini (struct vr_sup *s)
 }
 
 /* A process is the container's when its parent chain reaches the init
- * (the init is a subreaper: setsid and double forks stay under it). */
+ * (the init is a subreaper: setsid and double forks stay under it) —
+ * except the exec server and its handlers, the runtime's own, whose
+ * processes are the container's again (vroot-xs.h). */
 static bool
 pid_ok (void *ud, pid_t pid)
 {
   const struct vr_sup *s = ((struct vr_call *) ud)->s;
+  pid_t below = 0;
   for (int i = 0; i < 64 && pid > 1; i++)
     {
       if (pid == s->init)
-        return true;
+        return i == 0 || i > 2 || !vr_xs_is_server (below);
+      below = pid;
       pid = (pid_t) vr_status_field (pid, "PPid:", 10);
     }
   return false;
@@ -281,10 +287,13 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
   long tgid = -1;
   int64_t r;
 
-  /* A thread group leader already known needs no /proc read. */
+  /* A thread group leader already known needs no /proc read, nor a
+   * thread whose credentials are kept (vroot-thread.c). */
   for (size_t i = 0; i < s->nt && tgid < 0; i++)
     if (s->t[i].tgid == c.tid)
       tgid = c.tid;
+  if (tgid < 0)
+    tgid = vr_thread_tgid (c.tid);
   if (tgid < 0)
     tgid = vr_status_field (c.tid, "Tgid:", 10);
 
@@ -295,6 +304,15 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
     }
   if (s->init == 0)
     s->init = (pid_t) tgid;     /* the filter is installed by the init */
+  /* Credentials (and the umask) change by the container's own calls
+   * (vroot-thread.c): the next call reads them again; the kernel does
+   * this one. */
+  if (vr_cred_syscall (req->data.nr))
+    {
+      vr_thread_changes (c.tid, req->data.nr);
+      resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+      return 0;
+    }
   c.task = task_of (s, (pid_t) tgid);
   c.ctx = (struct vr_ctx) { .tgid = (pid_t) tgid, .tid = c.tid,
                             .cwd = c.task->cwd, .pid_ok = pid_ok,
@@ -305,6 +323,8 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
    * ops.idle gives them back before the supervisor acts on its own). */
   if ((r = vr_cred_enter (c.tid, false)) >= 0)
     r = fn (&c);
+  if (fn == vr_do_exec)
+    vr_thread_exec (c.tid, (pid_t) tgid);
   /* A name may now lead elsewhere, or a directory be searchable by fewer:
    * the pinned parents are forgotten (xattrs too: an ACL changes who may
    * search a directory; fchmod/fchown of a directory the same). */
@@ -344,5 +364,8 @@ vr_trapped_syscalls (int *out, size_t max)
         if (nr >= 0 && n < max)
           out[n++] = nr;
       }
+  for (size_t i = 0; vr_cred_syscalls[i] >= 0; i++)
+    if (n < max)
+      out[n++] = vr_cred_syscalls[i];
   return n;
 }

@@ -74,8 +74,9 @@ int vr_sup_answer (struct vr_sup *s, int listener,
 int vr_sup_handle (struct vr_sup *s, int listener,
                    const struct seccomp_notif *req);
 
-/* The native numbers of every call to trap (serviced and refused: one
- * filter, one list, so the trap and the handlers cannot drift).  Returns
+/* The native numbers of every call to trap (serviced, refused, and the
+ * credential calls of vroot-thread.h, answered CONTINUE: one filter, one
+ * list, so the trap and the handlers cannot drift).  Returns
  * how many were written to |out| (at most |max|). */
 size_t vr_trapped_syscalls (int *out, size_t max);
 
@@ -186,7 +187,8 @@ void vr_cred_back (bool was);
 bool vr_cred_mem_out (void);
 void vr_cred_mem_back (bool was);
 
-/* The caller's umask (from /proc/<tid>/status). */
+/* The caller's umask (from /proc/<tid>/status; kept with its credentials
+ * by a root runtime's supervisor: vroot-thread.c). */
 mode_t vr_umask (struct vr_call *c);
 
 #endif

@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "common/fdpass.h"
 #include "common/util.h"
 #include "internal.h"
@@ -35,27 +36,68 @@ connect_server (const char *dir, struct cm_err **err)
   return cm_steal_fd (&s);
 }
 
-/* The request's bytes: the header, then cwd, args, env, NUL-ended. */
+/* The request's bytes: the header with the capability plan, the rlimit
+ * plan, the groups, then cwd, args, env, NUL-ended. */
 static char *
-request (const struct rt_process *pr, size_t nfds, size_t *len)
+request (const struct rt_process *pr, const struct rt_caps_plan *caps,
+         const struct rt_rlimit_plan *rl, size_t nrl, size_t nfds,
+         size_t *len)
 {
-  struct vr_xs_req h = { .magic = VR_XS_MAGIC,
-                         .nargs = (uint32_t) pr->args_len,
-                         .nenv = (uint32_t) pr->env_len,
-                         .nfds = (uint32_t) nfds, .terminal = pr->terminal };
-  size_t n = sizeof h + strlen (pr->cwd) + 1;
+  struct vr_xs_req h = {
+    .magic = VR_XS_MAGIC, .version = VR_XS_VERSION,
+    .nargs = (uint32_t) pr->args_len, .nenv = (uint32_t) pr->env_len,
+    .nfds = (uint32_t) nfds, .terminal = pr->terminal,
+    .uid = pr->user.uid, .gid = pr->user.gid,
+    .umask = pr->user.umask_present ? pr->user.umask & 0777 : 022,
+    .ngids = (uint32_t) pr->user.additional_gids_len,
+    .nrlimits = (uint32_t) nrl,
+    .sched = pr->scheduler != NULL, .ioprio = pr->io_priority != NULL,
+  };
+  const char *policy = pr->scheduler ? pr->scheduler->policy : NULL;
+  const char *class_ = pr->io_priority ? pr->io_priority->class_ : NULL;
+  if (policy)
+    {
+      h.nice = pr->scheduler->nice;
+      h.sched_priority = pr->scheduler->priority;
+      h.runtime = pr->scheduler->runtime;
+      h.deadline = pr->scheduler->deadline;
+      h.period = pr->scheduler->period;
+    }
+  if (class_)
+    h.io_priority = pr->io_priority->priority;
+  bool noroot;
+  rt_caps_plan_masks (caps, &h.bounding, &h.effective, &h.permitted,
+                      &h.inheritable, &h.ambient, &noroot);
+  h.noroot = noroot;
+  size_t n = sizeof h + nrl * sizeof (struct vr_xs_rlimit)
+             + h.ngids * sizeof (uint32_t) + strlen (pr->cwd) + 1;
   for (size_t i = 0; i < pr->args_len; i++)
     n += strlen (pr->args[i]) + 1;
   for (size_t i = 0; i < pr->env_len; i++)
     n += strlen (pr->env[i]) + 1;
+  n += (policy ? strlen (policy) + 1 : 0) + (class_ ? strlen (class_) + 1 : 0);
   char *b = xmalloc (n), *p = b;
   memcpy (p, &h, sizeof h);
   p += sizeof h;
+  for (size_t i = 0; i < nrl; i++)
+    {
+      struct vr_xs_rlimit r = { .resource = rl[i].resource,
+                                .soft = rl[i].soft, .hard = rl[i].hard };
+      memcpy (p, &r, sizeof r);
+      p += sizeof r;
+    }
+  if (h.ngids)
+    memcpy (p, pr->user.additional_gids, h.ngids * sizeof (uint32_t));
+  p += h.ngids * sizeof (uint32_t);
   p = stpcpy (p, pr->cwd) + 1;
   for (size_t i = 0; i < pr->args_len; i++)
     p = stpcpy (p, pr->args[i]) + 1;
   for (size_t i = 0; i < pr->env_len; i++)
     p = stpcpy (p, pr->env[i]) + 1;
+  if (policy)
+    p = stpcpy (p, policy) + 1;
+  if (class_)
+    p = stpcpy (p, class_) + 1;
   *len = n;
   return b;
 }
@@ -103,10 +145,16 @@ check (const struct rt_exec_opts *o, struct cm_err **err)
     return cm_err_set (err, 0, "process.args: required and not empty");
   if (pr->cwd == NULL || pr->cwd[0] != '/')
     return cm_err_set (err, 0, "process.cwd: must be an absolute path");
-  if (pr->user.uid != getuid () || pr->user.gid != getgid ())
-    return cm_err_set (err, 0, "process.user: %u:%u, but namespace-less "
-                       "mode runs as the caller (%u:%u)", pr->user.uid,
-                       pr->user.gid, getuid (), getgid ());
+  /* process.user, capabilities and rlimits: the server decides, it has
+   * the container's credentials (vroot-xs-server.c). */
+  if (pr->user.additional_gids_len > VR_XS_MAXGIDS)
+    return cm_err_set (err, 0, "process.user.additionalGids: at most %d in "
+                       "namespace-less mode", VR_XS_MAXGIDS);
+  if (pr->rlimits_len > VR_XS_MAXRLIMITS)
+    return cm_err_set (err, 0, "process.rlimits: at most %d in "
+                       "namespace-less mode", VR_XS_MAXRLIMITS);
+  if (vr_nofile_check (pr, err) < 0)
+    return -1;
   if (o->preserve_fds < 0 || 3 + o->preserve_fds > VR_XS_MAXFDS)
     return cm_err_set (err, 0, "--preserve-fds: at most %d in "
                        "namespace-less mode", VR_XS_MAXFDS - 3);
@@ -121,12 +169,17 @@ rt_exec_vroot (const struct rt_exec_opts *o, pid_t *pid, int *status_fd,
   _cleanup_fd_ int s = -1, slave = -1;
   _cleanup_free_ char *req = NULL;
   _cleanup_free_ int *fds = NULL;
-  size_t len, nfds = 3 + (size_t) (o->preserve_fds > 0 ? o->preserve_fds : 0);
+  _cleanup_free_ struct rt_rlimit_plan *rl = NULL;
+  struct rt_caps_plan *caps = NULL;
+  size_t len, nrl = 0;
+  size_t nfds = 3 + (size_t) (o->preserve_fds > 0 ? o->preserve_fds : 0);
   struct vr_xs_msg m;
 
-  if (check (o, err) < 0)
+  if (check (o, err) < 0 || rt_proc_plan_rlimits (pr, &rl, &nrl, err) < 0
+      || rt_caps_prepare (pr, &caps, err) < 0)
     return -1;
-  req = request (pr, nfds, &len);
+  req = request (pr, caps, rl, nrl, nfds, &len);
+  rt_caps_free (caps);
   if (len > VR_XS_MAX)
     return cm_err_set (err, E2BIG, "exec: process.args and process.env "
                        "exceed %u KiB (the namespace-less exec server's "

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "vroot-sup.h"
 #include "vroot-xs.h"
 
 int
@@ -112,4 +113,36 @@ vr_xs_recv (int sock, void *buf, size_t len, int *fds, size_t *nfds)
       return errno = EMSGSIZE, -1;
     }
   return r;
+}
+
+bool
+vr_xs_is_server (pid_t pid)
+{
+  char path[64], buf[1024];
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  _cleanup_fd_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  /* field 2, the name, may hold anything: count from its closing paren
+   * (field 3) to field 38, exit_signal */
+  char *p = strrchr (buf, ')');
+  for (int field = 2; p && field < 38; field++)
+    p = strchr (p + 1, ' ');
+  return p && p[1] == '0' && (p[2] == ' ' || p[2] == '\n');
+}
+
+int
+vr_nofile_check (const struct rt_process *pr, struct cm_err **err)
+{
+  for (size_t i = 0; i < pr->rlimits_len; i++)
+    if (strcmp (pr->rlimits[i].type, "RLIMIT_NOFILE") == 0
+        && pr->rlimits[i].soft <= VR_EXEC_FD)
+      return cm_err_set (err, 0, "process.rlimits[%zu]: RLIMIT_NOFILE soft "
+                         "%llu: at least %d in namespace-less mode (an "
+                         "exec'd binary is handed over at fd %d)", i,
+                         (unsigned long long) pr->rlimits[i].soft,
+                         VR_EXEC_FD + 1, VR_EXEC_FD);
+  return 0;
 }

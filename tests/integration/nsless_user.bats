@@ -179,7 +179,7 @@ start_sleeper() {
   # What the mode cannot give is refused, named.
   run as_user exec -u 0:0 x1 true
   [ "$status" -ne 0 ]
-  [[ "$output" == *"process.user: 0:0, but namespace-less mode runs as the caller"* ]]
+  [[ "$output" == *"process.user.uid: 0, but the container runs as 65534 without CAP_SETUID"* ]]
   run as_user exec --cap CAP_SYS_ADMIN x1 true
   [ "$status" -ne 0 ]
   [[ "$output" == *"--cap"* ]]
