@@ -32,6 +32,59 @@
 #endif
 
 #define MAX_TRAPPED 250         /* BPF conditional jumps are 8-bit */
+#define MAX_DENY 16
+/* The low 32 bits of args[0] (every architecture here is little-endian). */
+#define ARG0_LO offsetof (struct seccomp_data, args[0])
+_Static_assert (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+                "ARG0_LO is the low word on little-endian machines only");
+
+static struct sock_filter
+load_nr (void)
+{
+  return (struct sock_filter) BPF_STMT (BPF_LD | BPF_W | BPF_ABS,
+                                        offsetof (struct seccomp_data, nr));
+}
+
+static int
+check_deny (const struct rt_notify_ops *ops, struct cm_err **err)
+{
+  if (ops->deny_len > MAX_DENY || (ops->deny_len && !ops->deny))
+    return cm_err_set (err, 0, "notify: %zu calls to deny (0 to %d)",
+                       ops->deny_len, MAX_DENY);
+  for (size_t i = 0; i < ops->deny_len; i++)
+    {
+      const struct rt_notify_deny *d = &ops->deny[i];
+      if (d->nr < 0 || d->nr >= 4096 || d->errno_ <= 0 || d->errno_ > 4095)
+        return cm_err_set (err, 0, "notify: deny[%zu]: call %d, errno %d",
+                           i, d->nr, d->errno_);
+    }
+  return 0;
+}
+
+/* One deny entry at f[k]: its number, [its first argument's low word
+ * (the flags of clone and unshare) tested and the number loaded back],
+ * the error.  Returns the index after it. */
+static size_t
+deny_block (struct sock_filter *f, size_t k, const struct rt_notify_deny *d)
+{
+  uint32_t ret = SECCOMP_RET_ERRNO | ((uint32_t) d->errno_ & SECCOMP_RET_DATA);
+  if (!d->arg0_any)
+    {
+      f[k++] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
+                                              (unsigned) d->nr, 0, 1);
+      f[k++] = (struct sock_filter) BPF_STMT (BPF_RET | BPF_K, ret);
+      return k;
+    }
+  f[k++] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
+                                          (unsigned) d->nr, 0, 4);
+  f[k++] = (struct sock_filter) BPF_STMT (BPF_LD | BPF_W | BPF_ABS,
+                                          ARG0_LO);
+  f[k++] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JSET | BPF_K,
+                                          d->arg0_any, 0, 1);
+  f[k++] = (struct sock_filter) BPF_STMT (BPF_RET | BPF_K, ret);
+  f[k++] = load_nr ();
+  return k;
+}
 
 /* Any native call may be trapped: the init hands the listener over with
  * write and read, which nobody needs to trap (notify.c). */
@@ -59,32 +112,38 @@ rt_notify_filter (const struct rt_notify_ops *ops, struct sock_filter **out,
   return cm_err_set (err, ENOSYS, "notify: no trap filter for this "
                      "architecture");
 #else
-  if (check_syscalls (ops, err) < 0)
+  if (check_syscalls (ops, err) < 0 || check_deny (ops, err) < 0)
     return -1;
-  /* Layout: arch check, [x32 check], n JEQs, ALLOW, NOTIF, KILL. */
+  /* Layout: arch check and its KILL, [x32 check and its KILL], the deny
+   * blocks, n JEQs, ALLOW, NOTIF.  Each KILL sits next to its check and
+   * every jump is forward and short (BPF's are 8-bit). */
+  size_t n = ops->syscalls_len, k = 0, total = 4 + n + 2;
 #ifdef X32_BIT
-  size_t head = 4;
-#else
-  size_t head = 3;
+  total += 2;
 #endif
-  size_t n = ops->syscalls_len, k = 0, total = head + n + 3;
-  size_t notif = head + n + 1, kill = notif + 1;
+  for (size_t i = 0; i < ops->deny_len; i++)
+    total += ops->deny[i].arg0_any ? 5 : 2;
+  size_t notif = total - 1;
   struct sock_filter *f = xcalloc (total, sizeof *f);
   f[k++] = (struct sock_filter) BPF_STMT (BPF_LD | BPF_W | BPF_ABS,
                                           offsetof (struct seccomp_data,
                                                     arch));
   f[k++] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
-                                          NATIVE_ARCH, 0,
-                                          (unsigned char) (kill - 2));
-  f[k++] = (struct sock_filter) BPF_STMT (BPF_LD | BPF_W | BPF_ABS,
-                                          offsetof (struct seccomp_data, nr));
+                                          NATIVE_ARCH, 1, 0);
+  f[k++] = (struct sock_filter) BPF_STMT (BPF_RET | BPF_K,
+                                          SECCOMP_RET_KILL_PROCESS);
+  f[k++] = load_nr ();
 #ifdef X32_BIT
   /* Another ABI's numbers would pass the trap untouched: a process of the
    * container that uses one (i386's int 0x80 is caught by the arch check,
    * x32 here) is killed rather than left unsupervised. */
   f[k++] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JGE | BPF_K, X32_BIT,
-                                          (unsigned char) (kill - 4), 0);
+                                          0, 1);
+  f[k++] = (struct sock_filter) BPF_STMT (BPF_RET | BPF_K,
+                                          SECCOMP_RET_KILL_PROCESS);
 #endif
+  for (size_t i = 0; i < ops->deny_len; i++)
+    k = deny_block (f, k, &ops->deny[i]);
   for (size_t i = 0; i < n; i++, k++)
     f[k] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
                                           (unsigned) ops->syscalls[i],
@@ -92,8 +151,6 @@ rt_notify_filter (const struct rt_notify_ops *ops, struct sock_filter **out,
   f[k++] = (struct sock_filter) BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
   f[k++] = (struct sock_filter) BPF_STMT (BPF_RET | BPF_K,
                                           SECCOMP_RET_USER_NOTIF);
-  f[k++] = (struct sock_filter) BPF_STMT (BPF_RET | BPF_K,
-                                          SECCOMP_RET_KILL_PROCESS);
   *out = f;
   *len = total;
   return 0;

@@ -46,10 +46,23 @@ typedef int (*rt_progress_fn) (void *ud, const struct rt_progress *pr,
  * hands the listener over.  The supervisor exits when the listener hangs
  * up (no process of the container is left); if it dies first, the
  * container is killed.  Every callback runs in the supervisor. */
+/* A call the trap filter fails by itself, before any notification (the
+ * kernel reads its arguments from registers: nothing to race): number |nr|
+ * whose first argument has a bit of |arg0_any| set (0: whatever it is)
+ * fails with |errno_|. */
+struct rt_notify_deny
+{
+  int nr;
+  uint32_t arg0_any;
+  int errno_;
+};
+
 struct rt_notify_ops
 {
   const int *syscalls;          /* native-arch numbers; borrowed */
   size_t syscalls_len;          /* 1 .. 250 */
+  const struct rt_notify_deny *deny;    /* borrowed; may be NULL */
+  size_t deny_len;              /* 0 .. 16 */
   void *ud;
   /* Before the init exists, with the runtime's privileges (pin root fds,
    * open what the handler needs).  A failure fails the create with its

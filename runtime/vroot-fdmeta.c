@@ -27,11 +27,15 @@
 int
 vr_fd_writable (struct vr_call *c, int dup)
 {
+  return vr_host_node (dup) ? -EPERM : vr_fd_readonly (c, dup);
+}
+
+int
+vr_fd_readonly (struct vr_call *c, int dup)
+{
   char host[PATH_MAX], vpath[PATH_MAX];
   struct vr_path p;
   int r;
-  if (vr_host_node (dup))
-    return -EPERM;
   if ((r = vr_fd_host_path (dup, host)) < 0)
     return r;
   /* No path (a pipe, a memfd) or outside the view (an fd the container

@@ -125,8 +125,8 @@ vr_do_sock (struct vr_call *c)
   else if ((r = vr_read_mem (c, g[1], &j->a, j->len)) == 0
            && (r = j->sock = vr_caller_fd (c, c->task->tgid, (int) g[0])) >= 0)
     {
-      r = 0;
-      if (u->sun_family == AF_UNIX
+      r = vr_inet_check (c->s, u->sun_family, 0);
+      if (r == 0 && u->sun_family == AF_UNIX
           && j->len > offsetof (struct sockaddr_un, sun_path)
           && u->sun_path[0] != '\0')
         r = unix_path (c, j, bind_);

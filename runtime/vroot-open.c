@@ -23,6 +23,27 @@ struct open_args
   uint64_t resolve;
 };
 
+#define SCOPED (RESOLVE_BENEATH | RESOLVE_IN_ROOT)
+#define RESOLVE_ALL (RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS                 \
+                     | RESOLVE_NO_SYMLINKS | SCOPED | RESOLVE_CACHED)
+
+/* A larger struct open_how than this one: its tail must be zeros (else
+ * E2BIG, as the kernel answers; and so past a page). */
+static bool
+tail_nonzero (struct vr_call *c, uint64_t addr, size_t size)
+{
+  char tail[4096] = { 0 };
+  size_t n = size - sizeof (struct open_how);
+  if (size > sizeof tail)
+    return true;
+  if (vr_read_mem (c, addr + sizeof (struct open_how), tail, n) < 0)
+    return true;
+  for (size_t i = 0; i < n; i++)
+    if (tail[i])
+      return true;
+  return false;
+}
+
 static int
 decode (struct vr_call *c, struct open_args *a)
 {
@@ -47,16 +68,29 @@ decode (struct vr_call *c, struct open_args *a)
         return -EINVAL;
       if (vr_read_mem (c, g[2], &how, sizeof how) < 0)
         return -EFAULT;
-      if (how.flags >> 32 || how.mode > 07777)
+      if (how.flags >> 32 || how.mode > 07777 || (how.resolve & ~RESOLVE_ALL)
+          || (how.resolve & SCOPED) == SCOPED)
         return -EINVAL;
+      if (g[3] > sizeof how && tail_nonzero (c, g[2], (size_t) g[3]))
+        return -E2BIG;
       a->dirfd = (int) g[0], a->path = g[1], a->flags = (int) how.flags;
       a->mode = (mode_t) how.mode, a->resolve = how.resolve;
       return 0;
     }
 }
 
+static bool
+writes (int oflags)
+{
+  return (oflags & O_ACCMODE) != O_RDONLY || (oflags & O_TRUNC)
+         || vr_creates (oflags);
+}
+
 /* /proc/<pid>/fd/N of a container process: a new open of the very file
- * the caller holds (what the kernel does for that magic link). */
+ * the caller holds (what the kernel does for that magic link).  The
+ * kernel checks the mount's read-only flag again at that open; the view's
+ * read-only paths are no mount, so they are checked here (an fd opened
+ * read-only under one was reopened for writing). */
 static int
 open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
 {
@@ -80,15 +114,11 @@ open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
   if (host[0] == '/' && !cm_startswith (host, "/memfd:")
       && vr_host_to_virtual (c->s->v, host, vpath) < 0)
     return -EACCES;
+  int r = writes (flags) ? vr_fd_readonly (c, dup) : 0;
+  if (r < 0)
+    return r;
   fd = open (link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC);
   return fd < 0 ? -errno : fd;
-}
-
-static bool
-writes (int oflags)
-{
-  return (oflags & O_ACCMODE) != O_RDONLY || (oflags & O_TRUNC)
-         || vr_creates (oflags);
 }
 
 /* The fast path (runtime/vroot-fast.c): the parent pinned in one openat2,
@@ -102,7 +132,7 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
   struct vr_plain p;
   bool owned;
   int fd, r;
-  if ((path[0] != '/' && a->dirfd != AT_FDCWD)
+  if ((path[0] != '/' && a->dirfd != AT_FDCWD) || (a->resolve & SCOPED)
       || ((a->flags & O_PATH) && !(a->flags & O_NOFOLLOW)))
     return VR_SLOW;
   if ((r = vr_plain (c->s->v, c->task->cwd, path, &p)) != 0)
@@ -127,6 +157,11 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
    * says. */
   if (fd < 0)
     return fd == -ENOENT || (a->flags & O_NOFOLLOW) ? fd : VR_SLOW;
+  if ((r = vr_devnode_check (p.ent, fd, a->flags)) < 0)
+    {
+      close (fd);
+      return r;
+    }
   int64_t ret = vr_inject (c, fd, a->flags & O_CLOEXEC);
   close (fd);
   return ret;
@@ -146,13 +181,16 @@ vr_do_open (struct vr_call *c)
   if (fast != VR_SLOW)
     return fast;
   /* RESOLVE_* that only narrow what may be crossed are honoured by
-   * refusing what they refuse; BENEATH/IN_ROOT are relative to the
-   * caller's dirfd and are as if the view were the root. */
+   * refusing what they refuse; BENEATH/IN_ROOT keep the answer under the
+   * caller's dirfd (vroot-beneath.c). */
   if ((a.resolve & RESOLVE_NO_SYMLINKS) || (a.flags & O_NOFOLLOW))
     rflags |= VR_NOFOLLOW;
   if (a.flags & O_CREAT)
     rflags |= VR_CREATE;
-  if ((r = vr_resolve_at (c, a.dirfd, path, rflags, &p)) < 0)
+  r = a.resolve & SCOPED
+          ? vr_resolve_scoped (c, a.dirfd, path, rflags, a.resolve, &p)
+          : vr_resolve_at (c, a.dirfd, path, rflags, &p);
+  if (r < 0)
     return r;
   if (p.ent == NULL)
     {
@@ -167,6 +205,18 @@ vr_do_open (struct vr_call *c)
   else
     fd = vr_open (&p, a.flags, vr_creates (a.flags)
                   ? a.mode & ~vr_umask (c) & 07777 : 0);
+  if (fd >= 0 && p.ent && (r = vr_devnode_check (p.ent, fd, a.flags)) < 0)
+    {
+      close (fd);
+      return r;
+    }
+  int maps = fd >= 0 ? vr_procmaps_wanted (&p, a.flags) : VR_MAPS_NO;
+  if (maps != VR_MAPS_NO)
+    {
+      int copy = vr_procmaps_copy (c, fd, maps);
+      close (fd);
+      fd = copy;
+    }
   if (fd < 0)
     return fd;
   int64_t ret = vr_inject (c, fd, a.flags & O_CLOEXEC);

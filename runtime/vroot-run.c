@@ -26,6 +26,7 @@
 #include "vroot-domain.h"
 #include "vroot-run.h"
 #include "vroot-setup.h"
+#include "vroot-thread.h"
 #include "vroot-xs.h"
 
 static struct vr_setup setup;
@@ -177,6 +178,7 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
    * config that lists none (docs/security.md "IPC scopes and
    * namespaces").  Without this, a container could signal every process
    * of its user on the host. */
+  vr_inet_close (&setup.sup, ll);
   ll->pidns_private = ll->netns_private = false;
   if (ll->state[RT_LL_P_SCOPE_SIGNAL] == RT_LL_ACTIVE)
     ll->scoped |= RT_LL_SCOPE_SIGNAL;
@@ -198,6 +200,8 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   keep_view_fds ();
   ops.syscalls = setup.trapped;
   ops.syscalls_len = setup.ntrapped;
+  ops.deny = vr_denied_calls;
+  ops.deny_len = vr_denied_calls_len;
   ops.ud = &setup.sup;
   o->notify = &ops;
   return 0;

@@ -103,7 +103,8 @@ read_addr (struct vr_call *c, uint64_t addr, socklen_t len, struct msg *m)
     }
   if (len > sizeof m->a || len < sizeof (sa_family_t))
     return -EINVAL;
-  if ((r = vr_read_mem (c, addr, &m->a, len)) < 0)
+  if ((r = vr_read_mem (c, addr, &m->a, len)) < 0
+      || (r = vr_inet_check (c->s, u->sun_family, 0)) < 0)
     return r;
   if (u->sun_family != AF_UNIX || len <= offsetof (struct sockaddr_un, sun_path)
       || u->sun_path[0] == '\0')
@@ -292,7 +293,8 @@ vr_do_send (struct vr_call *c)
   j->sock = vr_caller_fd (c, c->task->tgid, (int) g[0]);
   if (j->sock < 0)
     r = j->sock == -EBADF ? -EBADF : j->sock;
-  else if ((r = read_job (c, j)) == 0)
+  else if ((r = read_job (c, j)) == 0
+           && (r = vr_inet_check (c->s, AF_UNSPEC, j->flags)) == 0)
     {
       if ((r = start (c, j)) == VR_ANSWERED)
         return r;               /* the thread owns j */

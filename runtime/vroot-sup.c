@@ -32,7 +32,7 @@ const char *const vr_serviced_syscalls[] = {
   "removexattr", "lremovexattr", "uname",
   "fchmod", "fchown", "fsetxattr", "fremovexattr",
   "setxattrat", "getxattrat", "listxattrat", "removexattrat",
-  "sendto", "sendmsg", "sendmmsg", NULL,
+  "sendto", "sendmsg", "sendmmsg", "listen", NULL,
 };
 
 const char *const vr_refused_syscalls[] = {
@@ -240,6 +240,8 @@ handler_for (int nr)
       return vr_do_uname;
     case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
       return vr_do_send;
+    case SYS_listen:
+      return vr_do_listen;
     case SYS_fchmod: case SYS_fchown: case SYS_fsetxattr:
     case SYS_fremovexattr:
       return vr_do_fdmeta;

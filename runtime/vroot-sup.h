@@ -40,6 +40,8 @@ struct vr_sup
   /* The fast path's pinned parents; cleared after every call of the
    * write family (runtime/vroot.h). */
   struct vr_dcache dcache;
+  /* The host's network stays closed (runtime/vroot-inet.c). */
+  bool inet_closed, tcp_connect_closed;
 };
 
 /* The fd numbers exec injects at (ADDFD_FLAG_SETFD, O_CLOEXEC except the
@@ -115,10 +117,43 @@ int64_t vr_do_uname (struct vr_call *c);
 int64_t vr_do_fdmeta (struct vr_call *c);
 int64_t vr_do_send (struct vr_call *c);
 
+/* Closes the host's network when config.json asked for a private network
+ * namespace and no net_allow_* (vroot-inet.c): sets |s|'s flags, and
+ * |ll|'s handled TCP rights with no port. */
+struct rt_ll_policy;
+void vr_inet_close (struct vr_sup *s, struct rt_ll_policy *ll);
+/* 0 when an on-behalf connect, bind or send may name an address of
+ * |family| with |msg_flags|, else -EACCES. */
+int vr_inet_check (const struct vr_sup *s, int family, int msg_flags);
+/* listen(2): with the network closed, refused on an inet socket. */
+int64_t vr_do_listen (struct vr_call *c);
+
+/* vr_resolve_at under openat2's RESOLVE_BENEATH or RESOLVE_IN_ROOT
+ * (|resolve|): the answer lies under |dirfd|'s directory, else -EXDEV
+ * (vroot-beneath.c). */
+int vr_resolve_scoped (struct vr_call *c, int dirfd, const char *path,
+                       int flags, uint64_t resolve, struct vr_path *out);
+
+/* 0 when |fd|, opened with |oflags| from entry |e| (NULL: the caller's
+ * own fd), may be handed to the container: -EPERM for a host device node
+ * met in the rootfs (vroot-devnode.c). */
+int vr_devnode_check (const struct vr_entry *e, int fd, int oflags);
+
+/* /proc/<pid>/maps, smaps, numa_maps opened read-only (vroot-procmaps.c):
+ * served from a copy whose host paths are the view's.  vr_procmaps_wanted
+ * says which kind (VR_MAPS_NO: not one); vr_procmaps_copy reads the
+ * opened |fd| and returns a memfd of the copy, or -errno. */
+enum { VR_MAPS_NO, VR_MAPS, VR_MAPS_NUMA };
+int vr_procmaps_wanted (const struct vr_path *p, int oflags);
+int vr_procmaps_copy (struct vr_call *c, int fd, int kind);
+
 /* 0 when metadata may be changed through |dup| (a dup of a caller's fd):
  * -EROFS under a read-only entry or path of the view, -EPERM for a host
  * device node (vroot-fdmeta.c). */
 int vr_fd_writable (struct vr_call *c, int dup);
+/* 0 when the object of |dup| may be opened for writing: -EROFS under a
+ * read-only entry or path of the view (a /proc/self/fd/N reopen). */
+int vr_fd_readonly (struct vr_call *c, int dup);
 
 /* Caller memory: strings are read page by page (an unmapped next page is
  * not an error), then the notification is re-validated.  -errno. */

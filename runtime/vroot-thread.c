@@ -41,6 +41,7 @@
  * Only the main loop calls this (as vroot-cred.c's switch). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "vroot-thread.h"
 
 #ifndef PIDFD_THREAD
@@ -62,6 +64,14 @@ const int vr_cred_syscalls[] = {
   SYS_setresgid, SYS_setfsuid, SYS_setfsgid, SYS_setgroups, SYS_capset,
   SYS_unshare, SYS_setns, SYS_umask, -1,
 };
+
+const struct rt_notify_deny vr_denied_calls[] = {
+  { SYS_clone, CLONE_NEWUSER, EPERM },
+  { SYS_unshare, CLONE_NEWUSER, EPERM },
+  { SYS_clone3, 0, ENOSYS },    /* libc falls back to clone */
+  { SYS_setns, 0, EPERM },      /* no namespace of the container to join */
+};
+const size_t vr_denied_calls_len = ARRAY_SIZE (vr_denied_calls);
 
 struct thread
 {

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "runtime.h"
+
 #define VR_NGROUPS 256          /* more supplementary groups: refused */
 
 /* What the permission checks of a thread read, and its umask, as
@@ -36,6 +38,15 @@ pid_t vr_thread_tgid (pid_t tid);
  * umask (-1 ends the list): trapped, each answered by vr_thread_changes. */
 extern const int vr_cred_syscalls[];
 bool vr_cred_syscall (int nr);
+
+/* Refused by the trap filter itself (rt_notify_ops.deny): a new user
+ * namespace (clone and unshare with CLONE_NEWUSER, clone3 whose flags BPF
+ * cannot read, setns).  A thread in a user namespace of its own shows the
+ * capabilities it holds *there* in /proc/<tid>/status; the supervisor,
+ * which acts in the caller's credentials in its own namespace, would lend
+ * them host-wide (a uid-1000 process reading a root 0600 file). */
+extern const struct rt_notify_deny vr_denied_calls[];
+extern const size_t vr_denied_calls_len;
 
 /* Thread |tid| is in system call |nr| of vr_cred_syscalls: its next call
  * reads its credentials again (umask: every thread's, any of which may

@@ -90,6 +90,28 @@ do_unlink (struct vr_call *c, int dirfd, uint64_t addr, int flags)
   return unlinkat (t.dfd, t.name, flags & AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
+/* True when a masked or read-only path, or a mount point, lies strictly
+ * under |vpath|.  Those are names in the view, not mounts: a rename of a
+ * directory above one would carry the object out from under its name
+ * (a namespaced container's mount moves with the directory). */
+static bool
+holds_marks (const struct vroot *v, const char *vpath)
+{
+  size_t n = strlen (vpath);
+  const char *const *lists[] = { (const char *const *) v->masked,
+                                 (const char *const *) v->readonly };
+  size_t lens[] = { v->nmasked, v->nreadonly };
+  bool root = n == 1;
+  for (size_t l = 0; l < 2; l++)
+    for (size_t i = 0; i < lens[l]; i++)
+      if (root || (strncmp (lists[l][i], vpath, n) == 0 && lists[l][i][n] == '/'))
+        return true;
+  for (size_t i = 1; i < v->n; i++)
+    if (root || (strncmp (v->e[i].dest, vpath, n) == 0 && v->e[i].dest[n] == '/'))
+      return true;
+  return false;
+}
+
 static int64_t
 do_rename (struct vr_call *c, int od, uint64_t oa, int nd, uint64_t na,
            unsigned flags)
@@ -101,6 +123,8 @@ do_rename (struct vr_call *c, int od, uint64_t oa, int nd, uint64_t na,
     return r;
   if (o.p.ent != n.p.ent)
     return -EXDEV;
+  if (holds_marks (c->s->v, o.p.vpath) || holds_marks (c->s->v, n.p.vpath))
+    return -EBUSY;
   r = (int) syscall (SYS_renameat2, o.dfd, o.name, n.dfd, n.name, flags);
   return r < 0 ? -errno : 0;
 }

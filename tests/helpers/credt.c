@@ -5,6 +5,10 @@
  * Prints one line per open ("OK" or the errno's name).  Static; copied
  * into test root filesystems by tests/lib/common.bash.
  *
+ *   credt userns <file>               drops to uid 1000; opens; unshare,
+ *                                     clone and clone3 into a new user
+ *                                     namespace, each followed by its
+ *                                     result and (where it worked) an open
  *   credt open <file> [w]             open O_RDONLY (w: O_WRONLY)
  *   credt thread-setresuid <file>     main opens; a thread opens, drops
  *                                     itself to uid 1000, opens again;
@@ -40,7 +44,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/sched.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,6 +87,51 @@ static int
 drop_uid (void)
 {
   return (int) syscall (SYS_setresuid, 1000, 1000, 1000);
+}
+
+static void
+errno_line (const char *what, long r)
+{
+  printf ("%s: %s\n", what, r < 0 ? strerrorname_np (errno) : "OK");
+  fflush (stdout);
+}
+
+/* Drops to uid/gid 1000 with no group and no capability, opens, then
+ * tries each way into a user namespace of its own (where it would hold
+ * every capability) and opens from there. */
+static int
+userns (void)
+{
+  int st;
+  syscall (SYS_setgroups, 0, NULL);
+  if (syscall (SYS_setresgid, 1000, 1000, 1000) < 0 || drop_uid () < 0)
+    return printf ("drop: %s\n", strerrorname_np (errno)), 1;
+  show ();
+  long r = syscall (SYS_unshare, CLONE_NEWUSER);
+  errno_line ("unshare", r);
+  show ();
+  pid_t p = (pid_t) syscall (SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, NULL,
+                             NULL, 0);
+  if (p == 0)
+    {
+      show ();
+      _exit (0);
+    }
+  errno_line ("clone", p);
+  if (p > 0)
+    waitpid (p, &st, 0);
+  struct clone_args ca = { .flags = CLONE_NEWUSER,
+                           .exit_signal = SIGCHLD };
+  p = (pid_t) syscall (SYS_clone3, &ca, sizeof ca);
+  if (p == 0)
+    {
+      show ();
+      _exit (0);
+    }
+  errno_line ("clone3", p);
+  if (p > 0)
+    waitpid (p, &st, 0);
+  return 0;
 }
 
 static void *
@@ -345,5 +397,7 @@ main (int argc, char **argv)
     return umask_files (file);
   if (strcmp (cmd, "reuse") == 0)
     return reuse (atoi (arg));
+  if (strcmp (cmd, "userns") == 0)
+    return userns ();
   return fprintf (stderr, "credt: unknown command %s\n", cmd), 2;
 }

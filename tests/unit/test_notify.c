@@ -2,6 +2,7 @@
  * the built filter does once loaded: a trapped call with no supervisor left
  * fails with ENOSYS (closed), an untrapped one runs. */
 #include <errno.h>
+#include <sched.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdlib.h>
@@ -110,6 +111,65 @@ test_loaded (const int *nr, size_t n)
       ? WEXITSTATUS (st) : -WTERMSIG (st));
 }
 
+/* In a child: getppid trapped, unshare with CLONE_NEWUSER and every
+ * getpid denied; each one's answer in turn. */
+static int
+child_with_deny (void)
+{
+  static const struct rt_notify_deny deny[] = {
+    { SYS_unshare, CLONE_NEWUSER, EPERM }, { SYS_getpid, 0, EACCES },
+  };
+  int one = SYS_getppid;
+  struct rt_notify_ops ops = { .syscalls = &one, .syscalls_len = 1,
+                               .deny = deny, .deny_len = 2,
+                               .handle = handle, .log_fd = -1 };
+  struct sock_filter *f = NULL;
+  struct cm_err *err = NULL;
+  size_t len;
+  if (rt_notify_filter (&ops, &f, &len, &err) < 0)
+    return 10;
+  struct sock_fprog prog = { .len = (unsigned short) len, .filter = f };
+  prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  if (syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+    return 11;
+  errno = 0;
+  if (syscall (SYS_unshare, CLONE_NEWUSER | CLONE_FS) != -1 || errno != EPERM)
+    return 12;
+  if (syscall (SYS_unshare, CLONE_FS) != 0)
+    return 13;                  /* no CLONE_NEWUSER bit: through */
+  if (syscall (SYS_getpid) != -1 || errno != EACCES)
+    return 14;
+  if (syscall (SYS_gettid) <= 0)
+    return 15;
+  return 0;
+}
+
+static void
+test_deny (void)
+{
+  static const struct rt_notify_deny bad = { SYS_getpid, 0, 0 };
+  int one = SYS_getppid, st;
+  struct rt_notify_ops ops = { .syscalls = &one, .syscalls_len = 1,
+                               .deny = &bad, .deny_len = 1,
+                               .handle = handle, .log_fd = -1 };
+  struct sock_filter *f = NULL;
+  struct cm_err *err = NULL;
+  size_t len;
+  ok (rt_notify_filter (&ops, &f, &len, &err) < 0 && err
+      && strstr (err->msg, "deny[0]"), "a deny entry without an errno is "
+      "refused: %s", err ? err->msg : "(taken)");
+  cm_err_free (&err);
+  free (f);
+  pid_t p = fork ();
+  if (p == 0)
+    _exit (child_with_deny ());
+  waitpid (p, &st, 0);
+  ok (WIFEXITED (st) && WEXITSTATUS (st) == 0, "loaded: a denied call fails "
+      "with its errno, by its first argument's bits or always; the rest "
+      "runs (child status %d)", WIFEXITED (st) ? WEXITSTATUS (st)
+      : -WTERMSIG (st));
+}
+
 int
 main (void)
 {
@@ -123,6 +183,7 @@ main (void)
     {
       test_loaded (&one, 1);
       test_loaded (many, 250);
+      test_deny ();
     }
   else
     skip ("the kernel has no seccomp user notification");

@@ -449,6 +449,29 @@ run (const char *path, char *const argv[])
   return out;
 }
 
+/* The inode column of the first line of /proc/<pid>/maps text |o| that
+ * names |path|; 0 when none does. */
+static unsigned long
+maps_ino (const char *o, const char *path)
+{
+  const char *p = strstr (o, path);
+  unsigned long ino = 0;
+  if (p == NULL)
+    return 0;
+  while (p > o && p[-1] != '\n')
+    p--;
+  if (sscanf (p, "%*s %*s %*s %*s %lu", &ino) != 1)
+    return 0;
+  return ino;
+}
+
+static unsigned long
+file_ino (const char *path)
+{
+  struct stat st;
+  return stat (path, &st) == 0 ? (unsigned long) st.st_ino : 1;
+}
+
 static void
 execs (void)
 {
@@ -478,10 +501,16 @@ execs (void)
     T (1, "# skip no busybox on the host");
   if (have_libc)
     {
+      /* maps names the view's paths (vroot-procmaps.c): the inode, against
+       * a stat in the view (the rootfs's copy, not the host's file), says
+       * which file is mapped. */
       const char *o = run ("/bin/cat", (char *[]) { "cat", "/proc/self/maps", NULL });
-      T (strstr (o, "/rootfs/usr/lib/x86_64-linux-gnu/libc.so.6") != NULL
-         && strstr (o, "/rootfs/lib64/ld-linux") != NULL,
-         "a dynamic ELF loads the rootfs's ld.so and libc");
+      T (maps_ino (o, " /usr/lib/x86_64-linux-gnu/libc.so.6")
+             == file_ino ("/usr/lib/x86_64-linux-gnu/libc.so.6")
+         && maps_ino (o, " /lib64/ld-linux-x86-64.so.2")
+             == file_ino ("/lib64/ld-linux-x86-64.so.2")
+         && strstr (o, "/rootfs/") == NULL,
+         "a dynamic ELF loads the rootfs's ld.so and libc, named as in the view");
     }
   else
     T (1, "# skip no glibc to copy");
