@@ -186,6 +186,12 @@ take_listener (int sock, int pidfd, int *lfd)
   if (sscanf (text, "listener:%d", &n) != 1)
     return -1;
   *lfd = (int) syscall (SYS_pidfd_getfd, pidfd, n, 0);
+  /* An init that did not wait (its payload's execve is trapped) and
+   * failed its start first — the config's seccomp refused the execve, a
+   * hook failed — has exited (ESRCH) or is exiting (EBADF: its fds are
+   * gone): the same as its hang-up before start. */
+  if (*lfd < 0 && (errno == ESRCH || errno == EBADF))
+    return 0;
   if (*lfd < 0)
     {
       logf_ ("take the listener from the init: %s", strerror (errno));
