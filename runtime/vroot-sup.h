@@ -49,6 +49,20 @@ struct vr_sup
 #define VR_EXEC_FD 1023
 #define VR_INTERP_FD 1022
 #define VR_SCRIPT_FD 1021
+/* The numbers one exec uses: those above, or, under a caller's soft
+ * RLIMIT_NOFILE of 1023 or less, free ones below it (vroot-execfd.c);
+ * -EMFILE when there are not three. */
+struct vr_exec_fds
+{
+  int exec, interp, script;
+};
+struct vr_call;
+int vr_exec_fds (struct vr_call *c, struct vr_exec_fds *x);
+/* A name in the exec directory that leads to fd |num| and ends in |name|,
+ * made if missing: |name| itself for VR_EXEC_FD, else "XX/name" (XX: two
+ * bytes for |num|), into |rel|. */
+int vr_exec_link (struct vr_call *c, const char *name, int num,
+                  char rel[NAME_MAX + 4]);
 /* The name of the memfd copy of a file the caller may execute and not
  * read (vroot-exec.c): vr_fd_writable refuses changing its metadata. */
 #define VR_EXEC_ONLY_MEMFD "vroot-exec-only"
