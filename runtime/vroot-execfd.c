@@ -57,7 +57,7 @@ vr_exec_fds (struct vr_call *c, struct vr_exec_fds *x)
 {
   char path[64];
   int *slot[3] = { &x->exec, &x->interp, &x->script };
-  long lim = soft_nofile (c->task->tgid);
+  long lim = soft_nofile (c->tid);
   size_t k = 0;
   *x = (struct vr_exec_fds) { VR_EXEC_FD, VR_INTERP_FD, VR_SCRIPT_FD };
   if (lim < 0)
@@ -67,7 +67,7 @@ vr_exec_fds (struct vr_call *c, struct vr_exec_fds *x)
   bool was = vr_cred_out ();    /* its fd table: a ptrace-class read */
   for (long n = lim - 1; n > 2 && k < 3; n--)
     {
-      snprintf (path, sizeof path, "/proc/%d/fd/%ld", (int) c->task->tgid, n);
+      snprintf (path, sizeof path, "/proc/%d/fd/%ld", (int) c->tid, n);
       if (faccessat (AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0
           && errno == ENOENT)
         *slot[k++] = (int) n;

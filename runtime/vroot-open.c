@@ -117,7 +117,7 @@ writes (int oflags)
  * kernel checks the mount's read-only flag again at that open; the view's
  * read-only paths are no mount, so they are checked here (an fd opened
  * read-only under one was reopened for writing). */
-static int
+static int64_t
 open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
 {
   char link[64];
@@ -143,6 +143,12 @@ open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
   int r = writes (flags) ? vr_fd_readonly (c, dup) : 0;
   if (r < 0)
     return r;
+  /* A named FIFO's reopen waits for its peer as any open of it: not on
+   * this loop (an anonymous pipe's never waits). */
+  struct stat st;
+  if (vr_fifo_may_wait (flags) && host[0] == '/' && fstat (dup, &st) == 0
+      && S_ISFIFO (st.st_mode))
+    return vr_fifo_wait (c, cm_steal_fd (&dup), flags, -1);
   fd = open (link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC);
   return fd < 0 ? -errno : fd;
 }
@@ -259,7 +265,10 @@ vr_do_open (struct vr_call *c)
     {
       if (a.resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS))
         return -ELOOP;
-      fd = open_fdref (c, &p, a.flags);
+      int64_t f = open_fdref (c, &p, a.flags);
+      if (f == VR_ANSWERED)
+        return f;
+      fd = (int) f;
     }
   else if (p.type == S_IFLNK && !(a.flags & O_PATH))
     return -ELOOP;              /* O_NOFOLLOW on a symlink */

@@ -7,6 +7,9 @@
  *                                        to EOF
  *   fifoprobe write <path> <text> [openat2]  open O_WRONLY, write <text>
  *   fifoprobe try <path> r|w|rw|rn|wn    open (n: O_NONBLOCK), print OK
+ *   fifoprobe hold <path> <prog> [args]  a reader of <path> (opened
+ *                                        O_NONBLOCK, the flag cleared) at
+ *                                        fd 3, then exec <prog>
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +59,15 @@ main (int argc, char **argv)
       if ((fd = open_ (argv[2], O_WRONLY, argc > 4)) < 0)
         return fail ();
       return write (fd, argv[3], strlen (argv[3])) < 0;
+    }
+  if (argc >= 4 && strcmp (argv[1], "hold") == 0)
+    {
+      if ((fd = open (argv[2], O_RDONLY | O_NONBLOCK)) < 0)
+        return fail ();
+      if (dup2 (fd, 3) < 0 || fcntl (3, F_SETFL, 0) < 0)
+        return fail ();
+      execv (argv[3], argv + 3);
+      return fail ();
     }
   if (argc == 4 && strcmp (argv[1], "try") == 0)
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)

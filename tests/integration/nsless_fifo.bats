@@ -162,3 +162,12 @@ dyn_echo() {
   [ "$status" -eq 0 ]
   [ "$output" = "$(printf 'kept\nalso')" ]
 }
+
+@test "nsless fifo: a FIFO reopened through /proc/self/fd waits on a thread too" {
+  # /proc/<pid>/fd/N of a named FIFO is a new open of it, which waits for
+  # a writer like any other (sleep: the writer comes after the reopen).
+  fifo_sh 'mkfifo /tmp/p; fifoprobe hold /tmp/p /bin/sh -c "(sleep 1; echo via-fd > /tmp/p) & cat /proc/self/fd/3; wait"'
+  echo "$output"; echo "$stderr" | grep -v warning || true
+  [ "$status" -eq 0 ]
+  [ "$output" = via-fd ]
+}
