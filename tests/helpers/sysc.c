@@ -67,7 +67,8 @@ static const struct
   X (unshare) X (clone) X (personality) X (ioctl) X (getuid) X (getgid)
   X (getcwd) X (uname) X (sethostname) X (chroot) X (mkdirat) X (dup)
   X (close) X (getpriority) X (setpriority) X (sched_yield) X (getsid)
-  X (fchmod) X (umask) X (getpgid) X (setpgid)
+  X (fchmod) X (umask) X (getpgid) X (setpgid) X (socket) X (ptrace)
+  X (shmget) X (shmctl)
 };
 #undef X
 
