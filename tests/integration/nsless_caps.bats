@@ -62,9 +62,7 @@ PACKET=(sysc socket 17 3 768)
   no_state
 }
 
-@test "nsless caps: CAP_NET_RAW kept in the permitted set outside the bounding set is refused too" {
-  # The bounding set limits what an exec gains, not what is held: a
-  # capability dropped from bounding but kept in permitted is held.
+@test "nsless caps: CAP_NET_RAW named in a set other than bounding is refused too, naming that set" {
   jqc '.process.capabilities.effective += ["CAP_NET_RAW"] | .process.capabilities.permitted += ["CAP_NET_RAW"]'
   root_run "${PACKET[@]}"
   run --separate-stderr as_root caps1b
