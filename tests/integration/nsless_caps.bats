@@ -169,3 +169,25 @@ d=D(); l.shmctl($id, 2, ctypes.byref(d)); d.perm.uid=1000; d.perm.gid=1000; l.sh
   [ "$output" = $'EPERM\nEPERM' ]
   [ "$left" = 1 ]
 }
+
+@test "nsless caps: a namespaced sysctl written through /proc/sys does not reach the host's (kernel/domainname, readonlyPaths removed)" {
+  DOM0=$(cat /proc/sys/kernel/domainname)
+  jqc 'del(.linux.readonlyPaths)'
+  CAPS='["CAP_SYS_ADMIN","CAP_DAC_OVERRIDE"]' root_run sh -c 'echo caps-dom > /proc/sys/kernel/domainname; cat /proc/sys/kernel/domainname'
+  run --separate-stderr as_root caps11
+  echo "out: $output"; echo "err: $stderr"
+  local now; now=$(cat /proc/sys/kernel/domainname)
+  [ "$now" = "$DOM0" ] || echo "$DOM0" > /proc/sys/kernel/domainname
+  [ "$now" = "$DOM0" ]
+  [[ "$output" != *caps-dom* ]]
+}
+
+@test "nsless caps: a host abstract unix socket is out of reach with the network namespace listed (Landlock's scope)" {
+  "$SANDLOCK_HELPERS/sysc" ulisten "@nsless-caps-$$" > "$D/listen.out" &
+  LISTENER=$!
+  for _ in $(seq 50); do grep -q READY "$D/listen.out" && break; sleep 0.1; done
+  root_run sysc uconnect "@nsless-caps-$$"
+  run --separate-stderr as_root caps12
+  echo "out: $output"; echo "err: $stderr"
+  [ "$output" = EPERM ]
+}
