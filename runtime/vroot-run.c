@@ -282,6 +282,12 @@ rt_vroot_child_process (struct rt_child *ch, struct cm_err **err)
    * delete find every process of the container among its descendants. */
   if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
     return cm_err_set (err, errno, "namespace-less mode: subreaper");
+  /* A session of its own, as the namespaced init's (child.c): left in the
+   * caller's, the container has the caller's terminal as its controlling
+   * tty, and TIOCSTI on it types into the host's shell (nsless_caps.bats;
+   * the spec's pid namespace is not made). */
+  if (setsid () < 0)
+    return cm_err_set (err, errno, "namespace-less mode: setsid");
   if (chdir (setup.exec_path) < 0)
     return cm_err_set (err, errno, "namespace-less mode: chdir `%s`",
                        setup.exec_path);

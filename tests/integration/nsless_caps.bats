@@ -191,3 +191,15 @@ d=D(); l.shmctl($id, 2, ctypes.byref(d)); d.perm.uid=1000; d.perm.gid=1000; l.sh
   echo "out: $output"; echo "err: $stderr"
   [ "$output" = EPERM ]
 }
+
+@test "nsless caps: the container has a session of its own: TIOCSTI cannot type into the caller's terminal" {
+  command -v script >/dev/null || skip "script (util-linux) is needed for a controlling terminal"
+  # A config filter that allows every ioctl (the default one refuses
+  # TIOCSTI): the session is what must hold.
+  jqc '.linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW"}'
+  root_run sysc tiocsti
+  run script -qec "$SANDLOCK_OCI --root $D/rstate run --isolation landlock -b $D/bundle caps13 2>/dev/null" /dev/null </dev/null
+  echo "out: $output"
+  [[ "$output" == *EPERM* ]]
+  [[ "$output" != *xOK* ]]
+}
