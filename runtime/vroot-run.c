@@ -202,6 +202,7 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   ops.syscalls_len = setup.ntrapped;
   ops.deny = vr_denied_calls;
   ops.deny_len = vr_denied_calls_len;
+  ops.deny_ne = vr_deny_ne_list (p->c, &ops.deny_ne_len);
   ops.ud = &setup.sup;
   o->notify = &ops;
   return 0;

@@ -203,3 +203,25 @@ d=D(); l.shmctl($id, 2, ctypes.byref(d)); d.perm.uid=1000; d.perm.gid=1000; l.sh
   [[ "$output" == *EPERM* ]]
   [[ "$output" != *xOK* ]]
 }
+
+@test "nsless caps: with a pid namespace listed, prlimit and setpriority reach no host process (the caller itself still works)" {
+  host_sleep
+  local lim0; lim0=$(grep 'open files' "/proc/$HOSTPID/limits")
+  # prlimit64(host, RLIMIT_NOFILE, 100) — no capability needed on a
+  # process of the same uid; then on itself (0); setpriority of the
+  # container's uid (PRIO_USER) and of itself.
+  root_run sh -c "sysc prlimit $HOSTPID 7 100 100; sysc prlimit 0 7 1000 1000; sysc setpriority 2 0 5; sysc setpriority 0 0 5"
+  run --separate-stderr as_root caps14
+  echo "out: $output"; echo "err: $stderr"
+  [ "$(grep 'open files' "/proc/$HOSTPID/limits")" = "$lim0" ]
+  [ "$(nice_of "$HOSTPID")" = 0 ]
+  [ "$output" = $'EPERM\nOK\nEPERM\nOK' ]
+}
+
+@test "nsless caps: without a pid namespace listed, prlimit on another process is kept" {
+  unlist pid
+  root_run sh -c 'sleep 100 & sysc prlimit $! 7 100 100; grep "open files" /proc/$!/limits; kill $!'
+  run --separate-stderr as_root caps15
+  echo "out: $output"; echo "err: $stderr"
+  [[ "$output" == OK*"Max open files"*100*100* ]]
+}
