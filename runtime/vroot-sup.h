@@ -146,6 +146,12 @@ int vr_devnode_check (const struct vr_entry *e, int fd, int oflags);
 enum { VR_MAPS_NO, VR_MAPS, VR_MAPS_NUMA };
 int vr_procmaps_wanted (const struct vr_path *p, int oflags);
 int vr_procmaps_copy (struct vr_call *c, int fd, int kind);
+/* /proc/<pid>/mountinfo, mounts, mountstats opened read-only
+ * (vroot-procmounts.c): |fd| (the host's file, opened in the caller's
+ * rights) is closed and a memfd of the view's mount table returned in its
+ * place; any other file: |fd| itself.  -errno on failure (|fd| closed). */
+int vr_procmounts_serve (struct vr_call *c, const struct vr_path *p,
+                         int oflags, int fd);
 
 /* 0 when metadata may be changed through |dup| (a dup of a caller's fd):
  * -EROFS under a read-only entry or path of the view, -EPERM for a host
