@@ -212,6 +212,8 @@ vr_do_open (struct vr_call *c)
     }
   if (fd >= 0 && p.ent)
     fd = vr_procmounts_serve (c, &p, a.flags, fd);
+  if (fd >= 0 && p.ent)
+    fd = vr_procnet_serve (c, &p, a.flags, fd);
   int maps = fd >= 0 ? vr_procmaps_wanted (&p, a.flags) : VR_MAPS_NO;
   if (maps != VR_MAPS_NO)
     {

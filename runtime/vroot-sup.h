@@ -42,6 +42,9 @@ struct vr_sup
   struct vr_dcache dcache;
   /* The host's network stays closed (runtime/vroot-inet.c). */
   bool inet_closed, tcp_connect_closed;
+  /* config.json lists a network namespace: /proc/net's socket tables
+   * show the container's own sockets (vroot-procnet.c). */
+  bool netns;
 };
 
 /* The fd numbers exec injects at (ADDFD_FLAG_SETFD, O_CLOEXEC except the
@@ -152,6 +155,13 @@ int vr_procmaps_copy (struct vr_call *c, int fd, int kind);
  * place; any other file: |fd| itself.  -errno on failure (|fd| closed). */
 int vr_procmounts_serve (struct vr_call *c, const struct vr_path *p,
                          int oflags, int fd);
+/* /proc/<pid>/net's socket tables (tcp, udp, unix, packet, …) opened
+ * read-only where config.json lists a network namespace
+ * (vroot-procnet.c): |fd| is closed and a memfd returned holding its
+ * header and the lines of the container's own sockets; any other file:
+ * |fd| itself.  -errno on failure (|fd| closed). */
+int vr_procnet_serve (struct vr_call *c, const struct vr_path *p, int oflags,
+                      int fd);
 
 /* 0 when metadata may be changed through |dup| (a dup of a caller's fd):
  * -EROFS under a read-only entry or path of the view, -EPERM for a host

@@ -65,3 +65,59 @@ check_mounts() {
   [ "$status" -eq 0 ]
   check_mounts
 }
+
+# A listening unix socket on the host, its path in $HOSTSOCK, and a host
+# TCP listener on 127.0.0.1 ($TPORT).
+host_sockets() {
+  HOSTSOCK=$D/host-$RANDOM.sock
+  python3 -c "
+import socket, os, sys
+u = socket.socket(socket.AF_UNIX); u.bind('$HOSTSOCK'); u.listen(1)
+t = socket.socket(); t.bind(('127.0.0.1', 0)); t.listen(1)
+print(t.getsockname()[1]); sys.stdout.flush(); sys.stdout.close()
+while True: u.accept()" > "$D/port" &
+  LISTENER=$!
+  for _ in $(seq 50); do [ -s "$D/port" ] && [ -S "$HOSTSOCK" ] && break; read -rt 0.1 <> <(:) || true; done
+  TPORT=$(cat "$D/port")
+  TPORT_HEX=$(printf '%04X' "$TPORT")
+  grep -q "$HOSTSOCK" /proc/net/unix          # control: the host sees it
+}
+
+# The container listens on a unix socket of its own and reads the tables.
+NET_PROBE='s=/tmp/own-$$.sock; sysc ulisten $s >/dev/null & for i in $(seq 50); do [ -S $s ] && break; sleep 0.1; done
+cat /proc/net/unix; echo ==; cat /proc/net/tcp /proc/self/net/tcp6 /proc/$$/task/$$/net/udp; echo ==
+wc -l < /proc/net/unix; kill %1'
+
+@test "nsless proc: /proc/net socket tables are the container's own when config.json lists a network namespace" {
+  command -v python3 >/dev/null || skip "python3 needed for the host sockets"
+  host_sockets
+  args sh -c "$NET_PROBE"
+  run --separate-stderr as_user run n1
+  echo "$output"; echo "$stderr"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"$HOSTSOCK"* ]]        # a host socket's path
+  [[ "$output" != *":$TPORT_HEX "* ]]     # a host TCP listener
+  [[ "$output" == *"Num       RefCount Protocol Flags"* ]]   # the header
+  [[ "$output" == *"sl  local_address"* ]]
+  [ "${lines[-1]}" -ge 2 ]                # its own socket, after the header
+  # As root too.
+  jqc '.process.user={uid:0,gid:0}'
+  run --separate-stderr as_root run --isolation landlock n2
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"$HOSTSOCK"* ]]
+  [[ "$output" != *":$TPORT_HEX "* ]]
+  [ "${lines[-1]}" -ge 2 ]
+}
+
+@test "nsless proc: /proc/net stays the host's when config.json asks for the host's network" {
+  command -v python3 >/dev/null || skip "python3 needed for the host sockets"
+  host_sockets
+  jqc 'del(.linux.namespaces[] | select(.type == "network"))'
+  args sh -c 'cat /proc/net/unix /proc/net/tcp'
+  run --separate-stderr as_user run n3
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"$HOSTSOCK"* ]]
+  [[ "$output" == *":$TPORT_HEX "* ]]
+}
