@@ -142,6 +142,35 @@ ours (const struct inos *set, const char *s, const char *end, int col)
   return false;
 }
 
+/* A kept line; in unix, a socket bound in the view named by its view
+ * path instead of the supervisor's on-behalf one (vroot-sockname.c). */
+static int
+put_line (const struct vr_sup *sup, int m, const char *s, const char *e,
+          int col)
+{
+  const char *p = col == 6 ? memmem (s, (size_t) (e - s), " /proc/self/fd/", 15)
+                           : NULL;
+  char kname[PATH_MAX];
+  const char *v = NULL;
+  size_t n = p ? (size_t) (e - p - 1) : 0;
+  if (p && n > 0 && p[n] == '\n' && n - 1 < sizeof kname)
+    {
+      memcpy (kname, p + 1, n - 1);
+      kname[n - 1] = '\0';
+      /* the inode: field 6 */
+      const char *q = s;
+      for (int f = 0; f < 6 && q; f++)
+        q = strchr (q, ' '), q = q ? q + strspn (q, " ") : NULL;
+      v = q ? vr_sockname_view (sup, strtoul (q, NULL, 10), kname) : NULL;
+    }
+  if (v == NULL)
+    return cm_write_all (m, s, (size_t) (e - s)) < 0 ? -1 : 0;
+  if (cm_write_all (m, s, (size_t) (p + 1 - s)) < 0
+      || cm_write_all (m, v, strlen (v)) < 0 || cm_write_all (m, "\n", 1) < 0)
+    return -1;
+  return 0;
+}
+
 static int
 read_all (int fd, char **buf, size_t *len)
 {
@@ -181,7 +210,7 @@ filtered (struct vr_call *c, int fd, int col)
       const char *nl = memchr (s, '\n', (size_t) (buf + len - s));
       e = nl ? nl + 1 : buf + len;
       if ((s == buf || ours (&set, s, e, col))
-          && cm_write_all (m, s, (size_t) (e - s)) < 0)
+          && put_line (c->s, m, s, e, col) < 0)
         r = -EIO;
     }
   free (set.v);

@@ -45,6 +45,9 @@ struct vr_sup
   /* config.json lists a network namespace: /proc/net's socket tables
    * show the container's own sockets (vroot-procnet.c). */
   bool netns;
+  /* Unix sockets bound in the view: their names (vroot-sockname.c). */
+  struct vr_sockname *names;
+  size_t nnames;
 };
 
 /* The fd numbers exec injects at (ADDFD_FLAG_SETFD, O_CLOEXEC except the
@@ -162,6 +165,19 @@ int vr_procmounts_serve (struct vr_call *c, const struct vr_path *p,
  * |fd| itself.  -errno on failure (|fd| closed). */
 int vr_procnet_serve (struct vr_call *c, const struct vr_path *p, int oflags,
                       int fd);
+
+/* Unix sockets bound in the view (vroot-sockname.c): vr_sockname_bound
+ * records that |sock| was bound on-behalf as |kname| (the name the
+ * kernel keeps) for the container's |vpath|; vr_sockname_view gives the
+ * view path of a kernel name — by socket inode |ino| (0: unknown), else
+ * by the name alone — or NULL.  vr_do_sockname services getsockname
+ * and getpeername with the view's names. */
+void vr_sockname_bound (struct vr_sup *s, int sock, const char *kname,
+                        const char *vpath);
+const char *vr_sockname_view (const struct vr_sup *s, unsigned long ino,
+                              const char *kname);
+void vr_sockname_free (struct vr_sup *s);
+int64_t vr_do_sockname (struct vr_call *c);
 
 /* 0 when metadata may be changed through |dup| (a dup of a caller's fd):
  * -EROFS under a read-only entry or path of the view, -EPERM for a host

@@ -121,3 +121,27 @@ wc -l < /proc/net/unix; kill %1'
   [[ "$output" == *"$HOSTSOCK"* ]]
   [[ "$output" == *":$TPORT_HEX "* ]]
 }
+
+# A unix socket bound in the view is bound by the supervisor through
+# /proc/self/fd/<parent>/<name>: that is the name the kernel keeps.
+SOCKNAME_PROBE='sockname /tmp/named-$$.sock'
+
+check_sockname() {
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"/proc/self/fd"* ]]
+  [[ "${lines[0]}" =~ ^"sock /tmp/named-"[0-9]+".sock"$ ]]
+  [ "${lines[1]}" = "peer ${lines[0]#sock }" ]
+  [ "${lines[2]}" = "acc ${lines[0]#sock }" ]
+  [ "${lines[3]}" = "unix ${lines[0]#sock }" ]   # /proc/net/unix: the view path
+}
+
+@test "nsless proc: getsockname and getpeername of a unix socket bound in the view give its view path" {
+  args sh -c "$SOCKNAME_PROBE"
+  run --separate-stderr as_user run g1
+  echo "$output"; echo "$stderr"
+  check_sockname
+  jqc '.process.user={uid:0,gid:0}'
+  run --separate-stderr as_root run --isolation landlock g2
+  echo "$output"
+  check_sockname
+}
