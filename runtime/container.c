@@ -103,7 +103,8 @@ rt_container_create (const struct rt_create_opts *o, struct rt_created *out,
   close (pp.sock[1]);
   pp.sock[1] = -1;
   if (rt_notify_parent (pid, pa.cg ? rt_cgroup_path (pa.cg) : NULL, err) < 0
-      || rt_parent_run (&p, &pp, &pa, out, err) < 0)
+      || rt_parent_run (&p, &pp, &pa, out, err) < 0
+      || rt_notify_watched (err) < 0)
     goto out;
   out->warning = rt_plan_warning (&p);
   out->supervisor_pid = rt_notify_pid (&out->supervisor_start_time);

@@ -167,8 +167,11 @@ recv_fd (int sock, char *text, size_t max, int *fd)
 
 /* The init's listener: it writes "listener:N" and waits (write and read:
  * trapped calls would wait for a supervisor with no listener yet); the
- * fd is taken with pidfd_getfd, then the init is told to go on.  1, 0 at
- * EOF (the init died: a failed create), -1. */
+ * fd is taken with pidfd_getfd, then the init is told to go on.  An init
+ * whose payload's execve is trapped does not wait (notify.c hand_over):
+ * it may have closed its end already, so a failed "k" is not an error —
+ * an init that died leaves a listener without users, and the loop ends.
+ * 1, 0 at EOF (the init died: a failed create), -1. */
 static int
 take_listener (int sock, int pidfd, int *lfd)
 {
@@ -183,16 +186,22 @@ take_listener (int sock, int pidfd, int *lfd)
   if (sscanf (text, "listener:%d", &n) != 1)
     return -1;
   *lfd = (int) syscall (SYS_pidfd_getfd, pidfd, n, 0);
+  /* An init that did not wait (its payload's execve is trapped) and
+   * failed its start first — the config's seccomp refused the execve, a
+   * hook failed — has exited (ESRCH) or is exiting (EBADF: its fds are
+   * gone): the same as its hang-up before start. */
+  if (*lfd < 0 && (errno == ESRCH || errno == EBADF))
+    return 0;
   if (*lfd < 0)
     {
       logf_ ("take the listener from the init: %s", strerror (errno));
       return -1;
     }
-  if (send (sock, "k", 1, MSG_NOSIGNAL) != 1)
+  if (send (sock, "k", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE)
     {
       close (*lfd);
       *lfd = -1;
-      return 0;                 /* the init is gone */
+      return -1;
     }
   return 1;
 }

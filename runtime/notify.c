@@ -6,7 +6,8 @@
  * the other is the runtime's until clone and the init's until the listener
  * is sent.  On it, in order: the supervisor's ops->init outcome (text, ""
  * when it worked; none without an ops->init), the init's pidfd with the
- * cgroup path, "w" back once the watcher is up, the listener. */
+ * cgroup path, "w" back once the watcher is up (read at the end of the
+ * create), the listener. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -146,11 +147,23 @@ rt_notify_parent (pid_t init, const char *cgroup_path, struct cm_err **err)
   /* The init is this process's unreaped child: the pid cannot be reused. */
   if (cm_send_fd_str (nt.init_sock, pidfd, msg) < 0)
     return cm_err_set (err, errno, "notify: send the init to the supervisor");
-  /* Its watcher is up: a supervisor killed after the create returns
-   * takes the container with it (without the wait, a SIGKILL right after
-   * the create could land before the watcher existed). */
+  return 0;
+}
+
+/* Its watcher is up: a supervisor killed after the create returns takes
+ * the container with it (without the wait, a SIGKILL right after the
+ * create could land before the watcher existed).  Asked for last, not
+ * right after the pidfd: the supervisor forks its watcher while the init
+ * runs its own steps, instead of holding them up (the init parks with
+ * PR_SET_PDEATHSIG until the create is recorded, and reads nothing on
+ * this socket before `start`, so the byte is the runtime's). */
+int
+rt_notify_watched (struct cm_err **err)
+{
   char w;
   ssize_t r;
+  if (nt.ops == NULL)
+    return 0;
   while ((r = recv (nt.init_sock, &w, 1, 0)) < 0 && errno == EINTR)
     ;
   if (r != 1 || w != 'w')
@@ -191,6 +204,46 @@ rt_notify_child_fd (void)
   return nt.ops ? nt.init_sock : -1;
 }
 
+/* Trapped system calls from here on wait in the listener's queue until
+ * the supervisor has it.  So the hand-over is write and read, which are
+ * never trapped (sendmsg may be: the namespace-less supervisor draws
+ * datagrams): the supervisor takes the fd with pidfd_getfd, then says go
+ * on, and the init closes it.  Unless the payload is an execve and
+ * execve is trapped (|wait| false): then the fd stays open, close-on-exec,
+ * until that execve, which waits for the supervisor, and the supervisor
+ * takes the listener before it serves anything — one wake-up less on the
+ * start path.  (A function payload never execs: it must not keep the
+ * listener, so it waits and closes it.)  0 or errno. */
+static bool
+exec_trapped (const struct rt_notify_ops *ops)
+{
+  for (size_t i = 0; ops && i < ops->syscalls_len; i++)
+    if (ops->syscalls[i] == SYS_execve)
+      return true;
+  return false;
+}
+
+static int
+hand_over (int fd, bool wait)
+{
+  char msg[32], b;
+  int n = snprintf (msg, sizeof msg, "listener:%d", fd), e = 0;
+  ssize_t r;
+  if (!wait && fcntl (fd, F_SETFD, FD_CLOEXEC) < 0)
+    e = errno;
+  else if ((r = write (nt.init_sock, msg, (size_t) n)) != n)
+    e = r < 0 ? errno : EIO;
+  else if (wait)
+    {
+      while ((r = read (nt.init_sock, &b, 1)) < 0 && errno == EINTR)
+        ;
+      e = r == 1 ? 0 : r == 0 ? EPIPE : errno;
+    }
+  if (wait || e)
+    close (fd);
+  return e;
+}
+
 int
 rt_notify_child_step (struct rt_child *ch, struct cm_err **err)
 {
@@ -208,23 +261,9 @@ rt_notify_child_step (struct rt_child *ch, struct cm_err **err)
     }
   if (fd < 0)
     return cm_err_set (err, errno, "notify: load the trap filter");
-  /* Trapped system calls from here on wait in the listener's queue until
-   * the supervisor has it.  So the hand-over is write and read, which are
-   * never trapped (sendmsg may be: the namespace-less supervisor draws
-   * datagrams): the supervisor takes the fd with pidfd_getfd, then says
-   * go on. */
-  char msg[32], b;
-  int n = snprintf (msg, sizeof msg, "listener:%ld", fd), e = 0;
-  ssize_t r = write (nt.init_sock, msg, (size_t) n);
-  if (r != n)
-    e = r < 0 ? errno : EIO;
-  else
-    {
-      while ((r = read (nt.init_sock, &b, 1)) < 0 && errno == EINTR)
-        ;
-      e = r == 1 ? 0 : r == 0 ? EPIPE : errno;
-    }
-  close ((int) fd);
+  int e = hand_over ((int) fd, !(exec_trapped (nt.ops)
+                                 && ch->p->o->payload.kind
+                                        == RT_PAYLOAD_EXEC));
   close (nt.init_sock);
   nt.init_sock = -1;
   if (e)

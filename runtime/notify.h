@@ -31,6 +31,11 @@ int rt_notify_spawn (const struct rt_create_opts *o, struct cm_err **err);
 int rt_notify_parent (pid_t init, const char *cgroup_path,
                       struct cm_err **err);
 
+/* Parent, last step of a create that succeeded so far: waits until the
+ * supervisor's watcher is up (its death kills the container from then
+ * on); an error when the supervisor died first. */
+int rt_notify_watched (struct cm_err **err);
+
 /* The supervisor's pid and start time (0 without notify ops). */
 pid_t rt_notify_pid (uint64_t *start_time);
 

@@ -36,15 +36,18 @@ static void *
 thread_main (void *unused)
 {
   char b = 0;
+  int rfd = d.release[0];       /* vr_domain_release forgets it */
   (void) unused;
   d.rc = vr_landlock_self_with (d.v, d.exec_dir, d.net, d.extra, d.n, &d.err)
                  < 0 ? -1 : d.fn (d.ud, &d.err);
   if (write (d.done[1], &b, 1) != 1)
     d.rc = -1;
   /* Until vr_domain_release: a byte, not EOF (the init holds a copy of
-   * the write end until its exec). */
-  while (read (d.release[0], &b, 1) < 0 && errno == EINTR)
+   * the write end until its exec).  The read end is this thread's to
+   * close: the runtime does not wait for it to leave. */
+  while (read (rfd, &b, 1) < 0 && errno == EINTR)
     ;
+  close (rfd);
   return NULL;
 }
 
@@ -101,16 +104,21 @@ vr_domain_fork (const struct vroot *v, int exec_dir, const struct vr_net *net,
   return 0;
 }
 
+/* Not joined: the thread leaves on its own once it has the byte (a
+ * join waited for it to be scheduled, on the create's path), and closes
+ * its read end itself — closed here, its number could be reused before
+ * the thread's read. */
 void
 vr_domain_release (void)
 {
   char b = 0;
   if (d.running)
     {
-      if (write (d.release[1], &b, 1) == 1)
-        pthread_join (d.thread, NULL);
-      else
-        pthread_detach (d.thread);
+      pthread_detach (d.thread);
+      /* Should the byte not go, EOF wakes it once the init execs. */
+      ssize_t r = write (d.release[1], &b, 1);
+      (void) r;
+      d.release[0] = -1;
     }
   d.running = false;
   close_pipes ();

@@ -21,7 +21,8 @@ int vr_domain_fork (const struct vroot *v, int exec_dir,
                     struct cm_err **err);
 
 /* Lets the thread end (the create is over, the init's PDEATHSIG
- * dropped or the init gone) and joins it.  Harmless when none runs. */
+ * dropped or the init gone), without waiting for it to leave.  Harmless
+ * when none runs. */
 void vr_domain_release (void);
 
 #endif

@@ -85,11 +85,12 @@ elf_interp (int fd, char out[256], uint64_t *off, uint64_t *size)
 /* A sealed, executable memfd copy of |fd| with |len| bytes at |off|
  * replaced by |text| (NUL-padded). */
 static int
-patched_copy (int fd, uint64_t off, const char *text, size_t len)
+patched_copy (int fd, uint64_t off, const char *text, size_t len,
+              const char *name)
 {
   struct stat st;
   char pad[256] = { 0 };
-  _cleanup_fd_ int m = memfd_create ("vroot-exec", MFD_CLOEXEC | MFD_EXEC
+  _cleanup_fd_ int m = memfd_create (name, MFD_CLOEXEC | MFD_EXEC
                                      | MFD_ALLOW_SEALING);
   off_t in = 0;
   if (m < 0 || fstat (fd, &st) < 0)
@@ -103,6 +104,76 @@ patched_copy (int fd, uint64_t off, const char *text, size_t len)
                 | F_SEAL_SEAL) < 0)
     return -errno;
   return cm_steal_fd (&m);
+}
+
+/* The copy of a file the caller may execute and not read (mode 0711),
+ * made in the supervisor's own credentials (vr_cred_out): a memfd owned
+ * by it, mode 0111, handed out as a file opened with access mode 3 —
+ * neither read nor write: read, mmap and sendfile of it are EBADF or
+ * EACCES, a reopen through /proc is refused by the mode, and with no
+ * writer an exec of it is not ETXTBSY.  Exec'ing a file it may not read
+ * makes the kernel mark the new image non-dumpable (would_dump), as for
+ * the original: no /proc/<pid>/mem, no ptrace.  Its metadata cannot be
+ * changed through the view (vr_fd_writable): its owner may be the
+ * caller's uid. */
+static int
+exec_only_copy (int fd, uint64_t off, const char *text, size_t len)
+{
+  char link[64];
+  int x = -1;
+  bool was = vr_cred_out ();
+  _cleanup_fd_ int m = patched_copy (fd, off, text, len, VR_EXEC_ONLY_MEMFD);
+  if (m >= 0)
+    {
+      snprintf (link, sizeof link, "/proc/self/fd/%d", m);
+      x = open (link, O_RDWR | O_WRONLY | O_CLOEXEC);
+      if (x >= 0 && fchmod (m, 0111) < 0)
+        close (x), x = -1;
+    }
+  int e = m < 0 ? -m : errno;
+  vr_cred_back (was);
+  return x < 0 ? -e : x;
+}
+
+/* The file |path| names, for exec: the mount's noexec and X_OK checked on
+ * the very inode then read (an O_PATH fd of it, in the caller's
+ * credentials: a file swapped in afterwards is not what is read), read in
+ * the caller's credentials — or, where they allow exec and not read, in
+ * the supervisor's own (*xonly): only a root runtime's can (an ordinary
+ * user's has the caller's very ids, EACCES).  A read Landlock refuses
+ * (access(2) says R_OK) stays refused. */
+static int
+open_exec (struct vr_call *c, int dirfd, const char *path, int flags,
+           struct vr_path *p, bool *xonly)
+{
+  char link[64];
+  struct stat st;
+  int r, fd;
+  *xonly = false;
+  if ((r = vr_resolve_at (c, dirfd, path, flags, p)) < 0)
+    return r;
+  if (p->ent && p->type == S_IFLNK)
+    return -ELOOP;              /* execveat's AT_SYMLINK_NOFOLLOW */
+  if (p->ent == NULL || p->type != S_IFREG || p->ent->noexec)
+    return -EACCES;             /* noexec: Landlock has no EXECUTE there */
+  _cleanup_fd_ int pfd = vr_open (p, O_PATH, 0);
+  if (pfd < 0)
+    return pfd;
+  if (fstat (pfd, &st) < 0 || !S_ISREG (st.st_mode))
+    return -EACCES;
+  if (syscall (SYS_faccessat2, pfd, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) < 0)
+    return -errno;
+  snprintf (link, sizeof link, "/proc/self/fd/%d", pfd);
+  if ((fd = open (link, O_RDONLY | O_CLOEXEC)) >= 0 || errno != EACCES)
+    return fd < 0 ? -errno : fd;
+  if (syscall (SYS_faccessat2, pfd, "", R_OK, AT_EACCESS | AT_EMPTY_PATH) == 0
+      || errno != EACCES)
+    return -EACCES;
+  bool was = vr_cred_out ();
+  fd = open (link, O_RDONLY | O_CLOEXEC);
+  vr_cred_back (was);
+  *xonly = fd >= 0;
+  return fd < 0 ? -EACCES : fd;
 }
 
 static int
@@ -126,14 +197,17 @@ open_in_view (struct vr_call *c, const char *path, int flags, struct vr_path *p)
 }
 
 /* What the kernel should exec for the ELF |fd|: itself, or a copy whose
- * interpreter is the view's, injected at |interp_num|. */
+ * interpreter is the view's, injected at |interp_num|; for a file the
+ * caller may not read (|xonly|), always an exec-only copy. */
 static int
-prepare_elf (struct vr_call *c, int fd, int interp_num)
+prepare_elf (struct vr_call *c, int fd, int interp_num, bool xonly)
 {
   char interp[256], text[32];
   uint64_t off, size;
   struct vr_path ip;
   int r = elf_interp (fd, interp, &off, &size);
+  if (r == 0 && xonly)
+    return exec_only_copy (fd, 0, "", 0);
   if (r <= 0)
     return r < 0 ? r : fcntl (fd, F_DUPFD_CLOEXEC, 0);
   _cleanup_fd_ int ifd = open_in_view (c, interp, 0, &ip);
@@ -144,7 +218,9 @@ prepare_elf (struct vr_call *c, int fd, int interp_num)
     return -ENOEXEC;
   if ((r = inject_at (c, ifd, interp_num, true)) < 0)
     return r;
-  return patched_copy (fd, off, text, size);
+  if (xonly)
+    return exec_only_copy (fd, off, text, size);
+  return patched_copy (fd, off, text, size, "vroot-exec");
 }
 
 /* "#!interp [arg]" of the script |fd| → the interpreter's path, and the
@@ -194,7 +270,7 @@ prepare_script (struct vr_call *c, int fd, size_t eol, const char *interp,
     return ifd == -EACCES ? -ENOENT : ifd;
   if ((r = gate (c, &ip)) < 0)
     return r;
-  _cleanup_fd_ int efd = prepare_elf (c, ifd, VR_INTERP_FD);
+  _cleanup_fd_ int efd = prepare_elf (c, ifd, VR_INTERP_FD, false);
   if (efd < 0)
     return efd;
   if ((r = inject_at (c, efd, VR_EXEC_FD, true)) < 0
@@ -353,7 +429,7 @@ exec_fd (struct vr_call *c, int dirfd)
     r = prepare_script (c, fd, eol, interp, SIZE_MAX, dirfd, cloexec);
   else if ((r = elf_interp (fd, interp, &off, &size)) > 0)
     {
-      _cleanup_fd_ int efd = prepare_elf (c, fd, VR_INTERP_FD);
+      _cleanup_fd_ int efd = prepare_elf (c, fd, VR_INTERP_FD, false);
       r = efd < 0 ? efd : inject_at (c, efd, dirfd, cloexec);
     }
   if (r < 0)
@@ -373,6 +449,7 @@ vr_do_exec (struct vr_call *c)
   uint64_t addr = at ? g[1] : g[0];
   struct vr_path p;
   size_t eol = 0;
+  bool xonly;
   int r;
 
   if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
@@ -381,13 +458,14 @@ vr_do_exec (struct vr_call *c)
     return r;
   if (path[0] == '\0')
     return (flags & AT_EMPTY_PATH) ? exec_fd (c, dirfd) : -ENOENT;
-  _cleanup_fd_ int fd = open_in_view_at (c, dirfd, path,
-                                         (flags & AT_SYMLINK_NOFOLLOW)
-                                         ? VR_NOFOLLOW : 0, &p);
+  _cleanup_fd_ int fd = open_exec (c, dirfd, path, (flags & AT_SYMLINK_NOFOLLOW)
+                                   ? VR_NOFOLLOW : 0, &p, &xonly);
   if (fd < 0)
     return fd;
-  if ((r = gate (c, &p)) < 0 || (r = shebang (fd, interp, &eol)) < 0)
+  if ((r = shebang (fd, interp, &eol)) < 0)
     return r;
+  if (r > 0 && xonly)
+    return -EACCES;             /* its interpreter could not read it */
   if (r > 0)
     {
       if ((r = prepare_script (c, fd, eol, interp, strlen (path),
@@ -398,7 +476,7 @@ vr_do_exec (struct vr_call *c)
     }
   else
     {
-      _cleanup_fd_ int efd = prepare_elf (c, fd, VR_INTERP_FD);
+      _cleanup_fd_ int efd = prepare_elf (c, fd, VR_INTERP_FD, xonly);
       if (efd < 0)
         return efd;
       if ((r = inject_at (c, efd, VR_EXEC_FD, true)) == 0)

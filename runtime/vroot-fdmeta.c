@@ -38,6 +38,10 @@ vr_fd_readonly (struct vr_call *c, int dup)
   int r;
   if ((r = vr_fd_host_path (dup, host)) < 0)
     return r;
+  /* The copy of a file the caller may not read (vroot-exec.c): a chmod
+   * of it would make it readable. */
+  if (cm_startswith (host, "/memfd:" VR_EXEC_ONLY_MEMFD))
+    return -EPERM;
   /* No path (a pipe, a memfd) or outside the view (an fd the container
    * inherited): nothing of the view to keep read-only. */
   if (host[0] != '/' || vr_host_to_virtual (c->s->v, host, vpath) < 0)

@@ -8,7 +8,9 @@
  * address after the check cannot turn it into a host path.  The
  * supervisor's own domain carries the container's TCP and scope rules
  * (vr_landlock_self), so on-behalf calls are no wider.  A connect may
- * block: it runs on a thread of its own and answers when it is done. */
+ * block: it runs on a thread of its own and answers when it is done; that
+ * thread takes the caller's ids (vroot-ids.c), which the listener's
+ * SO_PEERCRED reports (its pid stays the supervisor's). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -33,6 +35,7 @@ struct job
   int pin;                      /* what /proc/self/fd names; owned or -1 */
   struct sockaddr_storage a;
   socklen_t len;
+  struct vr_ids ids;            /* the caller's, for the connecting thread */
   char *vpath;                  /* bind: the view path; owned or NULL */
 };
 
@@ -49,7 +52,10 @@ static void *
 connect_job (void *arg)
 {
   struct job *j = arg;
-  answer (j, connect (j->sock, (struct sockaddr *) &j->a, j->len));
+  int r = vr_ids_become (&j->ids);
+  if (r < 0)
+    errno = -r;
+  answer (j, r < 0 ? r : connect (j->sock, (struct sockaddr *) &j->a, j->len));
   close (j->sock);
   if (j->pin >= 0)
     close (j->pin);
@@ -132,7 +138,7 @@ vr_do_sock (struct vr_call *c)
           && j->len > offsetof (struct sockaddr_un, sun_path)
           && u->sun_path[0] != '\0')
         r = unix_path (c, j, bind_);
-      if (r == 0 && !bind_
+      if (r == 0 && !bind_ && (r = vr_ids_of (c->tid, &j->ids)) == 0
           && (r = start_connect (c, j)) == VR_ANSWERED)
         return r;               /* the thread owns j */
       if (r == 0)

@@ -23,6 +23,7 @@ struct open_args
   uint64_t resolve;
 };
 
+#define O_PATH_FLAGS (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 #define SCOPED (RESOLVE_BENEATH | RESOLVE_IN_ROOT)
 #define RESOLVE_ALL (RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS                 \
                      | RESOLVE_NO_SYMLINKS | SCOPED | RESOLVE_CACHED)
@@ -45,7 +46,7 @@ tail_nonzero (struct vr_call *c, uint64_t addr, size_t size)
 }
 
 static int
-decode (struct vr_call *c, struct open_args *a)
+decode_ (struct vr_call *c, struct open_args *a)
 {
   const __u64 *g = c->req->data.args;
   struct open_how how = { 0 };
@@ -73,10 +74,35 @@ decode (struct vr_call *c, struct open_args *a)
         return -EINVAL;
       if (g[3] > sizeof how && tail_nonzero (c, g[2], (size_t) g[3]))
         return -E2BIG;
+      /* openat2 refuses O_PATH with any other open flag (the kernel's
+       * O_PATH_FLAGS); open and openat drop them. */
+      if ((how.flags & O_PATH) && (how.flags & ~O_PATH_FLAGS))
+        return -EINVAL;
       a->dirfd = (int) g[0], a->path = g[1], a->flags = (int) how.flags;
       a->mode = (mode_t) how.mode, a->resolve = how.resolve;
       return 0;
     }
+}
+
+static int
+decode (struct vr_call *c, struct open_args *a)
+{
+  int r = decode_ (c, a);
+  if (r == 0 && (a->flags & O_PATH))
+    a->flags &= O_PATH_FLAGS;
+  return r;
+}
+
+/* An open(O_PATH)'s fd |fd| (consumed) → what is injected for it
+ * (vroot-opath.c); other opens' fds pass through. */
+static int
+as_opath (int fd, int flags)
+{
+  if (fd < 0 || !(flags & O_PATH))
+    return fd;
+  int r = vr_opath_fd (fd);
+  close (fd);
+  return r;
 }
 
 static bool
@@ -132,8 +158,7 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
   struct vr_plain p;
   bool owned;
   int fd, r;
-  if ((path[0] != '/' && a->dirfd != AT_FDCWD) || (a->resolve & SCOPED)
-      || ((a->flags & O_PATH) && !(a->flags & O_NOFOLLOW)))
+  if ((path[0] != '/' && a->dirfd != AT_FDCWD) || (a->resolve & SCOPED))
     return VR_SLOW;
   if ((r = vr_plain (c->s->v, c->task->cwd, path, &p)) != 0)
     return r < 0 ? r : VR_SLOW;
@@ -162,6 +187,13 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
       close (fd);
       return r;
     }
+  /* O_PATH opens a last symlink itself (ELOOP here): the walk follows
+   * it unless the caller asked not to. */
+  fd = as_opath (fd, a->flags);
+  if (fd == -ELOOP && !(a->flags & O_NOFOLLOW))
+    return VR_SLOW;
+  if (fd < 0)
+    return fd;
   int64_t ret = vr_inject (c, fd, a->flags & O_CLOEXEC);
   close (fd);
   return ret;
@@ -210,16 +242,23 @@ vr_do_open (struct vr_call *c)
       close (fd);
       return r;
     }
+  /* O_PATH: a read open of the object (vroot-opath.c), which a /proc
+   * maps, mount table or socket table must then be drawn for like any
+   * read open. */
+  int rd = (a.flags & O_PATH) ? O_RDONLY : a.flags;
+  if ((fd = as_opath (fd, a.flags)) >= 0 && p.ent)
+    fd = vr_procmounts_serve (c, &p, rd, fd);
   if (fd >= 0 && p.ent)
-    fd = vr_procmounts_serve (c, &p, a.flags, fd);
-  if (fd >= 0 && p.ent)
-    fd = vr_procnet_serve (c, &p, a.flags, fd);
-  int maps = fd >= 0 ? vr_procmaps_wanted (&p, a.flags) : VR_MAPS_NO;
-  if (maps != VR_MAPS_NO)
+    fd = vr_procnet_serve (c, &p, rd, fd);
+  if (fd >= 0)
     {
-      int copy = vr_procmaps_copy (c, fd, maps);
-      close (fd);
-      fd = copy;
+      int maps = vr_procmaps_wanted (&p, rd);
+      if (maps != VR_MAPS_NO)
+        {
+          int copy = vr_procmaps_copy (c, fd, maps);
+          close (fd);
+          fd = copy;
+        }
     }
   if (fd < 0)
     return fd;

@@ -13,13 +13,17 @@
  * a thread of its own (in the caller's credentials, which it inherits)
  * and answers when done.
  *
- * What changes for the receiver: the sender's pid in SCM_CREDENTIALS (and
- * SO_PEERCRED of an on-behalf datagram) is the supervisor's; an explicit
- * SCM_CREDENTIALS naming the caller's pid is refused by the kernel
- * (EPERM).  SCM_RIGHTS carries the caller's fds, taken with pidfd_getfd. */
+ * What the receiver sees: the caller's uid and gid in SCM_CREDENTIALS
+ * (the send is made on a thread that took the caller's ids: vroot-ids.c),
+ * and the supervisor's pid — naming another needs CAP_SYS_ADMIN; an
+ * explicit SCM_CREDENTIALS naming the caller's own pid is sent with the
+ * supervisor's (the kernel would refuse it: EPERM), its uid and gid
+ * checked by the kernel against the caller's ids as for the caller.
+ * SCM_RIGHTS carries the caller's fds, taken with pidfd_getfd. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +54,7 @@ struct msg
   size_t ctllen;
   int *fds;                     /* dups of SCM_RIGHTS fds; owned */
   size_t nfds;
+  ssize_t sent;                 /* bytes sent */
 };
 
 struct send_job
@@ -62,6 +67,9 @@ struct send_job
   struct vr_call call;          /* for writing msg_len back (mmsg) */
   struct seccomp_notif req;
   uint64_t vec;                 /* the caller's mmsghdr array (mmsg) */
+  struct vr_ids ids;            /* the caller's, for the sending thread */
+  size_t sent;                  /* messages sent */
+  int err;                      /* errno of the one that failed */
   struct msg m[MMSG_MAX];
   size_t n;
 };
@@ -123,13 +131,25 @@ read_addr (struct vr_call *c, uint64_t addr, socklen_t len, struct msg *m)
   return 0;
 }
 
-/* SCM_RIGHTS: the caller's fd numbers become dups of its fds here. */
+/* SCM_RIGHTS: the caller's fd numbers become dups of its fds here.
+ * SCM_CREDENTIALS naming the caller's own pid: the sender's, which is
+ * the supervisor (the kernel refuses any other pid without CAP_SYS_ADMIN;
+ * the uid and gid it checks against the sending thread's, the caller's). */
 static int
 rights (struct vr_call *c, struct msg *m)
 {
   struct msghdr h = { .msg_control = m->ctl, .msg_controllen = m->ctllen };
   for (struct cmsghdr *cm = CMSG_FIRSTHDR (&h); cm; cm = CMSG_NXTHDR (&h, cm))
     {
+      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS
+          && cm->cmsg_len >= CMSG_LEN (sizeof (struct ucred)))
+        {
+          struct ucred u;
+          memcpy (&u, CMSG_DATA (cm), sizeof u);
+          if (u.pid == c->task->tgid)
+            u.pid = getpid ();
+          memcpy (CMSG_DATA (cm), &u, sizeof u);
+        }
       if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
         continue;
       int *fd = (int *) CMSG_DATA (cm);
@@ -196,33 +216,51 @@ send_one (struct send_job *j, struct msg *m)
   return sendmsg (j->sock, &h, j->flags | MSG_NOSIGNAL);
 }
 
+/* The messages, in the caller's ids (vroot-ids.c): a thread that takes
+ * them runs this and ends. */
+static void *
+send_all (void *arg)
+{
+  struct send_job *j = arg;
+  if ((j->err = -vr_ids_become (&j->ids)) != 0)
+    return NULL;
+  for (; j->sent < j->n; j->sent++)
+    if ((j->m[j->sent].sent = send_one (j, &j->m[j->sent])) < 0)
+      {
+        j->err = errno;
+        break;
+      }
+  return NULL;
+}
+
+/* Sends (on a thread of the caller's ids unless this one has them), then
+ * writes each msg_len back (mmsg) and answers, in the supervisor's own. */
 static void *
 send_thread (void *arg)
 {
   struct send_job *j = arg;
   struct seccomp_notif_resp resp = { .id = j->id };
-  ssize_t r = 0;
+  pthread_t t;
   size_t i;
-  for (i = 0; i < j->n; i++)
+  if (j->ids.same)
+    send_all (j);
+  else if ((j->err = pthread_create (&t, NULL, send_all, j)) == 0)
+    pthread_join (t, NULL);
+  for (i = 0; j->mmsg && i < j->sent; i++)
     {
-      if ((r = send_one (j, &j->m[i])) < 0)
+      unsigned len = (unsigned) j->m[i].sent;
+      uint64_t at = j->vec + i * sizeof (struct mmsghdr)
+                    + offsetof (struct mmsghdr, msg_len);
+      j->call.req = &j->req;
+      if (vr_write_mem (&j->call, at, &len, sizeof len) < 0)
         break;
-      if (j->mmsg)
-        {
-          unsigned len = (unsigned) r;
-          uint64_t at = j->vec + i * sizeof (struct mmsghdr)
-                        + offsetof (struct mmsghdr, msg_len);
-          j->call.req = &j->req;
-          if (vr_write_mem (&j->call, at, &len, sizeof len) < 0)
-            break;
-        }
     }
   if (j->mmsg && i > 0)
     resp.val = (int64_t) i;     /* how many were sent, as the kernel says */
-  else if (r < 0)
-    resp.error = -errno;
+  else if (j->sent < j->n)
+    resp.error = -(j->err ? j->err : EFAULT);
   else
-    resp.val = r;
+    resp.val = j->mmsg ? 0 : j->m[0].sent;
   ioctl (j->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
   job_free (j);
   return NULL;
@@ -294,7 +332,8 @@ vr_do_send (struct vr_call *c)
   if (j->sock < 0)
     r = j->sock == -EBADF ? -EBADF : j->sock;
   else if ((r = read_job (c, j)) == 0
-           && (r = vr_inet_check (c->s, AF_UNSPEC, j->flags)) == 0)
+           && (r = vr_inet_check (c->s, AF_UNSPEC, j->flags)) == 0
+           && (r = vr_ids_of (c->tid, &j->ids)) == 0)
     {
       if ((r = start (c, j)) == VR_ANSWERED)
         return r;               /* the thread owns j */

@@ -55,6 +55,9 @@ struct vr_sup
 #define VR_EXEC_FD 1023
 #define VR_INTERP_FD 1022
 #define VR_SCRIPT_FD 1021
+/* The name of the memfd copy of a file the caller may execute and not
+ * read (vroot-exec.c): vr_fd_writable refuses changing its metadata. */
+#define VR_EXEC_ONLY_MEMFD "vroot-exec-only"
 
 /* The system calls the supervisor services (libseccomp names), and the
  * ones refused with EPERM in namespace-less mode because they would
@@ -227,6 +230,13 @@ int vr_resolve_at (struct vr_call *c, int dirfd, const char *path, int flags,
 int vr_at (struct vr_call *c, const struct vr_path *p, char name[NAME_MAX + 1],
            int *empty);
 
+/* What to inject for an open(O_PATH) whose O_PATH fd here is |pfd|
+ * (ADDFD cannot inject an O_PATH file): a new fd of the same object,
+ * O_RDONLY (|O_DIRECTORY), opened in the current credentials; -ELOOP for
+ * a symlink, -EACCES for a device, FIFO or socket, or -errno
+ * (vroot-opath.c). */
+int vr_opath_fd (int pfd);
+
 /* Injects |fd| as the call's result (ADDFD_FLAG_SEND); fails closed. */
 int64_t vr_inject (struct vr_call *c, int fd, bool cloexec);
 
@@ -253,6 +263,19 @@ void vr_cred_back (bool was);
  * the switch leaves the supervisor's). */
 bool vr_cred_mem_out (void);
 void vr_cred_mem_back (bool was);
+
+/* The caller's real, effective, saved and fs uid and gid, for a thread
+ * that makes one on-behalf socket call and ends (vroot-ids.c): a unix
+ * socket records the sending thread's ids.  vr_ids_of reads them (|same|:
+ * this thread has those real/effective/saved ids already); vr_ids_become
+ * sets them on this thread for good.  0 or -errno. */
+struct vr_ids
+{
+  unsigned u[4], g[4];
+  bool same;
+};
+int vr_ids_of (pid_t tid, struct vr_ids *out);
+int vr_ids_become (const struct vr_ids *ids);
 
 /* The caller's umask (from /proc/<tid>/status; kept with its credentials
  * by a root runtime's supervisor: vroot-thread.c). */

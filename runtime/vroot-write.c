@@ -143,13 +143,63 @@ do_symlink (struct vr_call *c, uint64_t ta, int nd, uint64_t na)
   return symlinkat (text, n.dfd, n.name) < 0 ? -errno : 0;
 }
 
+/* 1 when |addr| is "" and |atflags| has AT_EMPTY_PATH with a real
+ * dirfd: the call acts on that fd itself (an open(O_PATH) in the view
+ * injects a real fd of the object: vroot-opath.c); 0 for a path; -errno.
+ * The path is read again by the walk: a swap in between is a path
+ * resolved in the view, or ENOENT. */
+static int
+empty_path (struct vr_call *c, int dirfd, uint64_t addr, int atflags)
+{
+  char path[PATH_MAX];
+  int r;
+  if (!(atflags & AT_EMPTY_PATH) || dirfd == AT_FDCWD)
+    return 0;
+  if ((r = vr_read_path (c, addr, path)) < 0)
+    return r;
+  return path[0] == '\0';
+}
+
+/* linkat(fd, "", dir, name, AT_EMPTY_PATH): the file of the caller's fd,
+ * when it is of the view and of the target's entry, linked through
+ * /proc/self/fd/<dup> (AT_SYMLINK_FOLLOW, which the kernel allows any
+ * caller — its AT_EMPTY_PATH wants the opener's credentials, and every
+ * fd of the view was opened here).  An O_TMPFILE file links; an unlinked
+ * one is ENOENT (the kernel's). */
+static int64_t
+link_fd (struct vr_call *c, int od, int nd, uint64_t na)
+{
+  char host[PATH_MAX], vpath[PATH_MAX], proc[64];
+  _cleanup_ (target_close) struct target n = { .dfd = -1 };
+  _cleanup_fd_ int dup = vr_caller_fd (c, c->task->tgid, od);
+  int r;
+  if (dup < 0)
+    return dup;
+  if ((r = target (c, nd, na, CREATE, &n)) < 0)
+    return r;
+  if (!n.p.missing)
+    return -EEXIST;
+  if ((r = vr_fd_host_path (dup, host)) < 0)
+    return r;
+  if (host[0] != '/' || vr_host_to_virtual (c->s->v, host, vpath) < 0)
+    return -EACCES;             /* not of the view: never linked into it */
+  if (vr_entry_for (c->s->v, vpath) != n.p.ent)
+    return -EXDEV;
+  snprintf (proc, sizeof proc, "/proc/self/fd/%d", dup);
+  r = linkat (AT_FDCWD, proc, n.dfd, n.name, AT_SYMLINK_FOLLOW);
+  return r < 0 ? -errno : 0;
+}
+
 static int64_t
 do_link (struct vr_call *c, int od, uint64_t oa, int nd, uint64_t na,
          int flags)
 {
   _cleanup_ (target_close) struct target o = { .dfd = -1 };
   _cleanup_ (target_close) struct target n = { .dfd = -1 };
-  int r = target (c, od, oa, (flags & AT_SYMLINK_FOLLOW) ? 0 : VR_NOFOLLOW, &o);
+  int r = empty_path (c, od, oa, flags);
+  if (r != 0)
+    return r < 0 ? r : link_fd (c, od, nd, na);
+  r = target (c, od, oa, (flags & AT_SYMLINK_FOLLOW) ? 0 : VR_NOFOLLOW, &o);
   if (r < 0 || (r = target (c, nd, na, CREATE, &n)) < 0)
     return r;
   if (!n.p.missing)
@@ -183,6 +233,20 @@ object_fd (struct vr_call *c, int dirfd, uint64_t addr, int flags, int oflags)
   return r;
 }
 
+/* The caller's fd itself, for "" with AT_EMPTY_PATH: a dup, checked as
+ * fchmod and fchown are (vroot-fdmeta.c). */
+static int
+empty_fd (struct vr_call *c, int dirfd)
+{
+  int fd = vr_caller_fd (c, c->task->tgid, dirfd), r;
+  if (fd >= 0 && (r = vr_fd_writable (c, fd)) < 0)
+    {
+      close (fd);
+      return r;
+    }
+  return fd;
+}
+
 static int64_t
 do_attr (struct vr_call *c, int dirfd, uint64_t addr, int atflags)
 {
@@ -209,7 +273,10 @@ do_attr (struct vr_call *c, int dirfd, uint64_t addr, int atflags)
         return fd;
       return ftruncate (fd, (off_t) g[1]) < 0 ? -errno : 0;
     }
-  _cleanup_fd_ int fd = object_fd (c, dirfd, addr, vf, O_PATH);
+  if ((r = empty_path (c, dirfd, addr, atflags)) < 0)
+    return r;
+  _cleanup_fd_ int fd = r ? empty_fd (c, dirfd)
+                          : object_fd (c, dirfd, addr, vf, O_PATH);
   if (fd < 0)
     return fd;
   snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
