@@ -14,8 +14,9 @@
  * opened itself.  Chosen over empty
  * tables, which would hide the container's own listening sockets from
  * ss, netstat and health checks, and over ENOENT, which breaks them; the
- * cost (one readlink per fd of every container process) is paid only at
- * the open of such a file, which no program does in a hot loop.
+ * cost (a stat read per host process, a readlink per fd of each
+ * container process) is paid only at the open of such a file, which no
+ * program does in a hot loop.
  * A config.json with no network namespace asked for the host's network:
  * its tables stay the host's.  Interfaces, routes and counters (dev,
  * route, if_inet6, snmp, …) stay the host's either way: netlink, which
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "internal.h"
 #include "vroot-sup.h"
 
 #define NET_MAX (16 << 20)      /* bytes of one table read */
@@ -97,23 +99,22 @@ add_fds (struct inos *set, pid_t pid)
   closedir (d);
 }
 
-/* The sockets of every container process. */
+/* The sockets of every container process: the init's descendants (one
+ * /proc/<pid>/stat read per host process, proc-tree.c), each kept only
+ * when the view counts it the container's (pid_ok: not the exec server
+ * nor its handlers, whose sockets are the runtime's). */
 static void
 container_sockets (struct vr_call *c, struct inos *set)
 {
-  DIR *d = opendir ("/proc");
-  struct dirent *de;
-  if (d == NULL)
+  _cleanup_free_ pid_t *d = NULL;
+  pid_t init = c->s->init;
+  if (init <= 0)
     return;
-  while ((de = readdir (d)) != NULL)
-    {
-      if (!vr_all_digits (de->d_name))
-        continue;
-      pid_t pid = (pid_t) atoi (de->d_name);
-      if (pid == c->task->tgid || c->ctx.pid_ok (c->ctx.ud, pid))
-        add_fds (set, pid);
-    }
-  closedir (d);
+  add_fds (set, init);
+  size_t n = rt_proc_descendants (init, &d);
+  for (size_t i = 0; i < n; i++)
+    if (c->ctx.pid_ok (c->ctx.ud, d[i]))
+      add_fds (set, d[i]);
 }
 
 static bool
