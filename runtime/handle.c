@@ -56,16 +56,12 @@ rt_handle_cgroup_path (const char *cgroups_path, const char *id,
 
 /* No cgroup: the init's descendants (a namespace-less init is a
  * subreaper, and exec'd processes are forked under it), signalled through
- * pidfds before the init, which is what keeps orphans under it. */
+ * pidfds before the init, which is what keeps orphans under it; each
+ * checked to descend from the init after its pidfd is open (proc-tree.c). */
 static void
 signal_descendants (const struct rt_handle *h, int sig)
 {
-  _cleanup_free_ pid_t *d = NULL;
-  if (h->pid <= 0 || !rt_proc_alive (h->pid, h->start_time))
-    return;
-  size_t n = rt_proc_descendants (h->pid, &d);
-  for (size_t i = 0; i < n; i++)
-    rt_proc_signal (d[i], 0, sig);
+  rt_proc_signal_tree (h->pid, h->start_time, sig);
 }
 
 int

@@ -339,5 +339,15 @@ void rt_close_fds_except (int from, int *keep, size_t n);
 /* The live descendants of |root| (not |root| itself), found in /proc;
  * *out is malloc'd.  runtime/proc-tree.c */
 size_t rt_proc_descendants (pid_t root, pid_t **out);
+/* Signals |root|'s descendants (not |root|), each through a pidfd taken
+ * and checked to be a child of one already taken, so a pid reused by a
+ * host process since the scan is never signalled; nothing when |root| is
+ * not the process of |start_time|. */
+void rt_proc_signal_tree (pid_t root, uint64_t start_time, int sig);
+/* The check alone, on a given snapshot (|pid|[i]'s parent |par|[i]):
+ * pidfds of the descendants of |root| (pidfd |rootfd|) it confirms, in
+ * *out (malloc'd, the caller closes them); their count. */
+size_t rt_proc_tree_pidfds (pid_t root, int rootfd, const pid_t *pid,
+                            const pid_t *par, size_t n, int **out);
 
 #endif

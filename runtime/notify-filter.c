@@ -35,6 +35,7 @@
 #define MAX_DENY 16
 /* The low 32 bits of args[0] (every architecture here is little-endian). */
 #define ARG0_LO offsetof (struct seccomp_data, args[0])
+#define ARG_LO(i) (offsetof (struct seccomp_data, args) + 8 * (size_t) (i))
 _Static_assert (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                 "ARG0_LO is the low word on little-endian machines only");
 
@@ -59,6 +60,43 @@ check_deny (const struct rt_notify_ops *ops, struct cm_err **err)
                            i, d->nr, d->errno_);
     }
   return 0;
+}
+
+static int
+check_deny_ne (const struct rt_notify_ops *ops, struct cm_err **err)
+{
+  if (ops->deny_ne_len > MAX_DENY || (ops->deny_ne_len && !ops->deny_ne))
+    return cm_err_set (err, 0, "notify: %zu calls to deny by argument (0 to "
+                       "%d)", ops->deny_ne_len, MAX_DENY);
+  for (size_t i = 0; i < ops->deny_ne_len; i++)
+    {
+      const struct rt_notify_deny_ne *d = &ops->deny_ne[i];
+      if (d->nr < 0 || d->nr >= 4096 || d->arg > 5 || d->errno_ <= 0
+          || d->errno_ > 4095)
+        return cm_err_set (err, 0, "notify: deny_ne[%zu]: call %d, "
+                           "argument %u, errno %d", i, d->nr,
+                           (unsigned) d->arg, d->errno_);
+    }
+  return 0;
+}
+
+/* One deny_ne entry at f[k]: its number, its argument's low word
+ * compared and the number loaded back, the error.  Returns the index
+ * after it. */
+static size_t
+deny_ne_block (struct sock_filter *f, size_t k,
+               const struct rt_notify_deny_ne *d)
+{
+  uint32_t ret = SECCOMP_RET_ERRNO | ((uint32_t) d->errno_ & SECCOMP_RET_DATA);
+  f[k++] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
+                                          (unsigned) d->nr, 0, 4);
+  f[k++] = (struct sock_filter) BPF_STMT (BPF_LD | BPF_W | BPF_ABS,
+                                          ARG_LO (d->arg));
+  f[k++] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
+                                          d->value, 1, 0);
+  f[k++] = (struct sock_filter) BPF_STMT (BPF_RET | BPF_K, ret);
+  f[k++] = load_nr ();
+  return k;
 }
 
 /* One deny entry at f[k]: its number, [its first argument's low word
@@ -112,7 +150,8 @@ rt_notify_filter (const struct rt_notify_ops *ops, struct sock_filter **out,
   return cm_err_set (err, ENOSYS, "notify: no trap filter for this "
                      "architecture");
 #else
-  if (check_syscalls (ops, err) < 0 || check_deny (ops, err) < 0)
+  if (check_syscalls (ops, err) < 0 || check_deny (ops, err) < 0
+      || check_deny_ne (ops, err) < 0)
     return -1;
   /* Layout: arch check and its KILL, [x32 check and its KILL], the deny
    * blocks, n JEQs, ALLOW, NOTIF.  Each KILL sits next to its check and
@@ -123,6 +162,7 @@ rt_notify_filter (const struct rt_notify_ops *ops, struct sock_filter **out,
 #endif
   for (size_t i = 0; i < ops->deny_len; i++)
     total += ops->deny[i].arg0_any ? 5 : 2;
+  total += 5 * ops->deny_ne_len;
   size_t notif = total - 1;
   struct sock_filter *f = xcalloc (total, sizeof *f);
   f[k++] = (struct sock_filter) BPF_STMT (BPF_LD | BPF_W | BPF_ABS,
@@ -144,6 +184,8 @@ rt_notify_filter (const struct rt_notify_ops *ops, struct sock_filter **out,
 #endif
   for (size_t i = 0; i < ops->deny_len; i++)
     k = deny_block (f, k, &ops->deny[i]);
+  for (size_t i = 0; i < ops->deny_ne_len; i++)
+    k = deny_ne_block (f, k, &ops->deny_ne[i]);
   for (size_t i = 0; i < n; i++, k++)
     f[k] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
                                           (unsigned) ops->syscalls[i],

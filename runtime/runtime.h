@@ -57,12 +57,24 @@ struct rt_notify_deny
   int errno_;
 };
 
+/* The same, for number |nr| whose argument |arg| (0 .. 5; its low 32
+ * bits) is not |value| — e.g. a pid other than the caller's own, 0. */
+struct rt_notify_deny_ne
+{
+  int nr;
+  uint8_t arg;
+  uint32_t value;
+  int errno_;
+};
+
 struct rt_notify_ops
 {
   const int *syscalls;          /* native-arch numbers; borrowed */
   size_t syscalls_len;          /* 1 .. 250 */
   const struct rt_notify_deny *deny;    /* borrowed; may be NULL */
   size_t deny_len;              /* 0 .. 16 */
+  const struct rt_notify_deny_ne *deny_ne;      /* borrowed; may be NULL */
+  size_t deny_ne_len;           /* 0 .. 16 */
   void *ud;
   /* Before the init exists, with the runtime's privileges (pin root fds,
    * open what the handler needs).  A failure fails the create with its

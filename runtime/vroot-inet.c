@@ -36,6 +36,7 @@ vr_inet_close (struct vr_sup *s, struct rt_ll_policy *ll)
       if (ll->abi >= 4)
         ll->handled_net = RT_LL_NET_BIND_TCP | RT_LL_NET_CONNECT_TCP;
     }
+  s->netns = ll->netns_private;
   s->tcp_connect_closed = s->inet_closed
                           || (ll->handled_net & RT_LL_NET_CONNECT_TCP);
 }

@@ -36,6 +36,7 @@ struct job
   struct sockaddr_storage a;
   socklen_t len;
   struct vr_ids ids;            /* the caller's, for the connecting thread */
+  char *vpath;                  /* bind: the view path; owned or NULL */
 };
 
 static void
@@ -112,6 +113,7 @@ unix_path (struct vr_call *c, struct job *j, bool bind_)
     return -EROFS;
   if ((j->pin = vr_open_parent (c->s->v, &p, name)) < 0)
     return j->pin;
+  j->vpath = xstrdup (p.vpath);
   return proc_addr (j, "/proc/self/fd/%d/%s", j->pin, name);
 }
 
@@ -141,11 +143,14 @@ vr_do_sock (struct vr_call *c)
         return r;               /* the thread owns j */
       if (r == 0)
         r = bind (j->sock, (struct sockaddr *) &j->a, j->len) < 0 ? -errno : 0;
+      if (r == 0 && j->vpath)
+        vr_sockname_bound (c->s, j->sock, u->sun_path, j->vpath);
     }
   if (j->sock >= 0)
     close (j->sock);
   if (j->pin >= 0)
     close (j->pin);
+  free (j->vpath);
   free (j);
   return r;
 }

@@ -285,9 +285,14 @@ vr_do_open (struct vr_call *c)
       return r;
     }
   /* O_PATH: a read open of the object (vroot-opath.c), which a /proc
-   * maps file must then be drawn for like any read open. */
+   * maps, mount table or socket table must then be drawn for like any
+   * read open. */
   int rd = (a.flags & O_PATH) ? O_RDONLY : a.flags;
-  if ((fd = as_opath (fd, a.flags)) >= 0)
+  if ((fd = as_opath (fd, a.flags)) >= 0 && p.ent)
+    fd = vr_procmounts_serve (c, &p, rd, fd);
+  if (fd >= 0 && p.ent)
+    fd = vr_procnet_serve (c, &p, rd, fd);
+  if (fd >= 0)
     {
       int maps = vr_procmaps_wanted (&p, rd);
       if (maps != VR_MAPS_NO)

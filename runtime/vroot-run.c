@@ -79,6 +79,8 @@ rt_vroot_plan (struct rt_plan *p, struct cm_err **err)
   if (pr->terminal)
     return cm_err_set (err, 0, "process.terminal: no devpts of its own in "
                        "namespace-less mode");
+  if (vr_caps_check (c, err) < 0)
+    return -1;
   p->host_mount_ns = true;
   return 0;
 }
@@ -200,6 +202,7 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   ops.syscalls_len = setup.ntrapped;
   ops.deny = vr_denied_calls;
   ops.deny_len = vr_denied_calls_len;
+  ops.deny_ne = vr_deny_ne_list (p->c, &ops.deny_ne_len);
   ops.ud = &setup.sup;
   o->notify = &ops;
   return 0;
@@ -280,6 +283,12 @@ rt_vroot_child_process (struct rt_child *ch, struct cm_err **err)
    * delete find every process of the container among its descendants. */
   if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
     return cm_err_set (err, errno, "namespace-less mode: subreaper");
+  /* A session of its own, as the namespaced init's (child.c): left in the
+   * caller's, the container has the caller's terminal as its controlling
+   * tty, and TIOCSTI on it types into the host's shell (nsless_caps.bats;
+   * the spec's pid namespace is not made). */
+  if (setsid () < 0)
+    return cm_err_set (err, errno, "namespace-less mode: setsid");
   if (chdir (setup.exec_path) < 0)
     return cm_err_set (err, errno, "namespace-less mode: chdir `%s`",
                        setup.exec_path);

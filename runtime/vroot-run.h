@@ -19,6 +19,16 @@ bool rt_vroot_mode (const struct rt_plan *p);
  * field; nothing is created (no namespace, no mount). */
 int rt_vroot_plan (struct rt_plan *p, struct cm_err **err);
 
+/* Part of it: a capability the container would hold over a namespace
+ * config.json lists but the mode does not create (runtime/vroot-caps.c). */
+int vr_caps_check (const struct rt_config *c, struct cm_err **err);
+
+/* The trap filter's refusals by argument (rt_notify_ops.deny_ne): with
+ * a pid namespace listed, the calls that would act on a host process by
+ * its pid (runtime/vroot-caps.c).  Static storage. */
+const struct rt_notify_deny_ne *vr_deny_ne_list (const struct rt_config *c,
+                                                 size_t *len);
+
 /* Prepare, before the supervisor and the init are forked: the view, the
  * Landlock policy on its host objects, args[0] found in the view, and
  * |o|->notify set to the supervisor's operations (|o| is the create's

@@ -32,7 +32,8 @@ const char *const vr_serviced_syscalls[] = {
   "removexattr", "lremovexattr", "uname",
   "fchmod", "fchown", "fsetxattr", "fremovexattr",
   "setxattrat", "getxattrat", "listxattrat", "removexattrat",
-  "sendto", "sendmsg", "sendmmsg", "listen", NULL,
+  "sendto", "sendmsg", "sendmmsg", "listen", "getsockname", "getpeername",
+  NULL,
 };
 
 const char *const vr_refused_syscalls[] = {
@@ -99,6 +100,7 @@ vr_sup_fini (struct vr_sup *s)
     free (s->t[i].cwd), free (s->t[i].exe);
   free (s->t);
   free (s->init_cwd);
+  vr_sockname_free (s);
   memset (s, 0, sizeof *s);
 }
 
@@ -242,6 +244,8 @@ handler_for (int nr)
       return vr_do_send;
     case SYS_listen:
       return vr_do_listen;
+    case SYS_getsockname: case SYS_getpeername:
+      return vr_do_sockname;
     case SYS_fchmod: case SYS_fchown: case SYS_fsetxattr:
     case SYS_fremovexattr:
       return vr_do_fdmeta;

@@ -42,6 +42,12 @@ struct vr_sup
   struct vr_dcache dcache;
   /* The host's network stays closed (runtime/vroot-inet.c). */
   bool inet_closed, tcp_connect_closed;
+  /* config.json lists a network namespace: /proc/net's socket tables
+   * show the container's own sockets (vroot-procnet.c). */
+  bool netns;
+  /* Unix sockets bound in the view: their names (vroot-sockname.c). */
+  struct vr_sockname *names;
+  size_t nnames;
 };
 
 /* The fd numbers exec injects at (ADDFD_FLAG_SETFD, O_CLOEXEC except the
@@ -166,6 +172,32 @@ int vr_devnode_type (const struct vr_entry *e, int fd, int oflags,
 enum { VR_MAPS_NO, VR_MAPS, VR_MAPS_NUMA };
 int vr_procmaps_wanted (const struct vr_path *p, int oflags);
 int vr_procmaps_copy (struct vr_call *c, int fd, int kind);
+/* /proc/<pid>/mountinfo, mounts, mountstats opened read-only
+ * (vroot-procmounts.c): |fd| (the host's file, opened in the caller's
+ * rights) is closed and a memfd of the view's mount table returned in its
+ * place; any other file: |fd| itself.  -errno on failure (|fd| closed). */
+int vr_procmounts_serve (struct vr_call *c, const struct vr_path *p,
+                         int oflags, int fd);
+/* /proc/<pid>/net's socket tables (tcp, udp, unix, packet, …) opened
+ * read-only where config.json lists a network namespace
+ * (vroot-procnet.c): |fd| is closed and a memfd returned holding its
+ * header and the lines of the container's own sockets; any other file:
+ * |fd| itself.  -errno on failure (|fd| closed). */
+int vr_procnet_serve (struct vr_call *c, const struct vr_path *p, int oflags,
+                      int fd);
+
+/* Unix sockets bound in the view (vroot-sockname.c): vr_sockname_bound
+ * records that |sock| was bound on-behalf as |kname| (the name the
+ * kernel keeps) for the container's |vpath|; vr_sockname_view gives the
+ * view path of a kernel name — by socket inode |ino| (0: unknown), else
+ * by the name alone — or NULL.  vr_do_sockname services getsockname
+ * and getpeername with the view's names. */
+void vr_sockname_bound (struct vr_sup *s, int sock, const char *kname,
+                        const char *vpath);
+const char *vr_sockname_view (const struct vr_sup *s, unsigned long ino,
+                              const char *kname);
+void vr_sockname_free (struct vr_sup *s);
+int64_t vr_do_sockname (struct vr_call *c);
 
 /* 0 when metadata may be changed through |dup| (a dup of a caller's fd):
  * -EROFS under a read-only entry or path of the view, -EPERM for a host

@@ -18,6 +18,7 @@
  *   sysc unshare <flags>
  *   sysc tiocsti                    ioctl(0, TIOCSTI, "x")
  *   sysc ioctl <path> <request>     open O_RDWR|O_NOCTTY, ioctl(fd, req, buf)
+ *   sysc prlimit <pid> <res> <soft> <hard>   prlimit64 setting a limit
  *   sysc personality <persona>
  *   sysc loop <n>                   n x (getpid + open/close /dev/null);
  *                                   prints nanoseconds per iteration
@@ -67,7 +68,8 @@ static const struct
   X (unshare) X (clone) X (personality) X (ioctl) X (getuid) X (getgid)
   X (getcwd) X (uname) X (sethostname) X (chroot) X (mkdirat) X (dup)
   X (close) X (getpriority) X (setpriority) X (sched_yield) X (getsid)
-  X (fchmod) X (umask) X (getpgid) X (setpgid)
+  X (fchmod) X (umask) X (getpgid) X (setpgid) X (socket) X (ptrace)
+  X (shmget) X (shmctl)
 };
 #undef X
 
@@ -284,6 +286,15 @@ main (int argc, char **argv)
     {
       char ch = 'x';
       return report (ioctl (0, TIOCSTI, &ch));
+    }
+  if (strcmp (c, "prlimit") == 0 && n == 4)
+    {
+      struct
+      {
+        uint64_t cur, max;
+      } rl = { (uint64_t) num (a[2]), (uint64_t) num (a[3]) };
+      return report (syscall (SYS_prlimit64, (pid_t) num (a[0]),
+                              (int) num (a[1]), &rl, NULL));
     }
   if (strcmp (c, "ioctl") == 0 && n == 2)
     {

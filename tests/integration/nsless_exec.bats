@@ -27,8 +27,11 @@ require_helper() {
 
 rootrt() { "$SANDLOCK_OCI" --root "$D/rstate" "$@"; }
 
-# The docker-like default set: a root container that may switch users.
-DOCKER_CAPS='["CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_FSETID","CAP_FOWNER","CAP_MKNOD","CAP_NET_RAW","CAP_SETGID","CAP_SETUID","CAP_SETFCAP","CAP_SETPCAP","CAP_NET_BIND_SERVICE","CAP_SYS_CHROOT","CAP_KILL","CAP_AUDIT_WRITE"]'
+# The docker-like default set: a root container that may switch users
+# (without CAP_NET_RAW: with the spec's network namespace listed, the mode
+# refuses it at create, docs/nsless.md "Capabilities and the host's
+# namespaces").
+DOCKER_CAPS='["CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_FSETID","CAP_FOWNER","CAP_MKNOD","CAP_SETGID","CAP_SETUID","CAP_SETFCAP","CAP_SETPCAP","CAP_NET_BIND_SERVICE","CAP_SYS_CHROOT","CAP_KILL","CAP_AUDIT_WRITE"]'
 
 # A running root container $1 of `sleep 300`, root-owned rootfs, with
 # capability sets $2 (a jq array; default: the spec's) and jq filter $3.

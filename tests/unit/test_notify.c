@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -170,6 +171,68 @@ test_deny (void)
       : -WTERMSIG (st));
 }
 
+/* In a child: getpriority denied unless its second argument (who) is 0;
+ * prlimit64 denied unless its first (pid) is 0. */
+static int
+child_with_deny_ne (void)
+{
+  static const struct rt_notify_deny_ne ne[] = {
+    { SYS_getpriority, 1, 0, EACCES }, { SYS_prlimit64, 0, 0, EPERM },
+  };
+  int one = SYS_getppid;
+  struct rt_notify_ops ops = { .syscalls = &one, .syscalls_len = 1,
+                               .deny_ne = ne, .deny_ne_len = 2,
+                               .handle = handle, .log_fd = -1 };
+  struct sock_filter *f = NULL;
+  struct cm_err *err = NULL;
+  size_t len;
+  struct rlimit rl;
+  pid_t self = getpid ();
+  if (rt_notify_filter (&ops, &f, &len, &err) < 0)
+    return 10;
+  struct sock_fprog prog = { .len = (unsigned short) len, .filter = f };
+  prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  if (syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+    return 11;
+  errno = 0;
+  if (syscall (SYS_getpriority, 0, 0) < 0)
+    return 12;
+  if (syscall (SYS_getpriority, 0, self) != -1 || errno != EACCES)
+    return 13;
+  if (syscall (SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) != 0)
+    return 14;
+  if (syscall (SYS_prlimit64, self, RLIMIT_NOFILE, NULL, &rl) != -1
+      || errno != EPERM)
+    return 15;
+  return 0;
+}
+
+static void
+test_deny_ne (void)
+{
+  static const struct rt_notify_deny_ne bad = { SYS_getpid, 6, 0, EPERM };
+  int one = SYS_getppid, st;
+  struct rt_notify_ops ops = { .syscalls = &one, .syscalls_len = 1,
+                               .deny_ne = &bad, .deny_ne_len = 1,
+                               .handle = handle, .log_fd = -1 };
+  struct sock_filter *f = NULL;
+  struct cm_err *err = NULL;
+  size_t len;
+  ok (rt_notify_filter (&ops, &f, &len, &err) < 0 && err
+      && strstr (err->msg, "deny_ne[0]"), "a deny_ne entry on argument 6 is "
+      "refused: %s", err ? err->msg : "(taken)");
+  cm_err_free (&err);
+  free (f);
+  pid_t p = fork ();
+  if (p == 0)
+    _exit (child_with_deny_ne ());
+  waitpid (p, &st, 0);
+  ok (WIFEXITED (st) && WEXITSTATUS (st) == 0, "loaded: a call whose "
+      "argument is not the value fails with its errno, with the value it "
+      "runs (child status %d)", WIFEXITED (st) ? WEXITSTATUS (st)
+      : -WTERMSIG (st));
+}
+
 int
 main (void)
 {
@@ -184,6 +247,7 @@ main (void)
       test_loaded (&one, 1);
       test_loaded (many, 250);
       test_deny ();
+      test_deny_ne ();
     }
   else
     skip ("the kernel has no seccomp user notification");
