@@ -171,3 +171,14 @@ dyn_echo() {
   [ "$status" -eq 0 ]
   [ "$output" = via-fd ]
 }
+
+@test "nsless exec (as root) under a low RLIMIT_NOFILE: uid 1000's exec finds free fds in its own table" {
+  # A root supervisor reads another uid's limit and fd table (its own
+  # credentials for that, not the caller's).
+  chown -R 0:0 "$(R)"; chmod 1777 "$(R)/tmp"
+  as_1000_sh 'ulimit -n 64; id -u; /bin/true && echo ran; env /bin/echo argv0'
+  bounded "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" x1
+  echo "$output"; echo "$stderr" | grep -v warning || true
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(printf '1000\nran\nargv0')" ]
+}
