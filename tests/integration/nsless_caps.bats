@@ -33,7 +33,6 @@ teardown() {
   nsless_teardown
 }
 
-as_root() { "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" "$@"; }
 # process.user root, process.args $@, every set the spec's default plus
 # $CAPS (a jq array of names).
 root_run() {

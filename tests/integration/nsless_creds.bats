@@ -16,9 +16,6 @@ bats_require_minimum_version 1.5.0   # run --separate-stderr: create-time warnin
 setup() { nsless_setup; }
 teardown() { nsless_teardown; }
 
-R() { echo "$D/bundle/rootfs"; }
-as_root() { "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" "$@"; }
-root_rootfs() { chown -R 0:0 "$D/bundle/rootfs"; chmod 1777 "$D/bundle/rootfs/tmp"; }
 # process.user root, process.args $@, capabilities the default set plus
 # $CAPS (a jq array of names).
 root_run() {

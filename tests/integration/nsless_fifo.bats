@@ -14,7 +14,6 @@ teardown() {
   nsless_teardown
 }
 
-R() { echo "$D/bundle/rootfs"; }
 # The runtime as root, namespace-less; process.args "sh -c $1" as uid/gid
 # 1000 with no groups (vrsys asuser; CAP_SETUID/SETGID given for that).
 root_rt() { "$SANDLOCK_OCI" --root "$D/rstate" "$@"; }

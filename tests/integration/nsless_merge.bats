@@ -12,8 +12,6 @@ load ../lib/nsless
 setup() { nsless_setup; }
 teardown() { nsless_teardown; }
 
-R() { echo "$D/bundle/rootfs"; }
-as_root() { "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" "$@"; }
 # process.user root, args "sh -c $1", the default capabilities plus
 # CAP_SETUID/CAP_SETGID (to drop to 1000 inside).
 root_sh() {

@@ -10,11 +10,8 @@ bats_require_minimum_version 1.5.0   # run --separate-stderr: create-time warnin
 setup() { nsless_setup; }
 teardown() { nsless_teardown; }
 
-R() { echo "$D/bundle/rootfs"; }
-# The runtime as root, namespace-less (its supervisor keeps
-# CAP_DAC_OVERRIDE: the only one that can read an exec-only file).
-as_root() { "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" "$@"; }
-root_rootfs() { chown -R 0:0 "$D/bundle/rootfs"; chmod 1777 "$D/bundle/rootfs/tmp"; }
+# As root (as_root, tests/lib/nsless.bash) the supervisor keeps
+# CAP_DAC_OVERRIDE: the only one that can read an exec-only file.
 # process.user root, process.args "sh -c $1" run as uid/gid 1000 with no
 # groups (vrsys asuser; CAP_SETUID/SETGID given for that).
 as_1000_sh() {

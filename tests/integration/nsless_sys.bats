@@ -13,12 +13,6 @@ bats_require_minimum_version 1.5.0   # run --separate-stderr: create-time warnin
 setup() { nsless_setup; }
 teardown() { nsless_teardown; }
 
-R() { echo "$D/bundle/rootfs"; }
-# The runtime as root, namespace-less.
-as_root() { "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" "$@"; }
-# The rootfs owned by root, as an image unpacked by root is (nsless_setup
-# gives it to nobody).
-root_rootfs() { chown -R 0:0 "$D/bundle/rootfs"; chmod 1777 "$D/bundle/rootfs/tmp"; }
 # process.user root, process.args "sh -c $1", capabilities the default set
 # plus $2 (a jq array of names, default none).
 root_sh() {

@@ -16,9 +16,6 @@ bats_require_minimum_version 1.5.0   # run --separate-stderr: create-time warnin
 setup() { nsless_setup; }
 teardown() { nsless_teardown; }
 
-R() { echo "$D/bundle/rootfs"; }
-as_root() { "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" "$@"; }
-
 @test "nsless userns (as root): a dropped process gains no capability from a user namespace of its own" {
   chown -R 0:0 "$(R)"
   echo s > "$(R)/s"; chmod 600 "$(R)/s"

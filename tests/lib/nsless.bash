@@ -39,6 +39,14 @@ nsless_teardown() {
   rm -rf "$D"
 }
 
+# The bundle's rootfs.
+R() { echo "$D/bundle/rootfs"; }
+# The runtime as root, namespace-less by choice (--isolation landlock), on
+# the same bundle with a state root of its own.
+as_root() { "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/bundle" "$@"; }
+# The rootfs owned by root, as an image unpacked by root is (nsless_setup
+# gives it to nobody).
+root_rootfs() { chown -R 0:0 "$D/bundle/rootfs"; chmod 1777 "$D/bundle/rootfs/tmp"; }
 # The runtime as nobody, user namespaces unavailable.
 as_user() { unshare -m --propagation private "$D/enter.sh" "$@"; }
 # Edits the bundle's config.json with jq filter $1 (kept nobody's).

@@ -112,6 +112,49 @@ test_loaded (const int *nr, size_t n)
       ? WEXITSTATUS (st) : -WTERMSIG (st));
 }
 
+/* Builds the filter of |ops| and installs it (no listener) in this
+ * process: 0, or 10/11 when either fails. */
+static int
+install (const struct rt_notify_ops *ops)
+{
+  struct sock_filter *f = NULL;
+  struct cm_err *err = NULL;
+  size_t len;
+  if (rt_notify_filter (ops, &f, &len, &err) < 0)
+    return 10;
+  struct sock_fprog prog = { .len = (unsigned short) len, .filter = f };
+  prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  return syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0 ? 11 : 0;
+}
+
+/* |ops| is refused with a message naming |field|. */
+static void
+refused_naming (const struct rt_notify_ops *ops, const char *field,
+                const char *what)
+{
+  struct sock_filter *f = NULL;
+  struct cm_err *err = NULL;
+  size_t len;
+  ok (rt_notify_filter (ops, &f, &len, &err) < 0 && err
+      && strstr (err->msg, field), "%s is refused: %s", what,
+      err ? err->msg : "(taken)");
+  cm_err_free (&err);
+  free (f);
+}
+
+/* |fn| in a child exits 0. */
+static void
+child_ok (int (*fn) (void), const char *what)
+{
+  int st;
+  pid_t p = fork ();
+  if (p == 0)
+    _exit (fn ());
+  waitpid (p, &st, 0);
+  ok (WIFEXITED (st) && WEXITSTATUS (st) == 0, "%s (child status %d)", what,
+      WIFEXITED (st) ? WEXITSTATUS (st) : -WTERMSIG (st));
+}
+
 /* In a child: getppid trapped, unshare with CLONE_NEWUSER and every
  * getpid denied; each one's answer in turn. */
 static int
@@ -120,19 +163,12 @@ child_with_deny (void)
   static const struct rt_notify_deny deny[] = {
     { SYS_unshare, CLONE_NEWUSER, EPERM }, { SYS_getpid, 0, EACCES },
   };
-  int one = SYS_getppid;
+  int one = SYS_getppid, r;
   struct rt_notify_ops ops = { .syscalls = &one, .syscalls_len = 1,
                                .deny = deny, .deny_len = 2,
                                .handle = handle, .log_fd = -1 };
-  struct sock_filter *f = NULL;
-  struct cm_err *err = NULL;
-  size_t len;
-  if (rt_notify_filter (&ops, &f, &len, &err) < 0)
-    return 10;
-  struct sock_fprog prog = { .len = (unsigned short) len, .filter = f };
-  prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-  if (syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-    return 11;
+  if ((r = install (&ops)) != 0)
+    return r;
   errno = 0;
   if (syscall (SYS_unshare, CLONE_NEWUSER | CLONE_FS) != -1 || errno != EPERM)
     return 12;
@@ -149,26 +185,13 @@ static void
 test_deny (void)
 {
   static const struct rt_notify_deny bad = { SYS_getpid, 0, 0 };
-  int one = SYS_getppid, st;
+  int one = SYS_getppid;
   struct rt_notify_ops ops = { .syscalls = &one, .syscalls_len = 1,
                                .deny = &bad, .deny_len = 1,
                                .handle = handle, .log_fd = -1 };
-  struct sock_filter *f = NULL;
-  struct cm_err *err = NULL;
-  size_t len;
-  ok (rt_notify_filter (&ops, &f, &len, &err) < 0 && err
-      && strstr (err->msg, "deny[0]"), "a deny entry without an errno is "
-      "refused: %s", err ? err->msg : "(taken)");
-  cm_err_free (&err);
-  free (f);
-  pid_t p = fork ();
-  if (p == 0)
-    _exit (child_with_deny ());
-  waitpid (p, &st, 0);
-  ok (WIFEXITED (st) && WEXITSTATUS (st) == 0, "loaded: a denied call fails "
-      "with its errno, by its first argument's bits or always; the rest "
-      "runs (child status %d)", WIFEXITED (st) ? WEXITSTATUS (st)
-      : -WTERMSIG (st));
+  refused_naming (&ops, "deny[0]", "a deny entry without an errno");
+  child_ok (child_with_deny, "loaded: a denied call fails with its errno, "
+            "by its first argument's bits or always; the rest runs");
 }
 
 /* In a child: getpriority denied unless its second argument (who) is 0;
@@ -179,21 +202,14 @@ child_with_deny_ne (void)
   static const struct rt_notify_deny_ne ne[] = {
     { SYS_getpriority, 1, 0, EACCES }, { SYS_prlimit64, 0, 0, EPERM },
   };
-  int one = SYS_getppid;
+  int one = SYS_getppid, r;
   struct rt_notify_ops ops = { .syscalls = &one, .syscalls_len = 1,
                                .deny_ne = ne, .deny_ne_len = 2,
                                .handle = handle, .log_fd = -1 };
-  struct sock_filter *f = NULL;
-  struct cm_err *err = NULL;
-  size_t len;
   struct rlimit rl;
   pid_t self = getpid ();
-  if (rt_notify_filter (&ops, &f, &len, &err) < 0)
-    return 10;
-  struct sock_fprog prog = { .len = (unsigned short) len, .filter = f };
-  prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-  if (syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-    return 11;
+  if ((r = install (&ops)) != 0)
+    return r;
   errno = 0;
   if (syscall (SYS_getpriority, 0, 0) < 0)
     return 12;
@@ -211,26 +227,13 @@ static void
 test_deny_ne (void)
 {
   static const struct rt_notify_deny_ne bad = { SYS_getpid, 6, 0, EPERM };
-  int one = SYS_getppid, st;
+  int one = SYS_getppid;
   struct rt_notify_ops ops = { .syscalls = &one, .syscalls_len = 1,
                                .deny_ne = &bad, .deny_ne_len = 1,
                                .handle = handle, .log_fd = -1 };
-  struct sock_filter *f = NULL;
-  struct cm_err *err = NULL;
-  size_t len;
-  ok (rt_notify_filter (&ops, &f, &len, &err) < 0 && err
-      && strstr (err->msg, "deny_ne[0]"), "a deny_ne entry on argument 6 is "
-      "refused: %s", err ? err->msg : "(taken)");
-  cm_err_free (&err);
-  free (f);
-  pid_t p = fork ();
-  if (p == 0)
-    _exit (child_with_deny_ne ());
-  waitpid (p, &st, 0);
-  ok (WIFEXITED (st) && WEXITSTATUS (st) == 0, "loaded: a call whose "
-      "argument is not the value fails with its errno, with the value it "
-      "runs (child status %d)", WIFEXITED (st) ? WEXITSTATUS (st)
-      : -WTERMSIG (st));
+  refused_naming (&ops, "deny_ne[0]", "a deny_ne entry on argument 6");
+  child_ok (child_with_deny_ne, "loaded: a call whose argument is not the "
+            "value fails with its errno, with the value it runs");
 }
 
 int
