@@ -32,16 +32,25 @@ default_device (dev_t rdev)
 }
 
 int
-vr_devnode_check (const struct vr_entry *e, int fd, int oflags)
+vr_devnode_type (const struct vr_entry *e, int fd, int oflags, mode_t *type)
 {
   struct stat st;
+  *type = 0;
   if ((oflags & O_PATH) || (e && !e->dir))
     return 0;
   /* fstat(2) itself: glibc's fstat is a newfstatat, which the view's
    * system-call budget counts as a lookup (nsless_perf.bats). */
   if (syscall (SYS_fstat, fd, &st) < 0)
     return -errno;
+  *type = st.st_mode & S_IFMT;
   if (!S_ISCHR (st.st_mode) && !S_ISBLK (st.st_mode))
     return 0;
   return S_ISCHR (st.st_mode) && default_device (st.st_rdev) ? 0 : -EPERM;
+}
+
+int
+vr_devnode_check (const struct vr_entry *e, int fd, int oflags)
+{
+  mode_t type;
+  return vr_devnode_type (e, fd, oflags, &type);
 }

@@ -40,7 +40,6 @@
 #endif
 
 static int gate (struct vr_call *c, const struct vr_path *p);
-static int exec_name (struct vr_call *c, const char *name);
 
 static int
 inject_at (struct vr_call *c, int fd, int num, bool cloexec)
@@ -252,16 +251,17 @@ shebang (int fd, char interp[256], size_t *eol)
  * copy at VR_SCRIPT_FD, exec'd and then opened by the interpreter as
  * /dev/fd/VR_SCRIPT_FD (the view's /dev/fd). */
 static int
-prepare_script (struct vr_call *c, int fd, size_t eol, const char *interp,
-                size_t path_len, int num, bool cloexec)
+prepare_script (struct vr_call *c, const struct vr_exec_fds *x, int fd,
+                size_t eol, const char *interp, size_t path_len, int num,
+                bool cloexec)
 {
-  char line[300], text[32], head[256];
+  char line[300], text[32], head[256], rel[NAME_MAX + 4];
   const char *name = strrchr (interp, '/');
   struct vr_path ip;
   struct stat st;
   off_t in = (off_t) eol;
   int r;
-  snprintf (text, sizeof text, "/dev/fd/%d", VR_SCRIPT_FD);
+  snprintf (text, sizeof text, "/dev/fd/%d", x->script);
   if (path_len < strlen (text))
     return -ENOEXEC;
   name = name ? name + 1 : interp;
@@ -270,18 +270,18 @@ prepare_script (struct vr_call *c, int fd, size_t eol, const char *interp,
     return ifd == -EACCES ? -ENOENT : ifd;
   if ((r = gate (c, &ip)) < 0)
     return r;
-  _cleanup_fd_ int efd = prepare_elf (c, ifd, VR_INTERP_FD, false);
+  _cleanup_fd_ int efd = prepare_elf (c, ifd, x->interp, false);
   if (efd < 0)
     return efd;
-  if ((r = inject_at (c, efd, VR_EXEC_FD, true)) < 0
-      || (r = exec_name (c, name)) < 0)
+  if ((r = inject_at (c, efd, x->exec, true)) < 0
+      || (r = vr_exec_link (c, name, x->exec, rel)) < 0)
     return r;
   if (pread (fd, head, eol, 0) != (ssize_t) eol)
     return -EIO;
   head[eol] = '\0';
   char *arg = head + 2 + strspn (head + 2, " \t");
   arg += strcspn (arg, " \t");
-  snprintf (line, sizeof line, "#!%s%s", name, arg);
+  snprintf (line, sizeof line, "#!%s%s", rel, arg);
   _cleanup_fd_ int m = memfd_create ("vroot-script", MFD_CLOEXEC
                                      | MFD_ALLOW_SEALING);
   if (m < 0 || fstat (fd, &st) < 0
@@ -309,45 +309,34 @@ gate (struct vr_call *c, const struct vr_path *p)
   return 0;
 }
 
-/* NAME -> /proc/self/fd/VR_EXEC_FD in the exec directory (the same link
- * for every process: "self" is whoever resolves it). */
-static int
-exec_name (struct vr_call *c, const char *name)
-{
-  char target[32];
-  int r, e;
-  snprintf (target, sizeof target, "/proc/self/fd/%d", VR_EXEC_FD);
-  bool was = vr_cred_out ();    /* the supervisor's directory */
-  r = symlinkat (target, c->s->exec_dir, name);
-  e = errno;
-  vr_cred_back (was);
-  if (r < 0 && e != EEXIST)
-    return -e;
-  return 0;
-}
-
 /* The path string becomes its last name, resolved by the kernel in the
  * exec directory: never longer than the string, and argv[0], often the
  * same buffer, keeps the name programs dispatch on. */
 static int
-rewrite_to_name (struct vr_call *c, uint64_t addr, const char *path)
+rewrite_to_name (struct vr_call *c, const struct vr_exec_fds *x,
+                 uint64_t addr, const char *path)
 {
   const char *name = strrchr (path, '/');
+  char rel[NAME_MAX + 4];
   int r;
   name = name ? name + 1 : path;
-  if ((r = exec_name (c, name)) < 0)
+  if ((r = vr_exec_link (c, name, x->exec, rel)) < 0)
     return r;
-  return vr_poke_mem (c, addr, name, strlen (name) + 1);
+  /* Under a low fd limit, "XX/NAME": no room in "/x" or "x". */
+  if (strlen (rel) > strlen (path))
+    return -EMFILE;
+  return vr_poke_mem (c, addr, rel, strlen (rel) + 1);
 }
 
 /* With a dirfd the kernel resolves a relative rewrite against it, not the
  * exec directory: the string becomes the absolute /dev/fd/VR_EXEC_FD
  * (the host's /dev/fd, as for scripts), or ENOEXEC when it is shorter. */
 static int
-rewrite_abs (struct vr_call *c, uint64_t addr, const char *path)
+rewrite_abs (struct vr_call *c, const struct vr_exec_fds *x, uint64_t addr,
+             const char *path)
 {
   char text[32];
-  snprintf (text, sizeof text, "/dev/fd/%d", VR_EXEC_FD);
+  snprintf (text, sizeof text, "/dev/fd/%d", x->exec);
   if (strlen (path) < strlen (text))
     return -ENOEXEC;
   return vr_poke_mem (c, addr, text, strlen (text) + 1);
@@ -413,7 +402,7 @@ fd_file (struct vr_call *c, int dirfd, char vpath[PATH_MAX])
  * that fd number by the copy a path exec would run (its interpreter the
  * view's), keeping the fd's close-on-exec flag. */
 static int64_t
-exec_fd (struct vr_call *c, int dirfd)
+exec_fd (struct vr_call *c, const struct vr_exec_fds *x, int dirfd)
 {
   char interp[256], vpath[PATH_MAX];
   uint64_t off, size;
@@ -426,10 +415,10 @@ exec_fd (struct vr_call *c, int dirfd)
   if ((r = shebang (fd, interp, &eol)) < 0)
     return r;
   if (r > 0)
-    r = prepare_script (c, fd, eol, interp, SIZE_MAX, dirfd, cloexec);
+    r = prepare_script (c, x, fd, eol, interp, SIZE_MAX, dirfd, cloexec);
   else if ((r = elf_interp (fd, interp, &off, &size)) > 0)
     {
-      _cleanup_fd_ int efd = prepare_elf (c, fd, VR_INTERP_FD, false);
+      _cleanup_fd_ int efd = prepare_elf (c, fd, x->interp, false);
       r = efd < 0 ? efd : inject_at (c, efd, dirfd, cloexec);
     }
   if (r < 0)
@@ -447,6 +436,7 @@ vr_do_exec (struct vr_call *c)
   bool at = c->req->data.nr == SYS_execveat;
   int dirfd = at ? (int) g[0] : AT_FDCWD, flags = at ? (int) g[4] : 0;
   uint64_t addr = at ? g[1] : g[0];
+  struct vr_exec_fds x;
   struct vr_path p;
   size_t eol = 0;
   bool xonly;
@@ -454,10 +444,10 @@ vr_do_exec (struct vr_call *c)
 
   if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
     return -EINVAL;
-  if ((r = vr_read_path (c, addr, path)) < 0)
+  if ((r = vr_read_path (c, addr, path)) < 0 || (r = vr_exec_fds (c, &x)) < 0)
     return r;
   if (path[0] == '\0')
-    return (flags & AT_EMPTY_PATH) ? exec_fd (c, dirfd) : -ENOENT;
+    return (flags & AT_EMPTY_PATH) ? exec_fd (c, &x, dirfd) : -ENOENT;
   _cleanup_fd_ int fd = open_exec (c, dirfd, path, (flags & AT_SYMLINK_NOFOLLOW)
                                    ? VR_NOFOLLOW : 0, &p, &xonly);
   if (fd < 0)
@@ -468,20 +458,20 @@ vr_do_exec (struct vr_call *c)
     return -EACCES;             /* its interpreter could not read it */
   if (r > 0)
     {
-      if ((r = prepare_script (c, fd, eol, interp, strlen (path),
-                               VR_SCRIPT_FD, false)) < 0)
+      if ((r = prepare_script (c, &x, fd, eol, interp, strlen (path),
+                               x.script, false)) < 0)
         return r;
-      snprintf (text, sizeof text, "/dev/fd/%d", VR_SCRIPT_FD);
+      snprintf (text, sizeof text, "/dev/fd/%d", x.script);
       r = vr_poke_mem (c, addr, text, strlen (text) + 1);
     }
   else
     {
-      _cleanup_fd_ int efd = prepare_elf (c, fd, VR_INTERP_FD, xonly);
+      _cleanup_fd_ int efd = prepare_elf (c, fd, x.interp, xonly);
       if (efd < 0)
         return efd;
-      if ((r = inject_at (c, efd, VR_EXEC_FD, true)) == 0)
-        r = dirfd == AT_FDCWD ? rewrite_to_name (c, addr, path)
-                              : rewrite_abs (c, addr, path);
+      if ((r = inject_at (c, efd, x.exec, true)) == 0)
+        r = dirfd == AT_FDCWD ? rewrite_to_name (c, &x, addr, path)
+                              : rewrite_abs (c, &x, addr, path);
     }
   if (r < 0)
     return r;

@@ -138,7 +138,8 @@ vr_landlock_self_with (const struct vroot *v, int exec_dir,
       return -1;
   if (add (rfd, proc, RT_LL_FS_READ_FILE | RT_LL_FS_READ_DIR
            | RT_LL_FS_WRITE_FILE, h, "/proc", err) < 0
-      || add (rfd, exec_dir, RT_LL_FS_MAKE_SYM | RT_LL_FS_READ_DIR, h,
+      || add (rfd, exec_dir, RT_LL_FS_MAKE_SYM | RT_LL_FS_MAKE_DIR
+              | RT_LL_FS_READ_DIR, h,
               "the exec directory", err) < 0)
     return -1;
   for (size_t i = 0; i < n; i++)

@@ -117,7 +117,7 @@ writes (int oflags)
  * kernel checks the mount's read-only flag again at that open; the view's
  * read-only paths are no mount, so they are checked here (an fd opened
  * read-only under one was reopened for writing). */
-static int
+static int64_t
 open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
 {
   char link[64];
@@ -143,6 +143,12 @@ open_fdref (struct vr_call *c, const struct vr_path *p, int flags)
   int r = writes (flags) ? vr_fd_readonly (c, dup) : 0;
   if (r < 0)
     return r;
+  /* A named FIFO's reopen waits for its peer as any open of it: not on
+   * this loop (an anonymous pipe's never waits). */
+  struct stat st;
+  if (vr_fifo_may_wait (flags) && host[0] == '/' && fstat (dup, &st) == 0
+      && S_ISFIFO (st.st_mode))
+    return vr_fifo_wait (c, cm_steal_fd (&dup), flags, -1);
   fd = open (link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC);
   return fd < 0 ? -errno : fd;
 }
@@ -167,8 +173,15 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
   int dfd = vr_plain_parent (&c->s->dcache, vr_cred_tag (), &p, &owned);
   if (dfd < 0)
     return dfd == -ELOOP ? VR_SLOW : dfd;
+  /* A FIFO's open may wait for its peer, and must not on this loop: the
+   * object's type is known only once open (its fstat is the device
+   * check's), so the open is made O_NONBLOCK and the flag cleared after
+   * on anything else (vroot-fifo.c). */
+  bool nb = vr_fifo_may_wait (a->flags);
+  mode_t type;
   struct open_how how = {
-    .flags = (uint64_t) (a->flags | O_NOFOLLOW | O_CLOEXEC),
+    .flags = (uint64_t) (a->flags | O_NOFOLLOW | O_CLOEXEC
+                         | (nb ? O_NONBLOCK : 0)),
     .mode = vr_creates (a->flags) ? a->mode & ~vr_umask (c) & 07777 : 0,
     .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
   };
@@ -180,10 +193,22 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
    * come from a last symlink not followed (ELOOP, ENOTDIR for
    * O_DIRECTORY, ...): unless the caller asked for O_NOFOLLOW, the walk
    * says. */
+  /* ENXIO: a FIFO without a reader (or a socket, a device without its
+   * driver): the walk knows the type before it opens. */
   if (fd < 0)
-    return fd == -ENOENT || (a->flags & O_NOFOLLOW) ? fd : VR_SLOW;
-  if ((r = vr_devnode_check (p.ent, fd, a->flags)) < 0)
+    return fd == -ENOENT || ((a->flags & O_NOFOLLOW) && fd != -ENXIO)
+           ? fd : VR_SLOW;
+  if ((r = vr_devnode_type (p.ent, fd, a->flags, &type)) < 0)
     {
+      close (fd);
+      return r;
+    }
+  /* A reader: it counts already, and stays until the waiting open does. */
+  if (nb && type == S_IFIFO && (a->flags & O_ACCMODE) == O_RDONLY)
+    return vr_fifo_wait (c, fd, a->flags, fcntl (fd, F_DUPFD_CLOEXEC, 0));
+  if (nb && fcntl (fd, F_SETFL, a->flags) < 0)
+    {
+      r = -errno;
       close (fd);
       return r;
     }
@@ -197,6 +222,18 @@ fast_open (struct vr_call *c, const struct open_args *a, const char *path)
   int64_t ret = vr_inject (c, fd, a->flags & O_CLOEXEC);
   close (fd);
   return ret;
+}
+
+/* A FIFO the walk found, opened on a thread that may wait for its peer
+ * (vroot-fifo.c) from an O_PATH fd of it.  A FIFO's open writes nothing
+ * to its file system: the kernel allows it under a read-only mount. */
+static int64_t
+fifo_open (struct vr_call *c, const struct vr_path *p, int flags)
+{
+  int src = vr_open (p, O_PATH, 0);
+  if (src < 0)
+    return src;
+  return vr_fifo_wait (c, src, flags, -1);
 }
 
 int64_t
@@ -228,12 +265,17 @@ vr_do_open (struct vr_call *c)
     {
       if (a.resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS))
         return -ELOOP;
-      fd = open_fdref (c, &p, a.flags);
+      int64_t f = open_fdref (c, &p, a.flags);
+      if (f == VR_ANSWERED)
+        return f;
+      fd = (int) f;
     }
   else if (p.type == S_IFLNK && !(a.flags & O_PATH))
     return -ELOOP;              /* O_NOFOLLOW on a symlink */
   else if ((a.flags & O_CREAT) && (a.flags & O_EXCL) && !p.missing)
     return -EEXIST;
+  else if (p.type == S_IFIFO && vr_fifo_may_wait (a.flags))
+    return fifo_open (c, &p, a.flags);
   else
     fd = vr_open (&p, a.flags, vr_creates (a.flags)
                   ? a.mode & ~vr_umask (c) & 07777 : 0);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "vroot-memfd.h"
 #include "vroot-sup.h"
 
 #define MAPS_MAX (16 << 20)     /* bytes of one copy */
@@ -97,31 +98,14 @@ int
 vr_procmaps_copy (struct vr_call *c, int fd, int kind)
 {
   _cleanup_free_ char *buf = NULL;
-  size_t len = 0, cap = 0;
-  ssize_t n;
-  do
-    {
-      if (len == cap && (cap = cap ? cap * 2 : 65536) > MAPS_MAX)
-        return -EFBIG;
-      buf = xrealloc (buf, cap);
-      n = read (fd, buf + len, cap - len);
-      len += n > 0 ? (size_t) n : 0;
-    }
-  while (n > 0);
-  if (n < 0)
-    return -errno;
-  int m = memfd_create ("maps", MFD_CLOEXEC);
+  size_t len;
+  FILE *out;
+  int r = vr_read_whole (fd, MAPS_MAX, &buf, &len);
+  if (r < 0)
+    return r;
+  int m = vr_memfd_writer ("maps", &out);
   if (m < 0)
-    return -errno;
-  int d = dup (m);
-  FILE *out = d < 0 ? NULL : fdopen (d, "w");
-  if (out == NULL)
-    {
-      if (d >= 0)
-        close (d);
-      close (m);
-      return -ENOMEM;
-    }
+    return m;
   for (const char *s = buf, *e; s < buf + len; s = e)
     {
       const char *nl = memchr (s, '\n', (size_t) (buf + len - s));
@@ -130,10 +114,5 @@ vr_procmaps_copy (struct vr_call *c, int fd, int kind)
       if (nl)
         fputc ('\n', out);
     }
-  if (fclose (out) != 0 || lseek (m, 0, SEEK_SET) < 0)
-    {
-      close (m);
-      return -EIO;
-    }
-  return m;
+  return vr_memfd_done (m, out);
 }

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "vroot-memfd.h"
 #include "vroot-sup.h"
 
 #define ID_BASE 1000
@@ -180,26 +181,13 @@ line (FILE *out, const struct vroot *v, size_t i, int kind)
 static int
 draw (const struct vroot *v, int kind)
 {
-  int m = memfd_create ("mounts", MFD_CLOEXEC);
+  FILE *out;
+  int m = vr_memfd_writer ("mounts", &out);
   if (m < 0)
-    return -errno;
-  int d = dup (m);
-  FILE *out = d < 0 ? NULL : fdopen (d, "w");
-  if (out == NULL)
-    {
-      if (d >= 0)
-        close (d);
-      close (m);
-      return -ENOMEM;
-    }
+    return m;
   for (size_t i = 0; i < v->n; i++)
     line (out, v, i, kind);
-  if (fclose (out) != 0 || lseek (m, 0, SEEK_SET) < 0)
-    {
-      close (m);
-      return -EIO;
-    }
-  return m;
+  return vr_memfd_done (m, out);
 }
 
 int

@@ -32,6 +32,7 @@
 
 #include "common/util.h"
 #include "internal.h"
+#include "vroot-memfd.h"
 #include "vroot-sup.h"
 
 #define NET_MAX (16 << 20)      /* bytes of one table read */
@@ -173,31 +174,12 @@ put_line (const struct vr_sup *sup, int m, const char *s, const char *e,
 }
 
 static int
-read_all (int fd, char **buf, size_t *len)
-{
-  size_t cap = 0;
-  ssize_t n;
-  *buf = NULL;
-  *len = 0;
-  do
-    {
-      if (*len == cap && (cap = cap ? cap * 2 : 65536) > NET_MAX)
-        return -EFBIG;
-      *buf = xrealloc (*buf, cap);
-      n = read (fd, *buf + *len, cap - *len);
-      *len += n > 0 ? (size_t) n : 0;
-    }
-  while (n > 0);
-  return n < 0 ? -errno : 0;
-}
-
-static int
 filtered (struct vr_call *c, int fd, int col)
 {
   _cleanup_free_ char *buf = NULL;
   struct inos set = { 0 };
   size_t len;
-  int r = read_all (fd, &buf, &len);
+  int r = vr_read_whole (fd, NET_MAX, &buf, &len);
   if (r < 0)
     return r;
   int m = memfd_create ("net", MFD_CLOEXEC);

@@ -79,7 +79,7 @@ rt_vroot_plan (struct rt_plan *p, struct cm_err **err)
   if (c->sysctl_len)
     return cm_err_set (err, 0, "linux.sysctl: there is no namespace to set "
                        "it in (namespace-less mode)");
-  if (vr_nofile_check (pr, err) < 0 || vr_caps_check (c, err) < 0)
+  if (vr_caps_check (c, err) < 0)
     return -1;
   p->host_mount_ns = true;
   return 0;

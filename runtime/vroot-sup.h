@@ -55,6 +55,20 @@ struct vr_sup
 #define VR_EXEC_FD 1023
 #define VR_INTERP_FD 1022
 #define VR_SCRIPT_FD 1021
+/* The numbers one exec uses: those above, or, under a caller's soft
+ * RLIMIT_NOFILE of 1023 or less, free ones below it (vroot-execfd.c);
+ * -EMFILE when there are not three. */
+struct vr_exec_fds
+{
+  int exec, interp, script;
+};
+struct vr_call;
+int vr_exec_fds (struct vr_call *c, struct vr_exec_fds *x);
+/* A name in the exec directory that leads to fd |num| and ends in |name|,
+ * made if missing: |name| itself for VR_EXEC_FD, else "XX/name" (XX: two
+ * bytes for |num|), into |rel|. */
+int vr_exec_link (struct vr_call *c, const char *name, int num,
+                  char rel[NAME_MAX + 4]);
 /* The name of the memfd copy of a file the caller may execute and not
  * read (vroot-exec.c): vr_fd_writable refuses changing its metadata. */
 #define VR_EXEC_ONLY_MEMFD "vroot-exec-only"
@@ -147,6 +161,9 @@ int vr_resolve_scoped (struct vr_call *c, int dirfd, const char *path,
  * own fd), may be handed to the container: -EPERM for a host device node
  * met in the rootfs (vroot-devnode.c). */
 int vr_devnode_check (const struct vr_entry *e, int fd, int oflags);
+/* The same, and the S_IFMT of what |fd| is (0 when no fstat was made). */
+int vr_devnode_type (const struct vr_entry *e, int fd, int oflags,
+                     mode_t *type);
 
 /* /proc/<pid>/maps, smaps, numa_maps opened read-only (vroot-procmaps.c):
  * served from a copy whose host paths are the view's.  vr_procmaps_wanted
@@ -219,6 +236,16 @@ int vr_caller_dir (struct vr_call *c, int dirfd, char *vpath);
 /* Runs |fn| (|arg|) on a detached thread that answers the notification
  * itself: VR_ANSWERED, or -errno when no thread could be started. */
 int64_t vr_answer_later (void *(*fn) (void *), void *arg);
+
+/* FIFOs (vroot-fifo.c).  Whether an open with |oflags| may wait for the
+ * other end of a FIFO (no O_NONBLOCK, O_RDWR, O_PATH, O_DIRECTORY). */
+bool vr_fifo_may_wait (int oflags);
+/* The caller's blocking open of the FIFO |src| names (O_PATH or an open
+ * fd; consumed), done on a thread of its own that answers with its fd;
+ * |held| (consumed, or -1): a reader of it the supervisor opened, kept
+ * until that open counts.  VR_ANSWERED, or -errno (ENFILE: too many
+ * waits). */
+int64_t vr_fifo_wait (struct vr_call *c, int src, int flags, int held);
 
 /* Resolves |path| at |dirfd| (AT_FDCWD: the virtual cwd) for the caller. */
 int vr_resolve_at (struct vr_call *c, int dirfd, const char *path, int flags,

@@ -153,8 +153,6 @@ check (const struct rt_exec_opts *o, struct cm_err **err)
   if (pr->rlimits_len > VR_XS_MAXRLIMITS)
     return cm_err_set (err, 0, "process.rlimits: at most %d in "
                        "namespace-less mode", VR_XS_MAXRLIMITS);
-  if (vr_nofile_check (pr, err) < 0)
-    return -1;
   if (o->preserve_fds < 0 || 3 + o->preserve_fds > VR_XS_MAXFDS)
     return cm_err_set (err, 0, "--preserve-fds: at most %d in "
                        "namespace-less mode", VR_XS_MAXFDS - 3);

@@ -132,17 +132,3 @@ vr_xs_is_server (pid_t pid)
     p = strchr (p + 1, ' ');
   return p && p[1] == '0' && (p[2] == ' ' || p[2] == '\n');
 }
-
-int
-vr_nofile_check (const struct rt_process *pr, struct cm_err **err)
-{
-  for (size_t i = 0; i < pr->rlimits_len; i++)
-    if (strcmp (pr->rlimits[i].type, "RLIMIT_NOFILE") == 0
-        && pr->rlimits[i].soft <= VR_EXEC_FD)
-      return cm_err_set (err, 0, "process.rlimits[%zu]: RLIMIT_NOFILE soft "
-                         "%llu: at least %d in namespace-less mode (an "
-                         "exec'd binary is handed over at fd %d)", i,
-                         (unsigned long long) pr->rlimits[i].soft,
-                         VR_EXEC_FD + 1, VR_EXEC_FD);
-  return 0;
-}

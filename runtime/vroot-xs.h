@@ -100,12 +100,6 @@ int vr_xs_send (int sock, const void *buf, size_t len, const int *fds,
                 size_t nfds);
 ssize_t vr_xs_recv (int sock, void *buf, size_t len, int *fds, size_t *nfds);
 
-/* The supervisor hands every exec'd binary over at fd VR_EXEC_FD (1023,
- * runtime/vroot-exec.c), which a soft RLIMIT_NOFILE at or below it makes
- * fail with EBADF: such a limit in |pr| is refused, naming
- * process.rlimits[i] (create and exec). */
-int vr_nofile_check (const struct rt_process *pr, struct cm_err **err);
-
 /* True when |pid| is the exec server (a child of the init with no exit
  * signal: /proc/<pid>/stat field 38 is 0). */
 bool vr_xs_is_server (pid_t pid);

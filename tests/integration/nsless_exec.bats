@@ -209,20 +209,23 @@ EOF
   [[ "$output" == *"reaped 1 ECHILD"* ]]
 }
 
-@test "nsless exec: a RLIMIT_NOFILE the view's exec cannot work under is refused by field (exec and create)" {
+@test "nsless exec: a soft RLIMIT_NOFILE below 1024 runs (exec and create)" {
+  # It was refused by field: every exec'd binary was handed over at fd
+  # 1023 (EBADF at or above the soft limit).  The view's exec now takes
+  # free numbers below the limit (runtime/vroot-execfd.c,
+  # nsless_fifo.bats).
   start_user f1
-  process_file '.user={uid:65534,gid:65534} | .rlimits=[{type:"RLIMIT_NOFILE",soft:512,hard:512}]' 'touch /tmp/ran'
+  process_file '.user={uid:65534,gid:65534} | .rlimits=[{type:"RLIMIT_NOFILE",soft:512,hard:512}]' 'ulimit -n > /tmp/ran'
   run as_user exec --process "$D/p.json" f1
   echo "$output"
-  [ "$status" -ne 0 ]
-  [[ "$output" == *"process.rlimits[0]: RLIMIT_NOFILE soft 512: at least 1024 in namespace-less mode"* ]]
-  [ ! -e "$D/bundle/rootfs/tmp/ran" ]
+  [ "$status" -eq 0 ]
+  [ "$(cat "$D/bundle/rootfs/tmp/ran")" = 512 ]
   jqc '.process.rlimits=[{type:"RLIMIT_NOFILE",soft:100,hard:100}]'
-  args true
+  args sh -c 'ulimit -n; /bin/true && echo ran'
   run as_user run f2
   echo "$output"
-  [ "$status" -ne 0 ]
-  [[ "$output" == *"process.rlimits[0]: RLIMIT_NOFILE soft 100: at least 1024"* ]]
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"100"*"ran"* ]]
 }
 
 @test "nsless exec (as root): the exec server takes only a request of its version, whole" {

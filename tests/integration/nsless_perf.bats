@@ -150,6 +150,12 @@ EOF
   [ "${openat2:-0}" -le $((n + 100)) ]
   [ "${fstatat:-0}" -le $((n + 100)) ]
   [ "${close:-0}" -le $((n + 100)) ]
+  # The open is made O_NONBLOCK (a FIFO must not wait on the main loop:
+  # nsless_fifo.bats) and the flag cleared after: one fcntl per open.
+  local fcntl
+  fcntl=$(calls fcntl)
+  echo "fcntl per iteration: $((${fcntl:-0} / n))"
+  [ "${fcntl:-0}" -le $((n + 100)) ]
 }
 
 @test "nsless-perf: the watcher's death kills the container; a stray SIGCHLD does not" {
