@@ -288,7 +288,7 @@ close_inherited_fds (struct rt_child *ch)
 {
   const struct rt_prepared *pp = ch->pp;
   const struct rt_rootfs_source *src = &ch->p->o->rootfs_source;
-  _cleanup_free_ int *keep = xcalloc (10 + ARRAY_SIZE (pp->ns.fds)
+  _cleanup_free_ int *keep = xcalloc (12 + ARRAY_SIZE (pp->ns.fds)
                                       + pp->mount_fds_len, sizeof *keep);
   size_t n = 0;
   keep[n++] = ch->sync_fd;
@@ -300,6 +300,8 @@ close_inherited_fds (struct rt_child *ch)
   keep[n++] = rt_confine_pins_fd (ch->p->confine);
   keep[n++] = rt_notify_child_fd ();
   keep[n++] = rt_vroot_exec_fd ();
+  keep[n++] = rt_vroot_pty_fd (true);
+  keep[n++] = rt_vroot_pty_fd (false);
   keep[n++] = src->premade ? src->mount_fd : -1; /* attached, then closed */
   for (size_t i = 0; i < pp->ns.len; i++)
     keep[n++] = pp->ns.fds[i];

@@ -315,6 +315,14 @@ int rt_proc_sched (const struct rt_process *pr, struct cm_err **err);
  * slave made stdio and controlling terminal. */
 int rt_proc_terminal (const struct rt_process *pr, int console_fd,
                       struct cm_err **err);
+/* rt_proc_terminal's two halves: a pty from the current /dev/ptmx sized
+ * by process.consoleSize (both fds O_CLOEXEC), and the master sent over
+ * |console_fd| (if >= 0), the slave made stdio and controlling terminal
+ * (the fds borrowed).  The namespace-less init has the runtime's pty. */
+int rt_proc_pty (const struct rt_process *pr, int *master, int *slave,
+                 struct cm_err **err);
+int rt_proc_pty_attach (int master, int slave, int console_fd,
+                        struct cm_err **err);
 /* args[0] looked up in PATH from pr->env, inside the current root. */
 int rt_proc_resolve_exec (const struct rt_process *pr, char **out,
                           struct cm_err **err);

@@ -114,32 +114,40 @@ rt_proc_fit_rlimits (const struct rt_rlimit_plan *rl, size_t n,
   return 0;
 }
 
-/* A pty in the container's devpts: the master goes to the console socket,
- * the slave becomes stdio and the controlling terminal. */
+/* A pty from the current /dev/ptmx, sized by process.consoleSize. */
 int
-rt_proc_terminal (const struct rt_process *pr, int console_fd,
-                  struct cm_err **err)
+rt_proc_pty (const struct rt_process *pr, int *master, int *slave,
+             struct cm_err **err)
 {
-  _cleanup_fd_ int master = -1, slave = -1;
+  _cleanup_fd_ int m = -1, s = -1;
   int unlock = 0;
 
-  master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (master < 0)
+  m = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (m < 0)
     return cm_err_set (err, errno, "process.terminal: open /dev/ptmx");
-  if (ioctl (master, TIOCSPTLCK, &unlock) < 0)
+  if (ioctl (m, TIOCSPTLCK, &unlock) < 0)
     return cm_err_set (err, errno, "process.terminal: unlock pty");
-  slave = ioctl (master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
-  if (slave < 0)
+  s = ioctl (m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (s < 0)
     return cm_err_set (err, errno, "process.terminal: open pty peer");
   if (pr->console_size_present)
     {
       struct winsize ws = { .ws_row = (unsigned short) pr->console_height,
                             .ws_col = (unsigned short) pr->console_width };
-      if (ioctl (slave, TIOCSWINSZ, &ws) < 0)
+      if (ioctl (s, TIOCSWINSZ, &ws) < 0)
         return cm_err_set (err, errno, "process.consoleSize");
     }
-  if (fchown (slave, pr->user.uid, pr->user.gid) < 0 && errno != EINVAL)
-    return cm_err_set (err, errno, "process.terminal: chown pty");
+  *master = m, *slave = s;
+  m = s = -1;
+  return 0;
+}
+
+/* The master to the console socket (if >= 0), the slave made stdio and
+ * the controlling terminal (the caller leads a session of its own). */
+int
+rt_proc_pty_attach (int master, int slave, int console_fd,
+                    struct cm_err **err)
+{
   if (console_fd >= 0
       && cm_send_fd_str (console_fd, master, "/dev/ptmx") < 0)
     return cm_err_set (err, errno, "--console-socket: send pty master");
@@ -148,6 +156,20 @@ rt_proc_terminal (const struct rt_process *pr, int console_fd,
   if (ioctl (0, TIOCSCTTY, 0) < 0)
     return cm_err_set (err, errno, "process.terminal: controlling terminal");
   return 0;
+}
+
+/* A pty in the container's devpts: the master goes to the console socket,
+ * the slave becomes stdio and the controlling terminal. */
+int
+rt_proc_terminal (const struct rt_process *pr, int console_fd,
+                  struct cm_err **err)
+{
+  _cleanup_fd_ int master = -1, slave = -1;
+  if (rt_proc_pty (pr, &master, &slave, err) < 0)
+    return -1;
+  if (fchown (slave, pr->user.uid, pr->user.gid) < 0 && errno != EINVAL)
+    return cm_err_set (err, errno, "process.terminal: chown pty");
+  return rt_proc_pty_attach (master, slave, console_fd, err);
 }
 
 static const char *

@@ -36,6 +36,9 @@ static char *rootfs, *state, *exec_path;
 static const struct rt_ll_policy *policy;      /* the container's */
 static char **envp;             /* process.env, HOME from the view */
 static int xs_fd = -1;          /* the exec server's listening socket */
+/* process.terminal: a pty of the host's devpts, opened by the runtime (the
+ * init, born in the supervisor's domain, cannot open /dev/ptmx). */
+static int pty_master = -1, pty_slave = -1;
 
 bool
 rt_vroot_mode (const struct rt_plan *p)
@@ -76,9 +79,6 @@ rt_vroot_plan (struct rt_plan *p, struct cm_err **err)
   if (c->sysctl_len)
     return cm_err_set (err, 0, "linux.sysctl: there is no namespace to set "
                        "it in (namespace-less mode)");
-  if (pr->terminal)
-    return cm_err_set (err, 0, "process.terminal: no devpts of its own in "
-                       "namespace-less mode");
   if (vr_caps_check (c, err) < 0)
     return -1;
   p->host_mount_ns = true;
@@ -197,6 +197,9 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   if (o->payload.kind == RT_PAYLOAD_EXEC && exec_path == NULL)
     return cm_err_set (err, 0, "exec: \"%s\": executable file not found "
                        "in $PATH", a0);
+  if (p->c->process->terminal
+      && rt_proc_pty (p->c->process, &pty_master, &pty_slave, err) < 0)
+    return -1;
   keep_view_fds ();
   ops.syscalls = setup.trapped;
   ops.syscalls_len = setup.ntrapped;
@@ -260,6 +263,9 @@ rt_vroot_end (void)
   if (xs_fd >= 0)
     close (xs_fd);
   xs_fd = -1;
+  if (pty_master >= 0)
+    close (pty_master), close (pty_slave);
+  pty_master = pty_slave = -1;
   if (envp)
     free (envp[config && config->process ? config->process->env_len : 0]);
   free (envp);
@@ -289,6 +295,19 @@ rt_vroot_child_process (struct rt_child *ch, struct cm_err **err)
    * the spec's pid namespace is not made). */
   if (setsid () < 0)
     return cm_err_set (err, errno, "namespace-less mode: setsid");
+  /* process.terminal: the runtime's pty, as the namespaced init's step
+   * (child.c) but with no devpts of the container's: the slave is an fd
+   * of the host's devpts, owned by the caller already (no chown). */
+  if (pr->terminal
+      && rt_proc_pty_attach (pty_master, pty_slave, ch->pp->console_fd,
+                             err) < 0)
+    return -1;
+  if (pty_master >= 0)
+    close (pty_master), close (pty_slave);
+  pty_master = pty_slave = -1;
+  if (ch->pp->console_fd >= 0)
+    close (ch->pp->console_fd);
+  ch->pp->console_fd = -1;
   if (chdir (setup.exec_path) < 0)
     return cm_err_set (err, errno, "namespace-less mode: chdir `%s`",
                        setup.exec_path);
@@ -355,6 +374,12 @@ int
 rt_vroot_exec_fd (void)
 {
   return xs_fd;
+}
+
+int
+rt_vroot_pty_fd (bool master)
+{
+  return master ? pty_master : pty_slave;
 }
 
 /* The last step before the payload: everything the container's processes

@@ -54,6 +54,9 @@ int rt_vroot_child_confine (struct rt_child *ch, struct cm_err **err);
  * rt_vroot_exec_server (-1: none); and the init's step that forks the
  * server (runtime/vroot-xs.h), after its seccomp filter. */
 int rt_vroot_exec_fd (void);
+/* process.terminal: the runtime's pty master (|master|) or slave, kept
+ * open in the init until its process step (-1: none). */
+int rt_vroot_pty_fd (bool master);
 int rt_vroot_exec_server (struct rt_child *ch, struct cm_err **err);
 
 #endif

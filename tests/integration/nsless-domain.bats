@@ -67,7 +67,7 @@ while True: s.accept()[0].close()" > "$D/port" 3>&- &
 
 @test "nsless uname: the default spec's hostname is drawn by uname, sethostname refused" {
   # The bundle as `spec` writes it (hostname and all), but for the user
-  # and the terminal, which this mode cannot have.
+  # (this mode runs as the caller) and the terminal (output read here).
   (cd "$D/bundle" && rm config.json && "$SANDLOCK_OCI" spec)
   jqc '.process.terminal=false | .process.user={uid:65534,gid:65534}
        | .hostname="box.example" | .domainname="example"'
