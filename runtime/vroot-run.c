@@ -131,6 +131,23 @@ keep_view_fds (void)
 
 static char *lookup (const struct rt_process *pr, const char *name);
 
+/* The container's bounding set: every capability a process of it (init or
+ * exec'd) can hold, for the supervisor to keep permitted
+ * (rt_notify_ops.keep_permitted). */
+static int
+container_caps (const struct rt_process *pr, uint64_t *mask,
+                struct cm_err **err)
+{
+  struct rt_caps_plan *cp;
+  uint64_t e, pm, i, a;
+  bool noroot;
+  if (rt_caps_prepare (pr, &cp, err) < 0)
+    return -1;
+  rt_caps_plan_masks (cp, mask, &e, &pm, &i, &a, &noroot);
+  rt_caps_free (cp);
+  return 0;
+}
+
 /* rt_proc_envp on the view's /etc/passwd (not a FIFO: O_NONBLOCK). */
 static char **
 view_envp (const struct rt_process *pr)
@@ -205,6 +222,8 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   ops.syscalls_len = setup.ntrapped;
   ops.deny = vr_denied_calls;
   ops.deny_len = vr_denied_calls_len;
+  if (container_caps (p->c->process, &ops.keep_permitted, err) < 0)
+    return -1;
   ops.deny_ne = vr_deny_ne_list (p->c, &ops.deny_ne_len);
   ops.ud = &setup.sup;
   o->notify = &ops;
