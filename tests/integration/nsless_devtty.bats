@@ -16,14 +16,6 @@ teardown() { nsless_teardown; }
 # fds 0-2) gets ENXIO, not the terminal.
 DEVTTY_SH='echo via-devtty > /dev/tty || echo devtty-failed; read x < /dev/tty; echo "got:$x"; setsid sh -c "echo leaked > /dev/tty"; exit 4'
 
-# Runs shell text $1 as nobody with user namespaces unavailable; $RT is the
-# runtime with this test's --root, the cwd the bundle.
-as_user_sh() {
-  printf '%s\n' "RT=\"$SANDLOCK_OCI --root $D/state\"" "$1" > "$D/cmd.sh"
-  chown nobody "$D/cmd.sh"
-  unshare -m --propagation private su nobody -s /bin/sh -c \
-    "cd $D/bundle && HOME=$D XDG_RUNTIME_DIR=$D/xdg exec $SANDLOCK_HELPERS/nouserns sh $D/cmd.sh"
-}
 
 # recvtty on $D/c.sock as user $1, typing "typed" and a newline; its
 # output in $D/tty.out; RPID set.

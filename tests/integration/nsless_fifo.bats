@@ -127,23 +127,13 @@ fifo_sh() {
   [ "$output" = "$(printf '1000\nEACCES\nEACCES\nmeet')" ]
 }
 
-# Copies the host's dynamic /bin/echo and its libraries into the rootfs.
-dyn_echo() {
-  local f
-  mkdir -p "$(R)/opt"
-  cp /bin/echo "$(R)/opt/dynecho"
-  for f in $(ldd /bin/echo | grep -o '/[^ ]*'); do
-    mkdir -p "$(R)$(dirname "$f")"; cp -L "$f" "$(R)$f"
-  done
-  chown -R nobody "$(R)/opt"
-}
 
 @test "nsless exec under a soft RLIMIT_NOFILE below 1024: binaries, argv[0], scripts, dynamic ELFs" {
   # Every exec'd binary was injected at fd 1023, which the kernel refuses
   # at or above the soft limit: "Bad file descriptor" (EBADF).  `env
   # /bin/echo` passes one buffer as path and argv[0] (busybox dispatches
   # on its last name); the script's interpreter is busybox too.
-  dyn_echo
+  dyn_echo; chown -R nobody "$(R)/opt"
   printf '#!/bin/sh\necho script $0\n' > "$(R)/tmp/s.sh"; chmod 755 "$(R)/tmp/s.sh"; chown nobody "$(R)/tmp/s.sh"
   fifo_sh 'ulimit -n 256; /bin/true && echo true-ran; env /bin/echo argv0-kept
            ulimit -n 20; /tmp/s.sh; /opt/dynecho dynamic; sh -c "echo \$(ulimit -n)"'

@@ -18,15 +18,6 @@ as_1000_sh() {
   jqc ".process.user={uid:0,gid:0} | .process.args=[\"vrsys\",\"asuser\",\"1000\",\"1000\",\"/bin/sh\",\"-c\",$(jq -Rn --arg s "$1" '$s')]
        | .process.capabilities |= with_entries(.value += [\"CAP_SETUID\",\"CAP_SETGID\"] | .value |= unique)"
 }
-# Copies the host's dynamic /bin/echo and its libraries into the rootfs.
-dyn_echo() {
-  local f
-  mkdir -p "$(R)/opt"
-  cp /bin/echo "$(R)/opt/dynecho"
-  for f in $(ldd /bin/echo | grep -o '/[^ ]*'); do
-    mkdir -p "$(R)$(dirname "$f")"; cp -L "$f" "$(R)$f"
-  done
-}
 
 @test "nsless opath: O_PATH of a directory and a file, and what programs do with them" {
   # ADDFD cannot inject an O_PATH file: every open(O_PATH) was EBADF.

@@ -14,14 +14,6 @@ teardown() { nsless_teardown; }
 # What the container prints about its terminal; exit 4 to see the status.
 TTY_SH='[ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo isatty; stty size; tty; readlink /proc/self/fd/0; ls /dev/pts; exit 4'
 
-# Runs shell text $1 as nobody with user namespaces unavailable; $RT is the
-# runtime with this test's --root, the cwd the bundle.
-as_user_sh() {
-  printf '%s\n' "RT=\"$SANDLOCK_OCI --root $D/state\"" "$1" > "$D/cmd.sh"
-  chown nobody "$D/cmd.sh"
-  unshare -m --propagation private su nobody -s /bin/sh -c \
-    "cd $D/bundle && HOME=$D XDG_RUNTIME_DIR=$D/xdg exec $SANDLOCK_HELPERS/nouserns sh $D/cmd.sh"
-}
 
 # recvtty on $D/c.sock as user $1 (its output in $D/tty.out); RPID set.
 listen() {

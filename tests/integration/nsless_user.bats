@@ -37,14 +37,6 @@ setup() {
 
 teardown() { nsless_teardown; }
 
-# Runs shell text $1 as nobody with user namespaces unavailable; $RT is the
-# runtime with this test's --root, the cwd the bundle.
-as_user_sh() {
-  printf '%s\n' "RT=\"$SANDLOCK_OCI --root $D/state\"" "$1" > "$D/cmd.sh"
-  chown nobody "$D/cmd.sh"
-  unshare -m --propagation private su nobody -s /bin/sh -c \
-    "cd $D/bundle && HOME=$D XDG_RUNTIME_DIR=$D/xdg exec $SANDLOCK_HELPERS/nouserns sh $D/cmd.sh"
-}
 
 @test "nsless run --image: pulled from a local registry, run as nobody in a copy, no namespace" {
   [ -f "$BATS_FILE_TMPDIR/port" ] || skip "skopeo or docker-registry missing"

@@ -47,6 +47,23 @@ as_root() { "$SANDLOCK_OCI" --root "$D/rstate" run --isolation landlock -b "$D/b
 # The rootfs owned by root, as an image unpacked by root is (nsless_setup
 # gives it to nobody).
 root_rootfs() { chown -R 0:0 "$D/bundle/rootfs"; chmod 1777 "$D/bundle/rootfs/tmp"; }
+# Runs shell text $1 as nobody with user namespaces unavailable; $RT is the
+# runtime with this test's --root, the cwd the bundle.
+as_user_sh() {
+  printf '%s\n' "RT=\"$SANDLOCK_OCI --root $D/state\"" "$1" > "$D/cmd.sh"
+  chown nobody "$D/cmd.sh"
+  unshare -m --propagation private su nobody -s /bin/sh -c \
+    "cd $D/bundle && HOME=$D XDG_RUNTIME_DIR=$D/xdg exec $SANDLOCK_HELPERS/nouserns sh $D/cmd.sh"
+}
+# Copies the host's dynamic /bin/echo and its libraries into the rootfs.
+dyn_echo() {
+  local f
+  mkdir -p "$(R)/opt"
+  cp /bin/echo "$(R)/opt/dynecho"
+  for f in $(ldd /bin/echo | grep -o '/[^ ]*'); do
+    mkdir -p "$(R)$(dirname "$f")"; cp -L "$f" "$(R)$f"
+  done
+}
 # The runtime as nobody, user namespaces unavailable.
 as_user() { unshare -m --propagation private "$D/enter.sh" "$@"; }
 # Edits the bundle's config.json with jq filter $1 (kept nobody's).
