@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <sched.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -69,7 +70,8 @@ static const struct
   X (getcwd) X (uname) X (sethostname) X (chroot) X (mkdirat) X (dup)
   X (close) X (getpriority) X (setpriority) X (sched_yield) X (getsid)
   X (fchmod) X (umask) X (getpgid) X (setpgid) X (socket) X (ptrace)
-  X (shmget) X (shmctl)
+  X (shmget) X (shmctl) X (pidfd_open) X (ioprio_set) X (ioprio_get)
+  X (sched_getscheduler)
 };
 #undef X
 
@@ -271,6 +273,19 @@ main (int argc, char **argv)
       printf ("READY\n");
       fflush (stdout);
       return report (accept (s, NULL, NULL));
+    }
+  if (strcmp (c, "setaffinity") == 0 && n == 2)
+    {
+      cpu_set_t set;
+      CPU_ZERO (&set);
+      CPU_SET ((int) num (a[1]), &set);
+      return report (sched_setaffinity ((pid_t) num (a[0]), sizeof set, &set));
+    }
+  if (strcmp (c, "setsched") == 0 && n == 2)
+    {
+      struct sched_param sp = { 0 };
+      return report (syscall (SYS_sched_setscheduler, (pid_t) num (a[0]),
+                              (int) num (a[1]), &sp));
     }
   if (strcmp (c, "kill") == 0 && n == 2)
     return report (kill ((pid_t) num (a[0]), (int) num (a[1])));
