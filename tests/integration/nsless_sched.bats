@@ -106,3 +106,20 @@ on_own() {
   echo "out: $output"; echo "err: $stderr"
   [ "$output" = OK ]
 }
+
+@test "nsless sched: an exec'd process reaches the init; the exec server (the runtime's own) is ESRCH" {
+  args sleep 300
+  as_user run -d sched7 </dev/null >/dev/null 2>&1
+  local init xs
+  init=$(as_user state sched7 | jq -r .pid)
+  xs=$(cat "/proc/$init/task/$init/children"); xs=${xs%% *}
+  echo "init $init exec server $xs"
+  [ -n "$xs" ]
+  # (as_user's command line is split again: the calls are a script)
+  echo "sysc setpriority 0 $init 5; sysc setpriority 0 $xs 5; sysc pidfd_open $xs 0" > "$(R)/t.sh"
+  run --separate-stderr as_user exec sched7 sh /t.sh
+  echo "out: $output"; echo "err: $stderr"
+  [ "$output" = $'OK\nESRCH\nESRCH' ]
+  [ "$(awk '{print $19}' "/proc/$init/stat")" = 5 ]
+  [ "$(awk '{print $19}' "/proc/$xs/stat")" = 0 ]
+}
