@@ -35,6 +35,7 @@
 #include <sched.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -215,6 +216,34 @@ listen_notify (const char *path)
   return 0;
 }
 
+/* A thread that gives its tid and waits: the target of "tidaffinity". */
+static int tid_pipe[2];
+static void *
+tid_thread (void *arg)
+{
+  pid_t t = (pid_t) syscall (SYS_gettid);
+  if (write (tid_pipe[1], &t, sizeof t) != sizeof t)
+    return NULL;
+  pause ();
+  return NULL;
+}
+
+/* sched_setaffinity(CPU |cpu|) of another thread of this process, by its
+ * tid (pthread_setaffinity_np does this). */
+static int
+tid_affinity (int cpu)
+{
+  pthread_t th;
+  pid_t t;
+  cpu_set_t set;
+  if (pipe (tid_pipe) < 0 || pthread_create (&th, NULL, tid_thread, NULL)
+      || read (tid_pipe[0], &t, sizeof t) != sizeof t)
+    return report (-1);
+  CPU_ZERO (&set);
+  CPU_SET (cpu, &set);
+  return report (sched_setaffinity (t, sizeof set, &set));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -281,6 +310,8 @@ main (int argc, char **argv)
       CPU_SET ((int) num (a[1]), &set);
       return report (sched_setaffinity ((pid_t) num (a[0]), sizeof set, &set));
     }
+  if (strcmp (c, "tidaffinity") == 0 && n == 1)
+    return tid_affinity ((int) num (a[0]));
   if (strcmp (c, "setsched") == 0 && n == 2)
     {
       struct sched_param sp = { 0 };

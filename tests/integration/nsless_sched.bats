@@ -91,11 +91,12 @@ on_own() {
   on_own as_root sched4
 }
 
-@test "nsless sched: a process group or a uid stays refused; the caller itself is not trapped" {
-  args sh -c 'sysc setpriority 1 0 5; sysc setpriority 2 0 5; sysc setpriority 0 0 5; sysc prlimit 0 7 1000 1000; sysc setaffinity 0 0'
+@test "nsless sched: a process group or a uid stays refused; the caller itself and its other threads work" {
+  # the last: sched_setaffinity of another thread of the caller by its tid
+  args sh -c 'sysc setpriority 1 0 5; sysc setpriority 2 0 5; sysc setpriority 0 0 5; sysc prlimit 0 7 1000 1000; sysc setaffinity 0 0; sysc tidaffinity 0'
   run --separate-stderr as_user run sched5
   echo "out: $output"; echo "err: $stderr"
-  [ "$output" = $'EPERM\nEPERM\nOK\nOK\nOK' ]
+  [ "$output" = $'EPERM\nEPERM\nOK\nOK\nOK\nOK' ]
 }
 
 @test "nsless sched: without pid listed, the host's processes are the container's (nothing trapped)" {
