@@ -117,11 +117,12 @@ hygiene (struct rt_notify_sup *s)
  * a process of another uid), CAP_KILL and CAP_DAC_OVERRIDE to kill the
  * container (its init, its cgroup.kill); with |setid| (ops->switch_creds),
  * CAP_SETUID and CAP_SETGID permitted but not effective, for a handler
- * that acts in its caller's fs credentials (runtime/vroot-cred.c).
+ * that acts in its caller's fs credentials (runtime/vroot-cred.c), and
+ * |extra| permitted (ops->keep_permitted: the container's own).
  * Everything else goes, from the bounding set too, and no_new_privs holds
  * it there.  A runtime without capabilities has nothing to drop. */
 static void
-drop_privileges (bool setid)
+drop_privileges (bool setid, uint64_t extra)
 {
   static const cap_value_t keep[] = { CAP_SYS_PTRACE, CAP_KILL,
                                       CAP_DAC_OVERRIDE, CAP_SETUID,
@@ -131,7 +132,7 @@ drop_privileges (bool setid)
   cap_flag_value_t have;
   for (cap_value_t i = 0; prctl (PR_CAPBSET_READ, i) >= 0; i++)
     {
-      bool k = false;
+      bool k = setid && i < 64 && (extra >> i & 1);
       for (size_t j = 0; j < nkeep; j++)
         k = k || i == keep[j];
       if (!k)
@@ -146,6 +147,10 @@ drop_privileges (bool setid)
         if (i < 3)
           cap_set_flag (n, CAP_EFFECTIVE, 1, &keep[i], CAP_SET);
       }
+  for (cap_value_t i = 0; setid && c && i < 64; i++)
+    if ((extra >> i & 1) && cap_get_flag (c, i, CAP_PERMITTED, &have) == 0
+        && have)
+      cap_set_flag (n, CAP_PERMITTED, 1, &i, CAP_SET);
   if (cap_set_proc (n) < 0)
     logf_ ("drop capabilities: %s", strerror (errno));
   cap_free (n);
@@ -483,7 +488,7 @@ rt_notify_supervise (struct rt_notify_sup *s)
       if (send (s->sock, msg, strlen (msg), MSG_NOSIGNAL) < 0 || err)
         _exit (1);
     }
-  drop_privileges (s->ops->switch_creds);
+  drop_privileges (s->ops->switch_creds, s->ops->keep_permitted);
   int status = supervise (s);
   if (s->ops->fini)
     s->ops->fini (s->ops->ud);

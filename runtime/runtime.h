@@ -103,6 +103,12 @@ struct rt_notify_ops
   /* The handler acts in its callers' fs credentials (setfsuid, setgroups
    * per call): CAP_SETUID/CAP_SETGID stay permitted, not effective. */
   bool switch_creds;
+  /* With |switch_creds|: the container's capabilities (a mask of bits),
+   * kept permitted but not effective, so that a caller's effective set is
+   * taken whole (CAP_CHOWN, CAP_FOWNER… act on-behalf as they would for the
+   * caller) and the caller's permitted set is a subset of the handler's
+   * (reading its memory needs no CAP_SYS_PTRACE then). */
+  uint64_t keep_permitted;
 };
 
 /* For handlers: true while the notification |id| is pending (its caller

@@ -47,14 +47,34 @@ vr_valid (struct vr_call *c)
 /* The caller's memory and fds are reached with the supervisor's own
  * credentials (ptrace-class checks: a caller that changed its uid is not
  * dumpable), never with the caller's (vroot-cred.c); for
- * process_vm_readv/writev that is CAP_SYS_PTRACE (vr_cred_mem_out). */
+ * process_vm_readv/writev that is CAP_SYS_PTRACE (vr_cred_mem_out) where
+ * the kernel's check needs it.  It usually does not: the real ids are the
+ * supervisor's, and the caller's permitted set is a subset of the
+ * supervisor's (rt_notify_ops.keep_permitted), so the first try is made
+ * without it and only an EPERM (a caller of another uid, or not
+ * dumpable) raises it — two capsets less per access. */
+static ssize_t
+vm_rw (struct vr_call *c, const struct iovec *l, const struct iovec *r,
+       bool write)
+{
+  ssize_t n = write ? process_vm_writev (c->tid, l, 1, r, 1, 0)
+                    : process_vm_readv (c->tid, l, 1, r, 1, 0);
+  if (n >= 0 || errno != EPERM)
+    return n;
+  bool was = vr_cred_mem_out ();
+  n = write ? process_vm_writev (c->tid, l, 1, r, 1, 0)
+            : process_vm_readv (c->tid, l, 1, r, 1, 0);
+  int e = errno;
+  vr_cred_mem_back (was);
+  errno = e;
+  return n;
+}
+
 int
 vr_read_mem (struct vr_call *c, uint64_t addr, void *buf, size_t len)
 {
   struct iovec l = { buf, len }, r = { (void *) (uintptr_t) addr, len };
-  bool was = vr_cred_mem_out ();
-  ssize_t n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
-  vr_cred_mem_back (was);
+  ssize_t n = vm_rw (c, &l, &r, false);
   if (n < 0 || (size_t) n != len)
     return -EFAULT;
   return vr_valid (c);
@@ -64,9 +84,7 @@ int
 vr_write_mem (struct vr_call *c, uint64_t addr, const void *buf, size_t len)
 {
   struct iovec l = { (void *) buf, len }, r = { (void *) (uintptr_t) addr, len };
-  bool was = vr_cred_mem_out ();
-  ssize_t n = process_vm_writev (c->tid, &l, 1, &r, 1, 0);
-  vr_cred_mem_back (was);
+  ssize_t n = vm_rw (c, &l, &r, true);
   return n < 0 || (size_t) n != len ? -EFAULT : 0;
 }
 
@@ -100,9 +118,7 @@ vr_read_path (struct vr_call *c, uint64_t addr, char out[PATH_MAX])
         want = page;
       l = (struct iovec) { out + got, want };
       r = (struct iovec) { (void *) (uintptr_t) (addr + got), want };
-      bool was = vr_cred_mem_out ();
-      n = process_vm_readv (c->tid, &l, 1, &r, 1, 0);
-      vr_cred_mem_back (was);
+      n = vm_rw (c, &l, &r, false);
       if (n <= 0)
         return -EFAULT;
       if (memchr (out + got, '\0', (size_t) n))

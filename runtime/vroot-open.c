@@ -276,6 +276,8 @@ vr_do_open (struct vr_call *c)
     return -EEXIST;
   else if (p.type == S_IFIFO && vr_fifo_may_wait (a.flags))
     return fifo_open (c, &p, a.flags);
+  else if (!(a.flags & O_PATH) && (r = vr_devtty_is (&p)) != 0)
+    return r < 0 ? r : vr_devtty_open (c, a.flags);
   else
     fd = vr_open (&p, a.flags, vr_creates (a.flags)
                   ? a.mode & ~vr_umask (c) & 07777 : 0);

@@ -131,6 +131,23 @@ keep_view_fds (void)
 
 static char *lookup (const struct rt_process *pr, const char *name);
 
+/* The container's bounding set: every capability a process of it (init or
+ * exec'd) can hold, for the supervisor to keep permitted
+ * (rt_notify_ops.keep_permitted). */
+static int
+container_caps (const struct rt_process *pr, uint64_t *mask,
+                struct cm_err **err)
+{
+  struct rt_caps_plan *cp;
+  uint64_t e, pm, i, a;
+  bool noroot;
+  if (rt_caps_prepare (pr, &cp, err) < 0)
+    return -1;
+  rt_caps_plan_masks (cp, mask, &e, &pm, &i, &a, &noroot);
+  rt_caps_free (cp);
+  return 0;
+}
+
 /* rt_proc_envp on the view's /etc/passwd (not a FIFO: O_NONBLOCK). */
 static char **
 view_envp (const struct rt_process *pr)
@@ -205,6 +222,8 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
   ops.syscalls_len = setup.ntrapped;
   ops.deny = vr_denied_calls;
   ops.deny_len = vr_denied_calls_len;
+  if (container_caps (p->c->process, &ops.keep_permitted, err) < 0)
+    return -1;
   ops.deny_ne = vr_deny_ne_list (p->c, &ops.deny_ne_len);
   ops.ud = &setup.sup;
   o->notify = &ops;
@@ -213,14 +232,14 @@ rt_vroot_prepare (struct rt_plan *p, struct rt_create_opts *o,
 
 /* The supervisor's domain: the view's grants (vr_landlock_self), the
  * container's TCP ports, and what the supervisor itself needs: /dev/null
- * for its stdio, and the container's cgroup (its watcher's cgroup.kill;
- * the init is cloned into it). */
+ * for its stdio, the container's cgroup (its watcher's cgroup.kill;
+ * the init is cloned into it), and the init's terminal (/dev/tty). */
 int
 rt_vroot_spawn (int (*fn) (void *, struct cm_err **), void *ud,
                 struct rt_cgroup *cg, struct cm_err **err)
 {
   static struct vr_net net;
-  static struct vr_ll_extra extra[2];
+  static struct vr_ll_extra extra[3];
   size_t n = 0;
   net = (struct vr_net) {
     .tcp = policy->handled_net != 0, .handled = policy->handled_net,
@@ -245,6 +264,17 @@ rt_vroot_spawn (int (*fn) (void *, struct cm_err **), void *ud,
                                         | RT_LL_FS_TRUNCATE
                                         | RT_LL_FS_READ_DIR,
                                         "the container's cgroup" };
+  /* process.terminal: the init's own pty, which the supervisor reopens
+   * for the container's open of /dev/tty (vroot-devtty.c): that one
+   * inode, with the ioctls the init's fds 0-2 of it have already. */
+  char link[64];
+  snprintf (link, sizeof link, "/proc/self/fd/%d", pty_slave);
+  int tty = pty_slave < 0 ? -1 : open (link, O_PATH | O_CLOEXEC);
+  if (tty >= 0)
+    extra[n++] = (struct vr_ll_extra) { tty, RT_LL_FS_READ_FILE
+                                        | RT_LL_FS_WRITE_FILE
+                                        | RT_LL_FS_IOCTL_DEV,
+                                        "the container's terminal" };
   int r = vr_domain_fork (&setup.v, setup.exec_dir, &net, extra, n, fn, ud,
                           err);
   for (size_t i = 0; i < n; i++)

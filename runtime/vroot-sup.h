@@ -264,6 +264,13 @@ int vr_at (struct vr_call *c, const struct vr_path *p, char name[NAME_MAX + 1],
  * (vroot-opath.c). */
 int vr_opath_fd (int pfd);
 
+/* /dev/tty (vroot-devtty.c): 1 when the resolved object is char 5:0 (an
+ * open of it is the caller's controlling terminal), 0 if not, or -errno;
+ * and the answer to an open of it with |flags|: the caller's controlling
+ * terminal, reopened from an fd it holds, injected; or -ENXIO. */
+int vr_devtty_is (const struct vr_path *p);
+int64_t vr_devtty_open (struct vr_call *c, int flags);
+
 /* Injects |fd| as the call's result (ADDFD_FLAG_SEND); fails closed. */
 int64_t vr_inject (struct vr_call *c, int fd, bool cloexec);
 

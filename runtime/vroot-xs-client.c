@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -102,39 +101,22 @@ request (const struct rt_process *pr, const struct rt_caps_plan *caps,
   return b;
 }
 
-/* A pty of the host's devpts: the master to the console socket, the
- * slave returned. */
+/* A pty of the host's devpts (rt_proc_pty): the master to the console
+ * socket, the slave returned. */
 static int
 host_pty (const struct rt_process *pr, const char *console_socket,
           struct cm_err **err)
 {
-  _cleanup_fd_ int console = -1, master = -1;
-  int unlock = 0, slave;
+  _cleanup_fd_ int console = -1, master = -1, slave = -1;
   if (console_socket == NULL)
     return cm_err_set (err, 0, "process.terminal is true: --console-socket "
                        "is required");
   console = rt_connect_console (console_socket, err);
-  if (console < 0)
+  if (console < 0 || rt_proc_pty (pr, &master, &slave, err) < 0)
     return -1;
-  master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (master < 0 || ioctl (master, TIOCSPTLCK, &unlock) < 0)
-    return cm_err_set (err, errno, "process.terminal: open /dev/ptmx");
-  slave = ioctl (master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (slave < 0)
-    return cm_err_set (err, errno, "process.terminal: open pty peer");
-  if (pr->console_size_present)
-    {
-      struct winsize ws = { .ws_row = (unsigned short) pr->console_height,
-                            .ws_col = (unsigned short) pr->console_width };
-      ioctl (slave, TIOCSWINSZ, &ws);
-    }
   if (cm_send_fd_str (console, master, "/dev/ptmx") < 0)
-    {
-      int e = errno;
-      close (slave);
-      return cm_err_set (err, e, "--console-socket: send pty master");
-    }
-  return slave;
+    return cm_err_set (err, errno, "--console-socket: send pty master");
+  return cm_steal_fd (&slave);
 }
 
 static int
