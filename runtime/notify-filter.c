@@ -33,6 +33,7 @@
 
 #define MAX_TRAPPED 250         /* BPF conditional jumps are 8-bit */
 #define MAX_DENY 16
+#define MAX_DENY_NE 24
 /* The low 32 bits of args[0] (every architecture here is little-endian). */
 #define ARG0_LO offsetof (struct seccomp_data, args[0])
 #define ARG_LO(i) (offsetof (struct seccomp_data, args) + 8 * (size_t) (i))
@@ -65,13 +66,13 @@ check_deny (const struct rt_notify_ops *ops, struct cm_err **err)
 static int
 check_deny_ne (const struct rt_notify_ops *ops, struct cm_err **err)
 {
-  if (ops->deny_ne_len > MAX_DENY || (ops->deny_ne_len && !ops->deny_ne))
+  if (ops->deny_ne_len > MAX_DENY_NE || (ops->deny_ne_len && !ops->deny_ne))
     return cm_err_set (err, 0, "notify: %zu calls to deny by argument (0 to "
-                       "%d)", ops->deny_ne_len, MAX_DENY);
+                       "%d)", ops->deny_ne_len, MAX_DENY_NE);
   for (size_t i = 0; i < ops->deny_ne_len; i++)
     {
       const struct rt_notify_deny_ne *d = &ops->deny_ne[i];
-      if (d->nr < 0 || d->nr >= 4096 || d->arg > 5 || d->errno_ <= 0
+      if (d->nr < 0 || d->nr >= 4096 || d->arg > 5 || d->errno_ < 0
           || d->errno_ > 4095)
         return cm_err_set (err, 0, "notify: deny_ne[%zu]: call %d, "
                            "argument %u, errno %d", i, d->nr,
@@ -81,13 +82,14 @@ check_deny_ne (const struct rt_notify_ops *ops, struct cm_err **err)
 }
 
 /* One deny_ne entry at f[k]: its number, its argument's low word
- * compared and the number loaded back, the error.  Returns the index
- * after it. */
+ * compared and the number loaded back, the error (errno 0: the trap to
+ * the supervisor).  Returns the index after it. */
 static size_t
 deny_ne_block (struct sock_filter *f, size_t k,
                const struct rt_notify_deny_ne *d)
 {
-  uint32_t ret = SECCOMP_RET_ERRNO | ((uint32_t) d->errno_ & SECCOMP_RET_DATA);
+  uint32_t ret = d->errno_ == 0 ? SECCOMP_RET_USER_NOTIF
+                 : SECCOMP_RET_ERRNO | ((uint32_t) d->errno_ & SECCOMP_RET_DATA);
   f[k++] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
                                           (unsigned) d->nr, 0, 4);
   f[k++] = (struct sock_filter) BPF_STMT (BPF_LD | BPF_W | BPF_ABS,

@@ -58,7 +58,9 @@ struct rt_notify_deny
 };
 
 /* The same, for number |nr| whose argument |arg| (0 .. 5; its low 32
- * bits) is not |value| — e.g. a pid other than the caller's own, 0. */
+ * bits) is not |value| — e.g. a pid other than the caller's own, 0.
+ * |errno_| 0: trapped to the supervisor (its handler answers) instead;
+ * entries are tried in order, the first that matches decides. */
 struct rt_notify_deny_ne
 {
   int nr;
@@ -74,7 +76,7 @@ struct rt_notify_ops
   const struct rt_notify_deny *deny;    /* borrowed; may be NULL */
   size_t deny_len;              /* 0 .. 16 */
   const struct rt_notify_deny_ne *deny_ne;      /* borrowed; may be NULL */
-  size_t deny_ne_len;           /* 0 .. 16 */
+  size_t deny_ne_len;           /* 0 .. 24 */
   void *ud;
   /* Before the init exists, with the runtime's privileges (pin root fds,
    * open what the handler needs).  A failure fails the create with its

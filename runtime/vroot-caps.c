@@ -19,21 +19,10 @@
  * network (vroot-inet.c).
  *
  * Calls that name a process by pid reach every host process too, where
- * no pid namespace hides them: with `pid` listed, the trap filter refuses
- * (EPERM) prlimit64, setpriority and ioprio_set on anything but the
- * caller itself (pid 0).  prlimit64 needs no capability on a process of
- * the same uid and gid — a root container lowered a host root daemon's
- * limits; setpriority and ioprio_set also take a process group or a uid,
- * whose members are host processes.  The sched_set* calls are left (a
- * thread names itself by its tid there: pthread_setaffinity_np): the
- * kernel asks the same owner and the target's permitted capabilities
- * within the caller's (cap_safe_nice), so a root container does not reach
- * a host root daemon. */
+ * no pid namespace hides them: runtime/vroot-pid.c. */
 #include <errno.h>
 #include <linux/capability.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 
 #include "common/util.h"
 #include "caps.h"
@@ -116,20 +105,4 @@ vr_caps_check (const struct rt_config *c, struct cm_err **err)
                          scoped[i].ns);
     }
   return 0;
-}
-
-#define NOT_SELF(call, a, v) { SYS_##call, a, v, EPERM }
-
-/* IOPRIO_WHO_PROCESS is 1 (linux/ioprio.h); PRIO_PROCESS is 0. */
-static const struct rt_notify_deny_ne pid_denied[] = {
-  NOT_SELF (prlimit64, 0, 0),
-  NOT_SELF (setpriority, 0, PRIO_PROCESS), NOT_SELF (setpriority, 1, 0),
-  NOT_SELF (ioprio_set, 0, 1), NOT_SELF (ioprio_set, 1, 0),
-};
-
-const struct rt_notify_deny_ne *
-vr_deny_ne_list (const struct rt_config *c, size_t *len)
-{
-  *len = listed (c, "pid") ? ARRAY_SIZE (pid_denied) : 0;
-  return pid_denied;
 }

@@ -23,9 +23,9 @@ int rt_vroot_plan (struct rt_plan *p, struct cm_err **err);
  * config.json lists but the mode does not create (runtime/vroot-caps.c). */
 int vr_caps_check (const struct rt_config *c, struct cm_err **err);
 
-/* The trap filter's refusals by argument (rt_notify_ops.deny_ne): with
+/* The trap filter's entries by argument (rt_notify_ops.deny_ne): with
  * a pid namespace listed, the calls that would act on a host process by
- * its pid (runtime/vroot-caps.c).  Static storage. */
+ * its pid, trapped or refused (runtime/vroot-pid.c).  Static storage. */
 const struct rt_notify_deny_ne *vr_deny_ne_list (const struct rt_config *c,
                                                  size_t *len);
 

@@ -16,6 +16,7 @@
 #include <seccomp.h>
 
 #include "common/util.h"
+#include "vroot-pid.h"
 #include "vroot-sup.h"
 #include "vroot-thread.h"
 #include "vroot-xs.h"
@@ -317,6 +318,16 @@ vr_sup_answer (struct vr_sup *s, int listener, const struct seccomp_notif *req,
     {
       vr_thread_changes (c.tid, req->data.nr);
       resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+      return 0;
+    }
+  /* A call naming another process by pid (vroot-pid.c). */
+  if (vr_pid_call (req->data.nr))
+    {
+      int e = vr_pid_check (s->init, c.tid, (pid_t) tgid, &req->data);
+      if (e < 0)
+        resp->error = e;
+      else
+        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
       return 0;
     }
   c.task = task_of (s, (pid_t) tgid);

@@ -32,8 +32,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <sched.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,7 +71,8 @@ static const struct
   X (getcwd) X (uname) X (sethostname) X (chroot) X (mkdirat) X (dup)
   X (close) X (getpriority) X (setpriority) X (sched_yield) X (getsid)
   X (fchmod) X (umask) X (getpgid) X (setpgid) X (socket) X (ptrace)
-  X (shmget) X (shmctl)
+  X (shmget) X (shmctl) X (pidfd_open) X (ioprio_set) X (ioprio_get)
+  X (sched_getscheduler)
 };
 #undef X
 
@@ -213,6 +216,34 @@ listen_notify (const char *path)
   return 0;
 }
 
+/* A thread that gives its tid and waits: the target of "tidaffinity". */
+static int tid_pipe[2];
+static void *
+tid_thread (void *arg)
+{
+  pid_t t = (pid_t) syscall (SYS_gettid);
+  if (write (tid_pipe[1], &t, sizeof t) != sizeof t)
+    return NULL;
+  pause ();
+  return NULL;
+}
+
+/* sched_setaffinity(CPU |cpu|) of another thread of this process, by its
+ * tid (pthread_setaffinity_np does this). */
+static int
+tid_affinity (int cpu)
+{
+  pthread_t th;
+  pid_t t;
+  cpu_set_t set;
+  if (pipe (tid_pipe) < 0 || pthread_create (&th, NULL, tid_thread, NULL)
+      || read (tid_pipe[0], &t, sizeof t) != sizeof t)
+    return report (-1);
+  CPU_ZERO (&set);
+  CPU_SET (cpu, &set);
+  return report (sched_setaffinity (t, sizeof set, &set));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -271,6 +302,21 @@ main (int argc, char **argv)
       printf ("READY\n");
       fflush (stdout);
       return report (accept (s, NULL, NULL));
+    }
+  if (strcmp (c, "setaffinity") == 0 && n == 2)
+    {
+      cpu_set_t set;
+      CPU_ZERO (&set);
+      CPU_SET ((int) num (a[1]), &set);
+      return report (sched_setaffinity ((pid_t) num (a[0]), sizeof set, &set));
+    }
+  if (strcmp (c, "tidaffinity") == 0 && n == 1)
+    return tid_affinity ((int) num (a[0]));
+  if (strcmp (c, "setsched") == 0 && n == 2)
+    {
+      struct sched_param sp = { 0 };
+      return report (syscall (SYS_sched_setscheduler, (pid_t) num (a[0]),
+                              (int) num (a[1]), &sp));
     }
   if (strcmp (c, "kill") == 0 && n == 2)
     return report (kill ((pid_t) num (a[0]), (int) num (a[1])));

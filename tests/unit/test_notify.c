@@ -223,6 +223,28 @@ child_with_deny_ne (void)
   return 0;
 }
 
+/* In a child: getpriority trapped (errno 0) unless its second argument
+ * is 0: with no listener a trapped call fails with ENOSYS. */
+static int
+child_with_trap_ne (void)
+{
+  static const struct rt_notify_deny_ne ne[] = {
+    { SYS_setpriority, 0, 0, EPERM }, { SYS_getpriority, 1, 0, 0 },
+  };
+  int one = SYS_getppid, r;
+  struct rt_notify_ops ops = { .syscalls = &one, .syscalls_len = 1,
+                               .deny_ne = ne, .deny_ne_len = 2,
+                               .handle = handle, .log_fd = -1 };
+  if ((r = install (&ops)) != 0)
+    return r;
+  if (syscall (SYS_getpriority, 0, 0) <= 0)
+    return 12;
+  errno = 0;
+  if (syscall (SYS_getpriority, 0, getpid ()) != -1 || errno != ENOSYS)
+    return 13;
+  return 0;
+}
+
 static void
 test_deny_ne (void)
 {
@@ -234,6 +256,8 @@ test_deny_ne (void)
   refused_naming (&ops, "deny_ne[0]", "a deny_ne entry on argument 6");
   child_ok (child_with_deny_ne, "loaded: a call whose argument is not the "
             "value fails with its errno, with the value it runs");
+  child_ok (child_with_trap_ne, "loaded: a deny_ne entry with errno 0 "
+            "traps the call to the supervisor, with the value it runs");
 }
 
 int
