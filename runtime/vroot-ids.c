@@ -19,16 +19,7 @@
 
 #include "common/util.h"
 #include "vroot-sup.h"
-
-static int
-ids_line (const char *buf, const char *key, unsigned v[4])
-{
-  const char *p = strstr (buf, key);
-  if (p == NULL || sscanf (p + strlen (key), "%u %u %u %u", &v[0], &v[1],
-                           &v[2], &v[3]) != 4)
-    return -EIO;
-  return 0;
-}
+#include "vroot-thread.h"
 
 /* Whether this thread may set other ids at all (CAP_SETUID/CAP_SETGID
  * permitted): an ordinary user's supervisor may not, and neither may its
@@ -45,21 +36,20 @@ may_set_ids (void)
 int
 vr_ids_of (pid_t tid, struct vr_ids *out)
 {
-  char path[64], buf[4096];
   memset (out, 0, sizeof *out);
   if (!may_set_ids ())
     {
       out->same = true;         /* no /proc read on the mode's main path */
       return 0;
     }
-  snprintf (path, sizeof path, "/proc/%d/status", (int) tid);
-  _cleanup_fd_ int fd = open (path, O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
-  if (n <= 0)
-    return -ESRCH;
-  buf[n] = '\0';
-  if (ids_line (buf, "\nUid:", out->u) < 0 || ids_line (buf, "\nGid:", out->g) < 0)
-    return -EIO;
+  /* The credentials a root runtime's supervisor keeps per thread
+   * (vroot-thread.c): no /proc read once the thread is known. */
+  const struct vr_status *st;
+  int rc = vr_thread_status (tid, &st);
+  if (rc < 0)
+    return rc;
+  for (int i = 0; i < 4; i++)
+    out->u[i] = (unsigned) st->uid[i], out->g[i] = (unsigned) st->gid[i];
   uid_t r, e, s;
   gid_t gr, ge, gs;
   out->same = getresuid (&r, &e, &s) == 0 && getresgid (&gr, &ge, &gs) == 0
