@@ -19,17 +19,12 @@ setup() {
   MTU0=$(cat /sys/class/net/lo/mtu)
   HOST0=$(hostname)
   HOSTPID=
-  chown -R 0:0 "$D/bundle/rootfs"; chmod 1777 "$D/bundle/rootfs/tmp"
+  root_rootfs
 }
 teardown() {
   [ "$(cat /sys/class/net/lo/mtu)" = "$MTU0" ] || ip link set lo mtu "$MTU0"
   [ "$(hostname)" = "$HOST0" ] || hostname "$HOST0"
   [ -n "$HOSTPID" ] && kill -9 "$HOSTPID" 2>/dev/null
-  if [ -d "$D/rstate" ]; then
-    for id in $("$SANDLOCK_OCI" --root "$D/rstate" list -q 2>/dev/null); do
-      "$SANDLOCK_OCI" --root "$D/rstate" delete -f "$id"
-    done
-  fi
   nsless_teardown
 }
 

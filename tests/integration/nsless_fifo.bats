@@ -6,13 +6,7 @@ load ../lib/common
 load ../lib/nsless
 
 setup() { nsless_setup; }
-teardown() {
-  local id
-  if [ -d "${D:-}/rstate" ]; then
-    for id in $(root_rt list -q 2>/dev/null); do root_rt delete -f "$id"; done
-  fi
-  nsless_teardown
-}
+teardown() { nsless_teardown; }
 
 # The runtime as root, namespace-less; process.args "sh -c $1" as uid/gid
 # 1000 with no groups (vrsys asuser; CAP_SETUID/SETGID given for that).

@@ -18,11 +18,6 @@ setup() {
 }
 teardown() {
   [ -n "$HOSTPID" ] && kill -9 "$HOSTPID" 2>/dev/null
-  if [ -d "$D/rstate" ]; then
-    for id in $("$SANDLOCK_OCI" --root "$D/rstate" list -q 2>/dev/null); do
-      "$SANDLOCK_OCI" --root "$D/rstate" delete -f "$id"
-    done
-  fi
   nsless_teardown
 }
 

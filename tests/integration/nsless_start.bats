@@ -47,7 +47,8 @@ until_true() {
   # watcher were on the critical path of every create.
   last=$(grep -n '1036, 0, NULL, NULL) = 1036' "$tr" | tail -1 | cut -d: -f1)
   echo "w at line $w, last sync message at line $last"
-  [ -n "$w" ] && [ -n "$last" ]
+  [ -n "$w" ]
+  [ -n "$last" ]
   [ "$w" -gt "$last" ]
   rt delete -f "$id"
 }
@@ -59,7 +60,8 @@ until_true() {
   rt create --isolation landlock --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>&1
   sup=$(jq -r .supervisor_pid "$ROOT/$id/state.json")
   init=$(rt state "$id" | jq -r .pid)
-  [ "$sup" -gt 0 ] && [ "$init" -gt 0 ]
+  [ "$sup" -gt 0 ]
+  [ "$init" -gt 0 ]
   # At once: the create returned only once the watcher was up.
   kill -9 "$sup"
   until_true eval '! alive "$init"'

@@ -36,6 +36,12 @@ nsless_teardown() {
   if [ -d "${D:-}/state" ]; then
     for id in $(as_user list -q 2>/dev/null); do as_user delete -f "$id"; done
   fi
+  # as_root's containers (a test that failed half-way leaves them running)
+  if [ -d "${D:-}/rstate" ]; then
+    for id in $("$SANDLOCK_OCI" --root "$D/rstate" list -q 2>/dev/null); do
+      "$SANDLOCK_OCI" --root "$D/rstate" delete -f "$id"
+    done
+  fi
   rm -rf "$D"
 }
 
